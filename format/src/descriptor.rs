@@ -1,0 +1,224 @@
+//! SSTable file names: which sstable a path belongs to, and finding sstables.
+//!
+//! Two naming schemes (Cassandra `o.a.c/io/sstable/Descriptor.java`
+//! `filenameTokens`, Scylla `sstables/sstables.cc` `parse_path`):
+//!
+//! | scheme | pattern | example |
+//! |---|---|---|
+//! | modern (`la`+) | `<ver>-<gen>-<format>-<Component>` | `nb-1-big-Data.db`, `nb-3g7k_0ajz_1ov2o2n6b2m5u8dwsj-big-Data.db` |
+//! | legacy (`ka`) | `<ks>-<table>-<ver>-<gen>-<Component>` | `ks-cf-ka-1-Data.db` |
+//!
+//! A generation is a decimal integer or a 28-character base-36 UUID-based id
+//! (`UUIDBasedSSTableId`). Generations order numerically, then UUID ids by
+//! their time fields (which is also their string order).
+
+use std::path::{Path, PathBuf};
+
+use crate::component::Component;
+use crate::error::{Error, ErrorKind, Result};
+use crate::version::{FormatKind, Version};
+
+/// A generation id.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Generation {
+    /// Sequential integer generation.
+    Int(u64),
+    /// UUID-based id in its 28-character base-36 form.
+    Uuid(String),
+}
+
+impl std::fmt::Display for Generation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Generation::Int(n) => write!(f, "{n}"),
+            Generation::Uuid(s) => f.write_str(s),
+        }
+    }
+}
+
+/// Identifies one sstable: its directory, name prefix, version and format.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Descriptor {
+    /// Directory holding the components.
+    pub dir: PathBuf,
+    /// File-name prefix up to and including the last `-` before the component
+    /// (e.g. `nb-1-big-`, `ks-cf-ka-1-`).
+    pub prefix: String,
+    /// Format version.
+    pub version: Version,
+    /// Generation.
+    pub generation: Generation,
+    /// `big` or `bti`.
+    pub format: FormatKind,
+    /// Keyspace and table, for the legacy naming scheme.
+    pub ks_table: Option<(String, String)>,
+}
+
+/// The result of parsing one file name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParsedName {
+    /// The sstable the file belongs to.
+    pub descriptor: Descriptor,
+    /// The component suffix as written (e.g. `Data.db`, `Digest.crc32`,
+    /// `SI_idx.db`), possibly not a known component.
+    pub component: String,
+}
+
+fn parse_generation(s: &str) -> Option<Generation> {
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        return s.parse().ok().map(Generation::Int);
+    }
+    let b = s.as_bytes();
+    let uuid_like = b.len() == 28
+        && b[4] == b'_'
+        && b[9] == b'_'
+        && b.iter()
+            .enumerate()
+            .all(|(i, c)| i == 4 || i == 9 || c.is_ascii_digit() || c.is_ascii_lowercase());
+    uuid_like.then(|| Generation::Uuid(s.to_string()))
+}
+
+/// Parse a component file name (no directory part).
+pub fn parse_file_name(dir: &Path, name: &str) -> Result<ParsedName> {
+    let bad = || Error::new(ErrorKind::BadFileName(name.to_string()), "file name");
+    // The component is everything after the last token; tokens are split on '-'.
+    let toks: Vec<&str> = name.split('-').collect();
+    let (ver_i, ks_table) = match toks.len() {
+        4 => (0, None),
+        5 | 6 => {
+            // Legacy: ks-table-ver-gen-Component (6 tokens for secondary indexes
+            // whose table name carries a '.' part are still 5; accept 6 loosely).
+            let n = toks.len();
+            (n - 3, Some((toks[0].to_string(), toks[1..n - 3].join("-"))))
+        }
+        _ => return Err(bad()),
+    };
+    let version = Version::parse(toks[ver_i]).map_err(|_| bad())?;
+    let generation = parse_generation(toks[ver_i + 1]).ok_or_else(bad)?;
+    let (format, component) = if ks_table.is_none() {
+        let f = match toks[2] {
+            "big" => FormatKind::Big,
+            "bti" => FormatKind::Bti,
+            _ => return Err(bad()),
+        };
+        (f, toks[3])
+    } else {
+        (FormatKind::Big, toks[toks.len() - 1])
+    };
+    if component.is_empty() {
+        return Err(bad());
+    }
+    let prefix = name[..name.len() - component.len()].to_string();
+    Ok(ParsedName {
+        descriptor: Descriptor {
+            dir: dir.to_path_buf(),
+            prefix,
+            version,
+            generation,
+            format,
+            ks_table,
+        },
+        component: component.to_string(),
+    })
+}
+
+impl Descriptor {
+    /// Parse the descriptor of any component path.
+    pub fn from_path(path: &Path) -> Result<(Descriptor, String)> {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .ok_or_else(|| Error::new(ErrorKind::BadFileName(path.display().to_string()), "file name"))?;
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let p = parse_file_name(&dir, name).map_err(|e| e.in_file(path))?;
+        Ok((p.descriptor, p.component))
+    }
+
+    /// Path of a component file given its suffix as written.
+    pub fn path_of(&self, suffix: &str) -> PathBuf {
+        self.dir.join(format!("{}{}", self.prefix, suffix))
+    }
+
+    /// Path of a known component (Digest uses the version's default name).
+    pub fn component_path(&self, c: Component) -> PathBuf {
+        self.path_of(c.suffix())
+    }
+
+    /// Path of Data.db, the conventional name of the whole sstable.
+    pub fn data_path(&self) -> PathBuf {
+        self.component_path(Component::Data)
+    }
+}
+
+/// Expand command-line arguments into sstables: a component path stands for
+/// its sstable; a directory for every sealed sstable in it (one with a TOC.txt
+/// or, failing that, a Data.db), ordered by generation. Stray files in a
+/// directory are ignored. Duplicates are removed, first occurrence kept.
+pub fn find_sstables(args: &[PathBuf]) -> Result<Vec<Descriptor>> {
+    let mut out: Vec<Descriptor> = Vec::new();
+    for arg in args {
+        let meta = std::fs::metadata(arg).map_err(|e| Error::from(e).in_file(arg))?;
+        if meta.is_dir() {
+            let mut found: Vec<(Descriptor, bool)> = Vec::new();
+            let rd = std::fs::read_dir(arg).map_err(|e| Error::from(e).in_file(arg))?;
+            for ent in rd {
+                let ent = ent.map_err(|e| Error::from(e).in_file(arg))?;
+                let name = ent.file_name();
+                let Some(name) = name.to_str() else { continue };
+                let Ok(p) = parse_file_name(arg, name) else { continue };
+                let sealed = p.component == "TOC.txt";
+                let data = p.component == "Data.db";
+                if !(sealed || data) {
+                    continue;
+                }
+                match found.iter_mut().find(|(d, _)| *d == p.descriptor) {
+                    Some(slot) => slot.1 |= sealed,
+                    None => found.push((p.descriptor, sealed)),
+                }
+            }
+            // Prefer sealed sstables; a directory with only Data.db files (no
+            // TOC at all, e.g. test golden files) still yields them.
+            let any_sealed = found.iter().any(|(_, s)| *s);
+            let mut ds: Vec<Descriptor> =
+                found.into_iter().filter(|(_, s)| *s || !any_sealed).map(|(d, _)| d).collect();
+            ds.sort_by(|a, b| {
+                (&a.generation, a.version, &a.prefix).cmp(&(&b.generation, b.version, &b.prefix))
+            });
+            for d in ds {
+                if !out.contains(&d) {
+                    out.push(d);
+                }
+            }
+        } else {
+            let (d, _) = Descriptor::from_path(arg)?;
+            if !out.contains(&d) {
+                out.push(d);
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modern_and_legacy_names() {
+        let p = parse_file_name(Path::new("/d"), "nb-1-big-Data.db").unwrap();
+        assert_eq!(p.descriptor.prefix, "nb-1-big-");
+        assert_eq!(p.descriptor.generation, Generation::Int(1));
+        assert_eq!(p.component, "Data.db");
+        let p = parse_file_name(Path::new("/d"), "da-3gsm_0lob_1zdg02we44my8dy25w-bti-Rows.db")
+            .unwrap();
+        assert_eq!(p.descriptor.format, FormatKind::Bti);
+        assert!(matches!(p.descriptor.generation, Generation::Uuid(_)));
+        let p = parse_file_name(Path::new("/d"), "ks-cf-ka-12-Digest.sha1").unwrap();
+        assert_eq!(p.descriptor.ks_table, Some(("ks".into(), "cf".into())));
+        assert_eq!(p.descriptor.version.as_str(), "ka");
+        assert_eq!(p.descriptor.prefix, "ks-cf-ka-12-");
+        assert!(parse_file_name(Path::new("/d"), "schema.cql").is_err());
+        assert!(parse_file_name(Path::new("/d"), "zz-1-big-Data.db").is_err());
+        assert!(parse_file_name(Path::new("/d"), "nb-x1-big-Data.db").is_err());
+    }
+}

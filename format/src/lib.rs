@@ -1,0 +1,31 @@
+//! # sstkit-format
+//!
+//! On-disk formats of Apache Cassandra and ScyllaDB SSTables, decoded with
+//! bounded, checked cursors, and the readers built on them. This crate never
+//! prints; it returns values and [`Error`]s that say where (file, component,
+//! byte offset, partition).
+//!
+//! Reading model: [`sstable::Sstable::open`] reads TOC.txt; every other
+//! component is read through the sstable's [`io::IoLayer`], which counts every
+//! read per component. Metadata components are small and are decoded from one
+//! read each.
+//!
+//! The byte-level reference for every layout is `shared/docs/sstable-format.md`;
+//! each module's doc names the section and the upstream source.
+
+#![deny(missing_docs)]
+#![warn(clippy::unwrap_used, clippy::expect_used)]
+
+pub mod component;
+pub mod cur;
+pub mod descriptor;
+pub mod error;
+pub mod io;
+pub mod sstable;
+pub mod toc;
+pub mod version;
+
+pub use component::Component;
+pub use error::{Error, ErrorKind, Result};
+pub use sstable::Sstable;
+pub use version::{Features, Version};

@@ -1,0 +1,129 @@
+//! An opened sstable: its descriptor, its TOC and the IO layer over its files.
+//!
+//! Opening reads only TOC.txt (one read). Components are opened lazily by the
+//! commands that need them; a component the TOC does not list, or whose file
+//! is absent, gives [`ErrorKind::MissingComponent`] naming it.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use crate::component::Component;
+use crate::descriptor::Descriptor;
+use crate::error::{Error, ErrorKind, Result};
+use crate::io::IoLayer;
+use crate::toc::{Toc, TocEntry};
+use crate::version::{Features, Version};
+
+/// An sstable ready to be read.
+#[derive(Debug)]
+pub struct Sstable {
+    /// Names and version.
+    pub desc: Descriptor,
+    /// The TOC (read from TOC.txt, or reconstructed from the files present
+    /// when there is none; see [`Sstable::toc_from_file`]).
+    pub toc: Toc,
+    /// True when `toc` came from TOC.txt.
+    pub toc_from_file: bool,
+    /// The IO layer: every read goes through it.
+    pub io: IoLayer,
+}
+
+impl Sstable {
+    /// Open the sstable named by `desc`.
+    pub fn open(desc: Descriptor) -> Result<Sstable> {
+        let toc_path = desc.component_path(Component::Toc);
+        let mut paths = HashMap::new();
+        paths.insert(Component::Toc, toc_path.clone());
+        let probe = IoLayer::new(paths);
+        let (toc, from_file) = if toc_path.is_file() {
+            let bytes = probe.read_all(Component::Toc)?;
+            (Toc::parse(&bytes).map_err(|e| e.in_file(&toc_path))?, true)
+        } else {
+            (discover(&desc)?, false)
+        };
+        let mut paths = HashMap::new();
+        for e in &toc.entries {
+            if let Some(c) = e.component {
+                paths.insert(c, desc.path_of(&e.name));
+            }
+        }
+        paths.insert(Component::Toc, toc_path);
+        let io = IoLayer::new(paths);
+        // Carry over the TOC read so per-operation stats include it.
+        *io.stats_mut() = probe.stats();
+        Ok(Sstable { desc, toc, toc_from_file: from_file, io })
+    }
+
+    /// Open the sstable that `path` (any of its components) belongs to.
+    pub fn open_path(path: &Path) -> Result<Sstable> {
+        let (d, _) = Descriptor::from_path(path)?;
+        Sstable::open(d)
+    }
+
+    /// The format version.
+    pub fn version(&self) -> Version {
+        self.desc.version
+    }
+
+    /// The version's features.
+    pub fn features(&self) -> Features {
+        self.desc.version.features()
+    }
+
+    /// Path of Data.db (the name that stands for the whole sstable).
+    pub fn data_path(&self) -> PathBuf {
+        self.desc.data_path()
+    }
+
+    /// Path of a component (as named by the TOC), whether or not it exists.
+    pub fn path(&self, c: Component) -> PathBuf {
+        match self.toc.name_of(c) {
+            Some(n) => self.desc.path_of(n),
+            None => self.desc.component_path(c),
+        }
+    }
+
+    /// True when the TOC lists `c` and its file exists.
+    pub fn has(&self, c: Component) -> bool {
+        self.toc.has(c) && self.io.exists(c)
+    }
+
+    /// Fail with a clear error unless component `c` is present.
+    pub fn require(&self, c: Component) -> Result<()> {
+        if self.has(c) {
+            Ok(())
+        } else {
+            Err(Error::new(ErrorKind::MissingComponent, "").in_component(c).in_file(&self.path(c)))
+        }
+    }
+
+    /// Read a whole component (metadata components are small).
+    pub fn read_component(&self, c: Component) -> Result<Vec<u8>> {
+        self.require(c)?;
+        self.io.read_all(c).map_err(|e| e.in_file(&self.path(c)))
+    }
+}
+
+/// Without TOC.txt, list the files that share the sstable's prefix.
+fn discover(desc: &Descriptor) -> Result<Toc> {
+    let dir = if desc.dir.as_os_str().is_empty() { Path::new(".") } else { desc.dir.as_path() };
+    let rd = std::fs::read_dir(dir).map_err(|e| Error::from(e).in_file(dir))?;
+    let mut entries = Vec::new();
+    for ent in rd {
+        let ent = ent.map_err(|e| Error::from(e).in_file(dir))?;
+        let name = ent.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if let Some(rest) = name.strip_prefix(desc.prefix.as_str()) {
+            if let Some(c) = Component::from_suffix(rest) {
+                entries.push(TocEntry { name: rest.to_string(), component: Some(c) });
+            }
+        }
+    }
+    if entries.is_empty() {
+        return Err(Error::new(ErrorKind::MissingComponent, "")
+            .in_component(Component::Data)
+            .in_file(&desc.data_path()));
+    }
+    entries.sort_by_key(|e| e.component);
+    Ok(Toc { entries })
+}

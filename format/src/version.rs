@@ -1,0 +1,175 @@
+//! SSTable format versions and the features each one implies.
+//!
+//! Versions are two lowercase letters and compare as strings (`"mc" < "md" < "na"`).
+//! The predicates below mirror Cassandra's `BigVersion` / `BtiVersion`
+//! constructors (`o.a.c/io/sstable/format/big/BigFormat.java`,
+//! `.../bti/BtiFormat.java`) and Scylla's `sstables/version.hh`; see
+//! `shared/docs/sstable-format.md` §1.3. Decoders branch on a named
+//! [`Features`] field, never on version strings.
+
+use std::fmt;
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// The on-disk format family named in the file name (`big` or `bti`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FormatKind {
+    /// Index.db + Summary.db (or, for Scylla `ms`/`mt`, trie indexes named `big`).
+    Big,
+    /// Cassandra 5.0 BTI: Partitions.db + Rows.db.
+    Bti,
+}
+
+impl FormatKind {
+    /// Name as written in file names.
+    pub fn name(self) -> &'static str {
+        match self {
+            FormatKind::Big => "big",
+            FormatKind::Bti => "bti",
+        }
+    }
+}
+
+/// A parsed version, e.g. `nb`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Version([u8; 2]);
+
+/// Reader-relevant facts implied by a version. Each field names the upstream
+/// predicate it mirrors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Features {
+    /// Pre-3.0 cell-based Data.db (`ka`, `la`): not the row format.
+    pub legacy_cells: bool,
+    /// `hasCommitLogLowerBound` (`>= mb`).
+    pub commit_log_lower_bound: bool,
+    /// `hasCommitLogIntervals` (`>= mc`).
+    pub commit_log_intervals: bool,
+    /// `hasAccurateMinMax` (`m[d-z]`, `n*`).
+    pub accurate_min_max: bool,
+    /// `hasLegacyMinMax` (`m*`, `n*`): legacy min/max clustering in STATS.
+    pub legacy_min_max: bool,
+    /// `hasOriginatingHostId` (`>= nb` or `m[e-z]`).
+    pub originating_host_id: bool,
+    /// `hasMaxCompressedLength` (`>= na`): CompressionInfo has it; raw chunks possible.
+    pub max_compressed_length: bool,
+    /// `hasPendingRepair` (`>= na`).
+    pub pending_repair: bool,
+    /// `hasIsTransient` (`>= na`).
+    pub is_transient: bool,
+    /// `hasMetadataChecksum` (`>= na`): CRCs in Statistics.db.
+    pub metadata_checksum: bool,
+    /// `hasOldBfFormat` (`< na`, and every Scylla version): bloom bits in big-endian words.
+    pub old_bf_format: bool,
+    /// Old bloom hash order (`ka`, `la`).
+    pub old_bf_hash_order: bool,
+    /// `hasImprovedMinMax` (`>= nc`).
+    pub improved_min_max: bool,
+    /// `hasPartitionLevelDeletionsPresenceMarker` (`>= nc`).
+    pub partition_level_deletions_marker: bool,
+    /// `hasKeyRange` (`>= nc`): first/last key in STATS.
+    pub key_range: bool,
+    /// `hasUIntDeletionTime` (`>= oa`): new DeletionTime encoding, unsigned LDT.
+    pub uint_deletion_time: bool,
+    /// `hasTokenSpaceCoverage` (`>= oa`).
+    pub token_space_coverage: bool,
+    /// Checksums are Adler-32 (`ka`, `la`) rather than CRC32.
+    pub adler32_checksums: bool,
+    /// Trie indexes (Partitions.db/Rows.db) instead of Index.db/Summary.db.
+    pub trie_index: bool,
+}
+
+impl Version {
+    /// Parse and validate a version string of the supported set.
+    pub fn parse(s: &str) -> Result<Version> {
+        let b = s.as_bytes();
+        if b.len() != 2 || !b.iter().all(|c| c.is_ascii_lowercase()) {
+            return Err(Error::new(ErrorKind::UnknownVersion(s.to_string()), "version"));
+        }
+        let v = Version([b[0], b[1]]);
+        let known = matches!(
+            s,
+            "ka" | "la" | "ma" | "mb" | "mc" | "md" | "me" | "ms" | "mt" | "na" | "nb" | "nc"
+                | "oa" | "da"
+        );
+        if !known {
+            return Err(Error::new(ErrorKind::UnknownVersion(s.to_string()), "version"));
+        }
+        Ok(v)
+    }
+
+    /// The two letters.
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.0).unwrap_or("??")
+    }
+
+    /// True for ScyllaDB-only versions (`ms`, `mt`).
+    pub fn is_scylla_only(&self) -> bool {
+        matches!(self.as_str(), "ms" | "mt")
+    }
+
+    /// The features implied by this version.
+    pub fn features(&self) -> Features {
+        let s = self.as_str();
+        // BTI `da` has every `oa` flag; Scylla `ms`/`mt` share every non-index
+        // component with `me` (sstable-format.md §1.3).
+        let e = match s {
+            "da" => "oa",
+            "ms" | "mt" => "me",
+            _ => s,
+        };
+        let (major, minor) = (e.as_bytes()[0], e.as_bytes()[1]);
+        let legacy = major == b'k' || major == b'l';
+        Features {
+            legacy_cells: legacy,
+            commit_log_lower_bound: !legacy && e >= "mb",
+            commit_log_intervals: !legacy && e >= "mc",
+            accurate_min_max: (major == b'm' && minor >= b'd') || major == b'n',
+            legacy_min_max: major == b'm' || major == b'n',
+            originating_host_id: e >= "nb" || (major == b'm' && minor >= b'e'),
+            max_compressed_length: e >= "na",
+            pending_repair: e >= "na",
+            is_transient: e >= "na",
+            metadata_checksum: e >= "na",
+            old_bf_format: e < "na",
+            old_bf_hash_order: legacy,
+            improved_min_max: e >= "nc",
+            partition_level_deletions_marker: e >= "nc",
+            key_range: e >= "nc",
+            uint_deletion_time: e >= "oa",
+            token_space_coverage: e >= "oa",
+            adler32_checksums: legacy,
+            trie_index: matches!(s, "da" | "ms" | "mt"),
+        }
+    }
+}
+
+impl fmt::Display for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(s: &str) -> Features {
+        Version::parse(s).unwrap().features()
+    }
+
+    #[test]
+    fn predicates_match_bigversion() {
+        assert!(!f("ma").commit_log_lower_bound && f("mb").commit_log_lower_bound);
+        assert!(!f("mb").commit_log_intervals && f("mc").commit_log_intervals);
+        assert!(!f("mc").accurate_min_max && f("md").accurate_min_max && f("nb").accurate_min_max);
+        assert!(f("nc").legacy_min_max && !f("oa").legacy_min_max);
+        assert!(!f("md").originating_host_id && f("me").originating_host_id);
+        assert!(!f("na").originating_host_id && f("nb").originating_host_id);
+        assert!(f("me").old_bf_format && !f("na").old_bf_format && f("ms").old_bf_format);
+        assert!(f("na").metadata_checksum && !f("ms").metadata_checksum);
+        assert!(f("oa").uint_deletion_time && f("da").uint_deletion_time && !f("mt").uint_deletion_time);
+        assert!(f("da").trie_index && f("ms").trie_index && !f("oa").trie_index);
+        assert!(f("ka").legacy_cells && f("la").adler32_checksums && !f("ma").legacy_cells);
+        assert!(Version::parse("zz").is_err() && Version::parse("n").is_err());
+    }
+}
