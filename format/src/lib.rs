@@ -22,7 +22,9 @@ pub mod descriptor;
 pub mod error;
 pub mod io;
 pub mod sstable;
+pub mod statistics;
 pub mod toc;
+pub mod types;
 pub mod version;
 
 pub use component::Component;
