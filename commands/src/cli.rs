@@ -1,0 +1,254 @@
+//! The command-line interface, defined once.
+//!
+//! The binary, the man-page and completion generator and the tests all use
+//! [`Cli::command`], so help text, man pages and completions cannot drift
+//! apart (a test renders the man pages and compares them with `man/`).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Exit status section shared by every command's long help and man page.
+pub const EXIT_STATUS: &str = "\
+Exit status:
+  0  success
+  1  problems were found in the data (validate, scrub, checksums)
+  2  usage error (bad flags or arguments)
+  3  unreadable input: missing file or component, I/O error, or a component
+     that cannot be decoded";
+
+const INPUTS: &str = "\
+SSTABLE arguments: a path to any component of an sstable (nb-1-big-Data.db, \
+...-TOC.txt, ...-Index.db) stands for that sstable; a directory stands for every \
+sealed sstable in it (those with a TOC.txt), in generation order. Both naming \
+schemes are recognised: <ver>-<gen>-<format>-<Component> (numeric or UUID-based \
+generations) and the legacy <ks>-<table>-<ver>-<gen>-<Component>.";
+
+/// sstkit: read Apache Cassandra and ScyllaDB SSTables offline.
+#[derive(Debug, Parser)]
+#[command(
+    name = "sstkit",
+    version,
+    about = "Read Apache Cassandra and ScyllaDB SSTables offline: dump, query, verify",
+    long_about = "sstkit opens Apache Cassandra and ScyllaDB SSTables offline - no JVM, no running \
+database - and dumps their data and every metadata component as JSON, NDJSON or text tables.\n\n\
+Output goes to stdout; diagnostics and errors go to stderr, so stdout stays clean for pipelines.",
+    after_long_help = EXIT_STATUS,
+    propagate_version = true
+)]
+pub struct Cli {
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Every command.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Summary of each sstable: version, sizes, compression, counts, time ranges, keys, schema
+    #[command(
+        long_about = "Summary of each sstable: format version, partitioner, size of each component, \
+compression and ratio, estimated partitions, min/max timestamps, local deletion times and TTLs, \
+first and last partition key with their tokens, and the schema from the serialization header.\n\n\
+Reads TOC.txt, Statistics.db, CompressionInfo.db (if compressed), Summary.db (first/last key for \
+versions without them in Statistics.db) and the sizes of every component. Defaults to --output text.",
+        after_long_help = EXIT_STATUS
+    )]
+    Info(InfoArgs),
+    /// List the components named by TOC.txt, with their sizes
+    #[command(after_long_help = EXIT_STATUS)]
+    DumpToc(SstArgs),
+    /// Decode Statistics.db: validation, compaction, stats and serialization header
+    #[command(
+        long_about = "Decode Statistics.db: its table of contents and all four components \
+(validation, compaction, stats, serialization header), every field of the sstable's version. \
+The JSON shape follows `scylla sstable dump-statistics`, with extra fields for Cassandra 4.0+ \
+versions.",
+        after_long_help = EXIT_STATUS
+    )]
+    DumpStatistics(SstArgs),
+    /// Decode Summary.db: header, sampled index entries, first and last key
+    #[command(after_long_help = EXIT_STATUS)]
+    DumpSummary(SstArgs),
+    /// Decode Index.db: every partition entry, optionally with its promoted index blocks
+    #[command(
+        long_about = "Decode Index.db: every partition entry (key, Data.db position) and, for \
+partitions with a promoted index, its header length, partition deletion and block count. With \
+--promoted-index every IndexInfo block is listed too: first and last clustering (decoded with the \
+serialization header's clustering types), offset, width and open range tombstone marker.",
+        after_long_help = EXIT_STATUS
+    )]
+    DumpIndex(DumpIndexArgs),
+    /// Decode CompressionInfo.db: compressor, options, chunk length and chunk offsets
+    #[command(after_long_help = EXIT_STATUS)]
+    DumpCompressionInfo(SstArgs),
+    /// Decode Filter.db (bloom filter); with --key, test whether a key may be present
+    #[command(after_long_help = EXIT_STATUS)]
+    DumpFilter(DumpFilterArgs),
+    /// Decode Scylla.db (ScyllaDB metadata): sharding, features, origin, version, schema, ...
+    #[command(after_long_help = EXIT_STATUS)]
+    DumpScyllaMetadata(SstArgs),
+    /// Print the table as a CQL CREATE TABLE rebuilt from the serialization header
+    #[command(
+        long_about = "Print the table as CQL (CREATE TYPE for user types, then CREATE TABLE), \
+rebuilt from the sstable's own serialization header. Key column names are not stored in \
+Statistics.db: they are taken from Scylla.db when present, otherwise generated (pk0, pk1, ... \
+for the partition key and ck0, ck1, ... for clustering columns). Defaults to --output text.",
+        after_long_help = EXIT_STATUS
+    )]
+    DumpSchema(DumpSchemaArgs),
+    /// Compute the token of a partition key
+    #[command(
+        long_about = "Compute the token of partition keys, given in CQL literal form (composite \
+keys as a:b, with \\: escaping a colon) or in hex with --hex. The key type comes from the \
+sstable's serialization header, or from --type (a CQL type such as int, or a Cassandra marshal \
+type string). The partitioner comes from the sstable's Statistics.db, or --partitioner \
+(murmur3 by default when no sstable is given).",
+        after_long_help = EXIT_STATUS
+    )]
+    Token(TokenArgs),
+    /// Generate man pages or shell completions (for packaging)
+    #[command(hide = true)]
+    Generate(GenerateArgs),
+}
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// One JSON document: {"sstables": {"<path>": ...}}
+    Json,
+    /// One JSON record per line, each carrying its sstable path
+    Ndjson,
+    /// Human-readable tables
+    Text,
+}
+
+/// Flags every command shares.
+#[derive(Debug, Clone, Args)]
+pub struct CommonArgs {
+    /// Output format (default: json for dump-* commands, text for info and dump-schema)
+    #[arg(long, short = 'o', value_enum)]
+    pub output: Option<OutputFormat>,
+    /// Print IO counters per sstable to stderr (table, or json)
+    #[arg(long, value_name = "FORMAT", num_args = 0..=1, default_missing_value = "table")]
+    pub io_stats: Option<IoStatsFormat>,
+}
+
+/// How `--io-stats` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum IoStatsFormat {
+    /// A table on stderr
+    Table,
+    /// One JSON object per sstable on stderr
+    Json,
+}
+
+/// Arguments of commands that only take sstables.
+#[derive(Debug, Clone, Args)]
+pub struct SstArgs {
+    /// Sstables: a path to any component, or a directory
+    #[arg(value_name = "SSTABLE", required = true, long_help = INPUTS)]
+    pub sstables: Vec<PathBuf>,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+/// `info` arguments.
+#[derive(Debug, Clone, Args)]
+pub struct InfoArgs {
+    #[command(flatten)]
+    pub sst: SstArgs,
+}
+
+/// `dump-index` arguments.
+#[derive(Debug, Clone, Args)]
+pub struct DumpIndexArgs {
+    #[command(flatten)]
+    pub sst: SstArgs,
+    /// List every promoted index block of each partition
+    #[arg(long)]
+    pub promoted_index: bool,
+}
+
+/// `dump-filter` arguments.
+#[derive(Debug, Clone, Args)]
+pub struct DumpFilterArgs {
+    #[command(flatten)]
+    pub sst: SstArgs,
+    /// Test whether this partition key (CQL literal form; composite as a:b) may be present
+    #[arg(long, value_name = "KEY")]
+    pub key: Vec<String>,
+    /// Test whether this partition key, given as hex of its serialized bytes, may be present
+    #[arg(long, value_name = "HEX")]
+    pub key_hex: Vec<String>,
+}
+
+/// `dump-schema` arguments.
+#[derive(Debug, Clone, Args)]
+pub struct DumpSchemaArgs {
+    #[command(flatten)]
+    pub sst: SstArgs,
+    /// Keyspace name to use in the CREATE statements (default: from the path, or "ks")
+    #[arg(long)]
+    pub keyspace: Option<String>,
+    /// Table name to use (default: from the path, or "tbl")
+    #[arg(long)]
+    pub table: Option<String>,
+}
+
+/// `token` arguments.
+#[derive(Debug, Clone, Args)]
+pub struct TokenArgs {
+    /// Partition keys (CQL literal form, composite as a:b), or hex with --hex
+    #[arg(value_name = "KEY", required = true)]
+    pub keys: Vec<String>,
+    /// Take the key type and partitioner from this sstable
+    #[arg(long, value_name = "SSTABLE")]
+    pub sstable: Option<PathBuf>,
+    /// Key type: a CQL type (int, text, frozen<list<int>>, ...) or a marshal type string;
+    /// several comma-free types joined with ':' for composite keys (e.g. int:text)
+    #[arg(long = "type", value_name = "TYPE")]
+    pub key_type: Option<String>,
+    /// Keys are hex of their serialized bytes
+    #[arg(long)]
+    pub hex: bool,
+    /// Partitioner when no sstable is given
+    #[arg(long, value_enum, default_value = "murmur3")]
+    pub partitioner: PartitionerArg,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+/// Partitioner choice for `token`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PartitionerArg {
+    /// Murmur3Partitioner
+    Murmur3,
+    /// RandomPartitioner (MD5)
+    Random,
+    /// ByteOrderedPartitioner (the key bytes)
+    ByteOrdered,
+}
+
+/// `generate` arguments.
+#[derive(Debug, Clone, Args)]
+pub struct GenerateArgs {
+    /// What to generate
+    #[command(subcommand)]
+    pub what: GenerateWhat,
+}
+
+/// What `generate` produces.
+#[derive(Debug, Clone, Subcommand)]
+pub enum GenerateWhat {
+    /// Man pages (sstkit.1 and one per command) into DIR
+    Man {
+        /// Output directory
+        dir: PathBuf,
+    },
+    /// Shell completions to stdout
+    Completions {
+        /// Shell
+        shell: clap_complete::Shell,
+    },
+}

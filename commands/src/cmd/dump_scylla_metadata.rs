@@ -1,0 +1,7 @@
+//! TODO(lead): being implemented.
+use std::io::Write;
+use crate::{cli::SstArgs, CmdError, CmdResult, Outcome};
+/// Run the command.
+pub fn run(_a: &SstArgs, _out: &mut dyn Write) -> CmdResult<Outcome> {
+    Err(CmdError::Usage("not implemented yet".into()))
+}

@@ -1,0 +1,14 @@
+//! One module per command. Each opens with a `//!` doc: purpose, example
+//! invocations, the components it reads and the IO it costs.
+
+pub mod dump_compression_info;
+pub mod dump_filter;
+pub mod dump_index;
+pub mod dump_schema;
+pub mod dump_scylla_metadata;
+pub mod dump_statistics;
+pub mod dump_summary;
+pub mod dump_toc;
+pub mod generate;
+pub mod info;
+pub mod token;

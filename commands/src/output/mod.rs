@@ -1,0 +1,179 @@
+//! Output: the one place that knows how JSON and NDJSON are framed.
+//!
+//! ## JSON (`--output json`)
+//! One document, written incrementally: `{"sstables": {"<path>": <payload>, ...}}`,
+//! the wrapper `scylla sstable` uses. `<path>` is the sstable's Data.db path.
+//! The payload is an array when the command emits items (index entries,
+//! partitions), else one object.
+//!
+//! ## NDJSON (`--output ndjson`)
+//! One JSON object per line. Each line is the item (or the whole per-sstable
+//! payload for object-shaped commands) with a leading `"sstable": "<path>"`
+//! field. New fields may be added; existing ones keep their meaning (see
+//! CHANGELOG.md for breaking changes).
+
+pub mod iostats;
+
+use std::io::{self, Write};
+
+use serde_json::{Map, Value};
+
+use crate::cli::OutputFormat;
+
+/// Streams JSON or NDJSON for a sequence of sstables.
+pub struct JsonOut<'w> {
+    w: &'w mut dyn Write,
+    ndjson: bool,
+    text: bool,
+    path: String,
+    sstables: usize,
+    items: usize,
+    in_array: bool,
+}
+
+impl<'w> JsonOut<'w> {
+    /// A writer for `fmt` (must be Json or Ndjson).
+    pub fn new(w: &'w mut dyn Write, fmt: OutputFormat) -> Self {
+        JsonOut { w, ndjson: fmt == OutputFormat::Ndjson, text: fmt == OutputFormat::Text, path: String::new(), sstables: 0, items: 0, in_array: false }
+    }
+
+    /// Start the payload of one sstable.
+    pub fn begin_sstable(&mut self, path: &str) -> io::Result<()> {
+        self.path = path.to_string();
+        self.items = 0;
+        self.in_array = false;
+        if !self.ndjson {
+            if self.sstables == 0 {
+                self.w.write_all(b"{\"sstables\":{")?;
+            } else {
+                self.w.write_all(b",")?;
+            }
+            serde_json::to_writer(&mut *self.w, path)?;
+            self.w.write_all(b":")?;
+        }
+        self.sstables += 1;
+        Ok(())
+    }
+
+    fn line(&mut self, v: &Value) -> io::Result<()> {
+        let mut m = Map::new();
+        m.insert("sstable".into(), Value::String(self.path.clone()));
+        match v {
+            Value::Object(o) => {
+                for (k, x) in o {
+                    m.insert(k.clone(), x.clone());
+                }
+            }
+            other => {
+                m.insert("value".into(), other.clone());
+            }
+        }
+        serde_json::to_writer(&mut *self.w, &Value::Object(m))?;
+        self.w.write_all(b"\n")
+    }
+
+    /// One element of an array-shaped payload.
+    pub fn item(&mut self, v: &Value) -> io::Result<()> {
+        if self.ndjson {
+            return self.line(v);
+        }
+        self.w.write_all(if self.items == 0 { b"[" } else { b"," })?;
+        self.in_array = true;
+        self.items += 1;
+        serde_json::to_writer(&mut *self.w, v)?;
+        Ok(())
+    }
+
+    /// Write raw, already-serialized JSON as one array element (hot paths that
+    /// serialize without building a `Value`). For NDJSON, `raw` must be an
+    /// object and the sstable path is spliced in as its first field.
+    pub fn item_raw(&mut self, raw: &[u8]) -> io::Result<()> {
+        if self.ndjson {
+            self.w.write_all(b"{\"sstable\":")?;
+            serde_json::to_writer(&mut *self.w, &self.path)?;
+            let rest = raw.strip_prefix(b"{").unwrap_or(raw);
+            if rest != b"}" {
+                self.w.write_all(b",")?;
+            }
+            self.w.write_all(rest)?;
+            return self.w.write_all(b"\n");
+        }
+        self.w.write_all(if self.items == 0 { b"[" } else { b"," })?;
+        self.in_array = true;
+        self.items += 1;
+        self.w.write_all(raw)
+    }
+
+    /// The whole payload of an object-shaped command.
+    pub fn object(&mut self, v: &Value) -> io::Result<()> {
+        if self.ndjson {
+            return self.line(v);
+        }
+        self.items += 1;
+        serde_json::to_writer(&mut *self.w, v)?;
+        Ok(())
+    }
+
+    /// Close the payload of the current sstable. An array-shaped payload with
+    /// no items is written as `[]`.
+    pub fn end_sstable(&mut self, array: bool) -> io::Result<()> {
+        if self.ndjson {
+            return Ok(());
+        }
+        if self.in_array {
+            self.w.write_all(b"]")?;
+        } else if self.items == 0 {
+            self.w.write_all(if array { b"[]" } else { b"null" })?;
+        }
+        Ok(())
+    }
+
+    /// Close the document.
+    pub fn finish(&mut self) -> io::Result<()> {
+        if !self.ndjson && !self.text {
+            if self.sstables == 0 {
+                self.w.write_all(b"{\"sstables\":{")?;
+            }
+            self.w.write_all(b"}}\n")?;
+        }
+        self.w.flush()
+    }
+}
+
+/// Hex of bytes, lowercase.
+pub fn hex(b: &[u8]) -> String {
+    const D: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(b.len() * 2);
+    for x in b {
+        s.push(D[(x >> 4) as usize] as char);
+        s.push(D[(x & 15) as usize] as char);
+    }
+    s
+}
+
+/// A comfy-table with the project's text style.
+pub fn table(header: &[&str]) -> comfy_table::Table {
+    let mut t = comfy_table::Table::new();
+    t.load_preset(comfy_table::presets::UTF8_BORDERS_ONLY);
+    t.set_content_arrangement(comfy_table::ContentArrangement::Disabled);
+    if !header.is_empty() {
+        t.set_header(header.iter().copied());
+    }
+    t
+}
+
+/// Two-column key/value table.
+pub fn kv_table(rows: &[(String, String)]) -> comfy_table::Table {
+    let mut t = table(&[]);
+    for (k, v) in rows {
+        t.add_row(vec![k.clone(), v.clone()]);
+    }
+    t
+}
+
+impl JsonOut<'_> {
+    /// The underlying writer (for text output).
+    pub fn raw(&mut self) -> &mut dyn Write {
+        &mut *self.w
+    }
+}
