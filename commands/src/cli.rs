@@ -107,9 +107,77 @@ type string). The partitioner comes from the sstable's Statistics.db, or --parti
         after_long_help = EXIT_STATUS
     )]
     Token(TokenArgs),
+    /// Dump the partitions of Data.db (JSON, NDJSON, sstabledump-compatible JSON, or text)
+    #[command(
+        long_about = "Dump the partitions of Data.db as a stream: every partition with its key, \
+deletion, static row, rows, cells and range tombstones.\n\n\
+--output json (default) writes the `scylla sstable dump-data` schema, ndjson one partition per \
+line in the same schema, sstabledump (and sstabledump-lines) byte-for-byte what Cassandra's \
+sstabledump (and sstabledump -l) prints, text one row per line like sstabledump -d.\n\n\
+Single keys (--key, --key-hex, --keys-file) are located through the bloom filter, Summary.db and \
+Index.db, not by scanning.",
+        after_long_help = EXIT_STATUS
+    )]
+    DumpData(DumpDataArgs),
     /// Generate man pages or shell completions (for packaging)
     #[command(hide = true)]
     Generate(GenerateArgs),
+}
+
+/// `dump-data` arguments.
+#[derive(Debug, Clone, Args)]
+pub struct DumpDataArgs {
+    /// Sstables: a path to any component, or a directory
+    #[arg(value_name = "SSTABLE", required = true, long_help = INPUTS)]
+    pub sstables: Vec<PathBuf>,
+    /// Output format
+    #[arg(long, short = 'o', value_enum, default_value = "json")]
+    pub output: DataOutputFormat,
+    /// Print IO counters per sstable to stderr (table, or json)
+    #[arg(long, value_name = "FORMAT", num_args = 0..=1, default_missing_value = "table")]
+    pub io_stats: Option<IoStatsFormat>,
+    /// Only this partition key (CQL literal form, composite as a:b); repeatable
+    #[arg(long, short = 'k', value_name = "KEY")]
+    pub key: Vec<String>,
+    /// Only this partition key, as hex of its serialized bytes; repeatable
+    #[arg(long, value_name = "HEX")]
+    pub key_hex: Vec<String>,
+    /// Only the keys listed in FILE, one per line (CQL literal form; `0x` prefix for hex)
+    #[arg(long, value_name = "FILE")]
+    pub keys_file: Option<PathBuf>,
+    /// Skip this partition key (CQL literal form); repeatable
+    #[arg(long, short = 'x', value_name = "KEY")]
+    pub exclude_key: Vec<String>,
+    /// Only partitions whose token is in (START, END] (Cassandra's token range convention)
+    #[arg(long, value_name = "START,END")]
+    pub token_range: Option<String>,
+    /// Stop after N partitions (per sstable)
+    #[arg(long, value_name = "N")]
+    pub limit: Option<u64>,
+    /// List partition keys only (like sstabledump -e)
+    #[arg(long)]
+    pub keys_only: bool,
+    /// Keep only deletions: partition, row, range and cell tombstones (like sstabledump -o)
+    #[arg(long)]
+    pub tombstones_only: bool,
+    /// Print timestamps as raw numbers (like sstabledump -t)
+    #[arg(long)]
+    pub raw_timestamps: bool,
+}
+
+/// `dump-data` output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DataOutputFormat {
+    /// One JSON document in the `scylla sstable dump-data` schema
+    Json,
+    /// One partition per line, same schema, plus the sstable path
+    Ndjson,
+    /// Exactly what Cassandra's sstabledump prints
+    Sstabledump,
+    /// Exactly what Cassandra's sstabledump -l prints (one partition per line)
+    SstabledumpLines,
+    /// One row per line, like sstabledump -d
+    Text,
 }
 
 /// Output formats.

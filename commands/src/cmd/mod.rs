@@ -2,6 +2,7 @@
 //! invocations, the components it reads and the IO it costs.
 
 pub mod dump_compression_info;
+pub mod dump_data;
 pub mod dump_filter;
 pub mod dump_index;
 pub mod dump_schema;
