@@ -1,3 +1,91 @@
-//! Rendering helpers shared by commands: keys, timestamps, hex.
+//! Rendering helpers shared by commands: partition keys (token, raw hex,
+//! typed value), clustering prefixes, timestamps.
+
+use serde_json::{json, Value as Json};
+use sstkit_format::statistics::Statistics;
+use sstkit_format::token::Partitioner;
+use sstkit_format::types::CqlType;
+use sstkit_format::value;
+use sstkit_format::{Result, Sstable};
 
 pub use crate::output::hex;
+
+/// What is needed to show a partition key: the partitioner (for tokens and
+/// ordering) and the key type (for the typed value).
+#[derive(Debug, Clone)]
+pub struct KeyCtx {
+    /// The partitioner from Statistics.db (Murmur3 when unknown).
+    pub partitioner: Partitioner,
+    /// The partition key type from the serialization header (absent for ka/la).
+    pub key_type: Option<CqlType>,
+}
+
+impl KeyCtx {
+    /// Build from decoded statistics.
+    pub fn from_statistics(st: &Statistics) -> KeyCtx {
+        let partitioner = st
+            .validation
+            .as_ref()
+            .and_then(|v| Partitioner::parse(&v.partitioner).ok())
+            .unwrap_or(Partitioner::Murmur3);
+        KeyCtx { partitioner, key_type: st.header.as_ref().map(|h| h.partition_key_type.clone()) }
+    }
+
+    /// Read Statistics.db of `sst` (lenient about checksum mismatches) and build.
+    pub fn read(sst: &Sstable) -> Result<KeyCtx> {
+        Ok(KeyCtx::from_statistics(&read_statistics(sst)?))
+    }
+
+    /// The typed text form of a key (CQL literal per component, composite
+    /// components joined with `:` like Cassandra's `CompositeType.getString`),
+    /// or its hex when the type is unknown or the bytes do not decode.
+    pub fn key_text(&self, key: &[u8]) -> String {
+        match &self.key_type {
+            Some(t) => match value::decode(t, key) {
+                Ok(v) => v.to_plain_string(),
+                Err(_) => format!("0x{}", hex(key)),
+            },
+            None => format!("0x{}", hex(key)),
+        }
+    }
+
+    /// `{"token", "raw", "value"}`.
+    pub fn key_json(&self, key: &[u8]) -> Json {
+        json!({
+            "token": self.partitioner.token(key).to_string(),
+            "raw": hex(key),
+            "value": self.key_text(key),
+        })
+    }
+
+    /// Parse a user-typed key (`--key`): CQL literal form, composite as `a:b`.
+    pub fn parse_key(&self, text: &str) -> Result<Vec<u8>> {
+        match &self.key_type {
+            Some(t) => value::literal::parse_key_arg(t, text),
+            None => Err(sstkit_format::Error::new(
+                sstkit_format::ErrorKind::Unsupported(
+                    "this sstable stores no key type (ka/la); give the key with --key-hex".into(),
+                ),
+                "partition key",
+            )),
+        }
+    }
+}
+
+/// Decode a hex argument (`--key-hex`), with or without `0x`.
+pub fn parse_hex_arg(s: &str) -> std::result::Result<Vec<u8>, String> {
+    let t = s.strip_prefix("0x").unwrap_or(s);
+    value::literal::unhex(t).ok_or_else(|| format!("not valid hex: {s:?}"))
+}
+
+/// Read Statistics.db leniently (checksum mismatches become problems, not failures).
+pub fn read_statistics(sst: &Sstable) -> Result<Statistics> {
+    let bytes = sst.read_component(sstkit_format::Component::Statistics)?;
+    Statistics::parse_lenient(&bytes, sst.features())
+        .map_err(|e| e.in_file(&sst.path(sstkit_format::Component::Statistics)))
+}
+
+/// A finite float as JSON, or null for NaN/infinity (JSON has no such numbers).
+pub fn f64_json(x: f64) -> Json {
+    serde_json::Number::from_f64(x).map_or(Json::Null, Json::Number)
+}

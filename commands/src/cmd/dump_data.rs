@@ -1,7 +1,423 @@
-//! TODO(helper): being implemented.
-use std::io::Write;
-use crate::{cli::DumpDataArgs, CmdError, CmdResult, Outcome};
+//! `sstkit dump-data SSTABLE...`: the partitions of Data.db, streamed.
+//!
+//! ```text
+//! sstkit dump-data nb-1-big-Data.db                      # scylla dump-data JSON
+//! sstkit dump-data -o ndjson --limit 10 /data/ks/t-1234/
+//! sstkit dump-data -o sstabledump nb-1-big-Data.db       # = Cassandra 5.0 sstabledump
+//! sstkit dump-data -o sstabledump-lines --raw-timestamps nb-1-big-Data.db   # sstabledump -l -t
+//! sstkit dump-data -o sstabledump --keys-only nb-1-big-Data.db              # sstabledump -e
+//! sstkit dump-data -o text -k 42 -k 43 nb-1-big-Data.db  # like sstabledump -d -k 42 -k 43
+//! sstkit dump-data --key 'a:1' --token-range -100,100 --exclude-key 'b:2' ...
+//! ```
+//!
+//! Output formats and their JSON schemas: see [`crate::dump`].
+//!
+//! Reads: TOC.txt, Statistics.db (serialization header, partitioner), then
+//! Data.db sequentially (CompressionInfo.db for compressed sstables). With
+//! `--key`/`--key-hex`/`--keys-file` on BIG sstables (Index.db + Summary.db),
+//! each key is located through Filter.db (skipped when it says "absent"),
+//! Summary.db (binary search) and one bounded read of Index.db, and only that
+//! partition of Data.db is read; sstables without Index.db (BTI `da`) or
+//! Summary.db are scanned and filtered instead. `--token-range`,
+//! `--exclude-key` and `--limit` filter a scan (skipped partitions are not
+//! decoded: `skip_partition` steps over them by their size fields).
+//!
+//! Errors name the file, component, offset and partition (stderr); the
+//! sstable's output is closed so stdout stays parseable, and the command
+//! goes on with the next sstable (exit 3 at the end).
+
+use std::io::{self, Write};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use sstkit_format::component::Component;
+use sstkit_format::data::{Fragment, ScanReader};
+use sstkit_format::statistics::Statistics;
+use sstkit_format::token::Partitioner;
+use sstkit_format::Sstable;
+
+use crate::cli::{DataOutputFormat, DumpDataArgs, OutputFormat};
+use crate::dump::scylla::ScyllaWriter;
+use crate::dump::select::{self, Selection};
+use crate::dump::sstabledump::{KeysWriter, SstabledumpWriter};
+use crate::dump::text::TextWriter;
+use crate::dump::{Sink, Table};
+use crate::output::{iostats, JsonOut};
+use crate::{resolve_sstables, sstable_label, CmdError, CmdResult, Outcome};
+
 /// Run the command.
-pub fn run(_a: &DumpDataArgs, _out: &mut dyn Write) -> CmdResult<Outcome> {
-    Err(CmdError::Usage("not implemented yet".into()))
+pub fn run(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
+    let descs = resolve_sstables(&a.sstables)?;
+    let spec = select::Spec::from_args(a)?;
+    let now_secs = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0);
+    let mut outcome = Outcome::default();
+    let json_fmt = match a.output {
+        DataOutputFormat::Ndjson => OutputFormat::Ndjson,
+        _ => OutputFormat::Json,
+    };
+    let scylla = matches!(a.output, DataOutputFormat::Json | DataOutputFormat::Ndjson);
+    let mut json = JsonOut::new(out, if scylla { json_fmt } else { OutputFormat::Text });
+    let mut written = 0usize;
+    for d in descs {
+        let sst = match Sstable::open(d) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("sstkit: {e}");
+                outcome.unreadable += 1;
+                continue;
+            }
+        };
+        let label = sstable_label(&sst);
+        let r = dump_one(a, &spec, &sst, &label, now_secs, &mut json, &mut written);
+        match r {
+            Ok(()) => {}
+            Err(CmdError::Format(e)) => {
+                eprintln!("sstkit: {e}");
+                outcome.unreadable += 1;
+            }
+            Err(CmdError::Usage(m)) => {
+                // A key that does not parse for this sstable's key type.
+                eprintln!("sstkit: {label}: {m}");
+                outcome.unreadable += 1;
+            }
+            Err(e) => return Err(e),
+        }
+        if let Some(f) = a.io_stats {
+            iostats::print(f, &label, &sst.io.stats());
+        }
+    }
+    if scylla {
+        json.finish()?;
+    } else {
+        json.raw().flush()?;
+    }
+    Ok(outcome)
+}
+
+/// Statistics.db: header and partitioner.
+fn table_of(sst: &Sstable) -> CmdResult<(sstkit_format::statistics::SerializationHeader, Partitioner)> {
+    let bytes = sst.read_component(Component::Statistics)?;
+    let st = Statistics::parse_lenient(&bytes, sst.features())
+        .map_err(|e| e.in_file(&sst.path(Component::Statistics)))?;
+    let header = st.header.ok_or_else(|| {
+        sstkit_format::Error::new(
+            sstkit_format::ErrorKind::Unsupported(
+                "no serialization header in Statistics.db (pre-3.0 sstable): cannot decode Data.db".into(),
+            ),
+            "serialization header",
+        )
+        .in_component(Component::Statistics)
+        .in_file(&sst.path(Component::Statistics))
+    })?;
+    let partitioner = match &st.validation {
+        Some(v) => Partitioner::parse(&v.partitioner)?,
+        None => Partitioner::Murmur3,
+    };
+    Ok((header, partitioner))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn dump_one(
+    a: &DumpDataArgs,
+    spec: &select::Spec,
+    sst: &Sstable,
+    label: &str,
+    now_secs: i64,
+    json: &mut JsonOut<'_>,
+    written: &mut usize,
+) -> CmdResult<()> {
+    let (header, partitioner) = table_of(sst)?;
+    let table = Table { header: &header, partitioner, now_secs, raw_timestamps: a.raw_timestamps };
+    let sel = Selection::resolve(spec, &table)?;
+    let scylla = matches!(a.output, DataOutputFormat::Json | DataOutputFormat::Ndjson);
+    if scylla {
+        json.begin_sstable(label)?;
+        let mut sink = ScyllaWriter::new(json, a.output == DataOutputFormat::Ndjson, a.tombstones_only);
+        let r = drive(a, sst, &table, &sel, &mut sink);
+        let r2 = sink.close();
+        json.end_sstable(true)?;
+        r?;
+        r2?;
+        return Ok(());
+    }
+    // sstabledump and text documents follow one another (see crate::dump).
+    let w = json.raw();
+    if *written > 0 && a.output != DataOutputFormat::Text {
+        w.write_all(b"\n")?;
+    }
+    *written += 1;
+    match a.output {
+        DataOutputFormat::Sstabledump | DataOutputFormat::SstabledumpLines if a.keys_only => {
+            let mut sink = SdKeys { w: KeysWriter::new(w) };
+            sink.w.begin()?;
+            let r = drive(a, sst, &table, &sel, &mut sink);
+            sink.w.finish()?;
+            r
+        }
+        DataOutputFormat::Sstabledump | DataOutputFormat::SstabledumpLines => {
+            let lines = a.output == DataOutputFormat::SstabledumpLines;
+            let mut sink = SdSink::new(SstabledumpWriter::new(w, lines), a.tombstones_only);
+            sink.w.begin()?;
+            let r = drive(a, sst, &table, &sel, &mut sink);
+            sink.close(&table)?;
+            sink.w.finish()?;
+            r
+        }
+        _ => {
+            let mut sink = TextWriter::new(w, a.tombstones_only);
+            drive(a, sst, &table, &sel, &mut sink)
+        }
+    }
+}
+
+/// Read the selected partitions and feed them to `sink`.
+fn drive(a: &DumpDataArgs, sst: &Sstable, t: &Table<'_>, sel: &Selection, sink: &mut dyn Sink) -> CmdResult<()> {
+    let mut reader = ScanReader::new(sst, t.header)?;
+    let mut emitted: u64 = 0;
+    let limit = a.limit.unwrap_or(u64::MAX);
+    if limit == 0 {
+        return Ok(());
+    }
+    if let Some(positions) = select::lookup_positions(sst, t, sel)? {
+        // Point lookups: each key's partition, in Data.db order.
+        for pos in positions {
+            reader.seek_partition(pos)?;
+            if one_partition(a, &mut reader, t, sel, sink)? {
+                emitted += 1;
+                if emitted >= limit {
+                    break;
+                }
+            }
+        }
+        return Ok(());
+    }
+    loop {
+        match one_partition(a, &mut reader, t, sel, sink) {
+            Ok(true) => {
+                emitted += 1;
+                if emitted >= limit {
+                    break;
+                }
+            }
+            Ok(false) => {}
+            Err(Stop::End) => break,
+            Err(Stop::Err(e)) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Why [`one_partition`] did not return a partition.
+enum Stop {
+    /// No partition left.
+    End,
+    /// An error.
+    Err(CmdError),
+}
+
+impl From<sstkit_format::Error> for Stop {
+    fn from(e: sstkit_format::Error) -> Self {
+        Stop::Err(CmdError::Format(e))
+    }
+}
+
+impl From<io::Error> for Stop {
+    fn from(e: io::Error) -> Self {
+        Stop::Err(CmdError::Output(e))
+    }
+}
+
+impl From<Stop> for CmdError {
+    fn from(s: Stop) -> Self {
+        match s {
+            Stop::Err(e) => e,
+            Stop::End => CmdError::Usage("partition not found at the indexed position".into()),
+        }
+    }
+}
+
+/// Read the next partition; `Ok(true)` when it was selected and written.
+fn one_partition(
+    a: &DumpDataArgs,
+    reader: &mut ScanReader<'_>,
+    t: &Table<'_>,
+    sel: &Selection,
+    sink: &mut dyn Sink,
+) -> Result<bool, Stop> {
+    let (key, deletion) = match reader.next_fragment()? {
+        None => return Err(Stop::End),
+        Some(Fragment::PartitionStart { key, deletion, .. }) => (key.to_vec(), deletion),
+        Some(other) => {
+            return Err(Stop::Err(CmdError::Format(sstkit_format::Error::at(
+                sstkit_format::ErrorKind::BadValue("expected a partition start".into()),
+                Component::Data,
+                other.position().0,
+                "partition",
+            ))))
+        }
+    };
+    if !sel.wants(t, &key) {
+        reader.skip_partition()?;
+        return Ok(false);
+    }
+    if a.keys_only {
+        reader.skip_partition()?;
+        sink.key_only(t, &key)?;
+        return Ok(true);
+    }
+    let mut started = false;
+    let r = (|| -> Result<(), Stop> {
+        loop {
+            let Some(f) = reader.next_fragment()? else {
+                return Err(Stop::Err(CmdError::Format(sstkit_format::Error::new(
+                    sstkit_format::ErrorKind::UnexpectedEof { need: 1, have: 0 },
+                    "end of partition",
+                ))));
+            };
+            if !started {
+                let header_end = match &f {
+                    Fragment::StaticRow(r) => r.position.0 + r.size,
+                    other => other.position().0,
+                };
+                sink.partition_start(t, &key, &deletion, header_end)?;
+                started = true;
+                if let Fragment::StaticRow(r) = &f {
+                    sink.static_row(t, r, header_end)?;
+                    continue;
+                }
+            }
+            match &f {
+                Fragment::StaticRow(r) => sink.static_row(t, r, r.position.0)?,
+                Fragment::Row(r) => sink.row(t, r)?,
+                Fragment::Marker(m) => sink.marker(t, m)?,
+                Fragment::PartitionEnd { .. } => {
+                    sink.partition_end(t)?;
+                    return Ok(());
+                }
+                Fragment::PartitionStart { position, .. } => {
+                    return Err(Stop::Err(CmdError::Format(sstkit_format::Error::at(
+                        sstkit_format::ErrorKind::BadValue("partition start inside a partition".into()),
+                        Component::Data,
+                        position.0,
+                        "partition",
+                    ))))
+                }
+            }
+        }
+    })();
+    match r {
+        Ok(()) => Ok(true),
+        Err(e) => {
+            // Close what was opened so the output stays well-formed.
+            if started {
+                let _ = sink.abort_partition(t);
+            }
+            let e = match e {
+                Stop::Err(CmdError::Format(e)) => {
+                    let mut s = String::new();
+                    crate::dump::values::render(
+                        &t.header.partition_key_type,
+                        &key,
+                        crate::dump::values::Form::Str,
+                        &mut s,
+                    );
+                    Stop::Err(CmdError::Format(e.in_partition(format!("{s} (0x{})", crate::output::hex(&key)))))
+                }
+                e => e,
+            };
+            Err(e)
+        }
+    }
+}
+
+/// sstabledump `-e` as a sink.
+struct SdKeys<'w> {
+    w: KeysWriter<&'w mut dyn Write>,
+}
+
+impl Sink for SdKeys<'_> {
+    fn key_only(&mut self, t: &Table<'_>, key: &[u8]) -> io::Result<()> {
+        self.w.key(t, key)
+    }
+}
+
+/// sstabledump JSON as a sink, with the `--tombstones-only` filter.
+struct SdSink<'w> {
+    w: SstabledumpWriter<&'w mut dyn Write>,
+    tombstones_only: bool,
+    /// Partition header not yet written (tombstones-only: written lazily).
+    pending: Option<(Vec<u8>, sstkit_format::deletion::DeletionTime, u64)>,
+    open: bool,
+}
+
+impl<'w> SdSink<'w> {
+    fn new(w: SstabledumpWriter<&'w mut dyn Write>, tombstones_only: bool) -> Self {
+        SdSink { w, tombstones_only, pending: None, open: false }
+    }
+
+    fn ensure_open(&mut self, t: &Table<'_>) -> io::Result<()> {
+        if let Some((k, d, p)) = self.pending.take() {
+            self.w.partition_start(t, &k, &d, p)?;
+            self.open = true;
+        }
+        Ok(())
+    }
+
+    fn close(&mut self, _t: &Table<'_>) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Sink for SdSink<'_> {
+    fn partition_start(
+        &mut self,
+        t: &Table<'_>,
+        key: &[u8],
+        deletion: &sstkit_format::deletion::DeletionTime,
+        header_end: u64,
+    ) -> io::Result<()> {
+        self.pending = Some((key.to_vec(), *deletion, header_end));
+        if !self.tombstones_only || !deletion.is_live() {
+            self.ensure_open(t)?;
+        }
+        Ok(())
+    }
+
+    fn static_row(&mut self, t: &Table<'_>, row: &sstkit_format::data::Row<'_>, position: u64) -> io::Result<()> {
+        if self.tombstones_only {
+            let Some(r) = crate::dump::tombstones_of(row) else { return Ok(()) };
+            self.ensure_open(t)?;
+            return self.w.row(t, &r, position);
+        }
+        if crate::dump::row_is_empty(row) {
+            return Ok(());
+        }
+        self.w.row(t, row, position)
+    }
+
+    fn row(&mut self, t: &Table<'_>, row: &sstkit_format::data::Row<'_>) -> io::Result<()> {
+        if self.tombstones_only {
+            let Some(r) = crate::dump::tombstones_of(row) else { return Ok(()) };
+            self.ensure_open(t)?;
+            return self.w.row(t, &r, r.position.0);
+        }
+        self.w.row(t, row, row.position.0)
+    }
+
+    fn marker(&mut self, t: &Table<'_>, m: &sstkit_format::data::RangeTombstoneMarker<'_>) -> io::Result<()> {
+        self.ensure_open(t)?;
+        self.w.marker(t, m)
+    }
+
+    fn partition_end(&mut self, _t: &Table<'_>) -> io::Result<()> {
+        self.pending = None;
+        if self.open {
+            self.open = false;
+            self.w.partition_end()?;
+        }
+        Ok(())
+    }
+
+    fn abort_partition(&mut self, t: &Table<'_>) -> io::Result<()> {
+        self.partition_end(t)
+    }
 }

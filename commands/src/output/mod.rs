@@ -116,14 +116,21 @@ impl<'w> JsonOut<'w> {
 
     /// Close the payload of the current sstable. An array-shaped payload with
     /// no items is written as `[]`.
-    pub fn end_sstable(&mut self, array: bool) -> io::Result<()> {
+    pub fn end_sstable(&mut self, array: bool, error: Option<&str>) -> io::Result<()> {
         if self.ndjson {
+            if let Some(e) = error {
+                self.line(&serde_json::json!({ "error": e }))?;
+            }
             return Ok(());
         }
         if self.in_array {
             self.w.write_all(b"]")?;
         } else if self.items == 0 {
-            self.w.write_all(if array { b"[]" } else { b"null" })?;
+            match error {
+                // Nothing was written for this sstable: say why in its place.
+                Some(e) => serde_json::to_writer(&mut *self.w, &serde_json::json!({ "error": e }))?,
+                None => self.w.write_all(if array { b"[]" } else { b"null" })?,
+            }
         }
         Ok(())
     }
@@ -176,4 +183,43 @@ impl JsonOut<'_> {
     pub fn raw(&mut self) -> &mut dyn Write {
         &mut *self.w
     }
+}
+
+/// Render a JSON value as a two-column text table of dotted paths and
+/// values (for object-shaped payloads). Arrays of scalars are joined on one
+/// line; arrays of objects get one row group per element (`path[i].field`).
+pub fn json_text_table(v: &Value) -> comfy_table::Table {
+    fn scalar(v: &Value) -> String {
+        match v {
+            Value::String(s) => s.clone(),
+            Value::Null => "-".to_string(),
+            other => other.to_string(),
+        }
+    }
+    fn walk(path: &str, v: &Value, rows: &mut Vec<(String, String)>) {
+        match v {
+            Value::Object(m) => {
+                if m.is_empty() {
+                    rows.push((path.to_string(), "{}".to_string()));
+                }
+                for (k, x) in m {
+                    let p = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+                    walk(&p, x, rows);
+                }
+            }
+            Value::Array(a) if a.iter().all(|x| !x.is_object() && !x.is_array()) => {
+                let items: Vec<String> = a.iter().map(scalar).collect();
+                rows.push((path.to_string(), format!("[{}]", items.join(", "))));
+            }
+            Value::Array(a) => {
+                for (i, x) in a.iter().enumerate() {
+                    walk(&format!("{path}[{i}]"), x, rows);
+                }
+            }
+            other => rows.push((path.to_string(), scalar(other))),
+        }
+    }
+    let mut rows = Vec::new();
+    walk("", v, &mut rows);
+    kv_table(&rows)
 }

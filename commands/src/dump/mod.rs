@@ -1,0 +1,183 @@
+//! Renderers of Data.db partitions for `sstkit dump-data`.
+//!
+//! Each renderer consumes the decoder's borrowed [`Fragment`]s one at a time
+//! and writes straight to the output (no JSON value tree per cell):
+//!
+//! * [`scylla`] — `--output json` / `ndjson`: the `scylla sstable dump-data`
+//!   schema.
+//! * [`sstabledump`] — `--output sstabledump` / `sstabledump-lines`: Cassandra
+//!   5.0 `sstabledump`'s output byte for byte (through the [`jackson`]
+//!   pretty-printer emulation), and `-e` (`--keys-only`).
+//! * [`text`] — `--output text`: one row per line like `sstabledump -d`.
+//!
+//! [`values`] renders values in Cassandra's three text forms
+//! (`toJSONString`, `getString`, CQL literal) with the Java number, date and
+//! address formats of [`javafmt`]. [`select`] resolves the key selection
+//! flags (parsing keys, index lookups, token ranges).
+//!
+//! # `--output json` schema
+//!
+//! One document, written incrementally (the `scylla sstable` wrapper):
+//!
+//! ```text
+//! { "sstables": { "<Data.db path>": [ $PARTITION, ... ], ... } }
+//!
+//! $PARTITION := { "key": { "token": String, "raw": HexString, "value": String },
+//!                 "tombstone"?: $TOMBSTONE,                 // partition deletion
+//!                 "static_row"?: $COLUMNS,
+//!                 "clustering_elements"?: [ $CLUSTERING_ROW | $RANGE_TOMBSTONE_CHANGE, ... ] }
+//! $TOMBSTONE := { "timestamp": Int64, "deletion_time": "YYYY-MM-DD HH:MM:SSz" }   // {} = none
+//! $CLUSTERING_ROW := { "type": "clustering-row",
+//!                      "key": { "raw": HexString, "value": String },
+//!                      "tombstone"?: $TOMBSTONE,
+//!                      "marker"?: { "timestamp": Int64, "ttl"?: "<n>s", "expiry"?: "YYYY-MM-DD HH:MM:SSz" },
+//!                      "columns": $COLUMNS }
+//! $RANGE_TOMBSTONE_CHANGE := { "type": "range-tombstone-change",
+//!                              "key"?: { "raw": HexString, "value": String },   // absent: open-ended
+//!                              "weight": -1 | 1,            // -1: before the key's rows, 1: after
+//!                              "tombstone": $TOMBSTONE }    // {} closes the range
+//! $COLUMNS := { "<column name>": $CELL | $COLLECTION, ... }
+//! $CELL := { "is_live": Bool,
+//!            "type": "regular" | "frozen-collection" | "counter-shards",
+//!            "timestamp": Int64,
+//!            "ttl"?: "<n>s", "expiry"?: "YYYY-MM-DD HH:MM:SSz",   // expiring cells
+//!            "deletion_time"?: "YYYY-MM-DD HH:MM:SSz",             // dead cells
+//!            "value"?: String | [ { "id": String, "value": Int64, "clock": Int64 }, ... ] }
+//! $COLLECTION := { "tombstone"?: $TOMBSTONE, "cells": [ { "key": String, "value": $CELL }, ... ] }
+//! ```
+//!
+//! * `raw` is the hex of the key bytes **as stored in the sstable**: the
+//!   Cassandra serialization (a single-column partition key is its value's
+//!   bytes; a composite key uses `CompositeType` framing — 2-byte length,
+//!   bytes, end-of-component byte per component; a clustering key is the
+//!   concatenation of Scylla-style 2-byte-length-prefixed components). This
+//!   is what `--key-hex` accepts and what Index.db holds; it differs from
+//!   Scylla's in-memory compound form for single-column partition keys.
+//! * `value` strings are CQL literals for collections, tuples and UDTs and
+//!   Cassandra's `getString` form for other types (text unquoted,
+//!   timestamps `2023-11-14T22:13:20.000Z`, blobs as hex); composite keys
+//!   join components with `:`.
+//! * `token` is the partitioner's token as a decimal string.
+//! * Range tombstones are emitted as *changes*, as Scylla does: a start bound
+//!   is a change to its tombstone, a boundary one change to the new
+//!   tombstone, an end bound a change to `{}`. `weight` is -1 for inclusive
+//!   starts and exclusive ends, 1 otherwise.
+//! * Counter cells: `value` lists the shards (`id` = counter id UUID).
+//! * Cells of non-frozen UDTs are a collection whose `key`s are field names.
+//!
+//! # `--output ndjson`
+//!
+//! One partition per line in the same schema, with a leading
+//! `"sstable": "<Data.db path>"` field.
+//!
+//! # `--keys-only`
+//!
+//! json/ndjson: one `{"token","raw","value"}` key object per partition;
+//! sstabledump: exactly `sstabledump -e`; text: one `getString` key per line.
+//!
+//! # `--output sstabledump` with several sstables
+//!
+//! Cassandra's tool takes one sstable; sstkit prints one sstabledump document
+//! (array, or lines) per sstable, one after the other, each followed by a
+//! newline when another follows.
+//!
+//! [`Fragment`]: sstkit_format::data::Fragment
+
+pub mod jackson;
+pub mod javafmt;
+pub mod scylla;
+pub mod select;
+pub mod sstabledump;
+pub mod text;
+pub mod values;
+
+use sstkit_format::statistics::SerializationHeader;
+use sstkit_format::token::Partitioner;
+
+/// What every renderer needs to know about the sstable being dumped.
+pub struct Table<'h> {
+    /// The serialization header (key, clustering and column types).
+    pub header: &'h SerializationHeader,
+    /// The partitioner (tokens).
+    pub partitioner: Partitioner,
+    /// "Now" in seconds since the epoch (the `expired` flags).
+    pub now_secs: i64,
+    /// Timestamps as raw numbers (`sstabledump -t`).
+    pub raw_timestamps: bool,
+}
+
+use std::io;
+
+use sstkit_format::data::{ColumnData, RangeTombstoneMarker, Row};
+use sstkit_format::deletion::DeletionTime;
+
+/// A consumer of the fragments of the selected partitions. Every method has
+/// a do-nothing default so a renderer implements only what it prints.
+pub trait Sink {
+    /// A partition starts. `header_end` is where its static row ends (or its
+    /// header, without static row): sstabledump's partition position.
+    fn partition_start(
+        &mut self,
+        _t: &Table<'_>,
+        _key: &[u8],
+        _deletion: &DeletionTime,
+        _header_end: u64,
+    ) -> io::Result<()> {
+        Ok(())
+    }
+    /// The static row (possibly empty).
+    fn static_row(&mut self, _t: &Table<'_>, _row: &Row<'_>, _position: u64) -> io::Result<()> {
+        Ok(())
+    }
+    /// A clustered row.
+    fn row(&mut self, _t: &Table<'_>, _row: &Row<'_>) -> io::Result<()> {
+        Ok(())
+    }
+    /// A range tombstone bound or boundary.
+    fn marker(&mut self, _t: &Table<'_>, _m: &RangeTombstoneMarker<'_>) -> io::Result<()> {
+        Ok(())
+    }
+    /// The partition ends.
+    fn partition_end(&mut self, _t: &Table<'_>) -> io::Result<()> {
+        Ok(())
+    }
+    /// Decoding failed inside the partition: close what is open.
+    fn abort_partition(&mut self, t: &Table<'_>) -> io::Result<()> {
+        self.partition_end(t)
+    }
+    /// `--keys-only`: one partition key.
+    fn key_only(&mut self, _t: &Table<'_>, _key: &[u8]) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Cassandra's `Row.isEmpty()`: no liveness, no deletion, no column data.
+pub fn row_is_empty(r: &Row<'_>) -> bool {
+    r.liveness.is_none() && r.deletion.is_none() && r.cells.is_empty()
+}
+
+/// `--tombstones-only` view of a row: its deletion, complex-column deletions
+/// and tombstone cells, without liveness and live cells; `None` when the row
+/// holds no deletion at all.
+pub fn tombstones_of<'a>(r: &Row<'a>) -> Option<Row<'a>> {
+    let mut cells = Vec::new();
+    for cd in &r.cells {
+        match cd {
+            ColumnData::Simple { cell, .. } => {
+                if cell.is_deleted() {
+                    cells.push(cd.clone());
+                }
+            }
+            ColumnData::Complex { column, complex_deletion, cells: cs } => {
+                let dead: Vec<_> = cs.iter().filter(|c| c.is_deleted()).copied().collect();
+                if complex_deletion.is_some() || !dead.is_empty() {
+                    cells.push(ColumnData::Complex { column, complex_deletion: *complex_deletion, cells: dead });
+                }
+            }
+        }
+    }
+    if r.deletion.is_none() && cells.is_empty() {
+        return None;
+    }
+    Some(Row { liveness: None, cells, ..r.clone() })
+}

@@ -1,0 +1,421 @@
+//! `--output sstabledump` / `sstabledump-lines`: what Cassandra 5.0's
+//! `sstabledump` (`-l`) prints, byte for byte.
+//!
+//! The call sequence mirrors `org.apache.cassandra.tools.JsonTransformer`
+//! (5.0): every `writeFieldName` / `writeStartObject` / `setCompact` happens
+//! in the same order, so the [`JsonGen`] printer emulation produces the same
+//! whitespace. Values use `toJSONString` ([`Form::Json`]); partition keys and
+//! cell paths `getString` ([`Form::Str`]).
+//!
+//! Positions (`"position"`), as Cassandra 5.0's scanner reports them, in
+//! uncompressed Data.db bytes: a partition's is the offset just past its
+//! header *and static row* (5.0 reads the static row with the header); the
+//! static row carries the same value; every other row its own start.
+//! Range tombstone markers have none.
+//!
+//! `expired` (TTL'd liveness and cells) is computed against the current
+//! time, as Cassandra does: row liveness `expires_at < now`, cells
+//! `now >= expires_at`.
+
+use std::io::{self, Write};
+
+use sstkit_format::clustering::{BoundKind, ClusteringPrefix};
+use sstkit_format::data::{Cell, ColumnData, MarkerDeletion, RangeTombstoneMarker, Row};
+use sstkit_format::deletion::DeletionTime;
+use sstkit_format::types::{quote_ident, CqlType};
+
+use super::jackson::JsonGen;
+use super::javafmt as jf;
+use super::values::{render, Form};
+use super::Table;
+
+/// Streaming writer of one sstable's sstabledump output.
+pub struct SstabledumpWriter<W: Write> {
+    g: JsonGen<W>,
+    lines: bool,
+    buf: String,
+}
+
+impl<W: Write> SstabledumpWriter<W> {
+    /// A writer; `lines` selects the `-l` form (one compact partition per line).
+    pub fn new(w: W, lines: bool) -> Self {
+        let g = if lines { JsonGen::minimal(w) } else { JsonGen::pretty(w) };
+        SstabledumpWriter { g, lines, buf: String::with_capacity(256) }
+    }
+
+    /// Start the output (the top-level array; nothing for `-l`).
+    pub fn begin(&mut self) -> io::Result<()> {
+        if !self.lines {
+            self.g.start_array()?;
+        }
+        Ok(())
+    }
+
+    /// End the output.
+    pub fn finish(mut self) -> io::Result<W> {
+        if !self.lines {
+            self.g.end_array()?;
+        }
+        self.g.flush()?;
+        Ok(self.g.into_inner())
+    }
+
+    /// The underlying writer.
+    pub fn writer(&mut self) -> &mut W {
+        self.g.get_mut()
+    }
+
+    /// `serializePartitionKey`: the key as an array of component strings.
+    pub fn key(&mut self, t: &Table<'_>, key: &[u8]) -> io::Result<()> {
+        self.g.object_compact = true;
+        self.g.array_compact = true;
+        self.g.start_array()?;
+        for_each_key_string(t, key, &mut self.buf, |s| self.g.string(s))?;
+        self.g.end_array()?;
+        self.g.object_compact = false;
+        self.g.array_compact = false;
+        Ok(())
+    }
+
+    /// Open a partition: `"table kind"`, `"partition"` and the start of `"rows"`.
+    pub fn partition_start(
+        &mut self,
+        t: &Table<'_>,
+        key: &[u8],
+        deletion: &DeletionTime,
+        position: u64,
+    ) -> io::Result<()> {
+        self.g.start_object()?;
+        self.g.string_field("table kind", "REGULAR")?;
+        self.g.field("partition")?;
+        self.g.start_object()?;
+        self.g.field("key")?;
+        self.key(t, key)?;
+        self.g.number_field("position", position as i64)?;
+        if !deletion.is_live() {
+            self.deletion(t, deletion)?;
+        }
+        self.g.end_object()?;
+        self.g.field("rows")?;
+        self.g.start_array()
+    }
+
+    /// Close a partition.
+    pub fn partition_end(&mut self) -> io::Result<()> {
+        self.g.end_array()?;
+        self.g.end_object()
+    }
+
+    fn deletion(&mut self, t: &Table<'_>, d: &DeletionTime) -> io::Result<()> {
+        self.g.field("deletion_info")?;
+        self.g.object_compact = true;
+        self.g.start_object()?;
+        self.g.field("marked_deleted")?;
+        self.g.string(&t.micros(d.marked_for_delete_at))?;
+        self.g.field("local_delete_time")?;
+        self.g.string(&t.secs(d.local_deletion_time))?;
+        self.g.end_object()?;
+        self.g.object_compact = false;
+        Ok(())
+    }
+
+    fn clustering(&mut self, t: &Table<'_>, c: &ClusteringPrefix<'_>) -> io::Result<()> {
+        if c.values.is_empty() {
+            return Ok(());
+        }
+        self.g.field("clustering")?;
+        self.g.object_compact = true;
+        self.g.start_array()?;
+        self.g.array_compact = true;
+        for (i, ty) in t.header.clustering_types.iter().enumerate() {
+            match c.values.get(i) {
+                None => self.g.string("*")?,
+                Some(None) => self.g.raw_value(b"null")?,
+                Some(Some(v)) => {
+                    self.buf.clear();
+                    render(ty, v, Form::Json, &mut self.buf);
+                    self.g.raw_value(self.buf.as_bytes())?;
+                }
+            }
+        }
+        self.g.end_array()?;
+        self.g.object_compact = false;
+        self.g.array_compact = false;
+        Ok(())
+    }
+
+    /// A row (`serializeRow`); `position` as described in the module docs.
+    pub fn row(&mut self, t: &Table<'_>, row: &Row<'_>, position: u64) -> io::Result<()> {
+        self.g.start_object()?;
+        self.g.string_field("type", if row.is_static() { "static_block" } else { "row" })?;
+        self.g.number_field("position", position as i64)?;
+        if !row.is_static() {
+            self.clustering(t, &row.clustering)?;
+        }
+        if let Some(l) = &row.liveness {
+            self.g.object_compact = false;
+            self.g.field("liveness_info")?;
+            self.g.object_compact = true;
+            self.g.start_object()?;
+            self.g.field("tstamp")?;
+            self.g.string(&t.micros(l.timestamp))?;
+            if let (Some(ttl), Some(ldt)) = (l.ttl, l.local_expiration_time) {
+                self.g.number_field("ttl", ttl)?;
+                self.g.field("expires_at")?;
+                self.g.string(&t.secs(ldt))?;
+                self.g.field("expired")?;
+                self.g.boolean(ldt < t.now_secs)?;
+            }
+            self.g.end_object()?;
+            self.g.object_compact = false;
+        }
+        if let Some(d) = &row.deletion {
+            self.deletion(t, &d.time)?;
+        }
+        self.g.field("cells")?;
+        self.g.start_array()?;
+        for cd in &row.cells {
+            match cd {
+                ColumnData::Simple { column, cell } => {
+                    self.cell(t, row, column.name(), column.ty(), cell)?;
+                }
+                ColumnData::Complex { column, complex_deletion, cells } => {
+                    if let Some(d) = complex_deletion {
+                        self.g.object_compact = true;
+                        self.g.start_object()?;
+                        self.g.field("name")?;
+                        self.g.string(&quote_ident(column.name()))?;
+                        self.deletion(t, d)?;
+                        self.g.object_compact = true;
+                        self.g.end_object()?;
+                        self.g.object_compact = false;
+                    }
+                    for c in cells {
+                        self.cell(t, row, column.name(), column.ty(), c)?;
+                    }
+                }
+            }
+        }
+        self.g.end_array()?;
+        self.g.end_object()
+    }
+
+    fn cell(
+        &mut self,
+        t: &Table<'_>,
+        row: &Row<'_>,
+        name: &str,
+        ty: &CqlType,
+        cell: &Cell<'_>,
+    ) -> io::Result<()> {
+        self.g.start_object()?;
+        self.g.object_compact = true;
+        self.g.field("name")?;
+        self.g.string(&quote_ident(name))?;
+        let value_ty = cell_value_type(ty, cell.path);
+        if let (Some(path), Some(path_ty)) = (cell.path, ty.unreversed().path_type()) {
+            self.g.field("path")?;
+            self.g.array_compact = true;
+            self.g.start_array()?;
+            self.buf.clear();
+            match ty.unreversed() {
+                CqlType::Udt { fields, .. } => match udt_field_index(path).and_then(|i| fields.get(i)) {
+                    Some((fname, _)) => self.buf.push_str(fname),
+                    None => render(&path_ty, path, Form::Str, &mut self.buf),
+                },
+                _ => render(&path_ty, path, Form::Str, &mut self.buf),
+            }
+            self.g.string(&self.buf)?;
+            self.g.end_array()?;
+            self.g.array_compact = false;
+        }
+        if cell.is_deleted() {
+            self.g.field("deletion_info")?;
+            self.g.object_compact = true;
+            self.g.start_object()?;
+            self.g.field("local_delete_time")?;
+            self.g.string(&t.secs(cell.local_deletion_time.unwrap_or(i64::MAX)))?;
+            self.g.end_object()?;
+            self.g.object_compact = false;
+        } else {
+            self.g.field("value")?;
+            self.buf.clear();
+            render(&value_ty, cell.value, Form::Json, &mut self.buf);
+            self.g.raw_value(self.buf.as_bytes())?;
+        }
+        let live_ts = row.liveness.map(|l| l.timestamp);
+        if live_ts != Some(cell.timestamp) {
+            self.g.field("tstamp")?;
+            self.g.string(&t.micros(cell.timestamp))?;
+        }
+        if cell.is_expiring() {
+            let row_ttl = row.liveness.map(|l| l.ttl.unwrap_or(0));
+            let ttl = cell.ttl.unwrap_or(0);
+            if row_ttl != Some(ttl) {
+                let ldt = cell.local_deletion_time.unwrap_or(i64::MAX);
+                self.g.number_field("ttl", ttl)?;
+                self.g.field("expires_at")?;
+                self.g.string(&t.secs(ldt))?;
+                self.g.field("expired")?;
+                // !cell.isLive(now): live while now < expiration.
+                self.g.boolean(t.now_secs >= ldt)?;
+            }
+        }
+        self.g.end_object()?;
+        self.g.object_compact = false;
+        Ok(())
+    }
+
+    /// A range tombstone marker (`serializeTombstone`).
+    pub fn marker(&mut self, t: &Table<'_>, m: &RangeTombstoneMarker<'_>) -> io::Result<()> {
+        self.g.start_object()?;
+        self.g.field("type")?;
+        match m.deletion {
+            MarkerDeletion::Bound(d) => {
+                self.g.string("range_tombstone_bound")?;
+                let kind = m.bound.kind;
+                self.bound(t, kind.is_start(), is_inclusive(kind), &m.bound, &d)?;
+            }
+            MarkerDeletion::Boundary { end, start } => {
+                self.g.string("range_tombstone_boundary")?;
+                // openBound(false) then closeBound(false).
+                let open_incl = m.bound.kind == BoundKind::ExclEndInclStartBoundary;
+                self.bound(t, true, open_incl, &m.bound, &start)?;
+                self.bound(t, false, !open_incl, &m.bound, &end)?;
+            }
+        }
+        self.g.end_object()?;
+        self.g.object_compact = false;
+        Ok(())
+    }
+
+    fn bound(
+        &mut self,
+        t: &Table<'_>,
+        start: bool,
+        inclusive: bool,
+        c: &ClusteringPrefix<'_>,
+        d: &DeletionTime,
+    ) -> io::Result<()> {
+        self.g.field(if start { "start" } else { "end" })?;
+        self.g.start_object()?;
+        self.g.string_field("type", if inclusive { "inclusive" } else { "exclusive" })?;
+        self.clustering(t, c)?;
+        self.deletion(t, d)?;
+        self.g.end_object()
+    }
+}
+
+fn is_inclusive(k: BoundKind) -> bool {
+    matches!(k, BoundKind::InclStartBound | BoundKind::InclEndBound)
+}
+
+/// The index of a non-frozen UDT field from its cell path (a big-endian short).
+pub fn udt_field_index(path: &[u8]) -> Option<usize> {
+    let b: [u8; 2] = path.try_into().ok()?;
+    usize::try_from(i16::from_be_bytes(b)).ok()
+}
+
+/// The type of a cell's value: the column type for simple cells, the element
+/// (list/map value, set: empty, UDT field) type for complex ones.
+pub fn cell_value_type(ty: &CqlType, path: Option<&[u8]>) -> CqlType {
+    let u = ty.unreversed();
+    match (u, path) {
+        (CqlType::Udt { fields, .. }, Some(p)) => match udt_field_index(p).and_then(|i| fields.get(i)) {
+            Some((_, t)) => t.clone(),
+            None => CqlType::Native(sstkit_format::types::Native::Blob),
+        },
+        (_, Some(_)) => u.cell_value_type().unwrap_or_else(|| u.clone()),
+        (_, None) => u.clone(),
+    }
+}
+
+/// Call `f` with each `getString` component of a partition key, as
+/// `serializePartitionKey` splits it: `CompositeType` keys component by
+/// component (stopping at a non-zero end-of-component byte), others whole.
+pub fn for_each_key_string(
+    t: &Table<'_>,
+    key: &[u8],
+    buf: &mut String,
+    mut f: impl FnMut(&str) -> io::Result<()>,
+) -> io::Result<()> {
+    match &t.header.partition_key_type {
+        CqlType::Composite(types) => {
+            let mut rest = key;
+            if rest.len() >= 2 && rest[0] == 0xff && rest[1] == 0xff {
+                rest = &rest[2..];
+            }
+            let mut i = 0;
+            while !rest.is_empty() && i < types.len() {
+                if rest.len() < 2 {
+                    break;
+                }
+                let len = u16::from_be_bytes([rest[0], rest[1]]) as usize;
+                let Some(v) = rest.get(2..2 + len) else { break };
+                buf.clear();
+                render(&types[i], v, Form::Str, buf);
+                f(buf)?;
+                rest = &rest[2 + len..];
+                let Some((&eoc, r)) = rest.split_first() else { break };
+                rest = r;
+                if eoc != 0 {
+                    break;
+                }
+                i += 1;
+            }
+            Ok(())
+        }
+        ty => {
+            buf.clear();
+            render(ty, key, Form::Str, buf);
+            f(buf)
+        }
+    }
+}
+
+/// Writer of `sstabledump -e` (partition keys only).
+pub struct KeysWriter<W: Write> {
+    g: SstabledumpWriter<W>,
+}
+
+impl<W: Write> KeysWriter<W> {
+    /// A keys writer (`-e` is always the pretty form).
+    pub fn new(w: W) -> Self {
+        KeysWriter { g: SstabledumpWriter::new(w, false) }
+    }
+
+    /// Start the array.
+    pub fn begin(&mut self) -> io::Result<()> {
+        self.g.begin()
+    }
+
+    /// One key.
+    pub fn key(&mut self, t: &Table<'_>, key: &[u8]) -> io::Result<()> {
+        self.g.key(t, key)
+    }
+
+    /// Close the array.
+    pub fn finish(self) -> io::Result<W> {
+        self.g.finish()
+    }
+}
+
+impl Table<'_> {
+    /// `dateString(MICROSECONDS, t)`.
+    pub fn micros(&self, t: i64) -> String {
+        if self.raw_timestamps {
+            t.to_string()
+        } else {
+            jf::instant_micros(t)
+        }
+    }
+
+    /// `dateString(SECONDS, t)`.
+    pub fn secs(&self, t: i64) -> String {
+        if self.raw_timestamps {
+            t.to_string()
+        } else {
+            jf::instant_secs(t)
+        }
+    }
+}
