@@ -134,7 +134,7 @@ fn dump_one(
         let mut sink = ScyllaWriter::new(json, a.output == DataOutputFormat::Ndjson, a.tombstones_only);
         let r = drive(a, sst, &table, &sel, &mut sink);
         let r2 = sink.close();
-        json.end_sstable(true)?;
+        json.end_sstable(true, None)?;
         r?;
         r2?;
         return Ok(());
