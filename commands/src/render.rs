@@ -89,3 +89,24 @@ pub fn read_statistics(sst: &Sstable) -> Result<Statistics> {
 pub fn f64_json(x: f64) -> Json {
     serde_json::Number::from_f64(x).map_or(Json::Null, Json::Number)
 }
+
+/// Text form of one clustering value: its typed plain string, `null`, or
+/// hex when the type is unknown or the bytes do not decode.
+pub fn clustering_value_text(ty: Option<&CqlType>, v: Option<&[u8]>) -> String {
+    match (v, ty) {
+        (None, _) => "null".to_string(),
+        (Some(b), Some(t)) => match value::decode(t, b) {
+            Ok(x) => x.to_plain_string(),
+            Err(_) => format!("0x{}", hex(b)),
+        },
+        (Some(b), None) => format!("0x{}", hex(b)),
+    }
+}
+
+/// A clustering prefix as JSON: `{"kind", "raw": [hex|null], "value": "a:b"}`.
+pub fn clustering_json(p: &sstkit_format::clustering::ClusteringPrefix<'_>, types: &[CqlType]) -> Json {
+    let raw: Vec<Json> = p.values.iter().map(|v| v.map_or(Json::Null, |b| Json::String(hex(b)))).collect();
+    let text: Vec<String> =
+        p.values.iter().enumerate().map(|(i, v)| clustering_value_text(types.get(i), *v)).collect();
+    json!({"kind": p.kind.name(), "raw": raw, "value": text.join(":")})
+}
