@@ -305,7 +305,7 @@ fn one_partition(
         }
     })();
     match r {
-        Ok(()) => Ok(true),
+        Ok(()) => Ok(sink.last_partition_written()),
         Err(e) => {
             // Close what was opened so the output stays well-formed.
             if started {
@@ -347,11 +347,12 @@ struct SdSink<'w> {
     /// Partition header not yet written (tombstones-only: written lazily).
     pending: Option<(Vec<u8>, sstkit_format::deletion::DeletionTime, u64)>,
     open: bool,
+    written: bool,
 }
 
 impl<'w> SdSink<'w> {
     fn new(w: SstabledumpWriter<&'w mut dyn Write>, tombstones_only: bool) -> Self {
-        SdSink { w, tombstones_only, pending: None, open: false }
+        SdSink { w, tombstones_only, pending: None, open: false, written: false }
     }
 
     fn ensure_open(&mut self, t: &Table<'_>) -> io::Result<()> {
@@ -410,11 +411,16 @@ impl Sink for SdSink<'_> {
 
     fn partition_end(&mut self, _t: &Table<'_>) -> io::Result<()> {
         self.pending = None;
+        self.written = self.open;
         if self.open {
             self.open = false;
             self.w.partition_end()?;
         }
         Ok(())
+    }
+
+    fn last_partition_written(&self) -> bool {
+        self.written
     }
 
     fn abort_partition(&mut self, t: &Table<'_>) -> io::Result<()> {

@@ -145,6 +145,11 @@ pub trait Sink {
     fn abort_partition(&mut self, t: &Table<'_>) -> io::Result<()> {
         self.partition_end(t)
     }
+    /// False when the partition just ended printed nothing (`--tombstones-only`
+    /// dropped it); `--limit` counts printed partitions.
+    fn last_partition_written(&self) -> bool {
+        true
+    }
     /// `--keys-only`: one partition key.
     fn key_only(&mut self, _t: &Table<'_>, _key: &[u8]) -> io::Result<()> {
         Ok(())

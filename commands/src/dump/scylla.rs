@@ -36,6 +36,10 @@ pub struct ScyllaWriter<'a, 'w> {
     elements: Option<usize>,
     /// A partition is open.
     open: bool,
+    /// The open partition has something to print under `--tombstones-only`.
+    content: bool,
+    /// The last partition was written.
+    written: bool,
 }
 
 /// Scylla's text form of a value: CQL literal for collections, tuples and
@@ -79,6 +83,8 @@ impl<'a, 'w> ScyllaWriter<'a, 'w> {
             streaming: false,
             elements: None,
             open: false,
+            content: false,
+            written: false,
         }
     }
 
@@ -88,6 +94,7 @@ impl<'a, 'w> ScyllaWriter<'a, 'w> {
     }
 
     fn maybe_flush(&mut self) -> io::Result<()> {
+        self.content = true;
         if !self.ndjson && self.buf.len() >= FLUSH_AT {
             if !self.streaming {
                 // Writes the array separator; the item follows as raw bytes.
@@ -324,6 +331,7 @@ impl Sink for ScyllaWriter<'_, '_> {
         self.streaming = false;
         self.elements = None;
         self.open = true;
+        self.content = !deletion.is_live();
         self.buf.extend_from_slice(b"{\"key\":");
         self.key_object(t, key);
         if !deletion.is_live() {
@@ -386,6 +394,11 @@ impl Sink for ScyllaWriter<'_, '_> {
             return Ok(());
         }
         self.open = false;
+        self.written = self.content || !self.tombstones_only;
+        if !self.written {
+            self.buf.clear();
+            return Ok(());
+        }
         if self.elements.is_some() {
             self.buf.push(b']');
         }
@@ -397,6 +410,10 @@ impl Sink for ScyllaWriter<'_, '_> {
         }
         self.buf.clear();
         Ok(())
+    }
+
+    fn last_partition_written(&self) -> bool {
+        self.written
     }
 
     fn key_only(&mut self, t: &Table<'_>, key: &[u8]) -> io::Result<()> {

@@ -33,15 +33,18 @@ pub struct TextWriter<W: Write> {
     tombstones_only: bool,
     key: String,
     line: String,
+    /// Something of the current partition was printed.
+    wrote: bool,
 }
 
 impl<W: Write> TextWriter<W> {
     /// A writer.
     pub fn new(w: W, tombstones_only: bool) -> Self {
-        TextWriter { w, tombstones_only, key: String::new(), line: String::with_capacity(256) }
+        TextWriter { w, tombstones_only, key: String::new(), line: String::with_capacity(256), wrote: false }
     }
 
     fn emit(&mut self, pos: u64) -> io::Result<()> {
+        self.wrote = true;
         writeln!(self.w, "[{}]@{pos} {}", self.key, self.line)
     }
 
@@ -163,6 +166,7 @@ impl<W: Write> Sink for TextWriter<W> {
         header_end: u64,
     ) -> io::Result<()> {
         self.key.clear();
+        self.wrote = false;
         render(&t.header.partition_key_type, key, Form::Str, &mut self.key);
         if !deletion_time.is_live() {
             self.line.clear();
@@ -229,6 +233,10 @@ impl<W: Write> Sink for TextWriter<W> {
             }
         }
         self.emit(m.position.0)
+    }
+
+    fn last_partition_written(&self) -> bool {
+        self.wrote || !self.tombstones_only
     }
 
     fn key_only(&mut self, t: &Table<'_>, key: &[u8]) -> io::Result<()> {
