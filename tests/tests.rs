@@ -5,3 +5,9 @@ mod util;
 
 // CLI definition sanity, man pages and completions drift.
 mod cli;
+
+// Metadata commands: snapshots on fixtures, corpus walk.
+mod metadata;
+
+// dump-data: every output format against the Cassandra fixtures.
+mod dump_data;
