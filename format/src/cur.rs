@@ -27,7 +27,12 @@ pub struct Cur<'a> {
 impl<'a> Cur<'a> {
     /// A cursor over `buf`, whose first byte is at absolute offset `base` of `comp`.
     pub fn new(buf: &'a [u8], comp: Component, base: u64) -> Self {
-        Cur { buf, pos: 0, base, comp }
+        Cur {
+            buf,
+            pos: 0,
+            base,
+            comp,
+        }
     }
 
     /// Bytes not yet consumed.
@@ -71,7 +76,13 @@ impl<'a> Cur<'a> {
     }
 
     fn eof(&self, need: u64, what: &'static str) -> Error {
-        self.err(ErrorKind::UnexpectedEof { need, have: self.remaining() as u64 }, what)
+        self.err(
+            ErrorKind::UnexpectedEof {
+                need,
+                have: self.remaining() as u64,
+            },
+            what,
+        )
     }
 
     /// Consume exactly `n` bytes.
@@ -89,7 +100,10 @@ impl<'a> Cur<'a> {
     pub fn bytes_len(&mut self, len: u64, what: &'static str) -> Result<&'a [u8]> {
         if len > self.remaining() as u64 {
             return Err(self.err(
-                ErrorKind::LengthOutOfRange { len, remaining: self.remaining() as u64 },
+                ErrorKind::LengthOutOfRange {
+                    len,
+                    remaining: self.remaining() as u64,
+                },
                 what,
             ));
         }
@@ -100,7 +114,12 @@ impl<'a> Cur<'a> {
     pub fn split(&mut self, len: u64, what: &'static str) -> Result<Cur<'a>> {
         let base = self.abs_offset();
         let b = self.bytes_len(len, what)?;
-        Ok(Cur { buf: b, pos: 0, base, comp: self.comp })
+        Ok(Cur {
+            buf: b,
+            pos: 0,
+            base,
+            comp: self.comp,
+        })
     }
 
     /// Skip `n` bytes.
@@ -112,7 +131,10 @@ impl<'a> Cur<'a> {
     pub fn seek(&mut self, pos: usize, what: &'static str) -> Result<()> {
         if pos > self.buf.len() {
             return Err(self.err(
-                ErrorKind::LengthOutOfRange { len: pos as u64, remaining: self.buf.len() as u64 },
+                ErrorKind::LengthOutOfRange {
+                    len: pos as u64,
+                    remaining: self.buf.len() as u64,
+                },
                 what,
             ));
         }
@@ -133,7 +155,10 @@ impl<'a> Cur<'a> {
     }
     /// Peek at the next byte without consuming it.
     pub fn peek_u8(&self, what: &'static str) -> Result<u8> {
-        self.buf.get(self.pos).copied().ok_or_else(|| self.eof(1, what))
+        self.buf
+            .get(self.pos)
+            .copied()
+            .ok_or_else(|| self.eof(1, what))
     }
     /// Big-endian u16.
     pub fn u16(&mut self, what: &'static str) -> Result<u16> {
@@ -184,7 +209,11 @@ impl<'a> Cur<'a> {
         if extra + 1 > self.remaining() {
             return Err(self.eof(extra as u64 + 1, what));
         }
-        let mut v: u64 = if extra == 8 { 0 } else { (first & (0xFFu8 >> extra)) as u64 };
+        let mut v: u64 = if extra == 8 {
+            0
+        } else {
+            (first & (0xFFu8 >> extra)) as u64
+        };
         for i in 0..extra {
             v = (v << 8) | self.buf[self.pos + 1 + i] as u64;
         }
@@ -204,7 +233,10 @@ impl<'a> Cur<'a> {
         let v = self.uvint(what)?;
         if v > max {
             return Err(Error::at(
-                ErrorKind::LengthOutOfRange { len: v, remaining: max },
+                ErrorKind::LengthOutOfRange {
+                    len: v,
+                    remaining: max,
+                },
                 self.comp,
                 at,
                 what,
@@ -224,7 +256,12 @@ impl<'a> Cur<'a> {
         let at = self.abs_offset();
         let n = self.i32(what)?;
         if n < 0 {
-            return Err(Error::at(ErrorKind::BadValue(format!("negative length {n}")), self.comp, at, what));
+            return Err(Error::at(
+                ErrorKind::BadValue(format!("negative length {n}")),
+                self.comp,
+                at,
+                what,
+            ));
         }
         self.bytes_len(n as u64, what)
     }
@@ -247,7 +284,10 @@ impl<'a> Cur<'a> {
         let need = n.saturating_mul(elem_min.max(1));
         if need > self.remaining() as u64 {
             return Err(self.err(
-                ErrorKind::LengthOutOfRange { len: n, remaining: self.remaining() as u64 },
+                ErrorKind::LengthOutOfRange {
+                    len: n,
+                    remaining: self.remaining() as u64,
+                },
                 what,
             ));
         }
@@ -303,7 +343,18 @@ mod tests {
 
     #[test]
     fn vint_roundtrip() {
-        for v in [0u64, 1, 127, 128, 16383, 16384, 1 << 40, u64::MAX, (1 << 56) - 1, 1 << 56] {
+        for v in [
+            0u64,
+            1,
+            127,
+            128,
+            16383,
+            16384,
+            1 << 40,
+            u64::MAX,
+            (1 << 56) - 1,
+            1 << 56,
+        ] {
             let mut out = Vec::new();
             write_uvint(&mut out, v);
             assert_eq!(out.len(), uvint_size(v), "size of {v}");
@@ -316,13 +367,22 @@ mod tests {
         let mut c = Cur::new(&[0xC1, 0xB5], Component::Index, 100);
         let e = c.uvint("x").unwrap_err();
         assert_eq!(e.offset, Some(100));
-        assert!(matches!(e.kind, ErrorKind::UnexpectedEof { need: 3, have: 2 }));
+        assert!(matches!(
+            e.kind,
+            ErrorKind::UnexpectedEof { need: 3, have: 2 }
+        ));
     }
 
     #[test]
     fn lengths_are_checked() {
         let mut c = Cur::new(&[0x00, 0x09, 1, 2], Component::Index, 0);
         let e = c.short_bytes("key").unwrap_err();
-        assert!(matches!(e.kind, ErrorKind::LengthOutOfRange { len: 9, remaining: 2 }));
+        assert!(matches!(
+            e.kind,
+            ErrorKind::LengthOutOfRange {
+                len: 9,
+                remaining: 2
+            }
+        ));
     }
 }

@@ -125,10 +125,12 @@ pub fn parse_file_name(dir: &Path, name: &str) -> Result<ParsedName> {
 impl Descriptor {
     /// Parse the descriptor of any component path.
     pub fn from_path(path: &Path) -> Result<(Descriptor, String)> {
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .ok_or_else(|| Error::new(ErrorKind::BadFileName(path.display().to_string()), "file name"))?;
+        let name = path.file_name().and_then(|n| n.to_str()).ok_or_else(|| {
+            Error::new(
+                ErrorKind::BadFileName(path.display().to_string()),
+                "file name",
+            )
+        })?;
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let p = parse_file_name(&dir, name).map_err(|e| e.in_file(path))?;
         Ok((p.descriptor, p.component))
@@ -165,7 +167,9 @@ pub fn find_sstables(args: &[PathBuf]) -> Result<Vec<Descriptor>> {
                 let ent = ent.map_err(|e| Error::from(e).in_file(arg))?;
                 let name = ent.file_name();
                 let Some(name) = name.to_str() else { continue };
-                let Ok(p) = parse_file_name(arg, name) else { continue };
+                let Ok(p) = parse_file_name(arg, name) else {
+                    continue;
+                };
                 let sealed = p.component == "TOC.txt";
                 let data = p.component == "Data.db";
                 if !(sealed || data) {
@@ -179,8 +183,11 @@ pub fn find_sstables(args: &[PathBuf]) -> Result<Vec<Descriptor>> {
             // Prefer sealed sstables; a directory with only Data.db files (no
             // TOC at all, e.g. test golden files) still yields them.
             let any_sealed = found.iter().any(|(_, s)| *s);
-            let mut ds: Vec<Descriptor> =
-                found.into_iter().filter(|(_, s)| *s || !any_sealed).map(|(d, _)| d).collect();
+            let mut ds: Vec<Descriptor> = found
+                .into_iter()
+                .filter(|(_, s)| *s || !any_sealed)
+                .map(|(d, _)| d)
+                .collect();
             ds.sort_by(|a, b| {
                 (&a.generation, a.version, &a.prefix).cmp(&(&b.generation, b.version, &b.prefix))
             });
@@ -209,8 +216,11 @@ mod tests {
         assert_eq!(p.descriptor.prefix, "nb-1-big-");
         assert_eq!(p.descriptor.generation, Generation::Int(1));
         assert_eq!(p.component, "Data.db");
-        let p = parse_file_name(Path::new("/d"), "da-3gsm_0lob_1zdg02we44my8dy25w-bti-Rows.db")
-            .unwrap();
+        let p = parse_file_name(
+            Path::new("/d"),
+            "da-3gsm_0lob_1zdg02we44my8dy25w-bti-Rows.db",
+        )
+        .unwrap();
         assert_eq!(p.descriptor.format, FormatKind::Bti);
         assert!(matches!(p.descriptor.generation, Generation::Uuid(_)));
         let p = parse_file_name(Path::new("/d"), "ks-cf-ka-12-Digest.sha1").unwrap();

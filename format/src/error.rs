@@ -83,12 +83,23 @@ pub struct Error {
 impl Error {
     /// A new error with no location yet.
     pub fn new(kind: ErrorKind, what: &'static str) -> Self {
-        Error { kind, component: None, offset: None, file: None, partition: None, what }
+        Error {
+            kind,
+            component: None,
+            offset: None,
+            file: None,
+            partition: None,
+            what,
+        }
     }
 
     /// A new error located in `component` at `offset`.
     pub fn at(kind: ErrorKind, component: Component, offset: u64, what: &'static str) -> Self {
-        Error { component: Some(component), offset: Some(offset), ..Error::new(kind, what) }
+        Error {
+            component: Some(component),
+            offset: Some(offset),
+            ..Error::new(kind, what)
+        }
     }
 
     /// Attach the file path (keeps an existing one).
@@ -126,17 +137,29 @@ impl fmt::Display for ErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ErrorKind::UnexpectedEof { need, have } => {
-                write!(f, "unexpected end of input (need {need} bytes, {have} left)")
+                write!(
+                    f,
+                    "unexpected end of input (need {need} bytes, {have} left)"
+                )
             }
             ErrorKind::LengthOutOfRange { len, remaining } => {
                 write!(f, "length {len} out of range ({remaining} bytes left)")
             }
-            ErrorKind::ChecksumMismatch { algo, expected, got } => {
-                write!(f, "{algo} checksum mismatch (stored {expected:#010x}, computed {got:#010x})")
+            ErrorKind::ChecksumMismatch {
+                algo,
+                expected,
+                got,
+            } => {
+                write!(
+                    f,
+                    "{algo} checksum mismatch (stored {expected:#010x}, computed {got:#010x})"
+                )
             }
             ErrorKind::BadValue(m) => write!(f, "{m}"),
             ErrorKind::Decompress(m) => write!(f, "decompression failed: {m}"),
-            ErrorKind::UnknownVersion(v) => write!(f, "unknown or unsupported sstable version {v:?}"),
+            ErrorKind::UnknownVersion(v) => {
+                write!(f, "unknown or unsupported sstable version {v:?}")
+            }
             ErrorKind::BadFileName(n) => write!(f, "not an sstable component file name: {n}"),
             ErrorKind::MissingComponent => write!(f, "component is missing"),
             ErrorKind::BadType(m) => write!(f, "bad type string: {m}"),

@@ -16,15 +16,29 @@
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod chunk;
+pub mod clustering;
 pub mod component;
+pub mod compression;
+pub mod crc;
 pub mod cur;
+pub mod data;
+pub mod deletion;
 pub mod descriptor;
+pub mod digest;
 pub mod error;
+pub mod filter;
+pub mod index;
 pub mod io;
+pub mod schema;
+pub mod scylla;
 pub mod sstable;
 pub mod statistics;
+pub mod summary;
 pub mod toc;
+pub mod token;
 pub mod types;
+pub mod value;
 pub mod version;
 
 pub use component::Component;

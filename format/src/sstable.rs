@@ -51,7 +51,12 @@ impl Sstable {
         let io = IoLayer::new(paths);
         // Carry over the TOC read so per-operation stats include it.
         *io.stats_mut() = probe.stats();
-        Ok(Sstable { desc, toc, toc_from_file: from_file, io })
+        Ok(Sstable {
+            desc,
+            toc,
+            toc_from_file: from_file,
+            io,
+        })
     }
 
     /// Open the sstable that `path` (any of its components) belongs to.
@@ -93,7 +98,9 @@ impl Sstable {
         if self.has(c) {
             Ok(())
         } else {
-            Err(Error::new(ErrorKind::MissingComponent, "").in_component(c).in_file(&self.path(c)))
+            Err(Error::new(ErrorKind::MissingComponent, "")
+                .in_component(c)
+                .in_file(&self.path(c)))
         }
     }
 
@@ -106,7 +113,11 @@ impl Sstable {
 
 /// Without TOC.txt, list the files that share the sstable's prefix.
 fn discover(desc: &Descriptor) -> Result<Toc> {
-    let dir = if desc.dir.as_os_str().is_empty() { Path::new(".") } else { desc.dir.as_path() };
+    let dir = if desc.dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        desc.dir.as_path()
+    };
     let rd = std::fs::read_dir(dir).map_err(|e| Error::from(e).in_file(dir))?;
     let mut entries = Vec::new();
     for ent in rd {
@@ -115,7 +126,10 @@ fn discover(desc: &Descriptor) -> Result<Toc> {
         let Some(name) = name.to_str() else { continue };
         if let Some(rest) = name.strip_prefix(desc.prefix.as_str()) {
             if let Some(c) = Component::from_suffix(rest) {
-                entries.push(TocEntry { name: rest.to_string(), component: Some(c) });
+                entries.push(TocEntry {
+                    name: rest.to_string(),
+                    component: Some(c),
+                });
             }
         }
     }

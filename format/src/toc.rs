@@ -53,7 +53,10 @@ impl Toc {
                     return Err(Cur::new(bytes, Component::Toc, offset)
                         .bad("TOC entry", format!("unrecognised component {name:?}")));
                 }
-                entries.push(TocEntry { name: name.to_string(), component });
+                entries.push(TocEntry {
+                    name: name.to_string(),
+                    component,
+                });
             }
             offset += line.len() as u64 + 1;
         }
@@ -70,7 +73,10 @@ impl Toc {
 
     /// The suffix as written for component `c` (matters for Digest.*).
     pub fn name_of(&self, c: Component) -> Option<&str> {
-        self.entries.iter().find(|e| e.component == Some(c)).map(|e| e.name.as_str())
+        self.entries
+            .iter()
+            .find(|e| e.component == Some(c))
+            .map(|e| e.name.as_str())
     }
 }
 

@@ -99,17 +99,28 @@ impl Native {
     ];
 
     fn from_class(short: &str) -> Option<Native> {
-        Self::TABLE.iter().find(|(c, _, _)| *c == short).map(|(_, n, _)| *n)
+        Self::TABLE
+            .iter()
+            .find(|(c, _, _)| *c == short)
+            .map(|(_, n, _)| *n)
     }
 
     /// The marshal class short name.
     pub fn class(self) -> &'static str {
-        Self::TABLE.iter().find(|(_, n, _)| *n == self).map(|(c, _, _)| *c).unwrap_or("BytesType")
+        Self::TABLE
+            .iter()
+            .find(|(_, n, _)| *n == self)
+            .map(|(c, _, _)| *c)
+            .unwrap_or("BytesType")
     }
 
     /// The CQL name.
     pub fn cql(self) -> &'static str {
-        Self::TABLE.iter().find(|(_, n, _)| *n == self).map(|(_, _, q)| *q).unwrap_or("blob")
+        Self::TABLE
+            .iter()
+            .find(|(_, n, _)| *n == self)
+            .map(|(_, _, q)| *q)
+            .unwrap_or("blob")
     }
 
     /// `valueLengthIfFixed`.
@@ -168,7 +179,11 @@ const MARSHAL: &str = "org.apache.cassandra.db.marshal.";
 impl CqlType {
     /// Parse a marshal type string.
     pub fn parse(s: &str) -> Result<CqlType> {
-        let mut p = Parser { s: s.as_bytes(), i: 0, depth: 0 };
+        let mut p = Parser {
+            s: s.as_bytes(),
+            i: 0,
+            depth: 0,
+        };
         let t = p.ty()?;
         p.ws();
         if p.i != p.s.len() {
@@ -261,7 +276,13 @@ impl CqlType {
     }
 
     fn cql_inner(&self, frozen_ctx: bool) -> String {
-        let wrap = |s: String| if frozen_ctx { s } else { format!("frozen<{s}>") };
+        let wrap = |s: String| {
+            if frozen_ctx {
+                s
+            } else {
+                format!("frozen<{s}>")
+            }
+        };
         match self {
             CqlType::Native(n) => n.cql().to_string(),
             CqlType::Reversed(t) => t.cql_inner(frozen_ctx),
@@ -277,17 +298,15 @@ impl CqlType {
                 let inner: Vec<String> = ts.iter().map(CqlType::cql_nested).collect();
                 format!("tuple<{}>", inner.join(", "))
             }
-            CqlType::Udt { name, .. } => {
-                let n = quote_ident(name);
-                if frozen_ctx {
-                    n
-                } else {
-                    n // a non-frozen UDT column is spelled with its bare name
-                }
-            }
+            // Frozen or not, a UDT is spelled with its bare name here; the
+            // `frozen<>` wrapper comes from the enclosing FrozenType.
+            CqlType::Udt { name, .. } => quote_ident(name),
             CqlType::Composite(ts) => {
                 let inner: Vec<String> = ts.iter().map(|t| t.cql_inner(true)).collect();
-                format!("'org.apache.cassandra.db.marshal.CompositeType({})'", inner.join(","))
+                format!(
+                    "'org.apache.cassandra.db.marshal.CompositeType({})'",
+                    inner.join(",")
+                )
             }
             CqlType::Vector(t, n) => wrap(format!("vector<{}, {n}>", t.cql_nested())),
             CqlType::DynamicComposite(_) | CqlType::ColumnToCollection(_) => {
@@ -315,7 +334,10 @@ impl CqlType {
     /// The marshal class string (inverse of [`CqlType::parse`], fully qualified).
     pub fn class_string(&self) -> String {
         fn list(ts: &[CqlType]) -> String {
-            ts.iter().map(CqlType::class_string).collect::<Vec<_>>().join(",")
+            ts.iter()
+                .map(CqlType::class_string)
+                .collect::<Vec<_>>()
+                .join(",")
         }
         match self {
             CqlType::Native(n) => format!("{MARSHAL}{}", n.class()),
@@ -324,11 +346,19 @@ impl CqlType {
             CqlType::List(t) => format!("{MARSHAL}ListType({})", t.class_string()),
             CqlType::Set(t) => format!("{MARSHAL}SetType({})", t.class_string()),
             CqlType::Map(k, v) => {
-                format!("{MARSHAL}MapType({},{})", k.class_string(), v.class_string())
+                format!(
+                    "{MARSHAL}MapType({},{})",
+                    k.class_string(),
+                    v.class_string()
+                )
             }
             CqlType::Tuple(ts) => format!("{MARSHAL}TupleType({})", list(ts)),
             CqlType::Composite(ts) => format!("{MARSHAL}CompositeType({})", list(ts)),
-            CqlType::Udt { keyspace, name, fields } => {
+            CqlType::Udt {
+                keyspace,
+                name,
+                fields,
+            } => {
                 let mut s = format!("{MARSHAL}UserType({keyspace},{}", hex(name.as_bytes()));
                 for (f, t) in fields {
                     s.push_str(&format!(",{}:{}", hex(f.as_bytes()), t.class_string()));
@@ -337,8 +367,10 @@ impl CqlType {
                 s
             }
             CqlType::DynamicComposite(ts) => {
-                let inner: Vec<String> =
-                    ts.iter().map(|(a, t)| format!("{}=>{}", *a as char, t.class_string())).collect();
+                let inner: Vec<String> = ts
+                    .iter()
+                    .map(|(a, t)| format!("{}=>{}", *a as char, t.class_string()))
+                    .collect();
                 format!("{MARSHAL}DynamicCompositeType({})", inner.join(","))
             }
             CqlType::Vector(t, n) => format!("{MARSHAL}VectorType({},{n})", t.class_string()),
@@ -370,7 +402,8 @@ fn hex(b: &[u8]) -> String {
 pub fn quote_ident(s: &str) -> String {
     let plain = !s.is_empty()
         && s.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
-        && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
     if plain {
         s.to_string()
     } else {
@@ -585,7 +618,11 @@ impl Parser<'_> {
                 _ => return Err(self.err("expected ',' or ')'")),
             }
         }
-        Ok(CqlType::Udt { keyspace, name, fields })
+        Ok(CqlType::Udt {
+            keyspace,
+            name,
+            fields,
+        })
     }
 }
 
@@ -593,8 +630,10 @@ fn unhex(s: &str) -> Option<String> {
     if s.len() % 2 != 0 {
         return None;
     }
-    let bytes: Option<Vec<u8>> =
-        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect();
+    let bytes: Option<Vec<u8>> = (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect();
     Some(String::from_utf8_lossy(&bytes?).into_owned())
 }
 

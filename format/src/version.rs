@@ -83,16 +83,33 @@ impl Version {
     pub fn parse(s: &str) -> Result<Version> {
         let b = s.as_bytes();
         if b.len() != 2 || !b.iter().all(|c| c.is_ascii_lowercase()) {
-            return Err(Error::new(ErrorKind::UnknownVersion(s.to_string()), "version"));
+            return Err(Error::new(
+                ErrorKind::UnknownVersion(s.to_string()),
+                "version",
+            ));
         }
         let v = Version([b[0], b[1]]);
         let known = matches!(
             s,
-            "ka" | "la" | "ma" | "mb" | "mc" | "md" | "me" | "ms" | "mt" | "na" | "nb" | "nc"
-                | "oa" | "da"
+            "ka" | "la"
+                | "ma"
+                | "mb"
+                | "mc"
+                | "md"
+                | "me"
+                | "ms"
+                | "mt"
+                | "na"
+                | "nb"
+                | "nc"
+                | "oa"
+                | "da"
         );
         if !known {
-            return Err(Error::new(ErrorKind::UnknownVersion(s.to_string()), "version"));
+            return Err(Error::new(
+                ErrorKind::UnknownVersion(s.to_string()),
+                "version",
+            ));
         }
         Ok(v)
     }
@@ -167,7 +184,9 @@ mod tests {
         assert!(!f("na").originating_host_id && f("nb").originating_host_id);
         assert!(f("me").old_bf_format && !f("na").old_bf_format && f("ms").old_bf_format);
         assert!(f("na").metadata_checksum && !f("ms").metadata_checksum);
-        assert!(f("oa").uint_deletion_time && f("da").uint_deletion_time && !f("mt").uint_deletion_time);
+        assert!(
+            f("oa").uint_deletion_time && f("da").uint_deletion_time && !f("mt").uint_deletion_time
+        );
         assert!(f("da").trie_index && f("ms").trie_index && !f("oa").trie_index);
         assert!(f("ka").legacy_cells && f("la").adler32_checksums && !f("ma").legacy_cells);
         assert!(Version::parse("zz").is_err() && Version::parse("n").is_err());

@@ -47,7 +47,11 @@ pub struct IoLayer {
 impl IoLayer {
     /// A layer over the given component paths (files are opened lazily).
     pub fn new(paths: HashMap<Component, PathBuf>) -> Self {
-        IoLayer { paths, files: RefCell::new(HashMap::new()), stats: RefCell::new(IoStats::default()) }
+        IoLayer {
+            paths,
+            files: RefCell::new(HashMap::new()),
+            stats: RefCell::new(IoStats::default()),
+        }
     }
 
     /// Path of a component, if the sstable has it.
@@ -70,7 +74,7 @@ impl IoLayer {
 
     fn with_file<T>(&self, c: Component, f: impl FnOnce(&OpenFile) -> Result<T>) -> Result<T> {
         let mut files = self.files.borrow_mut();
-        if !files.contains_key(&c) {
+        if let std::collections::hash_map::Entry::Vacant(slot) = files.entry(c) {
             let path = self.paths.get(&c).ok_or_else(|| self.missing(c))?;
             let file = File::open(path).map_err(|e| {
                 if e.kind() == std::io::ErrorKind::NotFound {
@@ -79,8 +83,11 @@ impl IoLayer {
                     Error::from(e).in_file(path).in_component(c)
                 }
             })?;
-            let len = file.metadata().map_err(|e| Error::from(e).in_file(path))?.len();
-            files.insert(c, OpenFile { file, len });
+            let len = file
+                .metadata()
+                .map_err(|e| Error::from(e).in_file(path))?
+                .len();
+            slot.insert(OpenFile { file, len });
         }
         match files.get(&c) {
             Some(of) => f(of),
@@ -102,7 +109,10 @@ impl IoLayer {
             if end.is_none_or(|e| e > of.len) {
                 let remaining = of.len.saturating_sub(off);
                 let e = Error::at(
-                    ErrorKind::UnexpectedEof { need: len as u64, have: remaining },
+                    ErrorKind::UnexpectedEof {
+                        need: len as u64,
+                        have: remaining,
+                    },
                     c,
                     off,
                     "component read",
@@ -114,12 +124,23 @@ impl IoLayer {
             }
             let mut buf = Vec::new();
             buf.try_reserve_exact(len).map_err(|_| {
-                Error::at(ErrorKind::LengthOutOfRange { len: len as u64, remaining: of.len }, c, off, "component read")
+                Error::at(
+                    ErrorKind::LengthOutOfRange {
+                        len: len as u64,
+                        remaining: of.len,
+                    },
+                    c,
+                    off,
+                    "component read",
+                )
             })?;
             buf.resize(len, 0);
             read_exact_at(&of.file, &mut buf, off).map_err(|e| {
                 let e = Error::from(e).in_component(c);
-                let e = Error { offset: Some(off), ..e };
+                let e = Error {
+                    offset: Some(off),
+                    ..e
+                };
                 match &path {
                     Some(p) => e.in_file(p),
                     None => e,
@@ -134,7 +155,15 @@ impl IoLayer {
     pub fn read_all(&self, c: Component) -> Result<Vec<u8>> {
         let len = self.len(c)?;
         let len = usize::try_from(len).map_err(|_| {
-            Error::at(ErrorKind::LengthOutOfRange { len, remaining: len }, c, 0, "component size")
+            Error::at(
+                ErrorKind::LengthOutOfRange {
+                    len,
+                    remaining: len,
+                },
+                c,
+                0,
+                "component size",
+            )
         })?;
         self.read(c, 0, len, ReadKind::Metadata)
     }

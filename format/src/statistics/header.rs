@@ -78,21 +78,53 @@ fn columns(cur: &mut Cur<'_>, what: &'static str) -> Result<Vec<ColumnDef>> {
         let name_bytes = cur.vint_bytes("column name")?.to_vec();
         let at = cur.abs_offset();
         let ts = String::from_utf8_lossy(cur.vint_bytes("column type")?).into_owned();
-        let ty = CqlType::parse(&ts).map_err(|e| crate::Error { offset: Some(at), component: Some(cur.component()), ..e })?;
-        v.push(ColumnDef { name: String::from_utf8_lossy(&name_bytes).into_owned(), name_bytes, ty, type_string: ts });
+        let ty = CqlType::parse(&ts).map_err(|e| crate::Error {
+            offset: Some(at),
+            component: Some(cur.component()),
+            ..e
+        })?;
+        v.push(ColumnDef {
+            name: String::from_utf8_lossy(&name_bytes).into_owned(),
+            name_bytes,
+            ty,
+            type_string: ts,
+        });
     }
     Ok(v)
 }
 
 impl SerializationHeader {
     /// Decode the header from a cursor positioned at its first byte.
+    ///
+    /// The local-deletion-time base is computed the `< oa` way (32-bit
+    /// wrapping); use [`SerializationHeader::parse_versioned`] when the
+    /// version is known.
     pub fn parse(cur: &mut Cur<'_>) -> Result<SerializationHeader> {
+        Self::parse_versioned(cur, false)
+    }
+
+    /// Decode the header; `uint_deletion_time` is
+    /// [`crate::Features::uint_deletion_time`].
+    ///
+    /// NOTE: the local-deletion-time base differs by version (§3.8): `< oa`
+    /// writers (C\* 3.x/4.x `EncodingStats`) use `int` arithmetic, so
+    /// `epoch + delta` wraps at 32 bits; C\* 5.0 (`oa`+) reads
+    /// `(long) readUnsignedVInt32() + DELETION_TIME_EPOCH`: the truncated delta
+    /// sign-extended, then added as i64 (no wrap; deletion times up to 2106).
+    pub fn parse_versioned(
+        cur: &mut Cur<'_>,
+        uint_deletion_time: bool,
+    ) -> Result<SerializationHeader> {
         let ts = cur.uvint("min timestamp delta")?;
         let ldt = cur.uvint("min local deletion time delta")?;
         let ttl = cur.uvint("min ttl delta")?;
         let at = cur.abs_offset();
         let pk = String::from_utf8_lossy(cur.vint_bytes("partition key type")?).into_owned();
-        let pk_ty = CqlType::parse(&pk).map_err(|e| crate::Error { offset: Some(at), component: Some(cur.component()), ..e })?;
+        let pk_ty = CqlType::parse(&pk).map_err(|e| crate::Error {
+            offset: Some(at),
+            component: Some(cur.component()),
+            ..e
+        })?;
         let n = cur.uvint("clustering count")?;
         let n = cur.count(n, 1, "clustering count")?;
         let mut ck = Vec::with_capacity(n);
@@ -100,7 +132,11 @@ impl SerializationHeader {
         for _ in 0..n {
             let at = cur.abs_offset();
             let s = String::from_utf8_lossy(cur.vint_bytes("clustering type")?).into_owned();
-            ck.push(CqlType::parse(&s).map_err(|e| crate::Error { offset: Some(at), component: Some(cur.component()), ..e })?);
+            ck.push(CqlType::parse(&s).map_err(|e| crate::Error {
+                offset: Some(at),
+                component: Some(cur.component()),
+                ..e
+            })?);
             ck_s.push(s);
         }
         let static_columns = columns(cur, "static column count")?;
@@ -109,7 +145,11 @@ impl SerializationHeader {
             // NOTE: wrapping arithmetic: the deltas are unsigned vints of
             // (value - epoch), so negative values appear as huge u64s (§3.8).
             min_timestamp: TIMESTAMP_EPOCH.wrapping_add(ts as i64),
-            min_local_deletion_time: (DELETION_TIME_EPOCH as i32).wrapping_add(ldt as i32) as i64,
+            min_local_deletion_time: if uint_deletion_time {
+                DELETION_TIME_EPOCH + ldt as u32 as i32 as i64
+            } else {
+                (DELETION_TIME_EPOCH as i32).wrapping_add(ldt as i32) as i64
+            },
             min_ttl: ttl as i32 as i64,
             raw_deltas: (ts, ldt, ttl),
             partition_key_type: pk_ty,
@@ -124,13 +164,20 @@ impl SerializationHeader {
     /// Columns in the order Data.db uses: simple (non-multi-cell) columns
     /// first, then complex ones, each group in header order (§3.6).
     pub fn data_order(cols: &[ColumnDef]) -> Vec<ColumnDef> {
-        let mut v: Vec<ColumnDef> = cols.iter().filter(|c| !c.ty.is_multi_cell()).cloned().collect();
+        let mut v: Vec<ColumnDef> = cols
+            .iter()
+            .filter(|c| !c.ty.is_multi_cell())
+            .cloned()
+            .collect();
         v.extend(cols.iter().filter(|c| c.ty.is_multi_cell()).cloned());
         v
     }
 
     /// Fixed lengths of the clustering columns (for the clustering decoder).
     pub fn clustering_fixed_lens(&self) -> Vec<Option<usize>> {
-        self.clustering_types.iter().map(CqlType::fixed_len).collect()
+        self.clustering_types
+            .iter()
+            .map(CqlType::fixed_len)
+            .collect()
     }
 }

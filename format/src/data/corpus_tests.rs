@@ -1,0 +1,1318 @@
+//! Tests against the real sstables of `shared/corpus` (skipped with a note
+//! when the corpus is absent) and the Cassandra 5.0 fixtures of
+//! `fixtures/cassandra` (skipped when absent).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+
+use super::*;
+use crate::sstable::Sstable;
+use crate::statistics::{SerializationHeader, Statistics};
+
+/// The corpus root, or None (with a note) when absent.
+pub(crate) fn corpus_root() -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus");
+    if p.is_dir() {
+        Some(p)
+    } else {
+        eprintln!("skipping: corpus not found at {}", p.display());
+        None
+    }
+}
+
+/// Row-format versions this decoder handles.
+const ROW_VERSIONS: &[&str] = &[
+    "ma", "mb", "mc", "md", "me", "ms", "mt", "na", "nb", "nc", "oa", "da",
+];
+
+/// `origin/set` of a corpus file.
+fn set_of(p: &Path) -> String {
+    let set = p
+        .parent()
+        .and_then(|d| d.file_name())
+        .map(|s| s.to_string_lossy().into_owned());
+    let origin = p
+        .parent()
+        .and_then(|d| d.parent())
+        .and_then(|d| d.file_name())
+        .map(|s| s.to_string_lossy().into_owned());
+    format!("{}/{}", origin.unwrap_or_default(), set.unwrap_or_default())
+}
+
+/// Every row-format `*-Data.db` of the corpus, sorted.
+fn corpus_data_files() -> Vec<PathBuf> {
+    let Some(root) = corpus_root() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for origin in ["cassandra", "scylladb"] {
+        let Ok(sets) = std::fs::read_dir(root.join(origin)) else {
+            continue;
+        };
+        for set in sets.flatten() {
+            let Ok(files) = std::fs::read_dir(set.path()) else {
+                continue;
+            };
+            for f in files.flatten() {
+                let name = f.file_name().to_string_lossy().into_owned();
+                let version = name.split('-').next().unwrap_or("");
+                if name.ends_with("-Data.db") && ROW_VERSIONS.contains(&version) {
+                    out.push(f.path());
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Sets whose files are deliberately damaged (INDEX.tsv / MANIFEST.md:
+/// "CORRUPTED", "INVALID"): decoding may fail, but must not panic.
+fn is_corrupt_set(set: &str) -> bool {
+    const CORRUPT: &[&str] = &[
+        "scylladb/3.x-lz4-integrity_check-invalid_checksums",
+        "scylladb/broken_close_tombstone",
+        "scylladb/broken_open_tombstone",
+        "scylladb/broken_non_compound_pi_and_range_tombstone",
+        "scylladb/compression-premature-eof",
+        "scylladb/empty_index",
+        "scylladb/incompatible_serialized_type",
+        "scylladb/invalid_boundary",
+        "scylladb/mismatched_timestamp",
+        "cassandra/invalid-legacy-cf_with_duplicates_3_0",
+    ];
+    CORRUPT.contains(&set) || set.contains("/corrupt-") || set.contains("/negative-ldts-")
+}
+
+/// Counts of one decoded Data.db.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Counts {
+    pub partitions: u64,
+    pub static_rows: u64,
+    /// Static rows with at least one column (sstabledump omits empty ones).
+    pub nonempty_static_rows: u64,
+    pub rows: u64,
+    pub markers: u64,
+    pub cells: u64,
+    pub partition_deletions: u64,
+}
+
+/// Open the sstable of `data` and its serialization header.
+fn open(data: &Path) -> crate::Result<(Sstable, SerializationHeader)> {
+    let sst = Sstable::open_path(data)?;
+    let bytes = sst.read_component(crate::component::Component::Statistics)?;
+    let st = Statistics::parse_lenient(&bytes, sst.features())?;
+    let header = st.header.ok_or_else(|| {
+        crate::Error::new(
+            crate::ErrorKind::BadValue("no serialization header".into()),
+            "header",
+        )
+    })?;
+    Ok((sst, header))
+}
+
+/// Decode a whole Data.db, checking the fragment grammar, positions and
+/// sizes as it goes. Returns the counts and the reader's findings.
+pub(crate) fn decode_all(data: &Path) -> crate::Result<(Counts, Vec<Finding>, u64)> {
+    let (sst, header) = open(data)?;
+    let mut r = ScanReader::new(&sst, &header)?;
+    let mut c = Counts::default();
+    let mut in_partition = false;
+    let mut expected_pos = 0u64;
+    while let Some(f) = r.next_fragment()? {
+        // Fragments tile the file: each starts where the previous ended.
+        assert_eq!(
+            f.position().0,
+            expected_pos,
+            "{}: fragment position",
+            data.display()
+        );
+        match &f {
+            Fragment::PartitionStart { key, deletion, .. } => {
+                assert!(!in_partition);
+                in_partition = true;
+                c.partitions += 1;
+                if !deletion.is_live() {
+                    c.partition_deletions += 1;
+                }
+                let dl = deletion.serialized_size(&sst.features()) as u64;
+                expected_pos += 2 + key.len() as u64 + dl;
+            }
+            Fragment::StaticRow(row) | Fragment::Row(row) => {
+                assert!(in_partition);
+                assert_eq!(row.is_static(), matches!(f, Fragment::StaticRow(_)));
+                if row.is_static() {
+                    c.static_rows += 1;
+                    c.nonempty_static_rows += !row.cells.is_empty() as u64;
+                } else {
+                    c.rows += 1;
+                }
+                for cd in &row.cells {
+                    c.cells += match cd {
+                        ColumnData::Simple { .. } => 1,
+                        ColumnData::Complex { cells, .. } => cells.len() as u64,
+                    };
+                }
+                expected_pos += row.size;
+            }
+            Fragment::Marker(m) => {
+                assert!(in_partition);
+                c.markers += 1;
+                expected_pos += m.size;
+            }
+            Fragment::PartitionEnd { .. } => {
+                assert!(in_partition);
+                in_partition = false;
+                expected_pos += 1;
+            }
+        }
+    }
+    assert!(
+        !in_partition,
+        "{}: ended inside a partition",
+        data.display()
+    );
+    assert_eq!(
+        expected_pos,
+        r.data_len(),
+        "{}: decoded to the end",
+        data.display()
+    );
+    let (findings, dropped) = r.take_findings();
+    assert_eq!(dropped, 0);
+    // IO: one sequential pass over Data.db, every byte read once.
+    let data_len = r.data_len();
+    drop(r);
+    let io = *sst.io.stats().get(crate::component::Component::Data);
+    let file_len = std::fs::metadata(data).map(|m| m.len()).unwrap_or(0);
+    if sst.has(crate::component::Component::CompressionInfo) {
+        let ci_bytes = sst.read_component(crate::component::Component::CompressionInfo)?;
+        let ci = crate::compression::CompressionInfo::parse(&ci_bytes, &sst.features())?;
+        // Chunks holding data; a trailing empty chunk (C* 3.0) is never read.
+        let n = data_len.div_ceil(ci.chunk_length as u64) as usize;
+        let end = ci.chunk_offsets.get(n).copied().unwrap_or(file_len);
+        let want = end - ci.chunk_offsets.first().copied().unwrap_or(0);
+        assert_eq!(
+            io.chunks_decompressed,
+            n as u64,
+            "{}: chunks",
+            data.display()
+        );
+        assert_eq!(io.reads, n as u64, "{}: one read per chunk", data.display());
+        assert_eq!(
+            io.uncompressed_bytes,
+            data_len,
+            "{}: uncompressed bytes",
+            data.display()
+        );
+        assert_eq!(
+            (io.bytes, io.compressed_bytes),
+            (want, want),
+            "{}: compressed bytes",
+            data.display()
+        );
+    } else {
+        assert_eq!(io.bytes, data_len, "{}: bytes read", data.display());
+        assert_eq!(
+            io.reads,
+            data_len.div_ceil(64 * 1024),
+            "{}: 64 KiB reads",
+            data.display()
+        );
+        assert_eq!(io.chunks_decompressed, 0);
+    }
+    Ok((c, findings, io.chunks_decompressed))
+}
+
+/// Every row-format Data.db of the corpus decodes to its end with all sizes
+/// consistent; deliberately corrupt sets may fail but never panic.
+#[test]
+fn corpus_every_data_file_decodes() {
+    let files = corpus_data_files();
+    if files.is_empty() {
+        return;
+    }
+    let mut ok = 0;
+    let mut total = Counts::default();
+    let mut corrupt_failed = Vec::new();
+    let mut failures = Vec::new();
+    for f in &files {
+        let set = set_of(f);
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        let res = std::panic::catch_unwind(|| decode_all(f));
+        let res = match res {
+            Ok(r) => r,
+            Err(_) => {
+                failures.push(format!("{set}/{name}: PANIC"));
+                continue;
+            }
+        };
+        match res {
+            Ok((c, findings, chunks)) => {
+                eprintln!(
+                    "{set}/{name}: {} partitions, {} static, {} rows, {} markers, {} cells, {} chunks{}",
+                    c.partitions,
+                    c.static_rows,
+                    c.rows,
+                    c.markers,
+                    c.cells,
+                    chunks,
+                    if findings.is_empty() { String::new() } else { format!(", {} findings: {:?}", findings.len(), findings.first()) }
+                );
+                if !findings.is_empty() && !is_corrupt_set(&set) {
+                    failures.push(format!(
+                        "{set}/{name}: prev_unfiltered_size findings {findings:?}"
+                    ));
+                }
+                ok += 1;
+                total.partitions += c.partitions;
+                total.rows += c.rows;
+                total.static_rows += c.static_rows;
+                total.markers += c.markers;
+                total.cells += c.cells;
+            }
+            Err(e) if is_corrupt_set(&set) => {
+                eprintln!("{set}/{name}: (corrupt set) {e}");
+                corrupt_failed.push((format!("{set}/{name}"), e));
+            }
+            Err(e) => failures.push(format!("{set}/{name}: {e}")),
+        }
+    }
+    eprintln!(
+        "corpus: {} Data.db, {ok} decoded ({} partitions, {} static rows, {} rows, {} markers, {} cells), {} corrupt-set failures",
+        files.len(),
+        total.partitions,
+        total.static_rows,
+        total.rows,
+        total.markers,
+        total.cells,
+        corrupt_failed.len()
+    );
+    assert!(failures.is_empty(), "failures:\n{}", failures.join("\n"));
+    // Damage the decoder must see (the other corrupt sets are damaged in
+    // other components, or semantically: duplicate rows, negative LDTs, RT
+    // pairing, which a scrub/validate layer checks).
+    let failed = |suffix: &str| {
+        corrupt_failed
+            .iter()
+            .find(|(n, _)| n.ends_with(suffix))
+            .map(|(_, e)| e)
+    };
+    let e = failed("3.x-lz4-integrity_check-invalid_checksums/me-1-big-Data.db")
+        .expect("bad CRC detected");
+    assert!(
+        matches!(e.kind, crate::ErrorKind::ChecksumMismatch { .. }),
+        "{e}"
+    );
+    let e = failed("invalid_boundary/mc-33-big-Data.db").expect("STATIC_CLUSTERING bound rejected");
+    assert_eq!(e.partition.as_deref(), Some("0x00000000"));
+    assert!(failed("compression-premature-eof/mc-1-big-Data.db").is_some());
+    assert!(failed("mismatched_timestamp/mc-122-big-Data.db").is_some());
+}
+
+/// All fragments of one corpus Data.db, rendered with `{:?}` per fragment
+/// plus the header (for the worked examples).
+fn with_fragments(rel: &str, f: impl FnOnce(&SerializationHeader, &mut ScanReader<'_>)) {
+    let Some(root) = corpus_root() else { return };
+    let p = root.join(rel);
+    if !p.is_file() {
+        eprintln!("skipping: {} absent", p.display());
+        return;
+    }
+    let (sst, header) = open(&p).unwrap();
+    let mut r = ScanReader::new(&sst, &header).unwrap();
+    f(&header, &mut r);
+    assert!(
+        r.next_fragment().unwrap().is_none(),
+        "{rel}: more fragments than expected"
+    );
+}
+
+fn next<'r>(r: &'r mut ScanReader<'_>) -> Fragment<'r> {
+    r.next_fragment().unwrap().expect("a fragment")
+}
+
+fn expect_start(r: &mut ScanReader<'_>, key: &[u8], pos: u64) {
+    match next(r) {
+        Fragment::PartitionStart {
+            key: k,
+            deletion,
+            position,
+        } => {
+            assert_eq!(k, key);
+            assert!(deletion.is_live());
+            assert_eq!(position, DataPos(pos));
+        }
+        f => panic!("expected partition start, got {f:?}"),
+    }
+}
+
+fn expect_end(r: &mut ScanReader<'_>, pos: u64) {
+    match next(r) {
+        Fragment::PartitionEnd { position } => assert_eq!(position, DataPos(pos)),
+        f => panic!("expected partition end, got {f:?}"),
+    }
+}
+
+fn simple<'a>(row: &'a Row<'a>, name: &str) -> &'a Cell<'a> {
+    match row.column(name) {
+        Some(ColumnData::Simple { cell, .. }) => cell,
+        other => panic!("column {name}: {other:?}"),
+    }
+}
+
+/// §14.1: TTL'd row.
+#[test]
+fn worked_example_14_1_ttl_row() {
+    with_fragments(
+        "scylladb/3.x-uncompressed-write_ttled_row/mc-1-big-Data.db",
+        |h, r| {
+            assert_eq!(h.min_timestamp, 1_525_385_507_816_568);
+            assert_eq!(h.min_local_deletion_time, 1_543_905_466);
+            assert_eq!(h.min_ttl, 1135);
+            expect_start(r, &[0, 0, 0, 1], 0);
+            let Fragment::Row(row) = next(r) else {
+                panic!()
+            };
+            assert_eq!(row.position, DataPos(18));
+            assert_eq!(row.flags.flags, 0x2C);
+            assert_eq!(row.clustering.values, vec![Some(&[0u8, 0, 0, 2][..])]);
+            assert_eq!(
+                (row.row_size, row.prev_unfiltered_size, row.size),
+                (9, 18, 16)
+            );
+            let l = row.liveness.unwrap();
+            assert_eq!(l.timestamp, 1_525_385_507_816_568);
+            assert_eq!(
+                (l.ttl, l.local_expiration_time, l.expired),
+                (Some(1135), Some(1_543_905_466), false)
+            );
+            let c = simple(&row, "rc");
+            assert_eq!(c.flags, 0x1A);
+            assert_eq!(c.value, &[0, 0, 0, 3]);
+            assert_eq!(
+                (c.timestamp, c.ttl, c.local_deletion_time),
+                (l.timestamp, Some(1135), Some(1_543_905_466))
+            );
+            drop(row);
+            expect_end(r, 34);
+        },
+    );
+}
+
+/// §14.2: static row.
+#[test]
+fn worked_example_14_2_static_row() {
+    with_fragments(
+        "scylladb/3.x-uncompressed-write_static_row/mc-1-big-Data.db",
+        |h, r| {
+            let ts = h.min_timestamp;
+            expect_start(r, b"key1", 0);
+            let Fragment::StaticRow(row) = next(r) else {
+                panic!()
+            };
+            assert_eq!((row.flags.flags, row.flags.ext), (0xA0, 0x01));
+            assert_eq!(
+                (row.position, row.row_size, row.prev_unfiltered_size),
+                (DataPos(18), 15, 0)
+            );
+            assert!(row.liveness.is_none() && row.clustering.values.is_empty());
+            let st1 = simple(&row, "st1");
+            assert_eq!(
+                (st1.flags, st1.timestamp, st1.value),
+                (0, ts, &[0u8, 0, 4, 0x6F][..])
+            );
+            let st2 = simple(&row, "st2");
+            assert_eq!(
+                (st2.flags, st2.timestamp, st2.value),
+                (0, ts, &b"hello"[..])
+            );
+            drop(row);
+            expect_end(r, 36);
+        },
+    );
+}
+
+/// §14.3: range tombstone bounds on a clustering prefix.
+#[test]
+fn worked_example_14_3_range_tombstone() {
+    with_fragments(
+        "scylladb/3.x-uncompressed-write_simple_range_tombstone/mc-1-big-Data.db",
+        |h, r| {
+            let d = crate::deletion::DeletionTime {
+                marked_for_delete_at: h.min_timestamp,
+                local_deletion_time: h.min_local_deletion_time,
+            };
+            expect_start(r, &[0, 0, 0, 0], 0);
+            let Fragment::Marker(m) = next(r) else {
+                panic!()
+            };
+            assert_eq!(m.kind(), crate::clustering::BoundKind::InclStartBound);
+            assert_eq!(m.bound.values, vec![Some(&b"aaa"[..])]);
+            assert_eq!(
+                (m.position, m.marker_size, m.prev_unfiltered_size),
+                (DataPos(18), 3, 18)
+            );
+            assert_eq!(m.deletion, MarkerDeletion::Bound(d));
+            assert_eq!(m.open_deletion(), Some(d));
+            let Fragment::Marker(m) = next(r) else {
+                panic!()
+            };
+            assert_eq!(m.kind(), crate::clustering::BoundKind::InclEndBound);
+            assert_eq!(m.bound.values, vec![Some(&b"aaa"[..])]);
+            assert_eq!(
+                (m.position, m.marker_size, m.prev_unfiltered_size),
+                (DataPos(31), 3, 13)
+            );
+            assert_eq!(m.close_deletion(), Some(d));
+            expect_end(r, 44);
+        },
+    );
+}
+
+/// §14.4: the same data as `nb` (legacy deletion) and `oa` (1-byte LIVE),
+/// LZ4-compressed.
+#[test]
+fn worked_example_14_4_nb_vs_oa() {
+    for (rel, prev, first_len) in [
+        ("cassandra/legacy_nb_simple/nb-1-big-Data.db", 15u64, 15u64),
+        ("cassandra/legacy_oa_simple/oa-1-big-Data.db", 4, 4),
+    ] {
+        with_fragments(rel, |h, r| {
+            let mut pos = 0u64;
+            for i in 0..5u8 {
+                expect_start(r, &[b'0' + i], pos);
+                let Fragment::Row(row) = next(r) else {
+                    panic!()
+                };
+                assert_eq!(row.position, DataPos(pos + first_len));
+                assert_eq!(row.flags.flags, 0x24);
+                assert_eq!(row.prev_unfiltered_size, prev);
+                let v = simple(&row, "val");
+                assert_eq!((v.flags, v.value), (0x08, &b"foo bar baz"[..]));
+                let l = row.liveness.unwrap();
+                assert_eq!(v.timestamp, l.timestamp);
+                if i == 0 {
+                    assert_eq!(row.row_size, 15);
+                    assert_eq!(l.timestamp, h.min_timestamp);
+                }
+                if i == 1 && prev == 15 {
+                    // nb: `C1 B5 81`, a 3-byte timestamp delta.
+                    assert_eq!(l.timestamp - h.min_timestamp, 0x1B581);
+                }
+                pos = row.position.0 + row.size;
+                drop(row);
+                expect_end(r, pos);
+                pos += 1;
+            }
+        });
+    }
+}
+
+/// §14.5: complex columns with collection tombstones.
+#[test]
+fn worked_example_14_5_collections() {
+    with_fragments(
+        "scylladb/3.x-uncompressed-collections/mc-1-big-Data.db",
+        |h, r| {
+            for _ in 0..5 {
+                next(r);
+                let Fragment::Row(row) = next(r) else {
+                    panic!()
+                };
+                assert_eq!(row.flags.flags, 0x64);
+                let l = row.liveness.unwrap();
+                let names: Vec<_> = row.cells.iter().map(|c| c.column().name()).collect();
+                assert_eq!(names, ["list_val", "map_val", "set_val"]);
+                for cd in &row.cells {
+                    let ColumnData::Complex {
+                        complex_deletion,
+                        cells,
+                        column,
+                    } = cd
+                    else {
+                        panic!()
+                    };
+                    // The overwrite tombstone is at ts - 1.
+                    let d = complex_deletion.unwrap();
+                    assert_eq!(d.marked_for_delete_at, l.timestamp - 1);
+                    assert_eq!(cells.len(), 3);
+                    for c in cells {
+                        assert_eq!(c.timestamp, l.timestamp);
+                        let path = c.path.unwrap();
+                        match column.name() {
+                            "list_val" => assert_eq!((c.flags, path.len()), (0x08, 16)),
+                            "map_val" => assert_eq!((c.flags, path.len()), (0x08, 4)),
+                            _ => assert_eq!((c.flags, path.len(), c.value.len()), (0x0C, 4, 0)),
+                        }
+                    }
+                }
+                if row.position.0 == 18 {
+                    // First partition (pk 5): row size `80 A1`, deletion delta `E7 0B 2D AE`, `76`.
+                    assert_eq!(row.row_size, 161);
+                    let ColumnData::Complex {
+                        complex_deletion,
+                        cells,
+                        ..
+                    } = &row.cells[0]
+                    else {
+                        panic!()
+                    };
+                    let d = complex_deletion.unwrap();
+                    assert_eq!(d.marked_for_delete_at - h.min_timestamp, 0x070B_2DAE);
+                    assert_eq!(d.local_deletion_time - h.min_local_deletion_time, 0x76);
+                    assert_eq!(cells[0].value, b"Text 13");
+                    let ColumnData::Complex { cells, .. } = &row.cells[1] else {
+                        panic!()
+                    };
+                    assert_eq!(
+                        (cells[0].path, cells[0].value),
+                        (Some(&[0u8, 0, 0, 0x0D][..]), &b"Text 13"[..])
+                    );
+                }
+                drop(row);
+                next(r);
+            }
+        },
+    );
+}
+
+/// §14.6: deleted cell, deleted row, static + TTL'd row.
+#[test]
+fn worked_example_14_6_deletions() {
+    with_fragments(
+        "scylladb/3.x-uncompressed-write_deleted_column/mc-1-big-Data.db",
+        |h, r| {
+            expect_start(r, &[0, 0, 0, 1], 0);
+            let Fragment::Row(row) = next(r) else {
+                panic!()
+            };
+            assert_eq!(
+                (row.flags.flags, row.row_size, row.prev_unfiltered_size),
+                (0x20, 4, 18)
+            );
+            assert!(row.liveness.is_none() && row.deletion.is_none());
+            let c = simple(&row, "rc");
+            assert_eq!(c.flags, 0x05);
+            assert!(c.is_deleted() && c.value.is_empty());
+            assert_eq!(
+                (c.timestamp, c.local_deletion_time),
+                (h.min_timestamp, Some(h.min_local_deletion_time))
+            );
+            // MANIFEST: dead cell ldt 1543905926, ts 1525385507816568.
+            assert_eq!(
+                (c.timestamp, c.local_deletion_time),
+                (1_525_385_507_816_568, Some(1_543_905_926))
+            );
+            drop(row);
+            expect_end(r, 24);
+        },
+    );
+    with_fragments(
+        "scylladb/3.x-uncompressed-write_deleted_row/mc-1-big-Data.db",
+        |h, r| {
+            expect_start(r, &[0, 0, 0, 1], 0);
+            let Fragment::Row(row) = next(r) else {
+                panic!()
+            };
+            assert_eq!(
+                (row.flags.flags, row.row_size, row.prev_unfiltered_size),
+                (0x30, 3, 18)
+            );
+            assert_eq!(row.clustering.values, vec![Some(&[0u8, 0, 0, 2][..])]);
+            assert!(row.cells.is_empty());
+            let d = row.deletion.unwrap();
+            assert!(!d.shadowable);
+            assert_eq!(d.time.marked_for_delete_at, h.min_timestamp);
+            assert_eq!(d.time.local_deletion_time, h.min_local_deletion_time);
+            drop(row);
+            expect_end(r, 28);
+        },
+    );
+    with_fragments(
+        "scylladb/3.x-uncompressed-write_dead_row_marker/mc-1-big-Data.db",
+        |h, r| {
+            expect_start(r, &[0, 0, 0, 1], 0);
+            let Fragment::StaticRow(s) = next(r) else {
+                panic!()
+            };
+            assert_eq!((s.row_size, s.prev_unfiltered_size, s.size), (7, 0, 10));
+            assert_eq!(simple(&s, "st").value, &[0, 0, 4, 0x6F]);
+            drop(s);
+            let Fragment::Row(row) = next(r) else {
+                panic!()
+            };
+            assert_eq!(
+                (row.position, row.flags.flags, row.row_size),
+                (DataPos(28), 0x2C, 9)
+            );
+            assert_eq!(row.prev_unfiltered_size, 0x1C);
+            // MANIFEST: TTL 90, ts 1543494402386839, expiry 1543494402 (+ ttl).
+            let l = row.liveness.unwrap();
+            assert_eq!((l.timestamp, l.ttl), (1_543_494_402_386_839, Some(90)));
+            assert_eq!(l.local_expiration_time, Some(h.min_local_deletion_time));
+            let c = simple(&row, "rc");
+            assert_eq!((c.flags, c.value), (0x08, &[0u8, 0, 0x1E, 0x61][..]));
+            assert!(c.ttl.is_none());
+            drop(row);
+            expect_end(r, 44);
+        },
+    );
+}
+
+/// Contents stated in `shared/corpus/MANIFEST.md` (and the upstream tests).
+#[test]
+fn corpus_counts_match_manifest() {
+    if corpus_root().is_none() {
+        return;
+    }
+    let root = corpus_root().unwrap();
+    // (file, partitions, static rows, rows, markers)
+    let mut cases: Vec<(String, u64, u64, u64, u64)> = vec![];
+    for v in ["mc", "md", "me"] {
+        // ONE partition 'v1' with 13,520 rows.
+        cases.push((
+            format!("scylladb/large_partition/{v}-3-big-Data.db"),
+            1,
+            0,
+            13_520,
+            0,
+        ));
+        // 130 partitions.
+        cases.push((
+            format!("scylladb/summary_test/{v}-1-big-Data.db"),
+            130,
+            0,
+            130,
+            0,
+        ));
+        // 10 partitions 0..9.
+        cases.push((
+            format!("scylladb/partition_skipping/{v}-1-big-Data.db"),
+            10,
+            0,
+            10,
+            0,
+        ));
+        // 2 partitions x 4 rows.
+        cases.push((
+            format!("scylladb/wrong_counter_shard_order/{v}-2-big-Data.db"),
+            2,
+            0,
+            8,
+            0,
+        ));
+        // RT(0) start, rows (0,0),(0,1), RT end.
+        cases.push((
+            format!("scylladb/promoted_index_read/{v}-1-big-Data.db"),
+            1,
+            0,
+            2,
+            2,
+        ));
+    }
+    for v in ["ma", "mb", "mc", "md", "me", "na", "nb", "nc", "oa"] {
+        // 5 partitions x 50 rows; simple tables 5 x 1.
+        cases.push((
+            format!("cassandra/legacy_{v}_clust/{v}-1-big-Data.db"),
+            5,
+            0,
+            250,
+            0,
+        ));
+        cases.push((
+            format!("cassandra/legacy_{v}_clust_counter/{v}-1-big-Data.db"),
+            5,
+            0,
+            250,
+            0,
+        ));
+        cases.push((
+            format!("cassandra/legacy_{v}_simple/{v}-1-big-Data.db"),
+            5,
+            0,
+            5,
+            0,
+        ));
+    }
+    cases.push((
+        "cassandra/legacy_da_clust/da-1-bti-Data.db".into(),
+        5,
+        0,
+        250,
+        0,
+    ));
+    cases.push((
+        "cassandra/legacy_da_simple_counter/da-1-bti-Data.db".into(),
+        5,
+        0,
+        5,
+        0,
+    ));
+    let x = "scylladb/3.x-uncompressed-";
+    // pk1 st=777, pk2 st=999; 43,691 rows + 43,691 RTs (2 bounds each) per partition.
+    cases.push((
+        format!("{x}filtering_and_forwarding_range_tombstones/mc-1-big-Data.db"),
+        2,
+        2,
+        87_382,
+        174_764,
+    ));
+    // one partition, 26,215 rows each inside its own RT.
+    cases.push((
+        format!("{x}slicing_interleaved_rows_and_rts/mc-1-big-Data.db"),
+        1,
+        1,
+        26_215,
+        52_430,
+    ));
+    // ck 0..1023 in 2 partitions with statics.
+    cases.push((
+        format!("{x}skip_using_index_rows/mc-1-big-Data.db"),
+        2,
+        2,
+        2048,
+        0,
+    ));
+    // pk1 s=1 ck 101..110; pk2 ck 101..110 (no static value, but a static row).
+    cases.push((
+        format!("{x}filtering_and_forwarding/mc-1-big-Data.db"),
+        2,
+        2,
+        20,
+        0,
+    ));
+    // pk1 ck 101..110; 3 deletes incl. an adjacent pair (boundary at 104):
+    // rows 101, 105..108 survive the flush (Scylla's test_uncompressed_range_tombstones_simple_read).
+    cases.push((
+        format!("{x}range_tombstones_simple/mc-1-big-Data.db"),
+        1,
+        0,
+        5,
+        5,
+    ));
+    cases.push((format!("{x}simple/mc-1-big-Data.db"), 5, 0, 5, 0));
+    cases.push((format!("{x}static_row/mc-1-big-Data.db"), 5, 5, 5, 0));
+    cases.push((
+        format!("{x}empty_clustering_key/mc-1-big-Data.db"),
+        10,
+        0,
+        10,
+        0,
+    ));
+    cases.push((
+        format!("{x}random_partitioner/mc-1-big-Data.db"),
+        3,
+        0,
+        3,
+        0,
+    ));
+    for (rel, partitions, statics, rows, markers) in cases {
+        let p = root.join(&rel);
+        if !p.is_file() {
+            eprintln!("skipping: {rel} absent");
+            continue;
+        }
+        let (c, findings, _) = decode_all(&p).unwrap_or_else(|e| panic!("{rel}: {e}"));
+        assert!(findings.is_empty(), "{rel}: {findings:?}");
+        assert_eq!(
+            (c.partitions, c.static_rows, c.rows, c.markers),
+            (partitions, statics, rows, markers),
+            "{rel}"
+        );
+    }
+}
+
+/// Sum of the shard counts of a counter context (§3.13).
+fn counter_total(v: &[u8]) -> i64 {
+    let n = i16::from_be_bytes([v[0], v[1]]).unsigned_abs() as usize;
+    let shards = &v[2 + 2 * n..];
+    assert_eq!(shards.len() % 32, 0);
+    shards
+        .chunks(32)
+        .map(|s| i64::from_be_bytes(s[24..32].try_into().unwrap()))
+        .sum()
+}
+
+/// Exact values asserted by upstream tests: counters, range tombstones,
+/// simple values.
+#[test]
+fn corpus_values_match_manifest() {
+    // wrong_counter_shard_order: each of c1..c5 totals the row's value
+    // (Scylla test_wrong_counter_shard_order), rows in file order.
+    for v in ["mc", "md", "me"] {
+        with_fragments(
+            &format!("scylladb/wrong_counter_shard_order/{v}-2-big-Data.db"),
+            |_, r| {
+                let mut totals = Vec::new();
+                while let Some(f) = r.next_fragment().unwrap() {
+                    if let Fragment::Row(row) = f {
+                        assert_eq!(row.cells.len(), 5);
+                        let t: Vec<i64> = row
+                            .cells
+                            .iter()
+                            .map(|cd| {
+                                let ColumnData::Simple { cell, .. } = cd else {
+                                    panic!()
+                                };
+                                assert!(cell.is_counter());
+                                counter_total(cell.value)
+                            })
+                            .collect();
+                        assert!(t.iter().all(|x| *x == t[0]), "{t:?}");
+                        totals.push(t[0]);
+                    }
+                }
+                assert_eq!(
+                    totals,
+                    [28545, 27967, 28342, 28325, 28386, 28378, 28129, 28260],
+                    "{v}"
+                );
+            },
+        );
+    }
+    // counter_test: ck0 c1 = 13 (11 + 2), c2 = -92; ck1 c1 deleted.
+    for v in ["mc", "md", "me"] {
+        with_fragments(
+            &format!("scylladb/counter_test/{v}-5-big-Data.db"),
+            |_, r| {
+                next(r);
+                let Fragment::Row(row) = next(r) else {
+                    panic!()
+                };
+                assert_eq!(row.clustering.values, vec![Some(&[0u8, 0, 0, 0][..])]);
+                assert_eq!(counter_total(simple(&row, "c1").value), 13);
+                assert_eq!(counter_total(simple(&row, "c2").value), -92);
+                drop(row);
+                let Fragment::Row(row) = next(r) else {
+                    panic!()
+                };
+                let c1 = simple(&row, "c1");
+                assert!(c1.is_deleted() && !c1.is_counter());
+                drop(row);
+                next(r);
+            },
+        );
+    }
+    // range_tombstones_simple: three deletions with the listed timestamps.
+    with_fragments(
+        "scylladb/3.x-uncompressed-range_tombstones_simple/mc-1-big-Data.db",
+        |_, r| {
+            let mut ts = Vec::new();
+            while let Some(f) = r.next_fragment().unwrap() {
+                if let Fragment::Marker(m) = f {
+                    if let Some(d) = m.open_deletion() {
+                        ts.push(d.marked_for_delete_at);
+                    }
+                }
+            }
+            assert_eq!(
+                ts,
+                [
+                    1_529_519_641_211_958,
+                    1_529_519_641_215_380,
+                    1_529_519_643_267_068
+                ]
+            );
+        },
+    );
+    // simple: pk n -> ck 100+n, val 1000+n.
+    with_fragments(
+        "scylladb/3.x-uncompressed-simple/mc-1-big-Data.db",
+        |_, r| {
+            let mut seen = 0;
+            while let Some(f) = r.next_fragment().unwrap() {
+                if let Fragment::Row(row) = f {
+                    let ck =
+                        i32::from_be_bytes(row.clustering.values[0].unwrap().try_into().unwrap());
+                    let v = i32::from_be_bytes(simple(&row, "val").value.try_into().unwrap());
+                    assert_eq!(v, ck + 900);
+                    seen += 1;
+                }
+            }
+            assert_eq!(seen, 5);
+        },
+    );
+    // 64-column subset encodings: dense rows miss only a few columns.
+    with_fragments(
+        "scylladb/3.x-uncompressed-large_subset_of_columns_sparse/mc-1-big-Data.db",
+        |_, r| {
+            while let Some(f) = r.next_fragment().unwrap() {
+                if let Fragment::Row(row) = f {
+                    assert!(!row.cells.is_empty() && row.cells.len() <= 32);
+                    for w in row.cells.windows(2) {
+                        assert!(w[0].column().index < w[1].column().index);
+                    }
+                }
+            }
+        },
+    );
+}
+
+/// `skip_partition` and `seek_partition` agree with a full scan: on a
+/// compressed multi-partition file, skipping every other partition reads the
+/// others identically, and seeking to a recorded partition position works.
+#[test]
+fn corpus_skip_and_seek() {
+    let Some(root) = corpus_root() else { return };
+    for rel in [
+        "cassandra/legacy_nb_clust/nb-1-big-Data.db",
+        "scylladb/3.x-uncompressed-skip_using_index_rows/mc-1-big-Data.db",
+        "cassandra/legacy_oa_clust_counter/oa-1-big-Data.db",
+    ] {
+        let p = root.join(rel);
+        if !p.is_file() {
+            continue;
+        }
+        let (sst, header) = open(&p).unwrap();
+        // Full scan: per partition (start, row count).
+        let mut full = Vec::new();
+        let mut r = ScanReader::new(&sst, &header).unwrap();
+        while let Some(f) = r.next_fragment().unwrap() {
+            match f {
+                Fragment::PartitionStart { position, .. } => full.push((position, 0u64)),
+                Fragment::Row(_) => full.last_mut().unwrap().1 += 1,
+                _ => {}
+            }
+        }
+        // Skip odd partitions.
+        let mut r = ScanReader::new(&sst, &header).unwrap();
+        let mut got = Vec::new();
+        for i in 0.. {
+            if i % 2 == 1 {
+                if !r.skip_partition().unwrap() {
+                    break;
+                }
+                continue;
+            }
+            let Some(Fragment::PartitionStart { position, .. }) = r.next_fragment().unwrap() else {
+                break;
+            };
+            let mut rows = 0;
+            loop {
+                match r.next_fragment().unwrap().unwrap() {
+                    Fragment::Row(_) => rows += 1,
+                    Fragment::PartitionEnd { .. } => break,
+                    _ => {}
+                }
+            }
+            got.push((position, rows));
+        }
+        let want: Vec<_> = full.iter().step_by(2).copied().collect();
+        assert_eq!(got, want, "{rel}");
+        // Seek to the last partition, and read one partition with PartitionReader.
+        let (last, rows) = *full.last().unwrap();
+        let mut r = ScanReader::new(&sst, &header).unwrap();
+        r.seek_partition(last).unwrap();
+        assert!(
+            matches!(r.next_fragment().unwrap(), Some(Fragment::PartitionStart { position, .. }) if position == last)
+        );
+        let mut pr = PartitionReader::new(&sst, &header, last).unwrap();
+        let mut n = 0;
+        while let Some(f) = pr.next_fragment().unwrap() {
+            n += matches!(f, Fragment::Row(_)) as u64;
+        }
+        assert_eq!(n, rows, "{rel}");
+    }
+}
+
+/// The Cassandra 5.0 fixtures: counts equal those of the `sstabledump.json`
+/// Cassandra wrote for the same sstable.
+#[test]
+fn fixtures_counts_match_sstabledump() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/cassandra");
+    let Ok(rd) = std::fs::read_dir(&dir) else {
+        eprintln!("skipping: no fixtures at {}", dir.display());
+        return;
+    };
+    let mut cases: Vec<PathBuf> = rd
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    cases.sort();
+    let mut checked = 0;
+    for case in &cases {
+        let name = case.file_name().unwrap().to_string_lossy().into_owned();
+        let Some(data) = std::fs::read_dir(case)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.to_string_lossy().ends_with("-Data.db"))
+        else {
+            continue;
+        };
+        // Counts from sstabledump.json; cases without one (same table, other
+        // compression) carry the generator's summary of it in case.json.
+        let summary = case_dump_counts(case);
+        let want = match load_dump(case) {
+            Some(dump) => {
+                let w = dump_counts(&dump);
+                if let Some(s) = summary {
+                    assert_eq!(s, w, "{name}: case.json dump summary vs sstabledump.json");
+                }
+                w
+            }
+            None => match summary {
+                Some(s) => s,
+                None => {
+                    eprintln!("skipping {name}: no sstabledump.json nor case.json counts");
+                    continue;
+                }
+            },
+        };
+        let (c, findings, _) = decode_all(&data).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(findings.is_empty(), "{name}: {findings:?}");
+        let got = (
+            c.partitions,
+            c.nonempty_static_rows,
+            c.rows,
+            c.markers,
+            c.partition_deletions,
+        );
+        assert_eq!(
+            got, want,
+            "{name}: (partitions, non-empty static rows, rows, markers, partition deletions)"
+        );
+        checked += 1;
+    }
+    eprintln!("fixtures: {checked} cases match sstabledump.json");
+}
+
+/// The `dump` object of case.json, as dump_counts' tuple.
+fn case_dump_counts(case: &Path) -> Option<(u64, u64, u64, u64, u64)> {
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(case.join("case.json")).ok()?).ok()?;
+    let d = v.get("dump")?;
+    let n = |k: &str| d.get(k).and_then(serde_json::Value::as_u64);
+    Some((
+        n("partitions")?,
+        n("static_rows")?,
+        n("rows")?,
+        n("range_tombstone_markers")?,
+        n("partition_deletions")?,
+    ))
+}
+
+fn load_dump(case: &Path) -> Option<serde_json::Value> {
+    use std::io::Read;
+    let plain = case.join("sstabledump.json");
+    if let Ok(b) = std::fs::read(&plain) {
+        return serde_json::from_slice(&b).ok();
+    }
+    let gz = std::fs::read(case.join("sstabledump.json.gz")).ok()?;
+    let mut s = Vec::new();
+    flate2::read::GzDecoder::new(&gz[..])
+        .read_to_end(&mut s)
+        .ok()?;
+    serde_json::from_slice(&s).ok()
+}
+
+/// (partitions, static rows, rows, markers, partition deletions) of an
+/// sstabledump document.
+fn dump_counts(v: &serde_json::Value) -> (u64, u64, u64, u64, u64) {
+    let parts = v.as_array().expect("sstabledump: an array of partitions");
+    let (mut s, mut r, mut m, mut d) = (0, 0, 0, 0);
+    for p in parts {
+        if p["partition"].get("deletion_info").is_some() {
+            d += 1;
+        }
+        for u in p["rows"].as_array().map(Vec::as_slice).unwrap_or(&[]) {
+            match u["type"].as_str() {
+                Some("row") => r += 1,
+                Some("static_block") => s += 1,
+                Some("range_tombstone_bound" | "range_tombstone_boundary") => m += 1,
+                other => panic!("unknown sstabledump type {other:?}"),
+            }
+        }
+    }
+    (parts.len() as u64, s, r, m, d)
+}
+
+/// One fuzz input: name, uncompressed Data.db bytes, header, features.
+type FuzzInput = (
+    String,
+    Vec<u8>,
+    SerializationHeader,
+    crate::version::Features,
+);
+
+/// Uncompressed Data.db bytes and headers of a few varied corpus files
+/// (compressed ones are decompressed through the reader's source).
+fn fuzz_inputs() -> &'static [FuzzInput] {
+    static INPUTS: std::sync::OnceLock<Vec<FuzzInput>> = std::sync::OnceLock::new();
+    INPUTS.get_or_init(|| {
+        let Some(root) = corpus_root() else {
+            return Vec::new();
+        };
+        let x = "scylladb/3.x-uncompressed-";
+        let rels = [
+            format!("{x}collections/mc-1-big-Data.db"),
+            format!("{x}write_dead_row_marker/mc-1-big-Data.db"),
+            format!("{x}range_tombstones_simple/mc-1-big-Data.db"),
+            format!("{x}large_subset_of_columns_dense/mc-1-big-Data.db"),
+            format!("{x}large_subset_of_columns_sparse/mc-1-big-Data.db"),
+            format!("{x}compound_static_row/mc-1-big-Data.db"),
+            format!("{x}write_counter_table/mc-1-big-Data.db"),
+            "cassandra/legacy_oa_clust/oa-1-big-Data.db".to_string(),
+            "cassandra/legacy_nb_simple_counter/nb-1-big-Data.db".to_string(),
+            "scylladb/wrong_range_tombstone_order/me-1-big-Data.db".to_string(),
+        ];
+        let mut out = Vec::new();
+        for rel in rels {
+            let p = root.join(&rel);
+            let Ok((sst, header)) = open(&p) else {
+                continue;
+            };
+            let mut src = DataSource::open(&sst).unwrap();
+            src.fill(src.data_len()).unwrap();
+            let bytes = src.window().to_vec();
+            assert_eq!(bytes.len() as u64, src.data_len(), "{rel}");
+            out.push((rel, bytes, header, sst.features()));
+        }
+        out
+    })
+}
+
+/// Decode to the end or the first error; never panics, always terminates
+/// (each call consumes at least one byte or ends).
+fn decode_mutated(
+    bytes: &[u8],
+    h: &SerializationHeader,
+    f: crate::version::Features,
+    block_size: usize,
+) -> (u64, bool) {
+    let opts = ReaderOptions {
+        max_unfiltered_size: 1 << 20,
+        block_size,
+        ..ReaderOptions::default()
+    };
+    let mut r = ScanReader::from_bytes(bytes, h, f, opts);
+    let mut n = 0u64;
+    loop {
+        match r.next_fragment() {
+            Ok(Some(_)) => n += 1,
+            Ok(None) => return (n, r.failed()),
+            Err(_) => {
+                assert!(r.next_fragment().unwrap().is_none(), "fused after an error");
+                return (n, true);
+            }
+        }
+        assert!(n <= bytes.len() as u64 + 1, "more fragments than bytes");
+    }
+}
+
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        // 2048 cases by default; PROPTEST_CASES overrides.
+        #![proptest_config(ProptestConfig {
+            cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(2048),
+            ..ProptestConfig::default()
+        })]
+
+        /// Truncated real files: Err or Ok, never a panic.
+        #[test]
+        fn truncations_never_panic(which in 0usize..64, cut in 0.0f64..1.0, block in 1usize..5000) {
+            let inputs = fuzz_inputs();
+            if inputs.is_empty() { return Ok(()); }
+            let (_, bytes, h, f) = &inputs[which % inputs.len()];
+            let n = (bytes.len() as f64 * cut) as usize;
+            decode_mutated(&bytes[..n], h, *f, block);
+        }
+
+        /// Real files with random byte flips: Err or Ok, never a panic.
+        #[test]
+        fn byte_flips_never_panic(which in 0usize..64,
+                                  flips in proptest::collection::vec((0.0f64..1.0, 1u8..=255), 1..8),
+                                  block in 1usize..5000) {
+            let inputs = fuzz_inputs();
+            if inputs.is_empty() { return Ok(()); }
+            let (_, bytes, h, f) = &inputs[which % inputs.len()];
+            let mut b = bytes.clone();
+            for (at, x) in flips {
+                let i = ((b.len() as f64) * at) as usize;
+                if let Some(v) = b.get_mut(i) { *v ^= x; }
+            }
+            decode_mutated(&b, h, *f, block);
+        }
+    }
+}
+
+/// Every truncation of a small file either decodes (cut at a partition
+/// boundary) or fails with an error located inside the file.
+#[test]
+fn every_truncation_of_a_small_file() {
+    for (rel, bytes, h, f) in fuzz_inputs().iter().take(3) {
+        let mut clean = 0;
+        for n in 0..bytes.len() {
+            let (_, failed) = decode_mutated(&bytes[..n], h, *f, 4096);
+            clean += !failed as usize;
+        }
+        // Clean cuts: the empty prefix and each partition end (partition count).
+        let (c, _, _) = decode_all(&corpus_root().unwrap().join(rel)).unwrap();
+        assert_eq!(clean as u64, c.partitions, "{rel}");
+    }
+}
+
+/// A flipped byte in a compressed chunk is a CRC32 mismatch located at the
+/// chunk's uncompressed start; the chunk index is derivable from it.
+#[test]
+fn corrupt_compressed_chunk_reports_checksum_and_chunk() {
+    let Some(root) = corpus_root() else { return };
+    let set = root.join("cassandra/legacy_nb_clust");
+    if !set.is_dir() {
+        return;
+    }
+    let tmp = std::env::temp_dir().join(format!("sstkit-data-test-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    for e in std::fs::read_dir(&set).unwrap().flatten() {
+        std::fs::copy(e.path(), tmp.join(e.file_name())).unwrap();
+    }
+    let data = tmp.join("nb-1-big-Data.db");
+    let sst = Sstable::open_path(&data).unwrap();
+    let ci_bytes = sst
+        .read_component(crate::component::Component::CompressionInfo)
+        .unwrap();
+    let ci = crate::compression::CompressionInfo::parse(&ci_bytes, &sst.features()).unwrap();
+    drop(sst);
+    // Flip a byte in the middle of chunk 3.
+    let mut b = std::fs::read(&data).unwrap();
+    let at = (ci.chunk_offsets[3] + 10) as usize;
+    b[at] ^= 0x40;
+    std::fs::write(&data, &b).unwrap();
+    let (sst, header) = open(&data).unwrap();
+    let mut r = ScanReader::new(&sst, &header).unwrap();
+    let err = loop {
+        match r.next_fragment() {
+            Ok(Some(_)) => {}
+            Ok(None) => panic!("corruption not detected"),
+            Err(e) => break e,
+        }
+    };
+    assert!(
+        matches!(
+            err.kind,
+            crate::ErrorKind::ChecksumMismatch { algo: "crc32", .. }
+        ),
+        "{err}"
+    );
+    let off = err.offset.unwrap();
+    assert_eq!(off, 3 * ci.chunk_length as u64);
+    assert_eq!(r.chunk_of(off), Some(3));
+    assert!(err.file.is_some() && err.partition.is_some(), "{err}");
+    assert!(r.next_fragment().unwrap().is_none());
+    let stats = sst.io.stats();
+    assert_eq!(
+        stats
+            .get(crate::component::Component::Data)
+            .chunks_decompressed,
+        3
+    );
+    drop(r);
+    drop(sst);
+    let _ = std::fs::remove_dir_all(&tmp);
+}

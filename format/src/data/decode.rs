@@ -1,0 +1,590 @@
+//! Byte-level decoders of the row format, each over a [`Cur`] that holds
+//! exactly the bytes it may read (`shared/docs/sstable-format.md` §3).
+//!
+//! Every unfiltered is decoded in two steps, so that the window of the
+//! streaming source never has to hold more than the unfiltered being read:
+//!
+//! 1. [`measure`] reads only the head — flags, extended flags, clustering or
+//!    bound, and the `row_size` / `marker_size` vint plus the
+//!    `prev_unfiltered_size` vint behind it — and returns the unfiltered's
+//!    total length. Running out of bytes here means "the window is too
+//!    short", never corruption, as long as the file has more data.
+//! 2. [`decode_row`] / [`decode_marker`] decode the whole unfiltered from a
+//!    cursor of exactly that length. The body is a sub-cursor of exactly
+//!    `row_size` bytes, so a body that overruns its size fails at the first
+//!    byte past it, and a body that ends early is reported as a size
+//!    mismatch.
+//!
+//! ```text
+//! row     := flags:u8 [ext:u8] [clustering] row_size:uvint
+//!            body(row_size) = prev_size:uvint [liveness] [deletion] [scylla_shadowable]
+//!                             [missing_columns] column_data*
+//! marker  := flags:u8(0x02) kind:u8 size:u16 values marker_size:uvint
+//!            body(marker_size) = prev_size:uvint deletion [start_deletion if boundary]
+//! cell    := flags:u8 [ts] [ldt] [ttl] [path:vint-bytes] [value]
+//! complex := [complex_deletion] count:uvint cell*
+//! ```
+//!
+//! Upstream: C\* `o.a.c/db/rows/UnfilteredSerializer.java` (`deserializeRowBody`,
+//! `deserializeMarkerBody`), `o.a.c/db/rows/Cell.java` (`Cell.Serializer`),
+//! `o.a.c/db/Columns.java` (`Serializer.deserializeSubset`,
+//! `deserializeLargeSubset`), `o.a.c/db/SerializationHeader.java`
+//! (`readTimestamp`, `readTTL`, `readLocalDeletionTime`, `readDeletionTime`);
+//! Scylla `sstables/mx/reader.cc` (`data_consume_rows_context_m`).
+
+use crate::clustering::{self, BoundKind, ClusteringPrefix};
+use crate::cur::Cur;
+use crate::deletion::DeletionTime;
+use crate::error::Result;
+use crate::version::Features;
+
+use super::model::{
+    cell_flags as cf, flags as rf, Cell, ColumnData, LivenessInfo, MarkerDeletion,
+    RangeTombstoneMarker, Row, RowDeletion, RowFlags, EXPIRED_LIVENESS_TTL,
+};
+use super::schema::{Column, ColumnSet, DataSchema, DeltaBase};
+use super::DataPos;
+
+/// What the next unfiltered is, from its head only (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Head {
+    /// The END_OF_PARTITION byte (1 byte).
+    End,
+    /// A row.
+    Row {
+        /// Static row (extended flag IS_STATIC).
+        is_static: bool,
+        /// Total bytes, flags to the end of the body.
+        total: u64,
+        /// `prev_unfiltered_size` as stored.
+        prev: u64,
+    },
+    /// A range tombstone marker.
+    Marker {
+        /// Total bytes, flags to the end of the body.
+        total: u64,
+        /// `prev_unfiltered_size` as stored.
+        prev: u64,
+    },
+}
+
+impl Head {
+    /// Total bytes of the unfiltered.
+    pub(crate) fn total(&self) -> u64 {
+        match *self {
+            Head::End => 1,
+            Head::Row { total, .. } | Head::Marker { total, .. } => total,
+        }
+    }
+}
+
+/// Skip `count` clustering values (the blocks-of-32 encoding, §3.5) without
+/// collecting them.
+fn skip_clustering_values(cur: &mut Cur<'_>, fixed: &[Option<usize>], count: usize) -> Result<()> {
+    if count > fixed.len() {
+        return Err(cur.bad(
+            "bound size",
+            format!(
+                "{count} clustering values but the header has {} clustering columns",
+                fixed.len()
+            ),
+        ));
+    }
+    let mut header = 0u64;
+    for (i, fixed_len) in fixed.iter().take(count).enumerate() {
+        if i % 32 == 0 {
+            header = cur.uvint("clustering block header")?;
+        }
+        let shift = (i % 32) * 2;
+        if header & (0b11 << shift) != 0 {
+            continue; // null or empty: no bytes
+        }
+        match fixed_len {
+            Some(n) => cur.skip(*n as u64, "clustering value")?,
+            None => {
+                let n = cur.uvint("clustering value length")?;
+                cur.skip(n, "clustering value")?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Read the `size` vint and the `prev_unfiltered_size` vint that starts the
+/// body; returns `(total, prev)` where total counts from `start` (the
+/// unfiltered's first byte, relative to `cur`) to the end of the body.
+fn size_and_prev(cur: &mut Cur<'_>, start: usize, what: &'static str) -> Result<(u64, u64)> {
+    let size = cur.uvint(what)?;
+    let body_start = cur.pos();
+    let prev = cur.uvint("previous unfiltered size")?;
+    if (cur.pos() - body_start) as u64 > size {
+        return Err(cur.bad(
+            what,
+            format!("{what} {size} is smaller than its previous-unfiltered-size field"),
+        ));
+    }
+    let total = ((body_start - start) as u64)
+        .checked_add(size)
+        .ok_or_else(|| cur.bad(what, format!("{what} {size} overflows")))?;
+    Ok((total, prev))
+}
+
+/// Read the head of the unfiltered at the cursor (which may extend past it):
+/// its kind and total length. Consumes the head bytes.
+pub(crate) fn measure(cur: &mut Cur<'_>, schema: &DataSchema) -> Result<Head> {
+    let start = cur.pos();
+    let flags = cur.u8("unfiltered flags")?;
+    if flags & rf::END_OF_PARTITION != 0 {
+        return Ok(Head::End);
+    }
+    if flags & rf::IS_MARKER != 0 {
+        let at = cur.clone();
+        let kind = cur.u8("bound kind")?;
+        match BoundKind::from_ordinal(kind) {
+            Some(BoundKind::Clustering | BoundKind::StaticClustering) | None => {
+                return Err(at.bad(
+                    "bound kind",
+                    format!("invalid range tombstone bound kind {kind}"),
+                ));
+            }
+            Some(_) => {}
+        }
+        let size = cur.u16("bound size")? as usize;
+        skip_clustering_values(cur, &schema.clustering_fixed_lens, size)?;
+        let (total, prev) = size_and_prev(cur, start, "marker size")?;
+        return Ok(Head::Marker { total, prev });
+    }
+    let ext = if flags & rf::EXTENSION_FLAG != 0 {
+        cur.u8("extended row flags")?
+    } else {
+        0
+    };
+    let is_static = ext & rf::EXT_IS_STATIC != 0;
+    if !is_static {
+        let n = schema.clustering_len();
+        skip_clustering_values(cur, &schema.clustering_fixed_lens, n)?;
+    }
+    let (total, prev) = size_and_prev(cur, start, "row size")?;
+    Ok(Head::Row {
+        is_static,
+        total,
+        prev,
+    })
+}
+
+/// Decode a partition header: `key_len:u16 key deletion` (§3.1, §3.2).
+pub(crate) fn partition_header<'a>(
+    cur: &mut Cur<'a>,
+    features: &Features,
+) -> Result<(&'a [u8], DeletionTime)> {
+    let key = cur.short_bytes("partition key")?;
+    let deletion = DeletionTime::decode(cur, features)?;
+    Ok((key, deletion))
+}
+
+/// A delta-encoded DeletionTime: mfda delta, then ldt delta (§3.8).
+fn delta_deletion(cur: &mut Cur<'_>, d: &DeltaBase, what: &'static str) -> Result<DeletionTime> {
+    let mfda = d.timestamp(cur.uvint(what)?);
+    let ldt = d.local_deletion_time(cur.uvint(what)?);
+    Ok(DeletionTime {
+        marked_for_delete_at: mfda,
+        local_deletion_time: ldt,
+    })
+}
+
+/// The present columns of a row, in ascending data order (§3.6): decoded
+/// lazily so that no per-row index list is allocated.
+enum Present<'a> {
+    /// Every column (HAS_ALL_COLUMNS or a zero bitmap).
+    All { next: usize, n: usize },
+    /// Superset < 64: bit i set = column i present.
+    Bits(u64),
+    /// Superset >= 64, listed present indexes (already validated).
+    Listed { list: Cur<'a>, left: usize },
+    /// Superset >= 64, listed missing indexes (already validated).
+    Missing {
+        list: Cur<'a>,
+        left: usize,
+        next_missing: Option<usize>,
+        next: usize,
+        n: usize,
+    },
+}
+
+impl Present<'_> {
+    /// Upper bound of the number of present columns (for `Vec` capacity).
+    fn count_hint(&self) -> usize {
+        match self {
+            Present::All { n, .. } => *n,
+            Present::Bits(b) => b.count_ones() as usize,
+            Present::Listed { left, .. } => *left,
+            Present::Missing { n, .. } => *n,
+        }
+    }
+
+    fn next(&mut self) -> Result<Option<usize>> {
+        Ok(match self {
+            Present::All { next, n } => {
+                if *next < *n {
+                    *next += 1;
+                    Some(*next - 1)
+                } else {
+                    None
+                }
+            }
+            Present::Bits(bits) => {
+                if *bits == 0 {
+                    None
+                } else {
+                    let i = bits.trailing_zeros() as usize;
+                    *bits &= *bits - 1;
+                    Some(i)
+                }
+            }
+            Present::Listed { list, left } => {
+                if *left == 0 {
+                    None
+                } else {
+                    *left -= 1;
+                    Some(list.uvint("present column index")? as usize)
+                }
+            }
+            Present::Missing {
+                list,
+                left,
+                next_missing,
+                next,
+                n,
+            } => loop {
+                if *next >= *n {
+                    break None;
+                }
+                let i = *next;
+                *next += 1;
+                if *next_missing == Some(i) {
+                    *next_missing = if *left > 0 {
+                        *left -= 1;
+                        Some(list.uvint("missing column index")? as usize)
+                    } else {
+                        None
+                    };
+                    continue;
+                }
+                break Some(i);
+            },
+        })
+    }
+}
+
+/// Read the missing-columns encoding (`Columns.Serializer.deserializeSubset`).
+fn missing_columns<'a>(cur: &mut Cur<'a>, n: usize) -> Result<Present<'a>> {
+    let at = cur.clone();
+    let encoded = cur.uvint("missing columns")?;
+    if encoded == 0 {
+        // NOTE: 0 means "all present" even without HAS_ALL_COLUMNS (C* returns
+        // the superset); writers use the flag instead, but the bitmap is legal.
+        return Ok(Present::All { next: 0, n });
+    }
+    if n < 64 {
+        let mask = if n == 0 { 0 } else { u64::MAX >> (64 - n) };
+        if encoded & !mask != 0 {
+            return Err(at.bad(
+                "missing columns",
+                format!("missing-columns bitmap {encoded:#x} has bits beyond the {n} columns"),
+            ));
+        }
+        return Ok(Present::Bits(!encoded & mask));
+    }
+    // Large superset: `delta` = superset - present, then the shorter list.
+    let delta = encoded;
+    if delta > n as u64 {
+        return Err(at.bad(
+            "missing columns",
+            format!("{delta} missing columns but the superset has {n}"),
+        ));
+    }
+    let present = n - delta as usize;
+    let (listed, listing_present) = if present < n / 2 {
+        (present, true)
+    } else {
+        (delta as usize, false)
+    };
+    // Validate the list once (ascending, in range) and remember its bytes.
+    let list_start = cur.clone();
+    let count = cur.count(listed as u64, 1, "column index list")?;
+    let mut prev: Option<u64> = None;
+    for _ in 0..count {
+        let here = cur.clone();
+        let i = cur.uvint("column index")?;
+        if i >= n as u64 || prev.is_some_and(|p| i <= p) {
+            return Err(here.bad(
+                "column index",
+                format!("column index {i} out of order or beyond the {n} columns"),
+            ));
+        }
+        prev = Some(i);
+    }
+    let mut list = list_start;
+    let list_len = (list.remaining() - cur.remaining()) as u64;
+    let list = list.split(list_len, "column index list")?;
+    if listing_present {
+        Ok(Present::Listed { list, left: count })
+    } else {
+        let mut list = list;
+        let mut left = count;
+        let next_missing = if left > 0 {
+            left -= 1;
+            Some(list.uvint("missing column index")? as usize)
+        } else {
+            None
+        };
+        Ok(Present::Missing {
+            list,
+            left,
+            next_missing,
+            next: 0,
+            n,
+        })
+    }
+}
+
+/// Decode one cell of `column` (§3.10).
+#[inline]
+fn cell<'a>(
+    cur: &mut Cur<'a>,
+    column: &Column,
+    d: &DeltaBase,
+    row: Option<&LivenessInfo>,
+) -> Result<Cell<'a>> {
+    let flags = cur.u8("cell flags")?;
+    let timestamp = if flags & cf::USE_ROW_TIMESTAMP != 0 {
+        // NOTE: without row liveness C* uses LivenessInfo.EMPTY's timestamp
+        // (NO_TIMESTAMP = i64::MIN); writers never produce that.
+        row.map_or(i64::MIN, |l| l.timestamp)
+    } else {
+        d.timestamp(cur.uvint("cell timestamp")?)
+    };
+    let deleted_or_expiring = flags & (cf::IS_DELETED | cf::IS_EXPIRING) != 0;
+    // NOTE: LDT before TTL here; the row liveness has TTL first (§15.5).
+    let (local_deletion_time, ttl) = if flags & cf::USE_ROW_TTL != 0 {
+        (
+            row.and_then(|l| l.local_expiration_time),
+            row.and_then(|l| l.ttl),
+        )
+    } else {
+        let ldt = if deleted_or_expiring {
+            Some(d.local_deletion_time(cur.uvint("cell local deletion time")?))
+        } else {
+            None
+        };
+        let ttl = if flags & cf::IS_EXPIRING != 0 {
+            Some(d.ttl(cur.uvint("cell ttl")?))
+        } else {
+            None
+        };
+        (ldt, ttl)
+    };
+    let path = if column.complex {
+        Some(cur.vint_bytes("cell path")?)
+    } else {
+        None
+    };
+    let value: &'a [u8] = if flags & cf::HAS_EMPTY_VALUE != 0 {
+        &[]
+    } else {
+        match column.fixed_len {
+            Some(n) => cur.bytes(n, "cell value")?,
+            None => cur.vint_bytes("cell value")?,
+        }
+    };
+    Ok(Cell {
+        flags,
+        timestamp,
+        local_deletion_time,
+        ttl,
+        path,
+        value,
+        counter_column: column.counter,
+    })
+}
+
+/// Decode a whole row from a cursor holding exactly its bytes (as measured).
+pub(crate) fn decode_row<'a>(
+    cur: &mut Cur<'a>,
+    schema: &'a DataSchema,
+    position: DataPos,
+) -> Result<Row<'a>> {
+    let start = cur.pos();
+    let flags = cur.u8("row flags")?;
+    let ext = if flags & rf::EXTENSION_FLAG != 0 {
+        cur.u8("extended row flags")?
+    } else {
+        0
+    };
+    let row_flags = RowFlags { flags, ext };
+    let is_static = row_flags.is_static();
+    let clustering = if is_static {
+        ClusteringPrefix {
+            kind: BoundKind::StaticClustering,
+            values: Vec::new(),
+        }
+    } else {
+        clustering::decode_clustering(cur, &schema.clustering_fixed_lens)?
+    };
+    let row_size = cur.uvint("row size")?;
+    let mut body = cur.split(row_size, "row body")?;
+    let prev_unfiltered_size = body.uvint("previous unfiltered size")?;
+    let d = &schema.deltas;
+
+    // Liveness: timestamp, then TTL, then expiration (§3.7). C* reads the TTL
+    // only inside HAS_TIMESTAMP.
+    let liveness = if flags & rf::HAS_TIMESTAMP != 0 {
+        let timestamp = d.timestamp(body.uvint("row timestamp")?);
+        let (ttl, expiration) = if flags & rf::HAS_TTL != 0 {
+            let ttl = d.ttl(body.uvint("row ttl")?);
+            let ldt = d.local_deletion_time(body.uvint("row local expiration time")?);
+            (Some(ttl), Some(ldt))
+        } else {
+            (None, None)
+        };
+        Some(LivenessInfo {
+            timestamp,
+            ttl,
+            local_expiration_time: expiration,
+            expired: ttl == Some(EXPIRED_LIVENESS_TTL),
+        })
+    } else {
+        None
+    };
+    let deletion = if flags & rf::HAS_DELETION != 0 {
+        Some(RowDeletion {
+            time: delta_deletion(&mut body, d, "row deletion")?,
+            shadowable: ext & rf::EXT_HAS_SHADOWABLE_DELETION != 0,
+        })
+    } else {
+        None
+    };
+    let scylla_shadowable_deletion = if ext & rf::EXT_HAS_SCYLLA_SHADOWABLE_DELETION != 0 {
+        Some(delta_deletion(
+            &mut body,
+            d,
+            "scylla shadowable row deletion",
+        )?)
+    } else {
+        None
+    };
+
+    let set: &'a ColumnSet = if is_static {
+        &schema.static_columns
+    } else {
+        &schema.regular_columns
+    };
+    let columns = set.columns();
+    let mut present = if flags & rf::HAS_ALL_COLUMNS != 0 {
+        Present::All {
+            next: 0,
+            n: columns.len(),
+        }
+    } else {
+        missing_columns(&mut body, columns.len())?
+    };
+    // Each present column takes at least one byte, which bounds the capacity.
+    let cap = present.count_hint().min(body.remaining());
+    let mut cells = Vec::with_capacity(cap);
+    let has_complex_deletion = flags & rf::HAS_COMPLEX_DELETION != 0;
+    while let Some(i) = present.next()? {
+        let Some(column) = columns.get(i) else {
+            return Err(body.bad(
+                "column index",
+                format!("column index {i} beyond the superset"),
+            ));
+        };
+        if column.complex {
+            let complex_deletion = if has_complex_deletion {
+                let dt = delta_deletion(&mut body, d, "complex deletion")?;
+                // NOTE: HAS_COMPLEX_DELETION forces a deletion on every complex
+                // column; LIVE shows up as mfda == i64::MIN (§3.8, §15.10).
+                (dt.marked_for_delete_at != i64::MIN).then_some(dt)
+            } else {
+                None
+            };
+            let n = body.uvint("complex cell count")?;
+            // A cell is at least a flags byte and a path length.
+            let n = body.count(n, 2, "complex cell count")?;
+            let mut cs = Vec::with_capacity(n);
+            for _ in 0..n {
+                cs.push(cell(&mut body, column, d, liveness.as_ref())?);
+            }
+            cells.push(ColumnData::Complex {
+                column,
+                complex_deletion,
+                cells: cs,
+            });
+        } else {
+            let c = cell(&mut body, column, d, liveness.as_ref())?;
+            cells.push(ColumnData::Simple { column, cell: c });
+        }
+    }
+    if !body.is_empty() {
+        return Err(body.bad(
+            "row body",
+            format!(
+                "row_size {row_size} does not match the row body: {} bytes left after the last column",
+                body.remaining()
+            ),
+        ));
+    }
+    Ok(Row {
+        position,
+        size: (cur.pos() - start) as u64,
+        clustering,
+        flags: row_flags,
+        row_size,
+        prev_unfiltered_size,
+        liveness,
+        deletion,
+        scylla_shadowable_deletion,
+        cells,
+    })
+}
+
+/// Decode a range tombstone marker from a cursor holding exactly its bytes.
+pub(crate) fn decode_marker<'a>(
+    cur: &mut Cur<'a>,
+    schema: &DataSchema,
+    position: DataPos,
+) -> Result<RangeTombstoneMarker<'a>> {
+    let start = cur.pos();
+    let flags = cur.u8("marker flags")?;
+    let bound = clustering::decode_bound(cur, &schema.clustering_fixed_lens)?;
+    let marker_size = cur.uvint("marker size")?;
+    let mut body = cur.split(marker_size, "marker body")?;
+    let prev_unfiltered_size = body.uvint("previous unfiltered size")?;
+    let d = &schema.deltas;
+    let deletion = if bound.kind.is_boundary() {
+        // NOTE: a boundary stores the deletion it closes first (§3.9).
+        let end = delta_deletion(&mut body, d, "boundary end deletion")?;
+        let start = delta_deletion(&mut body, d, "boundary start deletion")?;
+        MarkerDeletion::Boundary { end, start }
+    } else {
+        MarkerDeletion::Bound(delta_deletion(&mut body, d, "marker deletion")?)
+    };
+    if !body.is_empty() {
+        return Err(body.bad(
+            "marker body",
+            format!(
+                "marker_size {marker_size} does not match the marker body: {} bytes left",
+                body.remaining()
+            ),
+        ));
+    }
+    Ok(RangeTombstoneMarker {
+        position,
+        size: (cur.pos() - start) as u64,
+        flags,
+        bound,
+        marker_size,
+        prev_unfiltered_size,
+        deletion,
+    })
+}

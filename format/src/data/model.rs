@@ -1,0 +1,360 @@
+//! The fragment model: what the Data.db decoder yields, borrowed from the
+//! reader's window (no copies of keys, clustering values, paths or values).
+//!
+//! A partition reads as
+//!
+//! ```text
+//! PartitionStart  [StaticRow]  (Row | Marker)*  PartitionEnd
+//! ```
+//!
+//! Every timestamp, TTL and deletion time is already un-delta'd (absolute),
+//! see [`crate::data::schema::DeltaBase`]. Positions are uncompressed Data.db
+//! offsets ([`DataPos`]).
+
+use std::fmt;
+
+use crate::clustering::{BoundKind, ClusteringPrefix};
+use crate::deletion::DeletionTime;
+
+use super::schema::Column;
+use super::DataPos;
+
+/// `LivenessInfo.EXPIRED_LIVENESS_TTL`: a TTL of this value marks an expired
+/// row marker (§3.7).
+pub const EXPIRED_LIVENESS_TTL: i64 = i32::MAX as i64;
+
+/// Row flag bits (first byte of an unfiltered, §3.3; C\* `UnfilteredSerializer`).
+pub mod flags {
+    /// Nothing else follows; this byte ends the partition.
+    pub const END_OF_PARTITION: u8 = 0x01;
+    /// A range tombstone marker; otherwise a row.
+    pub const IS_MARKER: u8 = 0x02;
+    /// The row has primary-key liveness (a timestamp).
+    pub const HAS_TIMESTAMP: u8 = 0x04;
+    /// The liveness also has a TTL and a local expiration time.
+    pub const HAS_TTL: u8 = 0x08;
+    /// A row deletion follows the liveness.
+    pub const HAS_DELETION: u8 = 0x10;
+    /// Every column of the superset is present (no missing-columns encoding).
+    pub const HAS_ALL_COLUMNS: u8 = 0x20;
+    /// Every complex column of the row carries a deletion time.
+    pub const HAS_COMPLEX_DELETION: u8 = 0x40;
+    /// An extended-flags byte follows.
+    pub const EXTENSION_FLAG: u8 = 0x80;
+
+    /// Extended flag: static row.
+    pub const EXT_IS_STATIC: u8 = 0x01;
+    /// Extended flag: the row deletion is shadowable (C\*, deprecated).
+    pub const EXT_HAS_SHADOWABLE_DELETION: u8 = 0x02;
+    /// Extended flag (Scylla only): a second, shadowable row deletion follows
+    /// the regular one (§13.2).
+    pub const EXT_HAS_SCYLLA_SHADOWABLE_DELETION: u8 = 0x80;
+}
+
+/// Cell flag bits (§3.10; C\* `Cell.Serializer`).
+pub mod cell_flags {
+    /// Tombstone; the local deletion time is the deletion time.
+    pub const IS_DELETED: u8 = 0x01;
+    /// TTL'd cell; the local deletion time is the expiration time.
+    pub const IS_EXPIRING: u8 = 0x02;
+    /// Zero-length value, no value bytes.
+    pub const HAS_EMPTY_VALUE: u8 = 0x04;
+    /// Timestamp = the row liveness timestamp.
+    pub const USE_ROW_TIMESTAMP: u8 = 0x08;
+    /// TTL and local deletion time = the row liveness ones.
+    pub const USE_ROW_TTL: u8 = 0x10;
+}
+
+/// One decoded piece of a partition.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Fragment<'a> {
+    /// Partition header: key and partition-level deletion.
+    PartitionStart {
+        /// The partition key as serialized by the key type (single
+        /// component: the value bytes; several: `CompositeType` framing).
+        key: &'a [u8],
+        /// Partition deletion ([`DeletionTime::LIVE`] when none).
+        deletion: DeletionTime,
+        /// Position of the key-length field (the partition's start).
+        position: DataPos,
+    },
+    /// The static row (first after the header iff the table has static columns).
+    StaticRow(Row<'a>),
+    /// A clustered row (or the single row of a table without clustering columns).
+    Row(Row<'a>),
+    /// A range tombstone bound or boundary.
+    Marker(RangeTombstoneMarker<'a>),
+    /// The END_OF_PARTITION byte.
+    PartitionEnd {
+        /// Position of the END_OF_PARTITION byte (the partition's last byte).
+        position: DataPos,
+    },
+}
+
+impl Fragment<'_> {
+    /// Uncompressed position where this fragment starts.
+    pub fn position(&self) -> DataPos {
+        match self {
+            Fragment::PartitionStart { position, .. } | Fragment::PartitionEnd { position } => {
+                *position
+            }
+            Fragment::StaticRow(r) | Fragment::Row(r) => r.position,
+            Fragment::Marker(m) => m.position,
+        }
+    }
+}
+
+/// Row liveness (the "row marker", §3.7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LivenessInfo {
+    /// Write timestamp (µs).
+    pub timestamp: i64,
+    /// TTL in seconds, when the row marker expires.
+    pub ttl: Option<i64>,
+    /// Local expiration time (s), when the row marker expires.
+    pub local_expiration_time: Option<i64>,
+    /// `ttl == EXPIRED_LIVENESS_TTL`: the row marker is dead as of
+    /// `local_expiration_time` (materialized views; Scylla dead row markers).
+    pub expired: bool,
+}
+
+/// A row deletion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowDeletion {
+    /// The deletion time.
+    pub time: DeletionTime,
+    /// C\* extended flag 0x02: the deletion is shadowable (deprecated; never
+    /// written by modern Cassandra).
+    pub shadowable: bool,
+}
+
+/// Row flags as stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RowFlags {
+    /// The flags byte ([`flags`]).
+    pub flags: u8,
+    /// The extended flags byte, 0 when absent.
+    pub ext: u8,
+}
+
+impl RowFlags {
+    /// True when `bit` ([`flags`]) is set in the first byte.
+    pub fn has(&self, bit: u8) -> bool {
+        self.flags & bit != 0
+    }
+
+    /// True when `bit` ([`flags`] `EXT_*`) is set in the extended byte.
+    pub fn has_ext(&self, bit: u8) -> bool {
+        self.ext & bit != 0
+    }
+
+    /// True for the static row.
+    pub fn is_static(&self) -> bool {
+        self.has(flags::EXTENSION_FLAG) && self.has_ext(flags::EXT_IS_STATIC)
+    }
+}
+
+/// A row (static or clustered).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row<'a> {
+    /// Uncompressed position of the row's flags byte.
+    pub position: DataPos,
+    /// Total bytes of the unfiltered, flags to last cell byte.
+    pub size: u64,
+    /// Clustering values; kind [`BoundKind::StaticClustering`] (no values)
+    /// for the static row, [`BoundKind::Clustering`] otherwise.
+    pub clustering: ClusteringPrefix<'a>,
+    /// Flags as stored.
+    pub flags: RowFlags,
+    /// `row_size` as stored (bytes after its vint; equals what was consumed).
+    pub row_size: u64,
+    /// `prev_unfiltered_size` as stored (checked against the real distance
+    /// only when the reader's `check_prev_sizes` option is on).
+    pub prev_unfiltered_size: u64,
+    /// Primary-key liveness (row marker), if any.
+    pub liveness: Option<LivenessInfo>,
+    /// Row deletion, if any.
+    pub deletion: Option<RowDeletion>,
+    /// Scylla's shadowable row tombstone (extended flag 0x80), if any.
+    pub scylla_shadowable_deletion: Option<DeletionTime>,
+    /// Present columns, in data order.
+    ///
+    /// NOTE: one `Vec` per row (and one per complex column); cells and
+    /// values themselves are borrowed. Reusing buffers across rows needs a
+    /// different (callback or lazy) API and is left for later.
+    pub cells: Vec<ColumnData<'a>>,
+}
+
+impl<'a> Row<'a> {
+    /// True for the static row.
+    pub fn is_static(&self) -> bool {
+        self.flags.is_static()
+    }
+
+    /// The data of the column named `name`, if present in this row.
+    pub fn column(&self, name: &str) -> Option<&ColumnData<'a>> {
+        self.cells.iter().find(|c| c.column().name() == name)
+    }
+}
+
+/// The data of one present column of a row.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ColumnData<'a> {
+    /// A simple (single-cell) column.
+    Simple {
+        /// The column (name, type, index in data order).
+        column: &'a Column,
+        /// Its cell.
+        cell: Cell<'a>,
+    },
+    /// A complex column: a non-frozen collection or UDT.
+    Complex {
+        /// The column (name, type, index in data order).
+        column: &'a Column,
+        /// Collection-level deletion ("overwrite" tombstone), if any. A stored
+        /// deletion with `marked_for_delete_at == i64::MIN` (LIVE written
+        /// because the row has HAS_COMPLEX_DELETION) reads as `None` (§3.8).
+        complex_deletion: Option<DeletionTime>,
+        /// The element cells, each with a path, in path order.
+        cells: Vec<Cell<'a>>,
+    },
+}
+
+impl<'a> ColumnData<'a> {
+    /// The column this data belongs to.
+    pub fn column(&self) -> &'a Column {
+        match self {
+            ColumnData::Simple { column, .. } | ColumnData::Complex { column, .. } => column,
+        }
+    }
+}
+
+/// One cell (§3.10), with absolute timestamp, TTL and deletion time.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Cell<'a> {
+    /// Flags as stored ([`cell_flags`]).
+    pub flags: u8,
+    /// Write timestamp (µs), the row's when USE_ROW_TIMESTAMP.
+    pub timestamp: i64,
+    /// Local deletion time (tombstones) or expiration time (expiring cells),
+    /// `None` otherwise.
+    pub local_deletion_time: Option<i64>,
+    /// TTL in seconds for expiring cells.
+    pub ttl: Option<i64>,
+    /// Cell path (complex columns): list timeuuid, set element, map key,
+    /// UDT field index (2-byte big-endian).
+    pub path: Option<&'a [u8]>,
+    /// Raw value bytes (empty when HAS_EMPTY_VALUE).
+    pub value: &'a [u8],
+    /// The column is a counter column.
+    pub counter_column: bool,
+}
+
+impl Cell<'_> {
+    /// Tombstone.
+    pub fn is_deleted(&self) -> bool {
+        self.flags & cell_flags::IS_DELETED != 0
+    }
+
+    /// Expiring (TTL'd) cell.
+    pub fn is_expiring(&self) -> bool {
+        self.flags & cell_flags::IS_EXPIRING != 0
+    }
+
+    /// A live counter cell (C\* `isCounterCell`: counter column, not a tombstone).
+    /// Its value is a counter context (§3.13).
+    pub fn is_counter(&self) -> bool {
+        self.counter_column && !self.is_deleted()
+    }
+
+    /// The value is empty (HAS_EMPTY_VALUE).
+    pub fn has_empty_value(&self) -> bool {
+        self.flags & cell_flags::HAS_EMPTY_VALUE != 0
+    }
+}
+
+impl fmt::Debug for Cell<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        struct Hex<'b>(&'b [u8]);
+        impl fmt::Debug for Hex<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("0x")?;
+                for b in self.0 {
+                    write!(f, "{b:02x}")?;
+                }
+                Ok(())
+            }
+        }
+        let mut d = f.debug_struct("Cell");
+        d.field("flags", &format_args!("{:#04x}", self.flags))
+            .field("timestamp", &self.timestamp);
+        if let Some(l) = self.local_deletion_time {
+            d.field("local_deletion_time", &l);
+        }
+        if let Some(t) = self.ttl {
+            d.field("ttl", &t);
+        }
+        if let Some(p) = self.path {
+            d.field("path", &Hex(p));
+        }
+        d.field("value", &Hex(self.value)).finish()
+    }
+}
+
+/// The deletion(s) of a range tombstone marker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MarkerDeletion {
+    /// A bound: opens (start kinds) or closes (end kinds) this deletion.
+    Bound(DeletionTime),
+    /// A boundary: closes `end` and opens `start` at the same clustering.
+    Boundary {
+        /// Deletion of the range that ends here (stored first).
+        end: DeletionTime,
+        /// Deletion of the range that starts here.
+        start: DeletionTime,
+    },
+}
+
+/// A range tombstone marker (§3.9).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RangeTombstoneMarker<'a> {
+    /// Uncompressed position of the marker's flags byte.
+    pub position: DataPos,
+    /// Total bytes of the unfiltered.
+    pub size: u64,
+    /// The flags byte (0x02).
+    pub flags: u8,
+    /// Bound kind and clustering prefix (may be shorter than the clustering).
+    pub bound: ClusteringPrefix<'a>,
+    /// `marker_size` as stored.
+    pub marker_size: u64,
+    /// `prev_unfiltered_size` as stored.
+    pub prev_unfiltered_size: u64,
+    /// The deletion time(s).
+    pub deletion: MarkerDeletion,
+}
+
+impl RangeTombstoneMarker<'_> {
+    /// The bound kind.
+    pub fn kind(&self) -> BoundKind {
+        self.bound.kind
+    }
+
+    /// The deletion this marker closes (end bounds and boundaries).
+    pub fn close_deletion(&self) -> Option<DeletionTime> {
+        match self.deletion {
+            MarkerDeletion::Boundary { end, .. } => Some(end),
+            MarkerDeletion::Bound(d) if self.bound.kind.is_end() => Some(d),
+            MarkerDeletion::Bound(_) => None,
+        }
+    }
+
+    /// The deletion this marker opens (start bounds and boundaries).
+    pub fn open_deletion(&self) -> Option<DeletionTime> {
+        match self.deletion {
+            MarkerDeletion::Boundary { start, .. } => Some(start),
+            MarkerDeletion::Bound(d) if self.bound.kind.is_start() => Some(d),
+            MarkerDeletion::Bound(_) => None,
+        }
+    }
+}

@@ -1,0 +1,681 @@
+//! Lazy, fallible, lending cursors over Data.db fragments.
+//!
+//! * [`ScanReader`]: forward over the whole file (or from a partition
+//!   position, [`ScanReader::seek_partition`]).
+//! * [`PartitionReader`]: exactly one partition at a position given by an index.
+//!
+//! Both hand out [`Fragment`]s with
+//! `next_fragment() -> Result<Option<Fragment<'_>>>`. A fragment borrows the
+//! reader's window, so it must be dropped before the next call (a lending
+//! cursor; `Iterator` cannot express that). After the first error the reader
+//! is *fused*: every later call returns `Ok(None)`, so corrupt input cannot
+//! make a caller loop forever. [`ScanReader::seek_partition`] clears that state.
+//!
+//! Each call is two steps (see the private `decode` module): *measure* the next
+//! unfiltered's head, growing the window until the head fits, then make sure
+//! its whole length is loaded, step over it, and decode it from the bytes
+//! just stepped over. The measure step is also where the validation that
+//! needs no body happens: ordering of the static row, and (option
+//! [`ReaderOptions::check_prev_sizes`]) `prev_unfiltered_size` against the
+//! real distance, reported as [`Finding`]s rather than errors.
+//!
+//! Errors carry the file, component Data, the uncompressed offset and the
+//! partition key being read (hex); for compressed files
+//! [`ScanReader::chunk_of`] maps the offset to its chunk.
+//!
+//! Expected IO: a full scan reads Data.db once, sequentially (64 KiB blocks
+//! or one read per compressed chunk) plus CompressionInfo.db once;
+//! [`ScanReader::skip_partition`] skips whole chunks it does not need.
+
+use std::cell::Cell as Flag;
+use std::path::Path;
+
+use crate::component::Component;
+use crate::error::{Error, ErrorKind, Result};
+use crate::sstable::Sstable;
+use crate::statistics::SerializationHeader;
+use crate::version::Features;
+
+use super::decode::{self, Head};
+use super::model::Fragment;
+use super::schema::DataSchema;
+use super::source::{DataSource, DEFAULT_BLOCK_SIZE, DEFAULT_MAX_WINDOW};
+use super::DataPos;
+
+/// Reader options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReaderOptions {
+    /// Compare every `prev_unfiltered_size` with the real distance to the
+    /// previous unfiltered and record mismatches as [`Finding`]s.
+    pub check_prev_sizes: bool,
+    /// Largest unfiltered (row or marker) accepted, in bytes; bounds memory
+    /// against corrupt size fields.
+    pub max_unfiltered_size: u64,
+    /// Read size for uncompressed Data.db.
+    pub block_size: usize,
+    /// At most this many findings are kept (the rest are only counted).
+    pub max_findings: usize,
+}
+
+impl Default for ReaderOptions {
+    fn default() -> Self {
+        ReaderOptions {
+            check_prev_sizes: true,
+            max_unfiltered_size: DEFAULT_MAX_WINDOW,
+            block_size: DEFAULT_BLOCK_SIZE,
+            max_findings: 1000,
+        }
+    }
+}
+
+/// A validation finding: something inconsistent that does not stop decoding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// Position of the unfiltered concerned.
+    pub position: DataPos,
+    /// Start of its partition.
+    pub partition: DataPos,
+    /// What is wrong.
+    pub kind: FindingKind,
+}
+
+/// The kinds of [`Finding`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FindingKind {
+    /// `prev_unfiltered_size` differs from the distance to the previous
+    /// unfiltered (or to the partition start for the first one; 0 for the
+    /// static row) (§3.4).
+    PrevUnfilteredSize {
+        /// Value stored in the file.
+        stored: u64,
+        /// Value implied by the positions.
+        expected: u64,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Between partitions: a partition header (or the end of the data) is next.
+    PartitionStart,
+    /// After the header of a partition whose table has static columns.
+    StaticRow,
+    /// Inside a partition.
+    Unfiltered,
+    /// Nothing more to read.
+    Done,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Plan {
+    PartitionStart { len: usize },
+    Static { len: usize },
+    Row { len: usize },
+    Marker { len: usize },
+    End,
+}
+
+/// The shared machinery of both readers.
+struct Inner<'s> {
+    src: DataSource<'s>,
+    schema: DataSchema,
+    opts: ReaderOptions,
+    state: State,
+    failed: Flag<bool>,
+    /// Stop after one partition (PartitionReader).
+    single: bool,
+    /// Key of the partition being read (error context), reused buffer.
+    key: Vec<u8>,
+    partition_start: u64,
+    /// Start of the previous non-static unfiltered, or the partition start.
+    prev_start: u64,
+    findings: Vec<Finding>,
+    findings_dropped: u64,
+}
+
+/// Lowercase hex with a `0x` prefix (error context for partition keys).
+fn hex(b: &[u8]) -> String {
+    let mut s = String::with_capacity(2 + 2 * b.len());
+    s.push_str("0x");
+    for x in b {
+        s.push_str(&format!("{x:02x}"));
+    }
+    s
+}
+
+fn is_short_read(e: &Error) -> Option<u64> {
+    // How many bytes, from the error's offset, the decoder wanted.
+    match e.kind {
+        ErrorKind::UnexpectedEof { need, .. } => Some(need),
+        ErrorKind::LengthOutOfRange { len, .. } => Some(len),
+        _ => None,
+    }
+}
+
+impl<'s> Inner<'s> {
+    fn new(
+        mut src: DataSource<'s>,
+        header: &SerializationHeader,
+        features: Features,
+        opts: ReaderOptions,
+    ) -> Self {
+        src.set_block_size(opts.block_size);
+        src.set_max_window(opts.max_unfiltered_size);
+        Inner {
+            src,
+            schema: DataSchema::new(header, features),
+            opts,
+            state: State::PartitionStart,
+            failed: Flag::new(false),
+            single: false,
+            key: Vec::new(),
+            partition_start: 0,
+            prev_start: 0,
+            findings: Vec::new(),
+            findings_dropped: 0,
+        }
+    }
+
+    /// Attach file and partition context to an error.
+    fn ctx(&self, e: Error) -> Error {
+        let e = match self.src.path() {
+            Some(p) => e.in_file(p),
+            None => e,
+        };
+        match self.state {
+            State::StaticRow | State::Unfiltered => e.in_partition(hex(&self.key)),
+            _ => e,
+        }
+    }
+
+    fn fail(&self, e: Error) -> Error {
+        self.failed.set(true);
+        self.ctx(e)
+    }
+
+    /// Run `measure` on the window, growing it while the decoder runs short
+    /// and the file has more. Returns the measure's result and the number of
+    /// bytes it consumed.
+    fn measure_with<T>(
+        &mut self,
+        mut f: impl FnMut(&mut crate::cur::Cur<'_>, &DataSchema) -> Result<T>,
+    ) -> Result<(T, usize)> {
+        loop {
+            let mut cur = self.src.cursor();
+            let window = cur.remaining() as u64;
+            let e = match f(&mut cur, &self.schema) {
+                Ok(v) => return Ok((v, cur.pos())),
+                Err(e) => e,
+            };
+            let (Some(need), Some(at)) = (is_short_read(&e), e.offset) else {
+                return Err(e);
+            };
+            let want = at
+                .saturating_sub(self.src.position().0)
+                .saturating_add(need);
+            if want <= window || want > self.src.remaining() {
+                // Not a short window: corrupt, or the file really ends here.
+                return Err(e);
+            }
+            if !self.src.fill(want)? {
+                return Err(e);
+            }
+        }
+    }
+
+    fn record(&mut self, position: u64, stored: u64, expected: u64) {
+        if !self.opts.check_prev_sizes || stored == expected {
+            return;
+        }
+        if self.findings.len() >= self.opts.max_findings {
+            self.findings_dropped += 1;
+            return;
+        }
+        self.findings.push(Finding {
+            position: DataPos(position),
+            partition: DataPos(self.partition_start),
+            kind: FindingKind::PrevUnfilteredSize { stored, expected },
+        });
+    }
+
+    /// Measure the next fragment, load it whole (unless `skip_body`), step
+    /// over it and update the state. Returns what to decode.
+    fn prepare(&mut self, skip_body: bool) -> Result<Option<Plan>> {
+        let start = self.src.position().0;
+        if self.state == State::Done {
+            return Ok(None);
+        }
+        if self.state == State::PartitionStart {
+            if self.src.at_end() {
+                self.state = State::Done;
+                return Ok(None);
+            }
+            let features = self.schema.features;
+            let (key_len, len) = self.measure_with(|c, _| {
+                decode::partition_header(c, &features).map(|(k, _)| k.len())
+            })?;
+            // Keep a copy of the key for error context (buffer reused).
+            self.key.clear();
+            self.key
+                .extend_from_slice(self.src.window().get(2..2 + key_len).unwrap_or(&[]));
+            self.src.advance(len as u64)?;
+            self.partition_start = start;
+            self.prev_start = start;
+            self.state = if self.schema.has_static_row() {
+                State::StaticRow
+            } else {
+                State::Unfiltered
+            };
+            return Ok(Some(Plan::PartitionStart { len }));
+        }
+        if self.src.at_end() {
+            return Err(self.src_err(
+                ErrorKind::UnexpectedEof { need: 1, have: 0 },
+                "unfiltered flags (Data.db ends inside a partition)",
+            ));
+        }
+        let (head, _) = self.measure_with(decode::measure)?;
+        let total = head.total();
+        if total > self.src.remaining() {
+            return Err(self.src_err(
+                ErrorKind::LengthOutOfRange {
+                    len: total,
+                    remaining: self.src.remaining(),
+                },
+                "unfiltered size (extends past the end of Data.db)",
+            ));
+        }
+        let expect_static = self.state == State::StaticRow;
+        let plan = match head {
+            Head::End if expect_static => {
+                return Err(self.src_err(
+                    ErrorKind::BadValue("partition ends before its static row".into()),
+                    "static row",
+                ))
+            }
+            Head::End => {
+                self.state = if self.single {
+                    State::Done
+                } else {
+                    State::PartitionStart
+                };
+                Plan::End
+            }
+            Head::Row {
+                is_static: true,
+                prev,
+                ..
+            } if expect_static => {
+                self.record(start, prev, 0);
+                self.state = State::Unfiltered;
+                Plan::Static {
+                    len: total as usize,
+                }
+            }
+            Head::Row {
+                is_static: true, ..
+            } => {
+                let msg = if self.schema.has_static_row() {
+                    "static row after the first unfiltered of the partition"
+                } else {
+                    "static row, but the serialization header has no static columns"
+                };
+                return Err(self.src_err(ErrorKind::BadValue(msg.into()), "row flags"));
+            }
+            _ if expect_static => {
+                return Err(self.src_err(
+                    ErrorKind::BadValue(
+                        "expected the static row (the serialization header has static columns)"
+                            .into(),
+                    ),
+                    "row flags",
+                ))
+            }
+            Head::Row { prev, .. } | Head::Marker { prev, .. } => {
+                self.record(start, prev, start - self.prev_start);
+                self.prev_start = start;
+                if matches!(head, Head::Marker { .. }) {
+                    Plan::Marker {
+                        len: total as usize,
+                    }
+                } else {
+                    Plan::Row {
+                        len: total as usize,
+                    }
+                }
+            }
+        };
+        if skip_body {
+            self.src.advance(total)?;
+        } else {
+            if !self.src.fill(total)? {
+                return Err(self.src_err(
+                    ErrorKind::UnexpectedEof {
+                        need: total,
+                        have: self.src.window().len() as u64,
+                    },
+                    "unfiltered",
+                ));
+            }
+            self.src.advance(total)?;
+        }
+        Ok(Some(plan))
+    }
+
+    fn src_err(&self, kind: ErrorKind, what: &'static str) -> Error {
+        Error::at(kind, Component::Data, self.src.position().0, what)
+    }
+
+    /// Decode the fragment `plan` describes from the bytes just stepped over.
+    fn decode(&self, plan: Plan) -> Result<Fragment<'_>> {
+        let len = match plan {
+            Plan::End => 1,
+            Plan::PartitionStart { len }
+            | Plan::Static { len }
+            | Plan::Row { len }
+            | Plan::Marker { len } => len,
+        };
+        let end = self.src.position().0;
+        let position = DataPos(end - len as u64);
+        let bytes = self.src.behind(len);
+        let mut cur = crate::cur::Cur::new(bytes, Component::Data, position.0);
+        let features = &self.schema.features;
+        let f = match plan {
+            Plan::PartitionStart { .. } => {
+                let (key, deletion) = decode::partition_header(&mut cur, features)?;
+                Fragment::PartitionStart {
+                    key,
+                    deletion,
+                    position,
+                }
+            }
+            Plan::Static { .. } => {
+                Fragment::StaticRow(decode::decode_row(&mut cur, &self.schema, position)?)
+            }
+            Plan::Row { .. } => {
+                Fragment::Row(decode::decode_row(&mut cur, &self.schema, position)?)
+            }
+            Plan::Marker { .. } => {
+                Fragment::Marker(decode::decode_marker(&mut cur, &self.schema, position)?)
+            }
+            Plan::End => {
+                cur.u8("end of partition")?;
+                Fragment::PartitionEnd { position }
+            }
+        };
+        if !cur.is_empty() {
+            // Cannot happen when measure and decode agree; kept as a guard.
+            return Err(cur.bad(
+                "unfiltered",
+                "decoded length differs from the measured length",
+            ));
+        }
+        Ok(f)
+    }
+
+    fn next_fragment(&mut self) -> Result<Option<Fragment<'_>>> {
+        if self.failed.get() {
+            return Ok(None);
+        }
+        let plan = match self.prepare(false) {
+            Ok(Some(p)) => p,
+            Ok(None) => return Ok(None),
+            Err(e) => return Err(self.fail(e)),
+        };
+        let this = &*self;
+        match this.decode(plan) {
+            Ok(f) => Ok(Some(f)),
+            Err(e) => Err(this.fail(e)),
+        }
+    }
+
+    fn skip_partition(&mut self) -> Result<bool> {
+        if self.failed.get() {
+            return Ok(false);
+        }
+        let single = self.single;
+        // Do not let the END byte finish a single-partition reader early.
+        self.single = false;
+        let r = self.skip_inner();
+        self.single = single;
+        if single && matches!(r, Ok(true)) {
+            self.state = State::Done;
+        }
+        r.map_err(|e| self.fail(e))
+    }
+
+    fn skip_inner(&mut self) -> Result<bool> {
+        if self.state == State::PartitionStart && self.prepare(true)?.is_none() {
+            return Ok(false);
+        }
+        if self.state == State::Done {
+            return Ok(false);
+        }
+        loop {
+            match self.prepare(true)? {
+                Some(Plan::End) => return Ok(true),
+                Some(_) => {}
+                None => return Ok(false),
+            }
+        }
+    }
+
+    fn seek_partition(&mut self, pos: DataPos) -> Result<()> {
+        self.failed.set(false);
+        self.state = State::PartitionStart;
+        self.src.seek(pos).map_err(|e| self.fail(e))
+    }
+}
+
+/// The Data.db source of `sst`, refusing versions that are not the row format.
+fn open_source(sst: &Sstable) -> Result<DataSource<'_>> {
+    if sst.features().legacy_cells {
+        return Err(Error::new(
+            ErrorKind::Unsupported(format!(
+                "version {} uses the pre-3.0 cell format, not the row format",
+                sst.version()
+            )),
+            "Data.db format",
+        )
+        .in_component(Component::Data)
+        .in_file(&sst.path(Component::Data)));
+    }
+    DataSource::open(sst)
+}
+
+/// Forward reader over all partitions of a Data.db (see the module docs).
+pub struct ScanReader<'s> {
+    inner: Inner<'s>,
+}
+
+impl std::fmt::Debug for ScanReader<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScanReader")
+            .field("source", &self.inner.src)
+            .field("state", &self.inner.state)
+            .finish()
+    }
+}
+
+impl<'s> ScanReader<'s> {
+    /// A reader over the Data.db of `sst`, decoded with `header` (the
+    /// serialization header from Statistics.db), starting at position 0.
+    pub fn new(sst: &'s Sstable, header: &SerializationHeader) -> Result<ScanReader<'s>> {
+        Self::with_options(sst, header, ReaderOptions::default())
+    }
+
+    /// [`ScanReader::new`] with options.
+    pub fn with_options(
+        sst: &'s Sstable,
+        header: &SerializationHeader,
+        opts: ReaderOptions,
+    ) -> Result<ScanReader<'s>> {
+        let src = open_source(sst)?;
+        Ok(ScanReader {
+            inner: Inner::new(src, header, sst.features(), opts),
+        })
+    }
+
+    /// A reader over an in-memory, uncompressed Data.db (tests, fuzzing).
+    pub fn from_bytes(
+        bytes: &'s [u8],
+        header: &SerializationHeader,
+        features: Features,
+        opts: ReaderOptions,
+    ) -> ScanReader<'s> {
+        ScanReader {
+            inner: Inner::new(DataSource::from_bytes(bytes), header, features, opts),
+        }
+    }
+
+    /// The next fragment, `Ok(None)` at the end of the data (or after an error).
+    pub fn next_fragment(&mut self) -> Result<Option<Fragment<'_>>> {
+        self.inner.next_fragment()
+    }
+
+    /// Skip the rest of the current partition (or, between partitions, the
+    /// whole next one) using the size fields only: cells are not decoded and
+    /// whole compressed chunks are skipped without being read. Returns
+    /// `false` when there was no partition left.
+    pub fn skip_partition(&mut self) -> Result<bool> {
+        self.inner.skip_partition()
+    }
+
+    /// Continue at the partition starting at `pos` (e.g. from Index.db).
+    /// Clears a previous error.
+    pub fn seek_partition(&mut self, pos: DataPos) -> Result<()> {
+        self.inner.seek_partition(pos)
+    }
+
+    /// Position of the next byte to decode.
+    pub fn position(&self) -> DataPos {
+        self.inner.src.position()
+    }
+
+    /// Uncompressed length of Data.db.
+    pub fn data_len(&self) -> u64 {
+        self.inner.src.data_len()
+    }
+
+    /// The compressed chunk holding uncompressed `pos` (None if uncompressed);
+    /// use it with an error's offset.
+    pub fn chunk_of(&self, pos: u64) -> Option<u64> {
+        self.inner.src.chunk_of(pos)
+    }
+
+    /// Key of the partition being read (the last one started).
+    pub fn partition_key(&self) -> &[u8] {
+        &self.inner.key
+    }
+
+    /// The decoder's view of the table.
+    pub fn schema(&self) -> &DataSchema {
+        &self.inner.schema
+    }
+
+    /// True after an error (the reader is fused).
+    pub fn failed(&self) -> bool {
+        self.inner.failed.get()
+    }
+
+    /// Findings so far.
+    pub fn findings(&self) -> &[Finding] {
+        &self.inner.findings
+    }
+
+    /// Take the findings so far (and the count of those over the limit).
+    pub fn take_findings(&mut self) -> (Vec<Finding>, u64) {
+        let dropped = std::mem::take(&mut self.inner.findings_dropped);
+        (std::mem::take(&mut self.inner.findings), dropped)
+    }
+
+    /// The Data.db path (None for in-memory readers).
+    pub fn path(&self) -> Option<&Path> {
+        self.inner.src.path()
+    }
+}
+
+/// Reader of exactly one partition, starting at a known position.
+pub struct PartitionReader<'s> {
+    inner: Inner<'s>,
+}
+
+impl std::fmt::Debug for PartitionReader<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PartitionReader")
+            .field("source", &self.inner.src)
+            .field("state", &self.inner.state)
+            .finish()
+    }
+}
+
+impl<'s> PartitionReader<'s> {
+    /// A reader of the partition starting at `pos` (uncompressed position,
+    /// e.g. from Index.db or Partitions.db).
+    pub fn new(
+        sst: &'s Sstable,
+        header: &SerializationHeader,
+        pos: DataPos,
+    ) -> Result<PartitionReader<'s>> {
+        Self::with_options(sst, header, pos, ReaderOptions::default())
+    }
+
+    /// [`PartitionReader::new`] with options.
+    pub fn with_options(
+        sst: &'s Sstable,
+        header: &SerializationHeader,
+        pos: DataPos,
+        opts: ReaderOptions,
+    ) -> Result<PartitionReader<'s>> {
+        let src = open_source(sst)?;
+        let mut inner = Inner::new(src, header, sst.features(), opts);
+        inner.single = true;
+        inner.src.seek(pos).map_err(|e| inner.ctx(e))?;
+        Ok(PartitionReader { inner })
+    }
+
+    /// A reader of the partition at `pos` of an in-memory, uncompressed Data.db.
+    pub fn from_bytes(
+        bytes: &'s [u8],
+        header: &SerializationHeader,
+        features: Features,
+        pos: DataPos,
+        opts: ReaderOptions,
+    ) -> Result<PartitionReader<'s>> {
+        let mut inner = Inner::new(DataSource::from_bytes(bytes), header, features, opts);
+        inner.single = true;
+        inner.src.seek(pos)?;
+        Ok(PartitionReader { inner })
+    }
+
+    /// The next fragment of the partition; `Ok(None)` after its
+    /// PartitionEnd (or after an error).
+    pub fn next_fragment(&mut self) -> Result<Option<Fragment<'_>>> {
+        self.inner.next_fragment()
+    }
+
+    /// Skip the rest of the partition using size fields only.
+    pub fn skip_rest(&mut self) -> Result<bool> {
+        self.inner.skip_partition()
+    }
+
+    /// Position of the next byte to decode.
+    pub fn position(&self) -> DataPos {
+        self.inner.src.position()
+    }
+
+    /// The compressed chunk holding uncompressed `pos` (None if uncompressed).
+    pub fn chunk_of(&self, pos: u64) -> Option<u64> {
+        self.inner.src.chunk_of(pos)
+    }
+
+    /// Findings so far.
+    pub fn findings(&self) -> &[Finding] {
+        &self.inner.findings
+    }
+
+    /// The decoder's view of the table.
+    pub fn schema(&self) -> &DataSchema {
+        &self.inner.schema
+    }
+}

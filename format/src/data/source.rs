@@ -1,0 +1,450 @@
+//! A streaming byte source over the *uncompressed* bytes of Data.db, with a
+//! sliding window.
+//!
+//! ```text
+//!            consumed          window (what the decoder sees)
+//!   buf: [.............|==============================]
+//!        ^buf_start    ^position                       ^buf_start + buf.len()
+//!                                                        (next block / chunk loads here)
+//! ```
+//!
+//! * Every byte is read through the sstable's [`IoLayer`] (so IO stats are
+//!   right): uncompressed files in blocks of `block_size` bytes (64 KiB by
+//!   default), compressed files one chunk at a time. Each chunk's CRC32 is
+//!   verified before it is decompressed (`shared/docs/sstable-format.md` §7.2),
+//!   and `chunks_decompressed`, `compressed_bytes` and `uncompressed_bytes`
+//!   are counted in the Data.db stats.
+//! * The decoder gets a [`Cur`] over the window ([`DataSource::cursor`]). When a
+//!   decode runs out of bytes and the file has more, the caller asks for more
+//!   with [`DataSource::fill`]: the consumed prefix is dropped and the next
+//!   block / chunk appended. Memory is therefore bounded by the largest single
+//!   unfiltered plus one block or chunk, never by a partition or the file
+//!   (and never by more than `max_window`, so a corrupt size field cannot make
+//!   the reader load the rest of a large file).
+//! * [`DataSource::seek`] starts anywhere (e.g. at a partition position from the
+//!   index): for a compressed file it loads the chunk holding the position.
+//!
+//! Positions are [`DataPos`] (uncompressed); file offsets only appear inside
+//! the chunk loader. Errors carry the uncompressed offset; for compressed
+//! files [`DataSource::chunk_of`] maps it to the chunk index.
+//!
+//! Upstream equivalents: C\* `o.a.c/io/util/CompressedChunkReader.java`,
+//! `RandomAccessReader`; Scylla `sstables/compress.cc` (`compressed_file_data_source`).
+
+use std::path::PathBuf;
+
+use crate::component::Component;
+use crate::cur::Cur;
+use crate::error::{Error, ErrorKind, Result};
+use crate::io::{IoLayer, ReadKind};
+use crate::sstable::Sstable;
+
+use crate::chunk::ChunkDecompressor;
+use crate::compression::CompressionInfo;
+
+use super::DataPos;
+
+/// Default read size for uncompressed Data.db.
+pub const DEFAULT_BLOCK_SIZE: usize = 64 * 1024;
+
+/// Default limit of the window (the largest unfiltered the reader accepts).
+pub const DEFAULT_MAX_WINDOW: u64 = 256 * 1024 * 1024;
+
+/// Lower bound of the window limit: a partition header (2-byte length,
+/// key up to 64 KiB, 12-byte deletion) always fits.
+pub const MIN_MAX_WINDOW: u64 = 65_535 + 2 + 12 + 1;
+
+enum Backend<'s> {
+    /// Reads through the sstable's IO layer.
+    Io { io: &'s IoLayer, file_len: u64 },
+    /// An in-memory uncompressed Data.db (tests, fuzzing).
+    Memory(&'s [u8]),
+}
+
+/// The chunk table and decompressor of a compressed Data.db.
+struct Compressed {
+    info: CompressionInfo,
+    dec: ChunkDecompressor,
+    /// Decompression output, reused across chunks.
+    scratch: Vec<u8>,
+}
+
+/// Windowed reader of uncompressed Data.db bytes (see the module docs).
+pub struct DataSource<'s> {
+    backend: Backend<'s>,
+    compression: Option<Compressed>,
+    path: Option<PathBuf>,
+    data_len: u64,
+    buf: Vec<u8>,
+    buf_start: u64,
+    pos: usize,
+    block_size: usize,
+    max_window: u64,
+}
+
+impl std::fmt::Debug for DataSource<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DataSource")
+            .field("path", &self.path)
+            .field("compressed", &self.compression.is_some())
+            .field("data_len", &self.data_len)
+            .field("position", &self.position())
+            .field("window", &self.window().len())
+            .finish()
+    }
+}
+
+impl<'s> DataSource<'s> {
+    /// Open the Data.db of `sst`. Reads and parses CompressionInfo.db when the
+    /// sstable has one (one read); Data.db itself is read lazily.
+    pub fn open(sst: &'s Sstable) -> Result<DataSource<'s>> {
+        sst.require(Component::Data)?;
+        let path = sst.path(Component::Data);
+        let file_len = sst.io.len(Component::Data).map_err(|e| e.in_file(&path))?;
+        let compression = if sst.has(Component::CompressionInfo) {
+            let bytes = sst.read_component(Component::CompressionInfo)?;
+            let ci_path = sst.path(Component::CompressionInfo);
+            let info =
+                CompressionInfo::parse(&bytes, &sst.features()).map_err(|e| e.in_file(&ci_path))?;
+            let dec = ChunkDecompressor::new(&info, &sst.features());
+            Some(Compressed {
+                info,
+                dec,
+                scratch: Vec::new(),
+            })
+        } else {
+            None
+        };
+        let data_len = compression
+            .as_ref()
+            .map_or(file_len, |c| c.info.data_length);
+        Ok(DataSource {
+            backend: Backend::Io {
+                io: &sst.io,
+                file_len,
+            },
+            compression,
+            path: Some(path),
+            data_len,
+            buf: Vec::new(),
+            buf_start: 0,
+            pos: 0,
+            block_size: DEFAULT_BLOCK_SIZE,
+            max_window: DEFAULT_MAX_WINDOW,
+        })
+    }
+
+    /// A source over an in-memory, uncompressed Data.db (no IO, no stats).
+    /// Meant for tests and fuzzing.
+    pub fn from_bytes(bytes: &'s [u8]) -> DataSource<'s> {
+        DataSource {
+            backend: Backend::Memory(bytes),
+            compression: None,
+            path: None,
+            data_len: bytes.len() as u64,
+            buf: Vec::new(),
+            buf_start: 0,
+            pos: 0,
+            block_size: DEFAULT_BLOCK_SIZE,
+            max_window: DEFAULT_MAX_WINDOW,
+        }
+    }
+
+    /// Set the read size for uncompressed files (at least 1 byte).
+    pub fn set_block_size(&mut self, n: usize) {
+        self.block_size = n.max(1);
+    }
+
+    /// Set the window limit: the largest unfiltered that can be decoded. Never
+    /// below [`MIN_MAX_WINDOW`], so that any partition header fits.
+    pub fn set_max_window(&mut self, n: u64) {
+        self.max_window = n.max(MIN_MAX_WINDOW);
+    }
+
+    /// The Data.db path (None for in-memory sources).
+    pub fn path(&self) -> Option<&std::path::Path> {
+        self.path.as_deref()
+    }
+
+    /// Total uncompressed length of Data.db.
+    pub fn data_len(&self) -> u64 {
+        self.data_len
+    }
+
+    /// True when Data.db is compressed.
+    pub fn is_compressed(&self) -> bool {
+        self.compression.is_some()
+    }
+
+    /// The compressed chunk holding uncompressed position `pos` (None when
+    /// the file is not compressed).
+    pub fn chunk_of(&self, pos: u64) -> Option<u64> {
+        self.compression
+            .as_ref()
+            .map(|c| pos / c.info.chunk_length as u64)
+    }
+
+    /// The current position (first byte of the window).
+    pub fn position(&self) -> DataPos {
+        DataPos(self.buf_start + self.pos as u64)
+    }
+
+    /// Bytes between the position and the end of the data.
+    pub fn remaining(&self) -> u64 {
+        self.data_len.saturating_sub(self.position().0)
+    }
+
+    /// True at the end of the data.
+    pub fn at_end(&self) -> bool {
+        self.remaining() == 0
+    }
+
+    /// The loaded bytes from the position on.
+    pub fn window(&self) -> &[u8] {
+        self.buf.get(self.pos..).unwrap_or(&[])
+    }
+
+    /// The `len` bytes just before the position (what the last
+    /// [`DataSource::advance`] within the window stepped over), as long as no
+    /// block was loaded since. Empty when they are no longer in the buffer.
+    pub(crate) fn behind(&self, len: usize) -> &[u8] {
+        self.pos
+            .checked_sub(len)
+            .and_then(|s| self.buf.get(s..self.pos))
+            .unwrap_or(&[])
+    }
+
+    /// A cursor over the window, located at the position.
+    pub fn cursor(&self) -> Cur<'_> {
+        Cur::new(self.window(), Component::Data, self.position().0)
+    }
+
+    /// Move the position `n` bytes forward. Within the window this is free;
+    /// past it the source seeks (skipping whole chunks without reading them).
+    pub fn advance(&mut self, n: u64) -> Result<()> {
+        let w = self.window().len() as u64;
+        if n <= w {
+            self.pos += n as usize;
+            return Ok(());
+        }
+        let to = self.position().0.checked_add(n).ok_or_else(|| {
+            self.err(
+                ErrorKind::LengthOutOfRange {
+                    len: n,
+                    remaining: self.remaining(),
+                },
+                "advance",
+            )
+        })?;
+        self.seek(DataPos(to))
+    }
+
+    /// Position the source at `pos` (at most the data length). Keeps the
+    /// window when `pos` lies in it; otherwise drops it (the next
+    /// [`DataSource::fill`] loads the block or chunk holding `pos`).
+    pub fn seek(&mut self, pos: DataPos) -> Result<()> {
+        if pos.0 > self.data_len {
+            return Err(self.err(
+                ErrorKind::LengthOutOfRange {
+                    len: pos.0,
+                    remaining: self.data_len,
+                },
+                "seek position",
+            ));
+        }
+        let end = self.buf_start + self.buf.len() as u64;
+        if pos.0 >= self.buf_start && pos.0 <= end {
+            self.pos = (pos.0 - self.buf_start) as usize;
+            return Ok(());
+        }
+        self.buf.clear();
+        self.pos = 0;
+        self.buf_start = match &self.compression {
+            // Start at the chunk boundary; the position is inside the chunk.
+            Some(c) => pos.0 - pos.0 % c.info.chunk_length as u64,
+            None => pos.0,
+        };
+        if self.buf_start < pos.0 {
+            // Load the chunk now so the position lies inside the buffer.
+            self.load_next()?;
+            let off = (pos.0 - self.buf_start) as usize;
+            if off > self.buf.len() {
+                return Err(self.err(
+                    ErrorKind::UnexpectedEof {
+                        need: off as u64,
+                        have: self.buf.len() as u64,
+                    },
+                    "seek position",
+                ));
+            }
+            self.pos = off;
+        }
+        Ok(())
+    }
+
+    /// Make the window at least `n` bytes long, loading blocks / chunks as
+    /// needed. Returns `false` (loading what exists) when the data ends
+    /// first; fails when `n` exceeds the window limit.
+    pub fn fill(&mut self, n: u64) -> Result<bool> {
+        if (self.window().len() as u64) >= n {
+            return Ok(true);
+        }
+        if n > self.max_window {
+            return Err(self.err(
+                ErrorKind::LengthOutOfRange {
+                    len: n,
+                    remaining: self.max_window,
+                },
+                "unfiltered larger than the reader's window limit",
+            ));
+        }
+        while (self.window().len() as u64) < n {
+            if !self.load_next()? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Drop the consumed prefix of the buffer.
+    fn compact(&mut self) {
+        if self.pos > 0 {
+            self.buf.drain(..self.pos);
+            self.buf_start += self.pos as u64;
+            self.pos = 0;
+        }
+    }
+
+    fn err(&self, kind: ErrorKind, what: &'static str) -> Error {
+        ctx(
+            &self.path,
+            Error::at(kind, Component::Data, self.position().0, what),
+        )
+    }
+
+    /// Append the next block or chunk. `Ok(false)` at the end of the data.
+    fn load_next(&mut self) -> Result<bool> {
+        let end = self.buf_start + self.buf.len() as u64;
+        if end >= self.data_len {
+            return Ok(false);
+        }
+        self.compact();
+        match (&self.backend, &mut self.compression) {
+            (Backend::Memory(bytes), _) => {
+                let n = (self.data_len - end).min(self.block_size as u64) as usize;
+                let s = end as usize;
+                self.buf
+                    .extend_from_slice(bytes.get(s..s + n).unwrap_or(&[]));
+            }
+            (Backend::Io { io, .. }, None) => {
+                let n = (self.data_len - end).min(self.block_size as u64) as usize;
+                let bytes = io
+                    .read(Component::Data, end, n, ReadKind::Scan)
+                    .map_err(|e| ctx(&self.path, e))?;
+                self.buf.extend_from_slice(&bytes);
+            }
+            (Backend::Io { io, file_len }, Some(c)) => {
+                // `end` is chunk-aligned: buffers start at chunk boundaries
+                // (seek) and grow by whole chunks.
+                let chunk = end / c.info.chunk_length as u64;
+                let i = usize::try_from(chunk).unwrap_or(usize::MAX);
+                let loc = |e: Error| chunk_err(&self.path, chunk, end, e.kind);
+                let range = c.info.chunk_range(i, *file_len).map_err(loc)?;
+                let expect = c.info.uncompressed_len(i).map_err(loc)?;
+                let raw_len = usize::try_from(range.end - range.start).unwrap_or(usize::MAX);
+                let raw = io
+                    .read(Component::Data, range.start, raw_len, ReadKind::Scan)
+                    .map_err(|e| ctx(&self.path, e))?;
+                c.dec
+                    .decompress(i, range.start, &raw, expect, &mut c.scratch)
+                    .map_err(loc)?;
+                self.buf.extend_from_slice(&c.scratch);
+                let mut stats = io.stats_mut();
+                let s = stats.get_mut(Component::Data);
+                s.chunks_decompressed += 1;
+                s.compressed_bytes += raw.len() as u64;
+                s.uncompressed_bytes += expect as u64;
+            }
+        }
+        Ok(self.buf_start + (self.buf.len() as u64) > end)
+    }
+}
+
+fn ctx(path: &Option<PathBuf>, e: Error) -> Error {
+    match path {
+        Some(p) => e.in_file(p),
+        None => e,
+    }
+}
+
+/// An error about compressed chunk `chunk`, re-located at the chunk's
+/// uncompressed start `at` (errors report uncompressed positions; the chunk
+/// decoder locates them at the file offset). The chunk index is named in the
+/// message where the kind has one.
+// NOTE: `Error` has no chunk field; ChecksumMismatch cannot name the chunk,
+// `DataSource::chunk_of(offset)` recovers it.
+fn chunk_err(path: &Option<PathBuf>, chunk: u64, at: u64, kind: ErrorKind) -> Error {
+    let named = |m: &str| m.contains(&format!("chunk {chunk}"));
+    let kind = match kind {
+        ErrorKind::Decompress(m) if !named(&m) => {
+            ErrorKind::Decompress(format!("compressed chunk {chunk}: {m}"))
+        }
+        ErrorKind::BadValue(m) if !named(&m) => {
+            ErrorKind::BadValue(format!("compressed chunk {chunk}: {m}"))
+        }
+        ErrorKind::Unsupported(m) if !named(&m) => {
+            ErrorKind::Unsupported(format!("compressed chunk {chunk}: {m}"))
+        }
+        k => k,
+    };
+    ctx(
+        path,
+        Error::at(kind, Component::Data, at, "compressed chunk"),
+    )
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_grows_and_drops_consumed_prefix() {
+        let data: Vec<u8> = (0..=255u8).cycle().take(1000).collect();
+        let mut s = DataSource::from_bytes(&data);
+        s.set_block_size(100);
+        assert!(s.window().is_empty());
+        assert!(s.fill(1).unwrap());
+        assert_eq!(s.window().len(), 100);
+        s.advance(90).unwrap();
+        assert_eq!(s.position(), DataPos(90));
+        assert!(s.fill(50).unwrap());
+        // The consumed 90 bytes were dropped before the next block was added.
+        assert_eq!(s.window().len(), 110);
+        assert_eq!(s.window()[0], 90);
+        assert_eq!(s.cursor().abs_offset(), 90);
+        // Past the window: a seek.
+        s.advance(500).unwrap();
+        assert_eq!(s.position(), DataPos(590));
+        assert!(s.fill(10).unwrap());
+        assert_eq!(s.window()[0], (590 % 256) as u8);
+        assert!(!s.fill(1000).unwrap());
+        assert_eq!(s.window().len(), 410);
+        s.advance(410).unwrap();
+        assert!(s.at_end());
+        assert!(s.seek(DataPos(1001)).is_err());
+        s.seek(DataPos(3)).unwrap();
+        assert!(s.fill(2).unwrap());
+        assert_eq!(&s.window()[..2], &[3, 4]);
+    }
+
+    #[test]
+    fn window_limit() {
+        let data = vec![0u8; 1000];
+        let mut s = DataSource::from_bytes(&data);
+        s.set_block_size(64);
+        s.set_max_window(1);
+        assert!(!s.fill(MIN_MAX_WINDOW).unwrap());
+        assert!(s.fill(MIN_MAX_WINDOW + 1).is_err());
+    }
+}

@@ -1,0 +1,1185 @@
+//! From user text to serialized values: [`parse_cql_literal`] (CQL literal or
+//! Cassandra `fromString` form of a value of a given type) and the
+//! partition-key argument helpers [`split_composite_key_arg`] /
+//! [`parse_key_arg`] (Cassandra `CompositeType.fromString` syntax: components
+//! separated by `:`, a literal colon written `\:`).
+//!
+//! Accepted forms per type (a whole-value `'quoted'` string is unquoted first,
+//! with `''` → `'`):
+//!
+//! | type | forms |
+//! |---|---|
+//! | text, ascii | anything |
+//! | tinyint … bigint, counter | decimal integer (range-checked) |
+//! | varint, decimal | arbitrary precision, `1.5E+3` exponents |
+//! | float, double | decimal, `NaN`, `Infinity`, `-Infinity` |
+//! | boolean | `true` / `false` (any case) |
+//! | uuid, timeuuid | `8-4-4-4-12` hex (timeuuid must be version 1) |
+//! | timestamp | integer ms, or `yyyy-mm-dd[(T| )HH:MM[:SS[.fff…]]][Z|±HH[:]MM]` (UTC when no zone) |
+//! | date | `yyyy-mm-dd`, or an integer = the raw stored value (epoch at 2^31) |
+//! | time | `HH:MM[:SS[.fffffffff]]`, or integer nanoseconds |
+//! | duration | `1y2mo3w4d5h6m7s8ms9us10ns`, ISO `P1Y2M3DT4H5M6S`, `P2W`, `P0001-02-03T04:05:06`; leading `-` |
+//! | inet | IPv4 / IPv6 |
+//! | blob | `0x…` or bare hex |
+//! | list, set, map, tuple, UDT, vector | `[a, b]`, `{a, b}`, `{k: v}`, `(a, b)`, `{field: v}`, `[a, b]` |
+//!
+//! Set elements and map keys are sorted (and set elements deduplicated) with
+//! the element type's order, as Cassandra serializes them, so a frozen
+//! collection key typed by a user matches the bytes on disk.
+
+use std::cmp::Ordering;
+use std::net::IpAddr;
+
+use super::java::days_from_civil;
+use crate::error::{Error, ErrorKind, Result};
+use crate::types::{CqlType, Native};
+
+fn bad(msg: impl Into<String>) -> Error {
+    Error::new(ErrorKind::BadValue(msg.into()), "literal")
+}
+
+/// Decode hex (even length, no prefix).
+pub fn unhex(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// Split a composite key argument on unescaped `:` and unescape each part
+/// (`\:` → `:`, a trailing `!` removed), like Cassandra's
+/// `AbstractCompositeType.split` + `unescape`. An empty input has no parts.
+pub fn split_composite_key_arg(s: &str) -> Vec<String> {
+    split_unescaped_colon(s)
+        .into_iter()
+        .map(|p| {
+            if p.is_empty() {
+                return p;
+            }
+            let r = p.replace("\\:", ":");
+            match r.strip_suffix('!') {
+                Some(x) => x.to_string(),
+                None => r,
+            }
+        })
+        .collect()
+}
+
+/// Serialize a partition key typed by a user: for a `CompositeType` key the
+/// argument is split with [`split_composite_key_arg`] and every component is
+/// parsed with [`parse_cql_literal`] and framed (`u16 len, bytes, 0x00`).
+pub fn parse_key_arg(key_type: &CqlType, s: &str) -> Result<Vec<u8>> {
+    match key_type {
+        CqlType::Composite(ts) => {
+            let parts = split_composite_key_arg(s);
+            if parts.len() != ts.len() {
+                return Err(bad(format!(
+                    "key has {} components, the partition key has {}",
+                    parts.len(),
+                    ts.len()
+                )));
+            }
+            let mut out = Vec::new();
+            for (t, p) in ts.iter().zip(&parts) {
+                let b = parse_cql_literal(t, p)?;
+                let len = u16::try_from(b.len())
+                    .map_err(|_| bad("key component longer than 65535 bytes"))?;
+                out.extend_from_slice(&len.to_be_bytes());
+                out.extend_from_slice(&b);
+                out.push(0);
+            }
+            Ok(out)
+        }
+        t => parse_cql_literal(t, s),
+    }
+}
+
+/// Serialize `s`, a CQL literal (or Cassandra's string form) of a value of `ty`.
+pub fn parse_cql_literal(ty: &CqlType, s: &str) -> Result<Vec<u8>> {
+    let t = ty.unreversed();
+    match t {
+        CqlType::Frozen(inner) => parse_cql_literal(inner, s),
+        CqlType::Native(n) => {
+            let st = s.trim();
+            let text = match unquote_whole(st) {
+                Some(u) => u,
+                None if matches!(n, Native::Text | Native::Ascii) => s.to_string(),
+                None => st.to_string(),
+            };
+            native_from_string(*n, &text)
+        }
+        CqlType::Custom(_) | CqlType::DynamicComposite(_) | CqlType::ColumnToCollection(_) => {
+            native_from_string(Native::Blob, s.trim())
+        }
+        CqlType::Composite(_) => parse_key_arg(t, s),
+        CqlType::Tuple(_) | CqlType::Udt { .. } if !s.trim_start().starts_with(['(', '{', '[']) => {
+            tuple_from_string(t, s)
+        }
+        _ => {
+            let mut p = LitParser {
+                s: s.as_bytes(),
+                i: 0,
+                depth: 0,
+            };
+            let lit = p.lit()?;
+            p.ws();
+            if p.i != p.s.len() {
+                return Err(bad(format!(
+                    "unexpected text after the literal at char {}",
+                    p.i
+                )));
+            }
+            match serialize(t, &lit, 0)? {
+                Some(b) => Ok(b),
+                None => Err(bad("null is not a value")),
+            }
+        }
+    }
+}
+
+/// `TupleType.fromString`: fields separated by unescaped `:`, `@` = null,
+/// `\:` and `\@` unescaped, each field in its type's string form (the form
+/// `sstablemetadata` and `sstabledump` print tuple partition keys in).
+fn tuple_from_string(ty: &CqlType, s: &str) -> Result<Vec<u8>> {
+    let types: Vec<&CqlType> = match ty {
+        CqlType::Tuple(ts) => ts.iter().collect(),
+        CqlType::Udt { fields, .. } => fields.iter().map(|f| &f.1).collect(),
+        _ => return Err(bad("not a tuple type")),
+    };
+    let parts = split_unescaped_colon(s);
+    if parts.len() > types.len() {
+        return Err(bad(format!(
+            "tuple has {} fields, the type {}",
+            parts.len(),
+            types.len()
+        )));
+    }
+    let mut out = Vec::new();
+    for (t, p) in types.iter().zip(&parts) {
+        if p == "@" {
+            push_elem(&mut out, None);
+        } else {
+            let field = p.replace("\\:", ":").replace("\\@", "@");
+            push_elem(&mut out, Some(parse_cql_literal(t, &field)?));
+        }
+    }
+    Ok(out)
+}
+
+/// Split on `:` not preceded by `\` (`AbstractCompositeType.split`), without
+/// unescaping.
+fn split_unescaped_colon(s: &str) -> Vec<String> {
+    if s.is_empty() {
+        return Vec::new();
+    }
+    let chars: Vec<char> = s.chars().collect();
+    let mut parts = Vec::new();
+    let mut prev = 0;
+    for i in 0..chars.len() {
+        if chars[i] == ':' && !(i > 0 && chars[i - 1] == '\\') {
+            parts.push(chars[prev..i].iter().collect());
+            prev = i + 1;
+        }
+    }
+    parts.push(chars[prev..].iter().collect());
+    parts
+}
+
+/// `'…'` with `''` escapes, covering the whole string.
+fn unquote_whole(s: &str) -> Option<String> {
+    let inner = s.strip_prefix('\'')?.strip_suffix('\'')?;
+    if s.len() < 2 {
+        return None;
+    }
+    // Every remaining quote must be doubled.
+    let mut out = String::new();
+    let mut it = inner.chars().peekable();
+    while let Some(c) = it.next() {
+        if c == '\'' && it.next() != Some('\'') {
+            return None;
+        }
+        out.push(c);
+    }
+    Some(out)
+}
+
+fn int_in(s: &str, min: i64, max: i64, what: &str) -> Result<i64> {
+    let v: i64 = s
+        .trim()
+        .parse()
+        .map_err(|_| bad(format!("not a valid {what}: {s:?}")))?;
+    if v < min || v > max {
+        return Err(bad(format!("{what} out of range: {v}")));
+    }
+    Ok(v)
+}
+
+/// Cassandra `fromString` of a native type.
+fn native_from_string(n: Native, s: &str) -> Result<Vec<u8>> {
+    Ok(match n {
+        Native::Text => s.as_bytes().to_vec(),
+        Native::Ascii => {
+            if !s.is_ascii() {
+                return Err(bad("non-ASCII character in an ascii value"));
+            }
+            s.as_bytes().to_vec()
+        }
+        Native::Empty => {
+            if !s.is_empty() {
+                return Err(bad("EmptyType values must be empty"));
+            }
+            Vec::new()
+        }
+        _ if s.is_empty() => Vec::new(),
+        Native::Tinyint => (int_in(s, i8::MIN as i64, i8::MAX as i64, "tinyint")? as i8)
+            .to_be_bytes()
+            .to_vec(),
+        Native::Smallint => (int_in(s, i16::MIN as i64, i16::MAX as i64, "smallint")? as i16)
+            .to_be_bytes()
+            .to_vec(),
+        Native::Int => (int_in(s, i32::MIN as i64, i32::MAX as i64, "int")? as i32)
+            .to_be_bytes()
+            .to_vec(),
+        Native::Bigint | Native::Counter => int_in(s, i64::MIN, i64::MAX, "bigint")?
+            .to_be_bytes()
+            .to_vec(),
+        Native::Varint => {
+            let (neg, digits) = split_sign(s.trim());
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(bad(format!("not a valid varint: {s:?}")));
+            }
+            decimal_to_twos(neg, digits)
+        }
+        Native::Decimal => {
+            let (scale, unscaled) = parse_decimal(s.trim())?;
+            let mut out = scale.to_be_bytes().to_vec();
+            out.extend_from_slice(&unscaled);
+            out
+        }
+        Native::Float => (parse_float(s)? as f32).to_be_bytes().to_vec(),
+        Native::Double => parse_float(s)?.to_be_bytes().to_vec(),
+        Native::Boolean => match s.trim().to_ascii_lowercase().as_str() {
+            "true" => vec![1],
+            "false" => vec![0],
+            _ => return Err(bad(format!("not a valid boolean: {s:?}"))),
+        },
+        Native::Uuid | Native::LexicalUuid | Native::Timeuuid => {
+            let u = super::Uuid::parse(s.trim())
+                .ok_or_else(|| bad(format!("not a valid uuid: {s:?}")))?;
+            if n == Native::Timeuuid && u.version() != 1 {
+                return Err(bad(format!("not a time-based (version 1) uuid: {s}")));
+            }
+            u.0.to_vec()
+        }
+        Native::Timestamp | Native::LegacyDate => parse_timestamp(s.trim())?.to_be_bytes().to_vec(),
+        Native::Date => parse_date(s.trim())?.to_be_bytes().to_vec(),
+        Native::Time => parse_time(s.trim())?.to_be_bytes().to_vec(),
+        Native::Duration => {
+            let (m, d, ns) = parse_duration(s.trim())?;
+            let mut out = Vec::new();
+            for v in [m as i64, d as i64, ns] {
+                crate::cur::write_uvint(&mut out, ((v << 1) ^ (v >> 63)) as u64);
+            }
+            out
+        }
+        Native::Inet => match s.trim().parse::<IpAddr>() {
+            Ok(IpAddr::V4(a)) => a.octets().to_vec(),
+            Ok(IpAddr::V6(a)) => a.octets().to_vec(),
+            Err(_) => return Err(bad(format!("not a valid inet address: {s:?}"))),
+        },
+        Native::Blob => {
+            let t = s.trim();
+            let h = t
+                .strip_prefix("0x")
+                .or_else(|| t.strip_prefix("0X"))
+                .unwrap_or(t);
+            unhex(h).ok_or_else(|| bad(format!("not valid hex: {s:?}")))?
+        }
+    })
+}
+
+fn split_sign(s: &str) -> (bool, &str) {
+    if let Some(r) = s.strip_prefix('-') {
+        (true, r)
+    } else {
+        (false, s.strip_prefix('+').unwrap_or(s))
+    }
+}
+
+/// Minimal big-endian two's complement bytes of ±digits (`BigInteger.toByteArray`).
+fn decimal_to_twos(neg: bool, digits: &str) -> Vec<u8> {
+    // Magnitude in base 256, little-endian.
+    let mut mag: Vec<u8> = Vec::new();
+    for d in digits.bytes() {
+        let mut carry = (d - b'0') as u32;
+        for b in mag.iter_mut() {
+            let v = *b as u32 * 10 + carry;
+            *b = v as u8;
+            carry = v >> 8;
+        }
+        while carry > 0 {
+            mag.push(carry as u8);
+            carry >>= 8;
+        }
+    }
+    while mag.last() == Some(&0) {
+        mag.pop();
+    }
+    if mag.is_empty() {
+        return vec![0];
+    }
+    mag.push(0); // room for the sign bit
+    if neg {
+        // two's complement negate
+        let mut carry = 1u16;
+        for b in mag.iter_mut() {
+            let v = (!*b) as u16 + carry;
+            *b = v as u8;
+            carry = v >> 8;
+        }
+    }
+    mag.reverse();
+    // Strip redundant sign bytes.
+    while mag.len() > 1 {
+        let (a, b) = (mag[0], mag[1]);
+        if (a == 0 && b & 0x80 == 0) || (a == 0xFF && b & 0x80 != 0) {
+            mag.remove(0);
+        } else {
+            break;
+        }
+    }
+    mag
+}
+
+/// Parse a decimal literal into (scale, unscaled two's complement bytes).
+pub(crate) fn parse_decimal(s: &str) -> Result<(i32, Vec<u8>)> {
+    let err = || bad(format!("not a valid decimal: {s:?}"));
+    let (neg, rest) = split_sign(s);
+    let (mant, exp) = match rest.find(['e', 'E']) {
+        Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+        None => (rest, None),
+    };
+    let (int, frac) = mant.split_once('.').unwrap_or((mant, ""));
+    if (int.is_empty() && frac.is_empty())
+        || !int.bytes().all(|b| b.is_ascii_digit())
+        || !frac.bytes().all(|b| b.is_ascii_digit())
+    {
+        return Err(err());
+    }
+    let exp: i64 = match exp {
+        Some(e) => e
+            .strip_prefix('+')
+            .unwrap_or(e)
+            .parse()
+            .map_err(|_| err())?,
+        None => 0,
+    };
+    let scale = frac.len() as i64 - exp;
+    let scale = i32::try_from(scale).map_err(|_| err())?;
+    let digits = format!("{int}{frac}");
+    Ok((scale, decimal_to_twos(neg, &digits)))
+}
+
+fn parse_float(s: &str) -> Result<f64> {
+    let t = s.trim();
+    match t {
+        "NaN" => return Ok(f64::NAN),
+        "Infinity" | "+Infinity" => return Ok(f64::INFINITY),
+        "-Infinity" => return Ok(f64::NEG_INFINITY),
+        _ => {}
+    }
+    if t.chars()
+        .any(|c| c.is_ascii_alphabetic() && c != 'e' && c != 'E')
+    {
+        return Err(bad(format!("not a valid number: {s:?}")));
+    }
+    t.parse::<f64>()
+        .map_err(|_| bad(format!("not a valid number: {s:?}")))
+}
+
+/// A small ASCII scanner for dates and times.
+struct Scan<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl Scan<'_> {
+    fn digits(&mut self, min: usize, max: usize) -> Option<(u64, usize)> {
+        let st = self.i;
+        while self.i < self.b.len() && self.i - st < max && self.b[self.i].is_ascii_digit() {
+            self.i += 1;
+        }
+        let n = self.i - st;
+        if n < min {
+            return None;
+        }
+        let v = std::str::from_utf8(&self.b[st..self.i])
+            .ok()?
+            .parse()
+            .ok()?;
+        Some((v, n))
+    }
+    fn eat(&mut self, c: u8) -> bool {
+        if self.b.get(self.i) == Some(&c) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+    fn done(&self) -> bool {
+        self.i == self.b.len()
+    }
+}
+
+fn scan_date(sc: &mut Scan<'_>) -> Option<i64> {
+    let neg = sc.eat(b'-');
+    if !neg {
+        sc.eat(b'+');
+    }
+    let (y, _) = sc.digits(1, 9)?;
+    let y = if neg { -(y as i64) } else { y as i64 };
+    if !sc.eat(b'-') {
+        return None;
+    }
+    let (m, _) = sc.digits(1, 2)?;
+    if !sc.eat(b'-') {
+        return None;
+    }
+    let (d, _) = sc.digits(1, 2)?;
+    if !(1..=12).contains(&m) || d < 1 || d > days_in_month(y, m as u32) as u64 {
+        return None;
+    }
+    Some(days_from_civil(y, m as u32, d as u32))
+}
+
+fn days_in_month(y: i64, m: u32) -> u32 {
+    match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        _ => {
+            if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 {
+                29
+            } else {
+                28
+            }
+        }
+    }
+}
+
+/// `HH:MM[:SS[.f{1,9}]]` → nanoseconds of day.
+fn scan_time(sc: &mut Scan<'_>) -> Option<i64> {
+    let (h, _) = sc.digits(1, 2)?;
+    if !sc.eat(b':') {
+        return None;
+    }
+    let (mi, _) = sc.digits(2, 2)?;
+    let mut s = 0;
+    let mut ns = 0;
+    if sc.eat(b':') {
+        s = sc.digits(2, 2)?.0;
+        if sc.eat(b'.') {
+            let (f, n) = sc.digits(1, 9)?;
+            ns = f * 10u64.pow(9 - n as u32);
+        }
+    }
+    if h > 23 || mi > 59 || s > 59 {
+        return None;
+    }
+    Some(((h * 3600 + mi * 60 + s) * 1_000_000_000 + ns) as i64)
+}
+
+/// Timestamp literal → ms since the epoch.
+pub(crate) fn parse_timestamp(s: &str) -> Result<i64> {
+    let err = || bad(format!("not a valid timestamp: {s:?}"));
+    if let Ok(v) = s.parse::<i64>() {
+        return Ok(v);
+    }
+    let mut sc = Scan {
+        b: s.as_bytes(),
+        i: 0,
+    };
+    let days = scan_date(&mut sc).ok_or_else(err)?;
+    let mut nanos = 0i64;
+    if sc.eat(b'T') || sc.eat(b' ') {
+        nanos = scan_time(&mut sc).ok_or_else(err)?;
+    }
+    let mut offset_min = 0i64;
+    if sc.eat(b'Z') || sc.eat(b'z') {
+    } else if !sc.done() {
+        let sign = if sc.eat(b'+') {
+            1
+        } else if sc.eat(b'-') {
+            -1
+        } else {
+            return Err(err());
+        };
+        let (hh, _) = sc.digits(2, 2).ok_or_else(err)?;
+        sc.eat(b':');
+        let mm = if sc.done() {
+            0
+        } else {
+            sc.digits(2, 2).ok_or_else(err)?.0
+        };
+        offset_min = sign * (hh as i64 * 60 + mm as i64);
+    }
+    if !sc.done() {
+        return Err(err());
+    }
+    days.checked_mul(86_400_000)
+        .and_then(|d| d.checked_add(nanos / 1_000_000))
+        .and_then(|v| v.checked_sub(offset_min * 60_000))
+        .ok_or_else(err)
+}
+
+/// Date literal → the stored u32 (epoch at 2^31).
+pub(crate) fn parse_date(s: &str) -> Result<u32> {
+    let err = || bad(format!("not a valid date: {s:?}"));
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        let v: u64 = s.parse().map_err(|_| err())?;
+        return u32::try_from(v).map_err(|_| err());
+    }
+    let mut sc = Scan {
+        b: s.as_bytes(),
+        i: 0,
+    };
+    let days = scan_date(&mut sc).ok_or_else(err)?;
+    if !sc.done() {
+        return Err(err());
+    }
+    u32::try_from(days + (1i64 << 31)).map_err(|_| err())
+}
+
+/// Time literal → nanoseconds of day.
+pub(crate) fn parse_time(s: &str) -> Result<i64> {
+    let err = || bad(format!("not a valid time: {s:?}"));
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        let v: i64 = s.parse().map_err(|_| err())?;
+        if !(0..86_400_000_000_000).contains(&v) {
+            return Err(err());
+        }
+        return Ok(v);
+    }
+    let mut sc = Scan {
+        b: s.as_bytes(),
+        i: 0,
+    };
+    let v = scan_time(&mut sc).ok_or_else(err)?;
+    if !sc.done() {
+        return Err(err());
+    }
+    Ok(v)
+}
+
+const NS_H: i64 = 3_600_000_000_000;
+const NS_M: i64 = 60_000_000_000;
+const NS_S: i64 = 1_000_000_000;
+
+/// Duration literal → (months, days, nanoseconds) (Cassandra `Duration.from`).
+pub(crate) fn parse_duration(s: &str) -> Result<(i32, i32, i64)> {
+    let err = || bad(format!("not a valid duration: {s:?}"));
+    let (neg, body) = match s.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, s),
+    };
+    let (mut months, mut days, mut nanos) = (0i64, 0i64, 0i64);
+    let add = |acc: &mut i64, v: i64, mul: i64| -> Result<()> {
+        *acc = v
+            .checked_mul(mul)
+            .and_then(|x| acc.checked_add(x))
+            .ok_or_else(err)?;
+        Ok(())
+    };
+    if let Some(p) = body.strip_prefix('P').or_else(|| body.strip_prefix('p')) {
+        if p.contains('-') {
+            // P0001-02-03T04:05:06
+            let mut sc = Scan {
+                b: p.as_bytes(),
+                i: 0,
+            };
+            let (y, _) = sc.digits(4, 4).ok_or_else(err)?;
+            let ok = sc.eat(b'-');
+            let (m, _) = sc.digits(2, 2).ok_or_else(err)?;
+            let ok = ok && sc.eat(b'-');
+            let (d, _) = sc.digits(2, 2).ok_or_else(err)?;
+            let ok = ok && sc.eat(b'T');
+            let (h, _) = sc.digits(2, 2).ok_or_else(err)?;
+            let ok = ok && sc.eat(b':');
+            let (mi, _) = sc.digits(2, 2).ok_or_else(err)?;
+            let ok = ok && sc.eat(b':');
+            let (se, _) = sc.digits(2, 2).ok_or_else(err)?;
+            if !ok || !sc.done() {
+                return Err(err());
+            }
+            months = y as i64 * 12 + m as i64;
+            days = d as i64;
+            nanos = h as i64 * NS_H + mi as i64 * NS_M + se as i64 * NS_S;
+        } else {
+            let mut time = false;
+            let mut num = String::new();
+            let mut any = false;
+            for c in p.chars() {
+                match c.to_ascii_uppercase() {
+                    'T' if num.is_empty() && !time => time = true,
+                    d if d.is_ascii_digit() => num.push(d),
+                    u => {
+                        let v: i64 = num.parse().map_err(|_| err())?;
+                        num.clear();
+                        any = true;
+                        match (u, time) {
+                            ('Y', false) => add(&mut months, v, 12)?,
+                            ('M', false) => add(&mut months, v, 1)?,
+                            ('W', false) => add(&mut days, v, 7)?,
+                            ('D', false) => add(&mut days, v, 1)?,
+                            ('H', true) => add(&mut nanos, v, NS_H)?,
+                            ('M', true) => add(&mut nanos, v, NS_M)?,
+                            ('S', true) => add(&mut nanos, v, NS_S)?,
+                            _ => return Err(err()),
+                        }
+                    }
+                }
+            }
+            if !num.is_empty() || !any {
+                return Err(err());
+            }
+        }
+    } else {
+        let lower = body.to_lowercase();
+        let b = lower.as_str();
+        let mut i = 0;
+        let bytes = b.as_bytes();
+        if bytes.is_empty() {
+            return Err(err());
+        }
+        while i < bytes.len() {
+            let st = i;
+            while i < bytes.len() && bytes[i].is_ascii_digit() {
+                i += 1;
+            }
+            if st == i {
+                return Err(err());
+            }
+            let v: i64 = b[st..i].parse().map_err(|_| err())?;
+            let rest = &b[i..];
+            let (unit, len) = ["mo", "ms", "us", "µs", "ns", "y", "w", "d", "h", "m", "s"]
+                .iter()
+                .find(|u| rest.starts_with(**u))
+                .map(|u| (*u, u.len()))
+                .ok_or_else(err)?;
+            i += len;
+            match unit {
+                "y" => add(&mut months, v, 12)?,
+                "mo" => add(&mut months, v, 1)?,
+                "w" => add(&mut days, v, 7)?,
+                "d" => add(&mut days, v, 1)?,
+                "h" => add(&mut nanos, v, NS_H)?,
+                "m" => add(&mut nanos, v, NS_M)?,
+                "s" => add(&mut nanos, v, NS_S)?,
+                "ms" => add(&mut nanos, v, 1_000_000)?,
+                "us" | "µs" => add(&mut nanos, v, 1000)?,
+                _ => add(&mut nanos, v, 1)?,
+            }
+        }
+    }
+    let months = i32::try_from(months).map_err(|_| err())?;
+    let days = i32::try_from(days).map_err(|_| err())?;
+    Ok(if neg {
+        (-months, -days, -nanos)
+    } else {
+        (months, days, nanos)
+    })
+}
+
+/// A parsed literal, before typing.
+#[derive(Debug, Clone, PartialEq)]
+enum Lit {
+    Null,
+    Str(String),
+    Ident(String),
+    Atom(String),
+    List(Vec<Lit>),
+    Brace(Vec<(Lit, Option<Lit>)>),
+    Tuple(Vec<Lit>),
+}
+
+struct LitParser<'a> {
+    s: &'a [u8],
+    i: usize,
+    depth: u32,
+}
+
+impl LitParser<'_> {
+    fn ws(&mut self) {
+        while self.i < self.s.len() && self.s[self.i].is_ascii_whitespace() {
+            self.i += 1;
+        }
+    }
+
+    fn peek(&mut self) -> Option<u8> {
+        self.ws();
+        self.s.get(self.i).copied()
+    }
+
+    fn quoted(&mut self, q: u8) -> Result<String> {
+        self.i += 1;
+        let mut out = Vec::new();
+        loop {
+            match self.s.get(self.i) {
+                None => return Err(bad("unterminated quoted literal")),
+                Some(&c) if c == q => {
+                    if self.s.get(self.i + 1) == Some(&q) {
+                        out.push(q);
+                        self.i += 2;
+                    } else {
+                        self.i += 1;
+                        break;
+                    }
+                }
+                Some(&c) => {
+                    out.push(c);
+                    self.i += 1;
+                }
+            }
+        }
+        String::from_utf8(out).map_err(|_| bad("invalid UTF-8 in literal"))
+    }
+
+    fn seq(&mut self, close: u8) -> Result<Vec<Lit>> {
+        self.i += 1;
+        let mut v = Vec::new();
+        if self.peek() == Some(close) {
+            self.i += 1;
+            return Ok(v);
+        }
+        loop {
+            v.push(self.lit()?);
+            match self.peek() {
+                Some(b',') => self.i += 1,
+                Some(c) if c == close => {
+                    self.i += 1;
+                    return Ok(v);
+                }
+                _ => {
+                    return Err(bad(format!(
+                        "expected ',' or '{}' at char {}",
+                        close as char, self.i
+                    )))
+                }
+            }
+        }
+    }
+
+    fn lit(&mut self) -> Result<Lit> {
+        self.depth += 1;
+        if self.depth > super::MAX_DEPTH {
+            return Err(bad("literal nested too deeply"));
+        }
+        let r = self.lit_inner();
+        self.depth -= 1;
+        r
+    }
+
+    fn lit_inner(&mut self) -> Result<Lit> {
+        match self.peek() {
+            None => Err(bad("missing literal")),
+            Some(b'\'') => Ok(Lit::Str(self.quoted(b'\'')?)),
+            Some(b'"') => Ok(Lit::Ident(self.quoted(b'"')?)),
+            Some(b'[') => Ok(Lit::List(self.seq(b']')?)),
+            Some(b'(') => Ok(Lit::Tuple(self.seq(b')')?)),
+            Some(b'{') => {
+                self.i += 1;
+                let mut v = Vec::new();
+                if self.peek() == Some(b'}') {
+                    self.i += 1;
+                    return Ok(Lit::Brace(v));
+                }
+                loop {
+                    let k = self.lit()?;
+                    let val = if self.peek() == Some(b':') {
+                        self.i += 1;
+                        Some(self.lit()?)
+                    } else {
+                        None
+                    };
+                    v.push((k, val));
+                    match self.peek() {
+                        Some(b',') => self.i += 1,
+                        Some(b'}') => {
+                            self.i += 1;
+                            return Ok(Lit::Brace(v));
+                        }
+                        _ => return Err(bad(format!("expected ',' or '}}' at char {}", self.i))),
+                    }
+                }
+            }
+            Some(_) => {
+                let st = self.i;
+                while self.i < self.s.len() && !b" \t\r\n[]{}(),:'\"".contains(&self.s[self.i]) {
+                    self.i += 1;
+                }
+                if st == self.i {
+                    return Err(bad(format!("unexpected character at char {}", self.i)));
+                }
+                let a = String::from_utf8_lossy(&self.s[st..self.i]).into_owned();
+                if a.eq_ignore_ascii_case("null") {
+                    Ok(Lit::Null)
+                } else {
+                    Ok(Lit::Atom(a))
+                }
+            }
+        }
+    }
+}
+
+/// Serialize a literal as a value of `ty`; `None` for null.
+fn serialize(ty: &CqlType, lit: &Lit, depth: u32) -> Result<Option<Vec<u8>>> {
+    if depth > super::MAX_DEPTH {
+        return Err(bad("literal nested too deeply"));
+    }
+    if *lit == Lit::Null {
+        return Ok(None);
+    }
+    let elem_list = |out: &mut Vec<u8>, items: Vec<Option<Vec<u8>>>| {
+        out.extend_from_slice(&(items.len() as i32).to_be_bytes());
+        for it in items {
+            push_elem(out, it);
+        }
+    };
+    Ok(Some(match (ty.unreversed(), lit) {
+        (CqlType::Frozen(t), l) => return serialize(t, l, depth + 1),
+        (CqlType::Native(n), Lit::Str(s) | Lit::Atom(s) | Lit::Ident(s)) => {
+            native_from_string(*n, s)?
+        }
+        (CqlType::Custom(_), Lit::Str(s) | Lit::Atom(s)) => native_from_string(Native::Blob, s)?,
+        (CqlType::List(t), Lit::List(items)) => {
+            let v = items
+                .iter()
+                .map(|l| serialize(t, l, depth + 1))
+                .collect::<Result<Vec<_>>>()?;
+            let mut out = Vec::new();
+            elem_list(&mut out, v);
+            out
+        }
+        (CqlType::Set(t), l @ (Lit::Brace(_) | Lit::List(_))) if set_items(l).is_some() => {
+            let lits = set_items(l).unwrap_or_default();
+            let mut v = Vec::with_capacity(lits.len());
+            for l in lits {
+                v.push(serialize(t, l, depth + 1)?.ok_or_else(|| bad("null in a set"))?);
+            }
+            v.sort_by(|a, b| compare_serialized(t, a, b));
+            v.dedup();
+            let mut out = Vec::new();
+            elem_list(&mut out, v.into_iter().map(Some).collect());
+            out
+        }
+        (CqlType::Map(kt, vt), Lit::Brace(items)) => {
+            let mut pairs = Vec::with_capacity(items.len());
+            for (k, v) in items {
+                let v = v.as_ref().ok_or_else(|| bad("map entry without ':'"))?;
+                let kb = serialize(kt, k, depth + 1)?.ok_or_else(|| bad("null map key"))?;
+                pairs.push((kb, serialize(vt, v, depth + 1)?));
+            }
+            pairs.sort_by(|a, b| compare_serialized(kt, &a.0, &b.0));
+            pairs.dedup_by(|a, b| a.0 == b.0);
+            let mut out = (pairs.len() as i32).to_be_bytes().to_vec();
+            for (k, v) in pairs {
+                push_elem(&mut out, Some(k));
+                push_elem(&mut out, v);
+            }
+            out
+        }
+        (CqlType::Tuple(ts), Lit::Tuple(items) | Lit::List(items)) => {
+            if items.len() > ts.len() {
+                return Err(bad(format!(
+                    "tuple has {} fields, the type {}",
+                    items.len(),
+                    ts.len()
+                )));
+            }
+            let mut out = Vec::new();
+            for (t, l) in ts.iter().zip(items) {
+                push_elem(&mut out, serialize(t, l, depth + 1)?);
+            }
+            out
+        }
+        (CqlType::Udt { fields, .. }, Lit::Brace(items)) => {
+            let mut vals: Vec<Option<Vec<u8>>> = vec![None; fields.len()];
+            for (k, v) in items {
+                let name = match k {
+                    Lit::Ident(s) => s.clone(),
+                    Lit::Atom(s) => s.to_lowercase(),
+                    _ => return Err(bad("UDT field name expected")),
+                };
+                let i = fields
+                    .iter()
+                    .position(|f| f.0 == name)
+                    .ok_or_else(|| bad(format!("unknown UDT field {name}")))?;
+                let v = v.as_ref().ok_or_else(|| bad("UDT field without ':'"))?;
+                vals[i] = serialize(&fields[i].1, v, depth + 1)?;
+            }
+            let mut out = Vec::new();
+            for v in vals {
+                push_elem(&mut out, v);
+            }
+            out
+        }
+        (CqlType::Vector(t, n), Lit::List(items)) => {
+            if items.len() != *n {
+                return Err(bad(format!(
+                    "vector of {} elements, the type has {n}",
+                    items.len()
+                )));
+            }
+            let fixed = t.fixed_len().is_some();
+            let mut out = Vec::new();
+            for l in items {
+                let b = serialize(t, l, depth + 1)?.ok_or_else(|| bad("null in a vector"))?;
+                if !fixed {
+                    crate::cur::write_uvint(&mut out, b.len() as u64);
+                }
+                out.extend_from_slice(&b);
+            }
+            out
+        }
+        (t, l) => return Err(bad(format!("literal {l:?} does not fit type {}", t.cql()))),
+    }))
+}
+
+/// Set literal elements: `{a, b}` (no ':' entries) or, leniently, `[a, b]`.
+fn set_items(l: &Lit) -> Option<Vec<&Lit>> {
+    match l {
+        Lit::Brace(items) => {
+            if items.iter().any(|(_, v)| v.is_some()) {
+                None
+            } else {
+                Some(items.iter().map(|(k, _)| k).collect())
+            }
+        }
+        Lit::List(items) => Some(items.iter().collect()),
+        _ => None,
+    }
+}
+
+fn push_elem(out: &mut Vec<u8>, v: Option<Vec<u8>>) {
+    match v {
+        None => out.extend_from_slice(&(-1i32).to_be_bytes()),
+        Some(b) => {
+            out.extend_from_slice(&(b.len() as i32).to_be_bytes());
+            out.extend_from_slice(&b);
+        }
+    }
+}
+
+/// Order of serialized values of `ty` as Cassandra sorts set elements and
+/// map keys (numeric types numerically, time UUIDs by time, text and blobs by
+/// unsigned bytes; anything else by unsigned bytes).
+pub(crate) fn compare_serialized(ty: &CqlType, a: &[u8], b: &[u8]) -> Ordering {
+    let signed = |x: &[u8]| -> Option<i128> {
+        if x.is_empty() || x.len() > 16 {
+            return None;
+        }
+        let mut v: i128 = if x[0] & 0x80 != 0 { -1 } else { 0 };
+        for &c in x {
+            v = (v << 8) | c as i128;
+        }
+        Some(v)
+    };
+    if a.is_empty() || b.is_empty() {
+        return a.len().cmp(&b.len());
+    }
+    match ty.unreversed() {
+        CqlType::Native(n) => match n {
+            Native::Int
+            | Native::Bigint
+            | Native::Smallint
+            | Native::Tinyint
+            | Native::Timestamp
+            | Native::LegacyDate
+            | Native::Time
+            | Native::Counter => signed(a).cmp(&signed(b)),
+            Native::Varint => match (signed(a), signed(b)) {
+                (Some(x), Some(y)) => x.cmp(&y),
+                _ => {
+                    let (na, nb) = (a[0] & 0x80 != 0, b[0] & 0x80 != 0);
+                    match (na, nb) {
+                        (true, false) => Ordering::Less,
+                        (false, true) => Ordering::Greater,
+                        (false, false) => a.len().cmp(&b.len()).then_with(|| a.cmp(b)),
+                        (true, true) => b.len().cmp(&a.len()).then_with(|| a.cmp(b)),
+                    }
+                }
+            },
+            Native::Float if a.len() == 4 && b.len() == 4 => {
+                let f = |x: &[u8]| f32::from_be_bytes([x[0], x[1], x[2], x[3]]);
+                f(a).total_cmp(&f(b))
+            }
+            Native::Double if a.len() == 8 && b.len() == 8 => {
+                let f =
+                    |x: &[u8]| f64::from_bits(u64::from_be_bytes(x.try_into().unwrap_or([0; 8])));
+                f(a).total_cmp(&f(b))
+            }
+            Native::Decimal => {
+                let f = |x: &[u8]| -> f64 {
+                    super::decode(&CqlType::Native(Native::Decimal), x)
+                        .ok()
+                        .map(|v| v.to_plain_string())
+                        .and_then(|s| s.parse().ok())
+                        .unwrap_or(0.0)
+                };
+                f(a).total_cmp(&f(b))
+            }
+            Native::Timeuuid | Native::Uuid if a.len() == 16 && b.len() == 16 => {
+                let ua = super::Uuid(a.try_into().unwrap_or([0; 16]));
+                let ub = super::Uuid(b.try_into().unwrap_or([0; 16]));
+                let (va, vb) = (ua.version(), ub.version());
+                if *n == Native::Uuid && va != vb {
+                    return va.cmp(&vb);
+                }
+                match (ua.timestamp_100ns(), ub.timestamp_100ns()) {
+                    (Some(x), Some(y)) if x != y => x.cmp(&y),
+                    _ => a.iter().map(|&c| c as i8).cmp(b.iter().map(|&c| c as i8)),
+                }
+            }
+            _ => a.cmp(b),
+        },
+        _ => a.cmp(b),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn t(s: &str) -> CqlType {
+        CqlType::parse(s).unwrap()
+    }
+
+    #[test]
+    fn natives() {
+        assert_eq!(
+            parse_cql_literal(&t("Int32Type"), "42").unwrap(),
+            42i32.to_be_bytes()
+        );
+        assert_eq!(
+            parse_cql_literal(&t("Int32Type"), "'-7'").unwrap(),
+            (-7i32).to_be_bytes()
+        );
+        assert!(parse_cql_literal(&t("ShortType"), "40000").is_err());
+        assert_eq!(
+            parse_cql_literal(&t("UTF8Type"), "'it''s'").unwrap(),
+            b"it's"
+        );
+        assert_eq!(parse_cql_literal(&t("UTF8Type"), "a:b ").unwrap(), b"a:b ");
+        assert_eq!(
+            parse_cql_literal(&t("BytesType"), "0xCAFE").unwrap(),
+            vec![0xCA, 0xFE]
+        );
+        assert_eq!(
+            parse_cql_literal(&t("IntegerType"), "-129").unwrap(),
+            vec![0xFF, 0x7F]
+        );
+        assert_eq!(
+            parse_cql_literal(&t("IntegerType"), "128").unwrap(),
+            vec![0x00, 0x80]
+        );
+        assert_eq!(
+            parse_cql_literal(&t("IntegerType"), "0").unwrap(),
+            vec![0x00]
+        );
+        let d = parse_cql_literal(&t("DecimalType"), "-1.50E+3").unwrap();
+        assert_eq!(d, [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x6A].to_vec()); // scale -1, unscaled -150
+        let ts =
+            parse_cql_literal(&t("TimestampType"), "'2023-11-14 22:13:20.000000+0000'").unwrap();
+        assert_eq!(ts, 1_700_000_000_000i64.to_be_bytes());
+        let ts = parse_cql_literal(&t("TimestampType"), "2023-11-14T23:13:20.5+01:00").unwrap();
+        assert_eq!(ts, 1_700_000_000_500i64.to_be_bytes());
+        assert_eq!(
+            parse_cql_literal(&t("SimpleDateType"), "1970-01-02").unwrap(),
+            ((1u32 << 31) + 1).to_be_bytes()
+        );
+        assert_eq!(
+            parse_cql_literal(&t("TimeType"), "'00:00:01.5'").unwrap(),
+            1_500_000_000i64.to_be_bytes()
+        );
+        let du = parse_cql_literal(&t("DurationType"), "1mo2d3h").unwrap();
+        assert_eq!(
+            super::super::decode(&t("DurationType"), &du)
+                .unwrap()
+                .to_plain_string(),
+            "1mo2d3h"
+        );
+        let du = parse_cql_literal(&t("DurationType"), "P1Y2M3DT4H").unwrap();
+        assert_eq!(
+            super::super::decode(&t("DurationType"), &du)
+                .unwrap()
+                .to_plain_string(),
+            "1y2mo3d4h"
+        );
+        assert_eq!(
+            parse_cql_literal(&t("InetAddressType"), "'::1'")
+                .unwrap()
+                .len(),
+            16
+        );
+        assert!(
+            parse_cql_literal(&t("TimeUUIDType"), "920730fc-d583-4933-83b2-3370160b1bf2").is_err()
+        );
+        assert_eq!(
+            parse_cql_literal(&t("BooleanType"), "TRUE").unwrap(),
+            vec![1]
+        );
+        assert_eq!(
+            parse_cql_literal(&t("DoubleType"), "NaN").unwrap(),
+            f64::NAN.to_be_bytes()
+        );
+    }
+
+    #[test]
+    fn collections_sorted() {
+        let b = parse_cql_literal(&t("FrozenType(SetType(Int32Type))"), "{3, 1, 2, 1}").unwrap();
+        let v = super::super::decode(&t("FrozenType(SetType(Int32Type))"), &b).unwrap();
+        assert_eq!(v.to_cql_literal(), "{1, 2, 3}");
+        let mt = t("FrozenType(MapType(UTF8Type,Int32Type))");
+        let b = parse_cql_literal(&mt, "{'b': 2, 'a': null}").unwrap();
+        assert_eq!(
+            super::super::decode(&mt, &b).unwrap().to_cql_literal(),
+            "{'a': null, 'b': 2}"
+        );
+        let tt = t("TupleType(Int32Type,UTF8Type)");
+        let b = parse_cql_literal(&tt, "(1, 'x')").unwrap();
+        assert_eq!(
+            super::super::decode(&tt, &b).unwrap().to_plain_string(),
+            "1:x"
+        );
+        let ut = t("FrozenType(UserType(ks,61,78:Int32Type,4e616d65:UTF8Type))");
+        let b = parse_cql_literal(&ut, "{\"Name\": 'n', x: 5}").unwrap();
+        assert_eq!(
+            super::super::decode(&ut, &b).unwrap().to_cql_literal(),
+            "{x: 5, \"Name\": 'n'}"
+        );
+        assert!(parse_cql_literal(&ut, "{y: 1}").is_err());
+        let vt = t("VectorType(FloatType,2)");
+        assert_eq!(parse_cql_literal(&vt, "[1.5, 2]").unwrap().len(), 8);
+        assert!(parse_cql_literal(&vt, "[1.5]").is_err());
+    }
+
+    #[test]
+    fn composite_args() {
+        assert_eq!(split_composite_key_arg("a:b"), vec!["a", "b"]);
+        assert_eq!(split_composite_key_arg("a\\:b:c"), vec!["a:b", "c"]);
+        assert_eq!(split_composite_key_arg("x\\!:y"), vec!["x\\", "y"]);
+        assert!(split_composite_key_arg("").is_empty());
+        let kt = t("CompositeType(UTF8Type,Int32Type)");
+        let b = parse_key_arg(&kt, "sa:11").unwrap();
+        assert_eq!(b, vec![0, 2, b's', b'a', 0, 0, 4, 0, 0, 0, 11, 0]);
+        assert_eq!(
+            super::super::decode(&kt, &b).unwrap().to_plain_string(),
+            "sa:11"
+        );
+        assert!(parse_key_arg(&kt, "sa").is_err());
+    }
+}
