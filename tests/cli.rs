@@ -22,7 +22,10 @@ fn man_pages_are_current() {
             stale.push(name.clone());
         }
     }
-    assert!(stale.is_empty(), "stale man pages {stale:?}: run `cargo run -- generate man man`");
+    assert!(
+        stale.is_empty(),
+        "stale man pages {stale:?}: run `cargo run -- generate man man`"
+    );
 }
 
 #[test]
@@ -31,7 +34,11 @@ fn usage_errors_exit_2_and_missing_input_exits_3() {
     assert_eq!(r.code, 2, "{}", r.stderr);
     let r = sstkit(["dump-toc", "/definitely/not/here-Data.db"]);
     assert_eq!(r.code, 3, "{}", r.stderr);
-    assert!(r.stderr.contains("/definitely/not/here"), "error names the file: {}", r.stderr);
+    assert!(
+        r.stderr.contains("/definitely/not/here"),
+        "error names the file: {}",
+        r.stderr
+    );
     assert!(r.stdout.is_empty() || r.stdout.starts_with("{\"sstables\""));
 }
 

@@ -27,18 +27,38 @@ fn snapshots_of_every_metadata_command() {
     snap("info_oa_json", &["info", "--output", "json", OA]);
     snap("dump_toc_text", &["dump-toc", "--output", "text", DA]);
     snap("dump_statistics_oa", &["dump-statistics", OA]);
-    snap("dump_statistics_nb_text", &["dump-statistics", "--output", "text", NB]);
+    snap(
+        "dump_statistics_nb_text",
+        &["dump-statistics", "--output", "text", NB],
+    );
     snap("dump_summary_nb", &["dump-summary", NB]);
-    snap("dump_index_nb_ndjson", &["dump-index", "--output", "ndjson", NB]);
-    snap("dump_index_oa_text", &["dump-index", "--output", "text", OA]);
+    snap(
+        "dump_index_nb_ndjson",
+        &["dump-index", "--output", "ndjson", NB],
+    );
+    snap(
+        "dump_index_oa_text",
+        &["dump-index", "--output", "text", OA],
+    );
     snap("dump_compression_info_nb", &["dump-compression-info", NB]);
-    snap("dump_filter_keys", &["dump-filter", NB, "--key", "sa:11", "--key", "zz:99999"]);
+    snap(
+        "dump_filter_keys",
+        &["dump-filter", NB, "--key", "sa:11", "--key", "zz:99999"],
+    );
     snap("dump_filter_text", &["dump-filter", "--output", "text", OA]);
     snap("dump_schema_nb", &["dump-schema", NB]);
     snap("dump_schema_da_collections", &["dump-schema", DA]);
-    snap("token_types", &["token", "--type", "text:int", "sa:11", "ap:5", "--output", "text"]);
+    snap(
+        "token_types",
+        &[
+            "token", "--type", "text:int", "sa:11", "ap:5", "--output", "text",
+        ],
+    );
     // A missing component is a clear error naming it (exit 3).
-    snap("dump_compression_info_uncompressed", &["dump-compression-info", NB_CRC]);
+    snap(
+        "dump_compression_info_uncompressed",
+        &["dump-compression-info", NB_CRC],
+    );
     snap("dump_index_bti_has_no_index", &["dump-index", DA]);
 }
 
@@ -48,9 +68,16 @@ fn summary_first_last_keys_agree_with_index_and_filter() {
     // passes the bloom filter.
     let idx = sstkit(["dump-index", "--output", "ndjson", NB]);
     assert_eq!(idx.code, 0, "{}", idx.stderr);
-    let keys: Vec<serde_json::Value> =
-        idx.stdout.lines().map(|l| serde_json::from_str(l).expect("ndjson line")).collect();
-    assert_eq!(keys.len(), 196, "nb_clustering has 196 non-empty partitions");
+    let keys: Vec<serde_json::Value> = idx
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("ndjson line"))
+        .collect();
+    assert_eq!(
+        keys.len(),
+        196,
+        "nb_clustering has 196 non-empty partitions"
+    );
     let sum: serde_json::Value =
         serde_json::from_str(&sstkit(["dump-summary", NB]).stdout).expect("summary json");
     let s = &sum["sstables"][NB];
@@ -102,11 +129,17 @@ const ROW_VERSIONS: &[&str] = &["ma", "mb", "mc", "md", "me", "na", "nb", "nc", 
 fn corpus_sstables(root: &Path) -> Vec<(String, PathBuf)> {
     let mut out = Vec::new();
     for origin in ["cassandra", "scylladb"] {
-        let Ok(rd) = std::fs::read_dir(root.join(origin)) else { continue };
+        let Ok(rd) = std::fs::read_dir(root.join(origin)) else {
+            continue;
+        };
         let mut sets: Vec<PathBuf> = rd.filter_map(|e| e.ok()).map(|e| e.path()).collect();
         sets.sort();
         for set in sets {
-            let name = set.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string();
+            let name = set
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or("")
+                .to_string();
             for data in crate::util::data_files(&set) {
                 let f = data.file_name().and_then(|n| n.to_str()).unwrap_or("");
                 let toks: Vec<&str> = f.split('-').collect();
@@ -123,7 +156,11 @@ fn corpus_sstables(root: &Path) -> Vec<(String, PathBuf)> {
 fn corpus_metadata_decodes_cleanly() {
     let Some(root) = corpus() else { return };
     let ssts = corpus_sstables(&root);
-    assert!(ssts.len() > 150, "expected the corpus's ma..oa sstables, found {}", ssts.len());
+    assert!(
+        ssts.len() > 150,
+        "expected the corpus's ma..oa sstables, found {}",
+        ssts.len()
+    );
     let mut failures = Vec::new();
     let mut corrupt_errors = 0;
     for (set, data) in &ssts {
@@ -158,19 +195,39 @@ fn corpus_metadata_decodes_cleanly() {
             args.push(p.clone());
             let r = sstkit(&args);
             if r.code == 101 || r.stderr.contains("panicked") {
-                failures.push(format!("PANIC {set}: sstkit {}: {}", args.join(" "), r.stderr));
+                failures.push(format!(
+                    "PANIC {set}: sstkit {}: {}",
+                    args.join(" "),
+                    r.stderr
+                ));
             } else if !corrupt && r.code != 0 {
-                failures.push(format!("{set}: sstkit {} -> exit {}: {}", args.join(" "), r.code, r.stderr.trim()));
+                failures.push(format!(
+                    "{set}: sstkit {} -> exit {}: {}",
+                    args.join(" "),
+                    r.code,
+                    r.stderr.trim()
+                ));
             } else if r.code != 0 {
                 corrupt_errors += 1;
                 // A corrupt input must be named in the error.
                 if !r.stderr.contains(&dir.to_string_lossy().to_string()) {
-                    failures.push(format!("{set}: error does not name the file: {}", r.stderr.trim()));
+                    failures.push(format!(
+                        "{set}: error does not name the file: {}",
+                        r.stderr.trim()
+                    ));
                 }
             }
         }
     }
-    eprintln!("{} corpus sstables checked; {corrupt_errors} expected errors on corrupt sets", ssts.len());
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    eprintln!(
+        "{} corpus sstables checked; {corrupt_errors} expected errors on corrupt sets",
+        ssts.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     let _ = repo();
 }

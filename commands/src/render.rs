@@ -28,7 +28,10 @@ impl KeyCtx {
             .as_ref()
             .and_then(|v| Partitioner::parse(&v.partitioner).ok())
             .unwrap_or(Partitioner::Murmur3);
-        KeyCtx { partitioner, key_type: st.header.as_ref().map(|h| h.partition_key_type.clone()) }
+        KeyCtx {
+            partitioner,
+            key_type: st.header.as_ref().map(|h| h.partition_key_type.clone()),
+        }
     }
 
     /// Read Statistics.db of `sst` (lenient about checksum mismatches) and build.
@@ -104,9 +107,20 @@ pub fn clustering_value_text(ty: Option<&CqlType>, v: Option<&[u8]>) -> String {
 }
 
 /// A clustering prefix as JSON: `{"kind", "raw": [hex|null], "value": "a:b"}`.
-pub fn clustering_json(p: &sstkit_format::clustering::ClusteringPrefix<'_>, types: &[CqlType]) -> Json {
-    let raw: Vec<Json> = p.values.iter().map(|v| v.map_or(Json::Null, |b| Json::String(hex(b)))).collect();
-    let text: Vec<String> =
-        p.values.iter().enumerate().map(|(i, v)| clustering_value_text(types.get(i), *v)).collect();
+pub fn clustering_json(
+    p: &sstkit_format::clustering::ClusteringPrefix<'_>,
+    types: &[CqlType],
+) -> Json {
+    let raw: Vec<Json> = p
+        .values
+        .iter()
+        .map(|v| v.map_or(Json::Null, |b| Json::String(hex(b))))
+        .collect();
+    let text: Vec<String> = p
+        .values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| clustering_value_text(types.get(i), *v))
+        .collect();
     json!({"kind": p.kind.name(), "raw": raw, "value": text.join(":")})
 }

@@ -54,29 +54,36 @@ pub fn to_json(ci: &CompressionInfo, data_file_len: Option<u64>) -> Value {
 
 /// Run the command.
 pub fn run(a: &SstArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
-    for_each_sstable(&a.sstables, &a.common, OutputFormat::Json, false, out, |sst, emit| {
-        let bytes = sst.read_component(Component::CompressionInfo)?;
-        let ci = CompressionInfo::parse(&bytes, &sst.features())
-            .map_err(|e| e.in_file(&sst.path(Component::CompressionInfo)))?;
-        let data_len = sst.io.len(Component::Data).ok();
-        let v = to_json(&ci, data_len);
-        if emit.fmt == OutputFormat::Text {
-            let mut summary = v.clone();
-            if let Some(o) = summary.as_object_mut() {
-                o.remove("offsets");
+    for_each_sstable(
+        &a.sstables,
+        &a.common,
+        OutputFormat::Json,
+        false,
+        out,
+        |sst, emit| {
+            let bytes = sst.read_component(Component::CompressionInfo)?;
+            let ci = CompressionInfo::parse(&bytes, &sst.features())
+                .map_err(|e| e.in_file(&sst.path(Component::CompressionInfo)))?;
+            let data_len = sst.io.len(Component::Data).ok();
+            let v = to_json(&ci, data_len);
+            if emit.fmt == OutputFormat::Text {
+                let mut summary = v.clone();
+                if let Some(o) = summary.as_object_mut() {
+                    o.remove("offsets");
+                }
+                let mut t = crate::output::table(&["chunk", "offset", "stored length"]);
+                for (i, off) in ci.chunk_offsets.iter().enumerate() {
+                    let len = ci
+                        .chunk_range(i, data_len.unwrap_or(0))
+                        .map(|r| (r.end - r.start).to_string())
+                        .unwrap_or_else(|e| format!("({e})"));
+                    t.add_row(vec![i.to_string(), off.to_string(), len]);
+                }
+                emit.text(&format!("{}\n{t}", json_text_table(&summary)))?;
+            } else {
+                emit.json.object(&v)?;
             }
-            let mut t = crate::output::table(&["chunk", "offset", "stored length"]);
-            for (i, off) in ci.chunk_offsets.iter().enumerate() {
-                let len = ci
-                    .chunk_range(i, data_len.unwrap_or(0))
-                    .map(|r| (r.end - r.start).to_string())
-                    .unwrap_or_else(|e| format!("({e})"));
-                t.add_row(vec![i.to_string(), off.to_string(), len]);
-            }
-            emit.text(&format!("{}\n{t}", json_text_table(&summary)))?;
-        } else {
-            emit.json.object(&v)?;
-        }
-        Ok(())
-    })
+            Ok(())
+        },
+    )
 }

@@ -48,7 +48,13 @@ fn name_json(n: &IndexName<'_>, types: &[CqlType]) -> Value {
     }
 }
 
-fn entry_json(e: &IndexEntry<'_>, ctx: &KeyCtx, types: &[CqlType], fixed: &[Option<usize>], blocks: bool) -> Value {
+fn entry_json(
+    e: &IndexEntry<'_>,
+    ctx: &KeyCtx,
+    types: &[CqlType],
+    fixed: &[Option<usize>],
+    blocks: bool,
+) -> Value {
     let mut v = json!({"key": ctx.key_json(e.key), "pos": e.position, "index_offset": e.offset});
     if let Some(pi) = &e.promoted {
         let mut p = json!({
@@ -133,61 +139,94 @@ pub fn for_each_entry(
 }
 
 fn is_truncation(k: &ErrorKind) -> bool {
-    matches!(k, ErrorKind::UnexpectedEof { .. } | ErrorKind::LengthOutOfRange { .. })
+    matches!(
+        k,
+        ErrorKind::UnexpectedEof { .. } | ErrorKind::LengthOutOfRange { .. }
+    )
 }
 
 /// Run the command.
 pub fn run(a: &DumpIndexArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
-    for_each_sstable(&a.sst.sstables, &a.sst.common, OutputFormat::Json, true, out, |sst, emit| {
-        let st = read_statistics(sst)?;
-        let ctx = KeyCtx::from_statistics(&st);
-        let types: Vec<CqlType> = st.header.as_ref().map(|h| h.clustering_types.clone()).unwrap_or_default();
-        let fixed: Vec<Option<usize>> = types.iter().map(CqlType::fixed_len).collect();
-        if emit.fmt == OutputFormat::Text {
-            let mut t = table(&["token", "key", "position", "promoted index"]);
-            let mut bt = table(&["key", "block", "first", "last", "offset", "width", "open marker"]);
-            for_each_entry(sst, |e| {
-                let pi = e.promoted.as_ref().map_or("-".to_string(), |p| format!("{} blocks", p.block_count));
-                t.add_row(vec![ctx.partitioner.token(e.key).to_string(), ctx.key_text(e.key), e.position.to_string(), pi]);
-                if let (true, Some(p)) = (a.promoted_index, &e.promoted) {
-                    let name = |n: &IndexName<'_>| match n.as_prefix() {
-                        Some(p) => prefix_text(p, &types),
-                        None => format!("0x{}", hex(n.as_legacy().unwrap_or(&[]))),
-                    };
-                    match p.blocks(&fixed) {
-                        Ok(bs) => {
-                            for (i, b) in bs.iter().enumerate() {
-                                bt.add_row(vec![
-                                    ctx.key_text(e.key),
-                                    i.to_string(),
-                                    name(&b.first_name),
-                                    name(&b.last_name),
-                                    b.offset.to_string(),
-                                    b.width.to_string(),
-                                    b.end_open_marker.map_or("-".into(), |m| m.marked_for_delete_at.to_string()),
-                                ]);
+    for_each_sstable(
+        &a.sst.sstables,
+        &a.sst.common,
+        OutputFormat::Json,
+        true,
+        out,
+        |sst, emit| {
+            let st = read_statistics(sst)?;
+            let ctx = KeyCtx::from_statistics(&st);
+            let types: Vec<CqlType> = st
+                .header
+                .as_ref()
+                .map(|h| h.clustering_types.clone())
+                .unwrap_or_default();
+            let fixed: Vec<Option<usize>> = types.iter().map(CqlType::fixed_len).collect();
+            if emit.fmt == OutputFormat::Text {
+                let mut t = table(&["token", "key", "position", "promoted index"]);
+                let mut bt = table(&[
+                    "key",
+                    "block",
+                    "first",
+                    "last",
+                    "offset",
+                    "width",
+                    "open marker",
+                ]);
+                for_each_entry(sst, |e| {
+                    let pi = e
+                        .promoted
+                        .as_ref()
+                        .map_or("-".to_string(), |p| format!("{} blocks", p.block_count));
+                    t.add_row(vec![
+                        ctx.partitioner.token(e.key).to_string(),
+                        ctx.key_text(e.key),
+                        e.position.to_string(),
+                        pi,
+                    ]);
+                    if let (true, Some(p)) = (a.promoted_index, &e.promoted) {
+                        let name = |n: &IndexName<'_>| match n.as_prefix() {
+                            Some(p) => prefix_text(p, &types),
+                            None => format!("0x{}", hex(n.as_legacy().unwrap_or(&[]))),
+                        };
+                        match p.blocks(&fixed) {
+                            Ok(bs) => {
+                                for (i, b) in bs.iter().enumerate() {
+                                    bt.add_row(vec![
+                                        ctx.key_text(e.key),
+                                        i.to_string(),
+                                        name(&b.first_name),
+                                        name(&b.last_name),
+                                        b.offset.to_string(),
+                                        b.width.to_string(),
+                                        b.end_open_marker.map_or("-".into(), |m| {
+                                            m.marked_for_delete_at.to_string()
+                                        }),
+                                    ]);
+                                }
+                            }
+                            Err(err) => {
+                                bt.add_row(vec![ctx.key_text(e.key), "-".into(), err.to_string()]);
                             }
                         }
-                        Err(err) => {
-                            bt.add_row(vec![ctx.key_text(e.key), "-".into(), err.to_string()]);
-                        }
                     }
+                    Ok(())
+                })?;
+                let mut s = t.to_string();
+                if a.promoted_index {
+                    s = format!("{s}\n{bt}");
                 }
-                Ok(())
-            })?;
-            let mut s = t.to_string();
-            if a.promoted_index {
-                s = format!("{s}\n{bt}");
+                emit.text(&s)?;
+            } else {
+                for_each_entry(sst, |e| {
+                    emit.json
+                        .item(&entry_json(e, &ctx, &types, &fixed, a.promoted_index))?;
+                    Ok(())
+                })?;
             }
-            emit.text(&s)?;
-        } else {
-            for_each_entry(sst, |e| {
-                emit.json.item(&entry_json(e, &ctx, &types, &fixed, a.promoted_index))?;
-                Ok(())
-            })?;
-        }
-        Ok(())
-    })
+            Ok(())
+        },
+    )
 }
 
 fn prefix_text(p: &ClusteringPrefix<'_>, types: &[CqlType]) -> String {

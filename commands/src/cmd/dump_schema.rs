@@ -38,7 +38,11 @@ pub fn names_from_path(sst: &Sstable) -> Option<(String, String)> {
     if id.len() != 32 || !id.bytes().all(|b| b.is_ascii_hexdigit()) || table.is_empty() {
         return None;
     }
-    let ks = dir.parent().and_then(Path::file_name)?.to_str()?.to_string();
+    let ks = dir
+        .parent()
+        .and_then(Path::file_name)?
+        .to_str()?
+        .to_string();
     Some((ks, table.to_string()))
 }
 
@@ -56,30 +60,45 @@ pub fn table_schema(sst: &Sstable) -> CmdResult<(TableSchema, Option<(String, St
         .in_file(&sst.path(Component::Statistics))
     })?;
     let scylla = if sst.has(Component::Scylla) {
-        sst.read_component(Component::Scylla).ok().and_then(|b| ScyllaMetadata::parse_lenient(&b).ok())
+        sst.read_component(Component::Scylla)
+            .ok()
+            .and_then(|b| ScyllaMetadata::parse_lenient(&b).ok())
     } else {
         None
     };
     let sschema = scylla.as_ref().and_then(|m| m.schema().cloned());
-    let names = sschema.as_ref().map(|s| (s.keyspace.clone(), s.table.clone()));
-    Ok((TableSchema::from_header_with_scylla(header, sschema.as_ref()), names))
+    let names = sschema
+        .as_ref()
+        .map(|s| (s.keyspace.clone(), s.table.clone()));
+    Ok((
+        TableSchema::from_header_with_scylla(header, sschema.as_ref()),
+        names,
+    ))
 }
 
 /// Run the command.
 pub fn run(a: &DumpSchemaArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
-    for_each_sstable(&a.sst.sstables, &a.sst.common, OutputFormat::Text, false, out, |sst, emit| {
-        let (schema, scylla_names) = table_schema(sst)?;
-        let (ks, tbl) = scylla_names
-            .or_else(|| names_from_path(sst))
-            .unwrap_or_else(|| ("ks".to_string(), "tbl".to_string()));
-        let ks = a.keyspace.clone().unwrap_or(ks);
-        let tbl = a.table.clone().unwrap_or(tbl);
-        let cql = schema.to_create_table(&ks, &tbl);
-        if emit.fmt == OutputFormat::Text {
-            emit.text(&cql)?;
-        } else {
-            emit.json.object(&json!({"keyspace": ks, "table": tbl, "cql": cql}))?;
-        }
-        Ok(())
-    })
+    for_each_sstable(
+        &a.sst.sstables,
+        &a.sst.common,
+        OutputFormat::Text,
+        false,
+        out,
+        |sst, emit| {
+            let (schema, scylla_names) = table_schema(sst)?;
+            let (ks, tbl) = scylla_names
+                .or_else(|| names_from_path(sst))
+                .unwrap_or_else(|| ("ks".to_string(), "tbl".to_string()));
+            let ks = a.keyspace.clone().unwrap_or(ks);
+            let tbl = a.table.clone().unwrap_or(tbl);
+            let cql = schema.to_create_table(&ks, &tbl);
+            if emit.fmt == OutputFormat::Text {
+                emit.text(&cql)?;
+            } else {
+                emit.json
+                    .object(&json!({"keyspace": ks, "table": tbl, "cql": cql}))?;
+            }
+            Ok(())
+        },
+    )
 }

@@ -146,26 +146,34 @@ pub fn to_json(m: &ScyllaMetadata) -> Value {
 
 /// Run the command.
 pub fn run(a: &SstArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
-    for_each_sstable(&a.sstables, &a.common, OutputFormat::Json, false, out, |sst, emit| {
-        let bytes = sst.read_component(Component::Scylla)?;
-        let m = ScyllaMetadata::parse_lenient(&bytes).map_err(|e| e.in_file(&sst.path(Component::Scylla)))?;
-        if let Some(d) = &m.digest {
-            if d.stored != d.computed {
-                eprintln!(
+    for_each_sstable(
+        &a.sstables,
+        &a.common,
+        OutputFormat::Json,
+        false,
+        out,
+        |sst, emit| {
+            let bytes = sst.read_component(Component::Scylla)?;
+            let m = ScyllaMetadata::parse_lenient(&bytes)
+                .map_err(|e| e.in_file(&sst.path(Component::Scylla)))?;
+            if let Some(d) = &m.digest {
+                if d.stored != d.computed {
+                    eprintln!(
                     "sstkit: {}: Scylla.db digest mismatch (stored {:#010x}, computed {:#010x})",
                     sst.path(Component::Scylla).display(),
                     d.stored,
                     d.computed
                 );
-                emit.problems += 1;
+                    emit.problems += 1;
+                }
             }
-        }
-        let v = to_json(&m);
-        if emit.fmt == OutputFormat::Text {
-            emit.text(&json_text_table(&v).to_string())?;
-        } else {
-            emit.json.object(&v)?;
-        }
-        Ok(())
-    })
+            let v = to_json(&m);
+            if emit.fmt == OutputFormat::Text {
+                emit.text(&json_text_table(&v).to_string())?;
+            } else {
+                emit.json.object(&v)?;
+            }
+            Ok(())
+        },
+    )
 }

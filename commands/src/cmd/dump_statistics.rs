@@ -44,7 +44,12 @@ use crate::render::{f64_json, read_statistics, KeyCtx};
 use crate::{for_each_sstable, CmdResult, Outcome};
 
 fn histogram(h: &Histogram) -> Value {
-    Value::Array(h.pairs.iter().map(|(o, v)| json!({"offset": o, "value": v})).collect())
+    Value::Array(
+        h.pairs
+            .iter()
+            .map(|(o, v)| json!({"offset": o, "value": v}))
+            .collect(),
+    )
 }
 
 fn position(p: &sstkit_format::statistics::stats::CommitLogPosition) -> Value {
@@ -85,11 +90,16 @@ fn bound(b: &ClusteringBound, types: &[CqlType]) -> Value {
 }
 
 fn stats_json(s: &Stats, header: Option<&SerializationHeader>, ctx: &KeyCtx) -> Value {
-    let ck_types: Vec<CqlType> = header.map(|h| h.clustering_types.clone()).unwrap_or_default();
+    let ck_types: Vec<CqlType> = header
+        .map(|h| h.clustering_types.clone())
+        .unwrap_or_default();
     let legacy = |v: &Option<Vec<Vec<u8>>>| -> Value {
         match v {
             Some(vals) => Value::Array(
-                vals.iter().enumerate().map(|(i, b)| component(ck_types.get(i), b)).collect(),
+                vals.iter()
+                    .enumerate()
+                    .map(|(i, b)| component(ck_types.get(i), b))
+                    .collect(),
             ),
             None => Value::Array(vec![]),
         }
@@ -99,15 +109,24 @@ fn stats_json(s: &Stats, header: Option<&SerializationHeader>, ctx: &KeyCtx) -> 
         tomb.insert(b.time.to_string(), json!(b.count));
     }
     let mut o = Map::new();
-    o.insert("estimated_partition_size".into(), histogram(&s.estimated_partition_size));
-    o.insert("estimated_cells_count".into(), histogram(&s.estimated_cells_count));
+    o.insert(
+        "estimated_partition_size".into(),
+        histogram(&s.estimated_partition_size),
+    );
+    o.insert(
+        "estimated_cells_count".into(),
+        histogram(&s.estimated_cells_count),
+    );
     o.insert("position".into(), position(&s.commit_log_upper_bound));
     o.insert("min_timestamp".into(), json!(s.min_timestamp));
     o.insert("max_timestamp".into(), json!(s.max_timestamp));
     if let Some(v) = s.min_local_deletion_time {
         o.insert("min_local_deletion_time".into(), ldt(v));
     }
-    o.insert("max_local_deletion_time".into(), ldt(s.max_local_deletion_time));
+    o.insert(
+        "max_local_deletion_time".into(),
+        ldt(s.max_local_deletion_time),
+    );
     if let Some(v) = s.min_ttl {
         o.insert("min_ttl".into(), json!(v));
     }
@@ -123,7 +142,10 @@ fn stats_json(s: &Stats, header: Option<&SerializationHeader>, ctx: &KeyCtx) -> 
     o.insert("repaired_at".into(), json!(s.repaired_at));
     o.insert("min_column_names".into(), legacy(&s.legacy_min_clustering));
     o.insert("max_column_names".into(), legacy(&s.legacy_max_clustering));
-    o.insert("has_legacy_counter_shards".into(), json!(s.has_legacy_counter_shards));
+    o.insert(
+        "has_legacy_counter_shards".into(),
+        json!(s.has_legacy_counter_shards),
+    );
     if let Some(v) = s.total_columns_set {
         o.insert("columns_count".into(), json!(v));
     }
@@ -134,8 +156,10 @@ fn stats_json(s: &Stats, header: Option<&SerializationHeader>, ctx: &KeyCtx) -> 
         o.insert("commitlog_lower_bound".into(), position(p));
     }
     if let Some(iv) = &s.commit_log_intervals {
-        let v: Vec<Value> =
-            iv.iter().map(|(a, b)| json!({"start": position(a), "end": position(b)})).collect();
+        let v: Vec<Value> = iv
+            .iter()
+            .map(|(a, b)| json!({"start": position(a), "end": position(b)}))
+            .collect();
         o.insert("commitlog_intervals".into(), Value::Array(v));
     }
     if let Some(p) = &s.pending_repair {
@@ -145,7 +169,10 @@ fn stats_json(s: &Stats, header: Option<&SerializationHeader>, ctx: &KeyCtx) -> 
         o.insert("is_transient".into(), json!(v));
     }
     if let Some(h) = &s.originating_host_id {
-        o.insert("originating_host_id".into(), json!(h.map(|u| u.to_string())));
+        o.insert(
+            "originating_host_id".into(),
+            json!(h.map(|u| u.to_string())),
+        );
     }
     if let Some(v) = s.has_partition_level_deletions {
         o.insert("has_partition_level_deletions".into(), json!(v));
@@ -174,7 +201,11 @@ fn stats_json(s: &Stats, header: Option<&SerializationHeader>, ctx: &KeyCtx) -> 
 
 fn header_json(h: &SerializationHeader) -> Value {
     let cols = |cs: &[sstkit_format::statistics::ColumnDef]| -> Value {
-        Value::Array(cs.iter().map(|c| json!({"name": c.name, "type_name": c.type_string})).collect())
+        Value::Array(
+            cs.iter()
+                .map(|c| json!({"name": c.name, "type_name": c.type_string}))
+                .collect(),
+        )
     };
     json!({
         "min_timestamp_base": h.min_timestamp,
@@ -238,18 +269,28 @@ pub fn to_json(st: &Statistics) -> Value {
 
 /// Run the command.
 pub fn run(a: &SstArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
-    for_each_sstable(&a.sstables, &a.common, OutputFormat::Json, false, out, |sst, emit| {
-        let st = read_statistics(sst)?;
-        for p in &st.problems {
-            eprintln!("sstkit: {}", p.clone().in_file(&sst.path(Component::Statistics)));
-            emit.problems += 1;
-        }
-        let v = to_json(&st);
-        if emit.fmt == OutputFormat::Text {
-            emit.text(&json_text_table(&v).to_string())?;
-        } else {
-            emit.json.object(&v)?;
-        }
-        Ok(())
-    })
+    for_each_sstable(
+        &a.sstables,
+        &a.common,
+        OutputFormat::Json,
+        false,
+        out,
+        |sst, emit| {
+            let st = read_statistics(sst)?;
+            for p in &st.problems {
+                eprintln!(
+                    "sstkit: {}",
+                    p.clone().in_file(&sst.path(Component::Statistics))
+                );
+                emit.problems += 1;
+            }
+            let v = to_json(&st);
+            if emit.fmt == OutputFormat::Text {
+                emit.text(&json_text_table(&v).to_string())?;
+            } else {
+                emit.json.object(&v)?;
+            }
+            Ok(())
+        },
+    )
 }

@@ -27,72 +27,83 @@ use crate::{for_each_sstable, CmdResult, Outcome};
 
 /// Run the command.
 pub fn run(a: &SstArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
-    for_each_sstable(&a.sstables, &a.common, OutputFormat::Json, false, out, |sst, emit| {
-        let bytes = sst.read_component(Component::Summary)?;
-        let s = Summary::parse(&bytes).map_err(|e| e.in_file(&sst.path(Component::Summary)))?;
-        let ctx = KeyCtx::read(sst)?;
-        let h = &s.header;
-        // The offsets table: entry i starts offsets[i] bytes after the table start.
-        let mut positions = Vec::with_capacity(s.entries.len());
-        let mut off = 4 * s.entries.len() as u64;
-        for e in &s.entries {
-            positions.push(off);
-            off += e.key.len() as u64 + 8;
-        }
-        let header = json!({
-            "min_index_interval": h.min_index_interval,
-            "size": h.offset_count,
-            "memory_size": h.entries_size,
-            "sampling_level": h.sampling_level,
-            "size_at_full_sampling": h.size_at_full_sampling,
-            "effective_interval": h.effective_interval(),
-        });
-        match emit.fmt {
-            OutputFormat::Text => {
-                let mut t = table(&["#", "token", "key", "index position"]);
-                for (i, e) in s.entries.iter().enumerate() {
-                    t.add_row(vec![
-                        i.to_string(),
-                        ctx.partitioner.token(&e.key).to_string(),
-                        ctx.key_text(&e.key),
-                        e.index_position.to_string(),
-                    ]);
-                }
-                let keys = json!({
-                    "first_key": ctx.key_json(&s.first_key),
-                    "last_key": ctx.key_json(&s.last_key),
-                });
-                emit.text(&format!("{}\n{t}\n{}", json_text_table(&header), json_text_table(&keys)))?;
+    for_each_sstable(
+        &a.sstables,
+        &a.common,
+        OutputFormat::Json,
+        false,
+        out,
+        |sst, emit| {
+            let bytes = sst.read_component(Component::Summary)?;
+            let s = Summary::parse(&bytes).map_err(|e| e.in_file(&sst.path(Component::Summary)))?;
+            let ctx = KeyCtx::read(sst)?;
+            let h = &s.header;
+            // The offsets table: entry i starts offsets[i] bytes after the table start.
+            let mut positions = Vec::with_capacity(s.entries.len());
+            let mut off = 4 * s.entries.len() as u64;
+            for e in &s.entries {
+                positions.push(off);
+                off += e.key.len() as u64 + 8;
             }
-            OutputFormat::Ndjson => {
-                for (i, e) in s.entries.iter().enumerate() {
+            let header = json!({
+                "min_index_interval": h.min_index_interval,
+                "size": h.offset_count,
+                "memory_size": h.entries_size,
+                "sampling_level": h.sampling_level,
+                "size_at_full_sampling": h.size_at_full_sampling,
+                "effective_interval": h.effective_interval(),
+            });
+            match emit.fmt {
+                OutputFormat::Text => {
+                    let mut t = table(&["#", "token", "key", "index position"]);
+                    for (i, e) in s.entries.iter().enumerate() {
+                        t.add_row(vec![
+                            i.to_string(),
+                            ctx.partitioner.token(&e.key).to_string(),
+                            ctx.key_text(&e.key),
+                            e.index_position.to_string(),
+                        ]);
+                    }
+                    let keys = json!({
+                        "first_key": ctx.key_json(&s.first_key),
+                        "last_key": ctx.key_json(&s.last_key),
+                    });
+                    emit.text(&format!(
+                        "{}\n{t}\n{}",
+                        json_text_table(&header),
+                        json_text_table(&keys)
+                    ))?;
+                }
+                OutputFormat::Ndjson => {
+                    for (i, e) in s.entries.iter().enumerate() {
+                        emit.json.item(&json!({
+                            "entry": i,
+                            "key": ctx.key_json(&e.key),
+                            "position": e.index_position,
+                        }))?;
+                    }
                     emit.json.item(&json!({
-                        "entry": i,
-                        "key": ctx.key_json(&e.key),
-                        "position": e.index_position,
+                        "header": header,
+                        "first_key": ctx.key_json(&s.first_key),
+                        "last_key": ctx.key_json(&s.last_key),
                     }))?;
                 }
-                emit.json.item(&json!({
-                    "header": header,
-                    "first_key": ctx.key_json(&s.first_key),
-                    "last_key": ctx.key_json(&s.last_key),
-                }))?;
+                OutputFormat::Json => {
+                    let entries: Vec<Value> = s
+                        .entries
+                        .iter()
+                        .map(|e| json!({"key": ctx.key_json(&e.key), "position": e.index_position}))
+                        .collect();
+                    emit.json.object(&json!({
+                        "header": header,
+                        "positions": positions,
+                        "entries": entries,
+                        "first_key": ctx.key_json(&s.first_key),
+                        "last_key": ctx.key_json(&s.last_key),
+                    }))?;
+                }
             }
-            OutputFormat::Json => {
-                let entries: Vec<Value> = s
-                    .entries
-                    .iter()
-                    .map(|e| json!({"key": ctx.key_json(&e.key), "position": e.index_position}))
-                    .collect();
-                emit.json.object(&json!({
-                    "header": header,
-                    "positions": positions,
-                    "entries": entries,
-                    "first_key": ctx.key_json(&s.first_key),
-                    "last_key": ctx.key_json(&s.last_key),
-                }))?;
-            }
-        }
-        Ok(())
-    })
+            Ok(())
+        },
+    )
 }

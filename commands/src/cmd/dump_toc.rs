@@ -21,35 +21,47 @@ use crate::{for_each_sstable, CmdResult, Outcome};
 
 /// Run the command.
 pub fn run(a: &SstArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
-    for_each_sstable(&a.sstables, &a.common, OutputFormat::Json, false, out, |sst, emit| {
-        let rows: Vec<(String, Option<&str>, Option<u64>)> = sst
-            .toc
-            .entries
-            .iter()
-            .map(|e| {
-                let p = sst.desc.path_of(&e.name);
-                let size = std::fs::metadata(&p).ok().map(|m| m.len());
-                (e.name.clone(), e.component.map(|c| c.name()), size)
-            })
-            .collect();
-        if emit.fmt == OutputFormat::Text {
-            let mut t = table(&["component", "kind", "size"]);
-            for (n, c, s) in &rows {
-                t.add_row(vec![
-                    n.clone(),
-                    c.unwrap_or("unknown").to_string(),
-                    s.map_or("missing".to_string(), |s| s.to_string()),
-                ]);
-            }
-            let note = if sst.toc_from_file { "" } else { "(no TOC.txt: components found on disk)\n" };
-            emit.text(&format!("{note}{t}"))?;
-        } else {
-            let comps: Vec<_> = rows
+    for_each_sstable(
+        &a.sstables,
+        &a.common,
+        OutputFormat::Json,
+        false,
+        out,
+        |sst, emit| {
+            let rows: Vec<(String, Option<&str>, Option<u64>)> = sst
+                .toc
+                .entries
+                .iter()
+                .map(|e| {
+                    let p = sst.desc.path_of(&e.name);
+                    let size = std::fs::metadata(&p).ok().map(|m| m.len());
+                    (e.name.clone(), e.component.map(|c| c.name()), size)
+                })
+                .collect();
+            if emit.fmt == OutputFormat::Text {
+                let mut t = table(&["component", "kind", "size"]);
+                for (n, c, s) in &rows {
+                    t.add_row(vec![
+                        n.clone(),
+                        c.unwrap_or("unknown").to_string(),
+                        s.map_or("missing".to_string(), |s| s.to_string()),
+                    ]);
+                }
+                let note = if sst.toc_from_file {
+                    ""
+                } else {
+                    "(no TOC.txt: components found on disk)\n"
+                };
+                emit.text(&format!("{note}{t}"))?;
+            } else {
+                let comps: Vec<_> = rows
                 .iter()
                 .map(|(n, c, s)| json!({"name": n, "component": c, "exists": s.is_some(), "size": s}))
                 .collect();
-            emit.json.object(&json!({"toc_present": sst.toc_from_file, "components": comps}))?;
-        }
-        Ok(())
-    })
+                emit.json
+                    .object(&json!({"toc_present": sst.toc_from_file, "components": comps}))?;
+            }
+            Ok(())
+        },
+    )
 }

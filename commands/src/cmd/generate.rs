@@ -21,7 +21,10 @@ pub fn man_pages() -> std::io::Result<Vec<(String, Vec<u8>)>> {
     pages.push(("sstkit.1".to_string(), buf));
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
         let name = format!("sstkit-{}", sub.get_name());
-        let sub = sub.clone().name(name.clone()).version(env!("CARGO_PKG_VERSION"));
+        let sub = sub
+            .clone()
+            .name(name.clone())
+            .version(env!("CARGO_PKG_VERSION"));
         let mut buf = Vec::new();
         clap_mangen::Man::new(sub).render(&mut buf)?;
         pages.push((format!("{name}.1"), buf));

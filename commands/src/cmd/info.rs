@@ -40,18 +40,26 @@ fn collect(sst: &Sstable) -> CmdResult<Value> {
     o.insert("version".into(), json!(sst.version().as_str()));
     o.insert("format".into(), json!(sst.desc.format.name()));
     o.insert("generation".into(), json!(sst.desc.generation.to_string()));
-    o.insert("partitioner".into(), json!(st.validation.as_ref().map(|v| v.partitioner.clone())));
+    o.insert(
+        "partitioner".into(),
+        json!(st.validation.as_ref().map(|v| v.partitioner.clone())),
+    );
     let mut comps = Map::new();
     for e in &sst.toc.entries {
-        let size = std::fs::metadata(sst.desc.path_of(&e.name)).ok().map(|m| m.len());
+        let size = std::fs::metadata(sst.desc.path_of(&e.name))
+            .ok()
+            .map(|m| m.len());
         comps.insert(e.name.clone(), json!(size));
     }
     o.insert("components".into(), Value::Object(comps));
     let data_size = sst.io.len(Component::Data).ok();
     o.insert("data_size".into(), json!(data_size));
     if sst.has(Component::CompressionInfo) {
-        let ci = CompressionInfo::parse(&sst.read_component(Component::CompressionInfo)?, &sst.features())
-            .map_err(|e| e.in_file(&sst.path(Component::CompressionInfo)))?;
+        let ci = CompressionInfo::parse(
+            &sst.read_component(Component::CompressionInfo)?,
+            &sst.features(),
+        )
+        .map_err(|e| e.in_file(&sst.path(Component::CompressionInfo)))?;
         let ratio = match (data_size, ci.data_length) {
             (Some(d), u) if u > 0 => f64_json(d as f64 / u as f64),
             _ => Value::Null,
@@ -77,11 +85,20 @@ fn collect(sst: &Sstable) -> CmdResult<Value> {
         }
         o.insert("min_timestamp".into(), json!(s.min_timestamp));
         o.insert("max_timestamp".into(), json!(s.max_timestamp));
-        let ldt = |v: i64| if v == NO_DELETION_TIME { Value::Null } else { json!(v) };
+        let ldt = |v: i64| {
+            if v == NO_DELETION_TIME {
+                Value::Null
+            } else {
+                json!(v)
+            }
+        };
         if let Some(v) = s.min_local_deletion_time {
             o.insert("min_local_deletion_time".into(), ldt(v));
         }
-        o.insert("max_local_deletion_time".into(), ldt(s.max_local_deletion_time));
+        o.insert(
+            "max_local_deletion_time".into(),
+            ldt(s.max_local_deletion_time),
+        );
         if let Some(v) = s.min_ttl {
             o.insert("min_ttl".into(), json!(v));
         }
@@ -114,11 +131,13 @@ fn collect(sst: &Sstable) -> CmdResult<Value> {
 
 fn text(v: &Value) -> String {
     let mut rows: Vec<(String, String)> = Vec::new();
-    let s = |k: &str| v.get(k).map_or("-".to_string(), |x| match x {
-        Value::String(s) => s.clone(),
-        Value::Null => "-".to_string(),
-        x => x.to_string(),
-    });
+    let s = |k: &str| {
+        v.get(k).map_or("-".to_string(), |x| match x {
+            Value::String(s) => s.clone(),
+            Value::Null => "-".to_string(),
+            x => x.to_string(),
+        })
+    };
     for k in ["version", "format", "generation", "partitioner"] {
         rows.push((k.replace('_', " "), s(k)));
     }
@@ -135,11 +154,17 @@ fn text(v: &Value) -> String {
             ),
         ));
     } else {
-        rows.push(("compression".into(), format!("none ({} bytes)", s("data_size"))));
+        rows.push((
+            "compression".into(),
+            format!("none ({} bytes)", s("data_size")),
+        ));
     }
     rows.push(("estimated partitions".into(), s("estimated_partitions")));
     if v.get("estimated_partitions_hll").is_some() {
-        rows.push(("partitions (HLL estimate)".into(), s("estimated_partitions_hll")));
+        rows.push((
+            "partitions (HLL estimate)".into(),
+            s("estimated_partitions_hll"),
+        ));
     }
     if v.get("rows").is_some() {
         rows.push(("rows".into(), s("rows")));
@@ -154,8 +179,14 @@ fn text(v: &Value) -> String {
     };
     rows.push(("min timestamp".into(), ts("min_timestamp")));
     rows.push(("max timestamp".into(), ts("max_timestamp")));
-    rows.push(("min local deletion time".into(), secs("min_local_deletion_time")));
-    rows.push(("max local deletion time".into(), secs("max_local_deletion_time")));
+    rows.push((
+        "min local deletion time".into(),
+        secs("min_local_deletion_time"),
+    ));
+    rows.push((
+        "max local deletion time".into(),
+        secs("max_local_deletion_time"),
+    ));
     rows.push(("min ttl".into(), s("min_ttl")));
     rows.push(("max ttl".into(), s("max_ttl")));
     rows.push(("repaired at".into(), s("repaired_at")));
@@ -164,13 +195,22 @@ fn text(v: &Value) -> String {
         if let Some(key) = v.get(k) {
             rows.push((
                 k.replace('_', " "),
-                format!("{} (token {}, 0x{})", key["value"].as_str().unwrap_or(""), key["token"].as_str().unwrap_or(""), key["raw"].as_str().unwrap_or("")),
+                format!(
+                    "{} (token {}, 0x{})",
+                    key["value"].as_str().unwrap_or(""),
+                    key["token"].as_str().unwrap_or(""),
+                    key["raw"].as_str().unwrap_or("")
+                ),
             ));
         }
     }
     if let Some(Value::Object(c)) = v.get("components") {
         for (name, size) in c {
-            rows.push((format!("  {name}"), size.as_u64().map_or("missing".into(), |x| format!("{x} bytes"))));
+            rows.push((
+                format!("  {name}"),
+                size.as_u64()
+                    .map_or("missing".into(), |x| format!("{x} bytes")),
+            ));
         }
     }
     let mut out = kv_table(&rows).to_string();
@@ -183,13 +223,20 @@ fn text(v: &Value) -> String {
 
 /// Run the command.
 pub fn run(a: &InfoArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
-    for_each_sstable(&a.sst.sstables, &a.sst.common, OutputFormat::Text, false, out, |sst, emit| {
-        let v = collect(sst)?;
-        if emit.fmt == OutputFormat::Text {
-            emit.text(&text(&v))?;
-        } else {
-            emit.json.object(&v)?;
-        }
-        Ok(())
-    })
+    for_each_sstable(
+        &a.sst.sstables,
+        &a.sst.common,
+        OutputFormat::Text,
+        false,
+        out,
+        |sst, emit| {
+            let v = collect(sst)?;
+            if emit.fmt == OutputFormat::Text {
+                emit.text(&text(&v))?;
+            } else {
+                emit.json.object(&v)?;
+            }
+            Ok(())
+        },
+    )
 }

@@ -39,9 +39,23 @@ pub fn parse_type_arg(s: &str) -> Result<CqlType, String> {
 
 /// Parse `--type`: one type, or several joined with ':' for a composite key.
 pub fn parse_key_type(s: &str) -> Result<CqlType, String> {
-    let parts: Vec<&str> = if s.contains("marshal.") { vec![s] } else { s.split(':').collect() };
-    let types: Vec<CqlType> = parts.iter().map(|p| parse_type_arg(p)).collect::<Result<_, _>>()?;
-    Ok(if types.len() == 1 { types.into_iter().next().unwrap_or(CqlType::Custom(String::new())) } else { CqlType::Composite(types) })
+    let parts: Vec<&str> = if s.contains("marshal.") {
+        vec![s]
+    } else {
+        s.split(':').collect()
+    };
+    let types: Vec<CqlType> = parts
+        .iter()
+        .map(|p| parse_type_arg(p))
+        .collect::<Result<_, _>>()?;
+    Ok(if types.len() == 1 {
+        types
+            .into_iter()
+            .next()
+            .unwrap_or(CqlType::Custom(String::new()))
+    } else {
+        CqlType::Composite(types)
+    })
 }
 
 /// Run the command.
@@ -66,7 +80,13 @@ pub fn run(a: &TokenArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                 None if a.hex => None,
                 None => return Err(CmdError::Usage("give --type, --sstable or --hex".into())),
             };
-            (KeyCtx { partitioner, key_type }, "anonymous".to_string())
+            (
+                KeyCtx {
+                    partitioner,
+                    key_type,
+                },
+                "anonymous".to_string(),
+            )
         }
     };
     let mut rows = Vec::new();
@@ -74,7 +94,8 @@ pub fn run(a: &TokenArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         let bytes = if a.hex {
             parse_hex_arg(k).map_err(CmdError::Usage)?
         } else {
-            ctx.parse_key(k).map_err(|e| CmdError::Usage(format!("key {k:?}: {e}")))?
+            ctx.parse_key(k)
+                .map_err(|e| CmdError::Usage(format!("key {k:?}: {e}")))?
         };
         let mut v = ctx.key_json(&bytes);
         v["input"] = json!(k);

@@ -40,8 +40,15 @@ pub fn print(fmt: IoStatsFormat, path: &str, s: &IoStats) {
         }
         IoStatsFormat::Table => {
             let mut t = super::table(&[
-                "component", "reads", "bytes", "chunks", "compressed", "uncompressed", "cache hit",
-                "cache miss", "evictions",
+                "component",
+                "reads",
+                "bytes",
+                "chunks",
+                "compressed",
+                "uncompressed",
+                "cache hit",
+                "cache miss",
+                "evictions",
             ]);
             let row = |name: &str, c: &ComponentIo| {
                 vec![

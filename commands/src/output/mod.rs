@@ -34,7 +34,15 @@ pub struct JsonOut<'w> {
 impl<'w> JsonOut<'w> {
     /// A writer for `fmt` (must be Json or Ndjson).
     pub fn new(w: &'w mut dyn Write, fmt: OutputFormat) -> Self {
-        JsonOut { w, ndjson: fmt == OutputFormat::Ndjson, text: fmt == OutputFormat::Text, path: String::new(), sstables: 0, items: 0, in_array: false }
+        JsonOut {
+            w,
+            ndjson: fmt == OutputFormat::Ndjson,
+            text: fmt == OutputFormat::Text,
+            path: String::new(),
+            sstables: 0,
+            items: 0,
+            in_array: false,
+        }
     }
 
     /// Start the payload of one sstable.
@@ -77,7 +85,8 @@ impl<'w> JsonOut<'w> {
         if self.ndjson {
             return self.line(v);
         }
-        self.w.write_all(if self.items == 0 { b"[" } else { b"," })?;
+        self.w
+            .write_all(if self.items == 0 { b"[" } else { b"," })?;
         self.in_array = true;
         self.items += 1;
         serde_json::to_writer(&mut *self.w, v)?;
@@ -98,7 +107,8 @@ impl<'w> JsonOut<'w> {
             self.w.write_all(rest)?;
             return self.w.write_all(b"\n");
         }
-        self.w.write_all(if self.items == 0 { b"[" } else { b"," })?;
+        self.w
+            .write_all(if self.items == 0 { b"[" } else { b"," })?;
         self.in_array = true;
         self.items += 1;
         self.w.write_all(raw)
@@ -203,7 +213,11 @@ pub fn json_text_table(v: &Value) -> comfy_table::Table {
                     rows.push((path.to_string(), "{}".to_string()));
                 }
                 for (k, x) in m {
-                    let p = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+                    let p = if path.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{path}.{k}")
+                    };
                     walk(&p, x, rows);
                 }
             }
