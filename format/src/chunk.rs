@@ -72,8 +72,6 @@ impl ChunkDecompressor {
         let (payload, sum) = split_checksum(index, file_offset, stored)?;
         let got = self.algo.checksum(payload);
         if got != sum {
-            // NOTE: ChecksumMismatch has no room for the chunk index; the
-            // offset (the chunk's first byte in Data.db) identifies it.
             return Err(Error::at(
                 ErrorKind::ChecksumMismatch {
                     algo: self.algo.name(),
@@ -83,7 +81,8 @@ impl ChunkDecompressor {
                 Component::Data,
                 file_offset,
                 "compressed chunk checksum",
-            ));
+            )
+            .in_chunk(index as u64));
         }
         Ok(payload)
     }

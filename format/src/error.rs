@@ -76,6 +76,8 @@ pub struct Error {
     pub file: Option<PathBuf>,
     /// The partition key being read, already rendered (typed form and hex).
     pub partition: Option<String>,
+    /// The compressed chunk being read (compressed Data.db).
+    pub chunk: Option<u64>,
     /// Which field was being decoded.
     pub what: &'static str,
 }
@@ -89,6 +91,7 @@ impl Error {
             offset: None,
             file: None,
             partition: None,
+            chunk: None,
             what,
         }
     }
@@ -122,6 +125,14 @@ impl Error {
     pub fn in_partition(mut self, key: impl Into<String>) -> Self {
         if self.partition.is_none() {
             self.partition = Some(key.into());
+        }
+        self
+    }
+
+    /// Attach the compressed chunk index (keeps an existing one).
+    pub fn in_chunk(mut self, chunk: u64) -> Self {
+        if self.chunk.is_none() {
+            self.chunk = Some(chunk);
         }
         self
     }
@@ -186,6 +197,9 @@ impl fmt::Display for Error {
         write!(f, "{}", self.kind)?;
         if !self.what.is_empty() {
             write!(f, " (reading {})", self.what)?;
+        }
+        if let Some(c) = self.chunk {
+            write!(f, " in compressed chunk {c}")?;
         }
         if let Some(k) = &self.partition {
             write!(f, " [partition key {k}]")?;

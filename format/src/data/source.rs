@@ -26,7 +26,8 @@
 //!
 //! Positions are [`DataPos`] (uncompressed); file offsets only appear inside
 //! the chunk loader. Errors carry the uncompressed offset; for compressed
-//! files [`DataSource::chunk_of`] maps it to the chunk index.
+//! files errors also carry the chunk index ([`Error::chunk`]) and
+//! [`DataSource::chunk_of`] maps any position to it.
 //!
 //! Upstream equivalents: C\* `o.a.c/io/util/CompressedChunkReader.java`,
 //! `RandomAccessReader`; Scylla `sstables/compress.cc` (`compressed_file_data_source`).
@@ -379,28 +380,9 @@ fn ctx(path: &Option<PathBuf>, e: Error) -> Error {
 
 /// An error about compressed chunk `chunk`, re-located at the chunk's
 /// uncompressed start `at` (errors report uncompressed positions; the chunk
-/// decoder locates them at the file offset). The chunk index is named in the
-/// message where the kind has one.
-// NOTE: `Error` has no chunk field; ChecksumMismatch cannot name the chunk,
-// `DataSource::chunk_of(offset)` recovers it.
+/// decoder locates them at the file offset), with the chunk index attached.
 fn chunk_err(path: &Option<PathBuf>, chunk: u64, at: u64, kind: ErrorKind) -> Error {
-    let named = |m: &str| m.contains(&format!("chunk {chunk}"));
-    let kind = match kind {
-        ErrorKind::Decompress(m) if !named(&m) => {
-            ErrorKind::Decompress(format!("compressed chunk {chunk}: {m}"))
-        }
-        ErrorKind::BadValue(m) if !named(&m) => {
-            ErrorKind::BadValue(format!("compressed chunk {chunk}: {m}"))
-        }
-        ErrorKind::Unsupported(m) if !named(&m) => {
-            ErrorKind::Unsupported(format!("compressed chunk {chunk}: {m}"))
-        }
-        k => k,
-    };
-    ctx(
-        path,
-        Error::at(kind, Component::Data, at, "compressed chunk"),
-    )
+    ctx(path, Error::at(kind, Component::Data, at, "compressed chunk").in_chunk(chunk))
 }
 
 #[cfg(test)]
