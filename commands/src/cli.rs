@@ -119,6 +119,24 @@ Index.db, not by scanning.",
         after_long_help = EXIT_STATUS
     )]
     DumpData(DumpDataArgs),
+    /// Read one partition, or a clustering range of it, located through the index
+    #[command(
+        long_about = "Read one partition, or a clustering range of it, the way the database does: \
+bloom filter (a 'no' ends the lookup without touching Data.db), Summary.db, the Index.db page \
+between two summary entries, the partition's promoted index binary-searched for the bounds, \
+then only the Data.db range that can hold the answer. --io-stats shows what that cost.\n\n\
+Clustering bounds are typed values (prefixes allowed, composite as a:b): --from/--to are \
+inclusive, --after/--before exclusive. The static row and the partition deletion are always \
+included; range tombstones are clipped to the requested range.",
+        after_long_help = EXIT_STATUS
+    )]
+    Read(ReadArgs),
+    /// Structural validation of index and data: order, sizes, tombstones, index agreement
+    #[command(after_long_help = EXIT_STATUS)]
+    Validate(ValidateArgs),
+    /// Index-less scan of Data.db: validate, or salvage what is readable around corruption
+    #[command(after_long_help = EXIT_STATUS)]
+    Scrub(ScrubArgs),
     /// Generate man pages or shell completions (for packaging)
     #[command(hide = true)]
     Generate(GenerateArgs),
@@ -163,6 +181,93 @@ pub struct DumpDataArgs {
     /// Print timestamps as raw numbers (like sstabledump -t)
     #[arg(long)]
     pub raw_timestamps: bool,
+    /// Rows and range tombstones in reverse clustering order (bounded memory)
+    #[arg(long)]
+    pub reverse: bool,
+    #[command(flatten)]
+    pub io: IoArgs,
+}
+
+/// `read` arguments: a single-partition bounded read.
+#[derive(Debug, Clone, Args)]
+pub struct ReadArgs {
+    /// Sstables: a path to any component, or a directory
+    #[arg(value_name = "SSTABLE", required = true, long_help = INPUTS)]
+    pub sstables: Vec<PathBuf>,
+    /// Partition key (CQL literal form, composite as a:b); repeatable
+    #[arg(long, short = 'k', value_name = "KEY")]
+    pub key: Vec<String>,
+    /// Partition key as hex of its serialized bytes; repeatable
+    #[arg(long, value_name = "HEX")]
+    pub key_hex: Vec<String>,
+    /// Keys to look up, one per line (CQL literal form; `0x` prefix for hex)
+    #[arg(long, value_name = "FILE")]
+    pub keys_file: Option<PathBuf>,
+    /// Lower clustering bound, inclusive (prefix allowed; composite as a:b)
+    #[arg(long, value_name = "CK", conflicts_with = "after")]
+    pub from: Option<String>,
+    /// Lower clustering bound, exclusive
+    #[arg(long, value_name = "CK")]
+    pub after: Option<String>,
+    /// Upper clustering bound, inclusive
+    #[arg(long, value_name = "CK", conflicts_with = "before")]
+    pub to: Option<String>,
+    /// Upper clustering bound, exclusive
+    #[arg(long, value_name = "CK")]
+    pub before: Option<String>,
+    /// At most N rows per partition (with --reverse: the last N of the range)
+    #[arg(long, value_name = "N")]
+    pub limit: Option<u64>,
+    /// Only these regular/static columns (comma-separated)
+    #[arg(long, value_name = "C1,C2", value_delimiter = ',')]
+    pub columns: Vec<String>,
+    /// Rows in reverse clustering order
+    #[arg(long)]
+    pub reverse: bool,
+    /// Output format
+    #[arg(long, short = 'o', value_enum, default_value = "json")]
+    pub output: DataOutputFormat,
+    /// Print timestamps as raw numbers (sstabledump output)
+    #[arg(long)]
+    pub raw_timestamps: bool,
+    /// Print IO counters per operation to stderr (table, or json)
+    #[arg(long, value_name = "FORMAT", num_args = 0..=1, default_missing_value = "table")]
+    pub io_stats: Option<IoStatsFormat>,
+    #[command(flatten)]
+    pub io: IoArgs,
+}
+
+/// `validate` arguments.
+#[derive(Debug, Clone, Args)]
+pub struct ValidateArgs {
+    #[command(flatten)]
+    pub sst: SstArgs,
+}
+
+/// `scrub` arguments.
+#[derive(Debug, Clone, Args)]
+pub struct ScrubArgs {
+    #[command(flatten)]
+    pub sst: SstArgs,
+    /// What to do on corruption
+    #[arg(long, value_enum, default_value = "validate")]
+    pub mode: ScrubMode,
+    /// Write salvaged partitions here (NDJSON in the dump-data schema); never the input directory
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+}
+
+/// `scrub --mode` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ScrubMode {
+    /// Report every problem and exit
+    Validate,
+    /// Stop at the first problem
+    Abort,
+    /// Skip damaged data, resynchronise at the next decodable partition, report what was lost
+    Skip,
+    /// Like skip, and write out-of-order partitions to a separate output
+    Segregate,
 }
 
 /// `dump-data` output formats.
@@ -200,6 +305,56 @@ pub struct CommonArgs {
     /// Print IO counters per sstable to stderr (table, or json)
     #[arg(long, value_name = "FORMAT", num_args = 0..=1, default_missing_value = "table")]
     pub io_stats: Option<IoStatsFormat>,
+}
+
+/// IO layer settings, shared by every command that reads sstables.
+#[derive(Debug, Clone, Args)]
+pub struct IoArgs {
+    /// How files are read: pread (default), mmap, or direct (O_DIRECT, aligned buffers)
+    #[arg(long, value_enum, default_value = "pread", help_heading = "IO")]
+    pub io_mode: IoModeArg,
+    /// Read unit: reads are aligned to and sized in multiples of it (512 B .. 1 MiB, power of two)
+    #[arg(long, value_name = "BYTES", default_value = "4KiB", value_parser = parse_size, help_heading = "IO")]
+    pub io_unit: u64,
+    /// Largest single read after coalescing adjacent units
+    #[arg(long, value_name = "BYTES", default_value = "128KiB", value_parser = parse_size, help_heading = "IO")]
+    pub max_io: u64,
+    /// Read-ahead for sequential scans (bounded reads never use it)
+    #[arg(long, value_name = "BYTES", default_value = "1MiB", value_parser = parse_size, help_heading = "IO")]
+    pub read_ahead: u64,
+    /// Size of the index page cache (Index.db pages and parsed promoted-index blocks)
+    #[arg(long, value_name = "BYTES", default_value = "8MiB", value_parser = parse_size, help_heading = "IO")]
+    pub index_cache_size: u64,
+    /// Bypass the index page cache
+    #[arg(long, help_heading = "IO")]
+    pub no_index_cache: bool,
+}
+
+/// `--io-mode` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum IoModeArg {
+    /// Positioned reads (pread)
+    Pread,
+    /// Memory-mapped files
+    Mmap,
+    /// O_DIRECT reads with aligned buffers (bypasses the page cache)
+    Direct,
+}
+
+/// Parse a byte size: `4096`, `4k`, `4KiB`, `1M`, `1MiB`, `2g` (binary units).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: u64 = num.parse().map_err(|_| format!("not a size: {s:?}"))?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        _ => return Err(format!("unknown size unit in {s:?} (use B, KiB, MiB, GiB)")),
+    };
+    n.checked_mul(mult).ok_or_else(|| format!("size too large: {s:?}"))
 }
 
 /// How `--io-stats` prints.

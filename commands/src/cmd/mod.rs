@@ -12,4 +12,7 @@ pub mod dump_summary;
 pub mod dump_toc;
 pub mod generate;
 pub mod info;
+pub mod read;
+pub mod scrub;
 pub mod token;
+pub mod validate;
