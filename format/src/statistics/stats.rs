@@ -422,7 +422,7 @@ pub struct Stats {
     /// Token space coverage (`oa`+; NaN when unknown).
     pub token_space_coverage: Option<f64>,
     /// Zero bytes after the last field that Cassandra 5.0 writes in `oa`+
-    /// when the tombstone histogram is not empty (see [`Stats::oa_padding`]).
+    /// when the tombstone histogram is not empty (see `Stats::oa_padding`).
     pub padding: u64,
     /// Fields missing at the end of the component (see [`Stats::parse`]).
     pub truncated_after: Option<&'static str>,
