@@ -7,7 +7,7 @@
 //! sstkit dump-data -o sstabledump-lines --raw-timestamps nb-1-big-Data.db   # sstabledump -l -t
 //! sstkit dump-data -o sstabledump --keys-only nb-1-big-Data.db              # sstabledump -e
 //! sstkit dump-data -o text -k 42 -k 43 nb-1-big-Data.db  # like sstabledump -d -k 42 -k 43
-//! sstkit dump-data --key 'a:1' --token-range -100,100 --exclude-key 'b:2' ...
+//! sstkit dump-data --key 'a:1' --token-range=-100,100 --exclude-key 'b:2' ...
 //! ```
 //!
 //! Output formats and their JSON schemas: see [`crate::dump`].
@@ -22,9 +22,23 @@
 //! `--exclude-key` and `--limit` filter a scan (skipped partitions are not
 //! decoded: `skip_partition` steps over them by their size fields).
 //!
+//! `--token-range` takes `(START,END]` in the partitioner's token syntax
+//! (Murmur3: signed 64-bit; write `--token-range=-5,10` when START is
+//! negative); START >= END wraps around the ring. `--tombstones-only` keeps
+//! partition deletions, range tombstone markers, row deletions, complex
+//! (collection) deletions and tombstone cells, drops liveness and live cells,
+//! and omits partitions left with nothing; `--limit` counts printed
+//! partitions.
+//!
 //! Errors name the file, component, offset and partition (stderr); the
-//! sstable's output is closed so stdout stays parseable, and the command
-//! goes on with the next sstable (exit 3 at the end).
+//! sstable's output is closed so stdout stays parseable (json: an
+//! `{"error": ...}` entry), and the command goes on with the next sstable
+//! (exit 3 at the end). A key that does not parse is a usage error (exit 2).
+
+// `CmdError` wraps `sstkit_format::Error` by value, which clippy finds large
+// for every `CmdResult`; boxing it is a crate-wide change (lib.rs), not this
+// module's.
+#![allow(clippy::result_large_err)]
 
 use std::io::{self, Write};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -48,7 +62,10 @@ use crate::{resolve_sstables, sstable_label, CmdError, CmdResult, Outcome};
 pub fn run(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     let descs = resolve_sstables(&a.sstables)?;
     let spec = select::Spec::from_args(a)?;
-    let now_secs = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0);
+    let now_secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
     let mut outcome = Outcome::default();
     let json_fmt = match a.output {
         DataOutputFormat::Ndjson => OutputFormat::Ndjson,
@@ -57,6 +74,7 @@ pub fn run(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     let scylla = matches!(a.output, DataOutputFormat::Json | DataOutputFormat::Ndjson);
     let mut json = JsonOut::new(out, if scylla { json_fmt } else { OutputFormat::Text });
     let mut written = 0usize;
+    let n_ssts = descs.len();
     for d in descs {
         let sst = match Sstable::open(d) {
             Ok(s) => s,
@@ -67,18 +85,25 @@ pub fn run(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             }
         };
         let label = sstable_label(&sst);
-        let r = dump_one(a, &spec, &sst, &label, now_secs, &mut json, &mut written);
+        let multi = n_ssts > 1;
+        let r = dump_one(
+            a,
+            &spec,
+            &sst,
+            &label,
+            now_secs,
+            &mut json,
+            &mut written,
+            multi,
+        );
         match r {
             Ok(()) => {}
             Err(CmdError::Format(e)) => {
                 eprintln!("sstkit: {e}");
                 outcome.unreadable += 1;
             }
-            Err(CmdError::Usage(m)) => {
-                // A key that does not parse for this sstable's key type.
-                eprintln!("sstkit: {label}: {m}");
-                outcome.unreadable += 1;
-            }
+            // A key that does not parse for this sstable's key type.
+            Err(CmdError::Usage(m)) => return Err(CmdError::Usage(format!("{label}: {m}"))),
             Err(e) => return Err(e),
         }
         if let Some(f) = a.io_stats {
@@ -94,14 +119,17 @@ pub fn run(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
 }
 
 /// Statistics.db: header and partitioner.
-fn table_of(sst: &Sstable) -> CmdResult<(sstkit_format::statistics::SerializationHeader, Partitioner)> {
+fn table_of(
+    sst: &Sstable,
+) -> CmdResult<(sstkit_format::statistics::SerializationHeader, Partitioner)> {
     let bytes = sst.read_component(Component::Statistics)?;
     let st = Statistics::parse_lenient(&bytes, sst.features())
         .map_err(|e| e.in_file(&sst.path(Component::Statistics)))?;
     let header = st.header.ok_or_else(|| {
         sstkit_format::Error::new(
             sstkit_format::ErrorKind::Unsupported(
-                "no serialization header in Statistics.db (pre-3.0 sstable): cannot decode Data.db".into(),
+                "no serialization header in Statistics.db (pre-3.0 sstable): cannot decode Data.db"
+                    .into(),
             ),
             "serialization header",
         )
@@ -124,33 +152,77 @@ fn dump_one(
     now_secs: i64,
     json: &mut JsonOut<'_>,
     written: &mut usize,
+    multi: bool,
 ) -> CmdResult<()> {
-    let (header, partitioner) = table_of(sst)?;
-    let table = Table { header: &header, partitioner, now_secs, raw_timestamps: a.raw_timestamps };
-    let sel = Selection::resolve(spec, &table)?;
     let scylla = matches!(a.output, DataOutputFormat::Json | DataOutputFormat::Ndjson);
     if scylla {
+        // The sstable gets its entry even when it cannot be read: the error
+        // is written in its place (JsonOut::end_sstable) and on stderr.
+        let (header, partitioner) = match table_of(sst) {
+            Ok(x) => x,
+            Err(e) => {
+                json.begin_sstable(label)?;
+                json.end_sstable(true, Some(&e.to_string()))?;
+                return Err(e);
+            }
+        };
+        let table = Table {
+            header: &header,
+            partitioner,
+            now_secs,
+            raw_timestamps: a.raw_timestamps,
+        };
+        // A key that does not parse is a usage error: nothing written for it.
+        let sel = Selection::resolve(spec, &table)?;
         json.begin_sstable(label)?;
-        let mut sink = ScyllaWriter::new(json, a.output == DataOutputFormat::Ndjson, a.tombstones_only);
+        let mut sink = ScyllaWriter::new(
+            json,
+            a.output == DataOutputFormat::Ndjson,
+            a.tombstones_only,
+        );
         let r = drive(a, sst, &table, &sel, &mut sink);
-        let r2 = sink.close();
-        json.end_sstable(true, None)?;
-        r?;
-        r2?;
-        return Ok(());
+        let msg = match &r {
+            Err(CmdError::Output(_)) => return r,
+            Err(e) => Some(e.to_string()),
+            Ok(()) => None,
+        };
+        json.end_sstable(true, msg.as_deref())?;
+        return r;
     }
+    let (header, partitioner) = table_of(sst)?;
+    let table = Table {
+        header: &header,
+        partitioner,
+        now_secs,
+        raw_timestamps: a.raw_timestamps,
+    };
+    let sel = Selection::resolve(spec, &table)?;
     // sstabledump and text documents follow one another (see crate::dump).
     let w = json.raw();
-    if *written > 0 && a.output != DataOutputFormat::Text {
+    if a.output == DataOutputFormat::Text {
+        // Text: a heading per sstable when there are several (as Emit::text).
+        if multi {
+            if *written > 0 {
+                writeln!(w)?;
+            }
+            writeln!(w, "== {label}")?;
+        }
+    } else if *written > 0 {
         w.write_all(b"\n")?;
     }
     *written += 1;
+    // After an output error (e.g. a closed pipe) nothing more is written.
+    let output_failed = |r: &CmdResult<()>| matches!(r, Err(CmdError::Output(_)));
     match a.output {
         DataOutputFormat::Sstabledump | DataOutputFormat::SstabledumpLines if a.keys_only => {
-            let mut sink = SdKeys { w: KeysWriter::new(w) };
+            let mut sink = SdKeys {
+                w: KeysWriter::new(w),
+            };
             sink.w.begin()?;
             let r = drive(a, sst, &table, &sel, &mut sink);
-            sink.w.finish()?;
+            if !output_failed(&r) {
+                sink.w.finish()?;
+            }
             r
         }
         DataOutputFormat::Sstabledump | DataOutputFormat::SstabledumpLines => {
@@ -158,8 +230,9 @@ fn dump_one(
             let mut sink = SdSink::new(SstabledumpWriter::new(w, lines), a.tombstones_only);
             sink.w.begin()?;
             let r = drive(a, sst, &table, &sel, &mut sink);
-            sink.close(&table)?;
-            sink.w.finish()?;
+            if !output_failed(&r) {
+                sink.w.finish()?;
+            }
             r
         }
         _ => {
@@ -170,7 +243,13 @@ fn dump_one(
 }
 
 /// Read the selected partitions and feed them to `sink`.
-fn drive(a: &DumpDataArgs, sst: &Sstable, t: &Table<'_>, sel: &Selection, sink: &mut dyn Sink) -> CmdResult<()> {
+fn drive(
+    a: &DumpDataArgs,
+    sst: &Sstable,
+    t: &Table<'_>,
+    sel: &Selection,
+    sink: &mut dyn Sink,
+) -> CmdResult<()> {
     let mut reader = ScanReader::new(sst, t.header)?;
     let mut emitted: u64 = 0;
     let limit = a.limit.unwrap_or(u64::MAX);
@@ -295,7 +374,9 @@ fn one_partition(
                 }
                 Fragment::PartitionStart { position, .. } => {
                     return Err(Stop::Err(CmdError::Format(sstkit_format::Error::at(
-                        sstkit_format::ErrorKind::BadValue("partition start inside a partition".into()),
+                        sstkit_format::ErrorKind::BadValue(
+                            "partition start inside a partition".into(),
+                        ),
                         Component::Data,
                         position.0,
                         "partition",
@@ -307,8 +388,9 @@ fn one_partition(
     match r {
         Ok(()) => Ok(sink.last_partition_written()),
         Err(e) => {
-            // Close what was opened so the output stays well-formed.
-            if started {
+            // Close what was opened so the output stays well-formed (not
+            // after an output error: the writer may be mid-token).
+            if started && !matches!(e, Stop::Err(CmdError::Output(_))) {
                 let _ = sink.abort_partition(t);
             }
             let e = match e {
@@ -320,7 +402,9 @@ fn one_partition(
                         crate::dump::values::Form::Str,
                         &mut s,
                     );
-                    Stop::Err(CmdError::Format(e.in_partition(format!("{s} (0x{})", crate::output::hex(&key)))))
+                    Stop::Err(CmdError::Format(
+                        e.in_partition(format!("{s} (0x{})", crate::output::hex(&key))),
+                    ))
                 }
                 e => e,
             };
@@ -352,7 +436,13 @@ struct SdSink<'w> {
 
 impl<'w> SdSink<'w> {
     fn new(w: SstabledumpWriter<&'w mut dyn Write>, tombstones_only: bool) -> Self {
-        SdSink { w, tombstones_only, pending: None, open: false, written: false }
+        SdSink {
+            w,
+            tombstones_only,
+            pending: None,
+            open: false,
+            written: false,
+        }
     }
 
     fn ensure_open(&mut self, t: &Table<'_>) -> io::Result<()> {
@@ -360,10 +450,6 @@ impl<'w> SdSink<'w> {
             self.w.partition_start(t, &k, &d, p)?;
             self.open = true;
         }
-        Ok(())
-    }
-
-    fn close(&mut self, _t: &Table<'_>) -> io::Result<()> {
         Ok(())
     }
 }
@@ -383,9 +469,16 @@ impl Sink for SdSink<'_> {
         Ok(())
     }
 
-    fn static_row(&mut self, t: &Table<'_>, row: &sstkit_format::data::Row<'_>, position: u64) -> io::Result<()> {
+    fn static_row(
+        &mut self,
+        t: &Table<'_>,
+        row: &sstkit_format::data::Row<'_>,
+        position: u64,
+    ) -> io::Result<()> {
         if self.tombstones_only {
-            let Some(r) = crate::dump::tombstones_of(row) else { return Ok(()) };
+            let Some(r) = crate::dump::tombstones_of(row) else {
+                return Ok(());
+            };
             self.ensure_open(t)?;
             return self.w.row(t, &r, position);
         }
@@ -397,14 +490,20 @@ impl Sink for SdSink<'_> {
 
     fn row(&mut self, t: &Table<'_>, row: &sstkit_format::data::Row<'_>) -> io::Result<()> {
         if self.tombstones_only {
-            let Some(r) = crate::dump::tombstones_of(row) else { return Ok(()) };
+            let Some(r) = crate::dump::tombstones_of(row) else {
+                return Ok(());
+            };
             self.ensure_open(t)?;
             return self.w.row(t, &r, r.position.0);
         }
         self.w.row(t, row, row.position.0)
     }
 
-    fn marker(&mut self, t: &Table<'_>, m: &sstkit_format::data::RangeTombstoneMarker<'_>) -> io::Result<()> {
+    fn marker(
+        &mut self,
+        t: &Table<'_>,
+        m: &sstkit_format::data::RangeTombstoneMarker<'_>,
+    ) -> io::Result<()> {
         self.ensure_open(t)?;
         self.w.marker(t, m)
     }

@@ -84,7 +84,11 @@ impl<W: Write> JsonGen<W> {
             object_compact: false,
             array_compact: false,
             nesting: 0,
-            stack: vec![Frame { ctx: Ctx::Root, index: -1, got_name: false }],
+            stack: vec![Frame {
+                ctx: Ctx::Root,
+                index: -1,
+                got_name: false,
+            }],
         }
     }
 
@@ -111,7 +115,8 @@ impl<W: Write> JsonGen<W> {
         if compact {
             self.w.write_all(b" ")
         } else {
-            const SPACES: &[u8; 64] = b"                                                                ";
+            const SPACES: &[u8; 64] =
+                b"                                                                ";
             self.w.write_all(b"\n")?;
             let mut n = self.nesting * 2;
             while n > 0 {
@@ -144,7 +149,6 @@ impl<W: Write> JsonGen<W> {
                 }
             }
             Ctx::Object => {
-                debug_assert!(f.got_name, "value without a field name");
                 f.got_name = false;
                 f.index += 1;
                 Status::AfterColon
@@ -170,18 +174,36 @@ impl<W: Write> JsonGen<W> {
         }
     }
 
+    /// Close the innermost container, which must be of kind `ctx` (a
+    /// mismatch is a caller bug, reported as an error rather than a panic).
+    fn pop(&mut self, ctx: Ctx) -> io::Result<Frame> {
+        if self.stack.len() < 2 || self.stack[self.stack.len() - 1].ctx != ctx {
+            return Err(io::Error::other(
+                "JSON generator: unbalanced end of container",
+            ));
+        }
+        Ok(self.stack.pop().unwrap_or(Frame {
+            ctx,
+            index: -1,
+            got_name: false,
+        }))
+    }
+
     /// `writeStartObject`.
     pub fn start_object(&mut self) -> io::Result<()> {
         self.before_value()?;
         self.nesting += 1;
-        self.stack.push(Frame { ctx: Ctx::Object, index: -1, got_name: false });
+        self.stack.push(Frame {
+            ctx: Ctx::Object,
+            index: -1,
+            got_name: false,
+        });
         self.w.write_all(b"{")
     }
 
     /// `writeEndObject`.
     pub fn end_object(&mut self) -> io::Result<()> {
-        let f = self.stack.pop().expect("end_object without start");
-        debug_assert!(f.ctx == Ctx::Object);
+        let f = self.pop(Ctx::Object)?;
         self.nesting -= 1;
         if !self.minimal {
             if f.index >= 0 {
@@ -197,14 +219,17 @@ impl<W: Write> JsonGen<W> {
     pub fn start_array(&mut self) -> io::Result<()> {
         self.before_value()?;
         self.nesting += 1;
-        self.stack.push(Frame { ctx: Ctx::Array, index: -1, got_name: false });
+        self.stack.push(Frame {
+            ctx: Ctx::Array,
+            index: -1,
+            got_name: false,
+        });
         self.w.write_all(b"[")
     }
 
     /// `writeEndArray`.
     pub fn end_array(&mut self) -> io::Result<()> {
-        let f = self.stack.pop().expect("end_array without start");
-        debug_assert!(f.ctx == Ctx::Array);
+        let f = self.pop(Ctx::Array)?;
         self.nesting -= 1;
         if !self.minimal {
             if f.index >= 0 {
@@ -219,7 +244,6 @@ impl<W: Write> JsonGen<W> {
     /// `writeFieldName`.
     pub fn field(&mut self, name: &str) -> io::Result<()> {
         let f = self.top();
-        debug_assert!(f.ctx == Ctx::Object && !f.got_name);
         f.got_name = true;
         let first = f.index < 0;
         if !first {
@@ -297,7 +321,14 @@ pub fn write_escaped<W: Write + ?Sized>(w: &mut W, s: &str) -> io::Result<()> {
         w.write_all(&b[start..i])?;
         if esc.is_empty() {
             const HEX: &[u8; 16] = b"0123456789ABCDEF";
-            w.write_all(&[b'\\', b'u', b'0', b'0', HEX[(c >> 4) as usize], HEX[(c & 15) as usize]])?;
+            w.write_all(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[(c >> 4) as usize],
+                HEX[(c & 15) as usize],
+            ])?;
         } else {
             w.write_all(esc)?;
         }
@@ -308,10 +339,38 @@ pub fn write_escaped<W: Write + ?Sized>(w: &mut W, s: &str) -> io::Result<()> {
 
 /// `s` JSON-escaped as a `String` (Jackson's `JsonStringEncoder.quoteAsString`).
 pub fn escaped(s: &str) -> String {
-    let mut v = Vec::with_capacity(s.len() + 2);
-    // Writing to a Vec cannot fail.
-    let _ = write_escaped(&mut v, s);
-    String::from_utf8(v).unwrap_or_default()
+    let mut out = String::with_capacity(s.len() + 2);
+    escape_into(&mut out, s);
+    out
+}
+
+/// Append `s` JSON-escaped ([`write_escaped`] rules) to `out`.
+pub fn escape_into(out: &mut String, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    let mut start = 0;
+    for (i, c) in s.bytes().enumerate() {
+        let esc = match c {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            0x08 => "\\b",
+            b'\t' => "\\t",
+            b'\n' => "\\n",
+            0x0c => "\\f",
+            b'\r' => "\\r",
+            0..=0x1f => "",
+            _ => continue,
+        };
+        out.push_str(&s[start..i]);
+        if esc.is_empty() {
+            out.push_str("\\u00");
+            out.push(HEX[(c >> 4) as usize] as char);
+            out.push(HEX[(c & 15) as usize] as char);
+        } else {
+            out.push_str(esc);
+        }
+        start = i + 1;
+    }
+    out.push_str(&s[start..]);
 }
 
 #[cfg(test)]
@@ -332,7 +391,10 @@ mod tests {
             g.array_compact = false;
         }
         g.end_array().unwrap();
-        assert_eq!(String::from_utf8(g.into_inner()).unwrap(), "[ [ \"1\" ], [ \"2\" ]\n]");
+        assert_eq!(
+            String::from_utf8(g.into_inner()).unwrap(),
+            "[ [ \"1\" ], [ \"2\" ]\n]"
+        );
     }
 
     #[test]
@@ -343,7 +405,10 @@ mod tests {
         g.start_array().unwrap();
         g.end_array().unwrap();
         g.end_object().unwrap();
-        assert_eq!(String::from_utf8(g.into_inner()).unwrap(), "{\n  \"rows\" : [ ]\n}");
+        assert_eq!(
+            String::from_utf8(g.into_inner()).unwrap(),
+            "{\n  \"rows\" : [ ]\n}"
+        );
         let mut g = JsonGen::minimal(Vec::new());
         for _ in 0..2 {
             g.start_object().unwrap();
@@ -353,11 +418,18 @@ mod tests {
             g.end_array().unwrap();
             g.end_object().unwrap();
         }
-        assert_eq!(String::from_utf8(g.into_inner()).unwrap(), "{\"a\":1,\"b\":[]}\n{\"a\":1,\"b\":[]}");
+        assert_eq!(
+            String::from_utf8(g.into_inner()).unwrap(),
+            "{\"a\":1,\"b\":[]}\n{\"a\":1,\"b\":[]}"
+        );
     }
 
     #[test]
     fn escaping() {
         assert_eq!(escaped("a\"b\\c\n\u{1}/é"), "a\\\"b\\\\c\\n\\u0001/é");
+        let s = "x\u{1f}\t\u{8}\u{c}\r\\\"ü";
+        let mut v = Vec::new();
+        write_escaped(&mut v, s).unwrap();
+        assert_eq!(String::from_utf8(v).unwrap(), escaped(s));
     }
 }

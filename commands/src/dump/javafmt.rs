@@ -50,11 +50,23 @@ pub fn local_date(days: i64) -> String {
 /// `Instant.ofEpochSecond(secs, nanos).toString()` (`nanos` in `0..1e9`).
 pub fn instant(secs: i64, nanos: u32) -> String {
     let mut s = String::with_capacity(30);
+    instant_into(&mut s, secs, nanos);
+    s
+}
+
+/// [`instant`], appended to `s`.
+pub fn instant_into(s: &mut String, secs: i64, nanos: u32) {
     let days = secs.div_euclid(86_400);
     let sod = secs.rem_euclid(86_400);
     let (y, m, d) = civil(days);
-    push_year(&mut s, y);
-    let _ = write!(s, "-{m:02}-{d:02}T{:02}:{:02}:{:02}", sod / 3600, sod / 60 % 60, sod % 60);
+    push_year(s, y);
+    let _ = write!(
+        s,
+        "-{m:02}-{d:02}T{:02}:{:02}:{:02}",
+        sod / 3600,
+        sod / 60 % 60,
+        sod % 60
+    );
     if nanos > 0 {
         if nanos % 1_000_000 == 0 {
             let _ = write!(s, ".{:03}", nanos / 1_000_000);
@@ -65,22 +77,35 @@ pub fn instant(secs: i64, nanos: u32) -> String {
         }
     }
     s.push('Z');
-    s
 }
 
 /// `JsonTransformer.dateString(MICROSECONDS, t)`: seconds truncated toward
 /// zero, nanos `floorMod` of the saturated nano value (reproduced as is,
 /// including its off-by-one second for negative non-whole times).
 pub fn instant_micros(t: i64) -> String {
+    let mut s = String::with_capacity(30);
+    instant_micros_into(&mut s, t);
+    s
+}
+
+/// [`instant_micros`], appended to `s`.
+pub fn instant_micros_into(s: &mut String, t: i64) {
     let secs = t / 1_000_000;
     let nanos = t.saturating_mul(1000).rem_euclid(1_000_000_000) as u32;
-    instant(secs, nanos)
+    instant_into(s, secs, nanos)
 }
 
 /// `JsonTransformer.dateString(SECONDS, t)`.
 pub fn instant_secs(t: i64) -> String {
+    let mut s = String::with_capacity(24);
+    instant_secs_into(&mut s, t);
+    s
+}
+
+/// [`instant_secs`], appended to `s`.
+pub fn instant_secs_into(s: &mut String, t: i64) {
     let nanos = t.saturating_mul(1_000_000_000).rem_euclid(1_000_000_000) as u32;
-    instant(t, nanos)
+    instant_into(s, t, nanos)
 }
 
 /// Timestamp (ms since epoch) as `yyyy-MM-dd<sep>HH:mm:ss.SSS` + `Z`
@@ -113,7 +138,12 @@ pub fn timestamp_millis(ms: i64, sep: char) -> String {
 pub fn time_of_day(nanos: i64) -> String {
     let n = nanos.rem_euclid(1_000_000_000);
     let secs = nanos.div_euclid(1_000_000_000);
-    format!("{:02}:{:02}:{:02}.{n:09}", secs / 3600, secs / 60 % 60, secs % 60)
+    format!(
+        "{:02}:{:02}:{:02}.{n:09}",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
 }
 
 /// Java's `Double.toString`.
@@ -122,7 +152,11 @@ pub fn double(x: f64) -> String {
         return "NaN".into();
     }
     if x.is_infinite() {
-        return if x > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+        return if x > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
     }
     let e = format!("{x:e}");
     // Java prints at least two significant digits: when the shortest form
@@ -133,7 +167,9 @@ pub fn double(x: f64) -> String {
 }
 
 fn one_digit(e: &str) -> bool {
-    e.split('e').next().is_some_and(|m| m.bytes().filter(u8::is_ascii_digit).count() == 1)
+    e.split('e')
+        .next()
+        .is_some_and(|m| m.bytes().filter(u8::is_ascii_digit).count() == 1)
 }
 
 /// Java's `Float.toString`.
@@ -142,7 +178,11 @@ pub fn float(x: f32) -> String {
         return "NaN".into();
     }
     if x.is_infinite() {
-        return if x > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+        return if x > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
     }
     let e = format!("{x:e}");
     let e = if one_digit(&e) { format!("{x:.1e}") } else { e };
@@ -327,7 +367,14 @@ pub fn uuid(b: &[u8]) -> Option<String> {
         return None;
     }
     let h = crate::output::hex(b);
-    Some(format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32]))
+    Some(format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    ))
 }
 
 /// `Duration.toString()` (Cassandra's CQL duration): `[-]NyNmoNdNhNmNsNmsNusNns`.
@@ -396,13 +443,22 @@ mod tests {
 
     #[test]
     fn times() {
-        assert_eq!(instant_micros(1_700_000_001_698_705), "2023-11-14T22:13:21.698705Z");
-        assert_eq!(instant_micros(1_700_000_001_698_000), "2023-11-14T22:13:21.698Z");
+        assert_eq!(
+            instant_micros(1_700_000_001_698_705),
+            "2023-11-14T22:13:21.698705Z"
+        );
+        assert_eq!(
+            instant_micros(1_700_000_001_698_000),
+            "2023-11-14T22:13:21.698Z"
+        );
         assert_eq!(instant_secs(1_795_360_375), "2026-11-22T15:12:55Z");
         assert_eq!(local_date(-719_162), "0001-01-01");
         assert_eq!(local_date((1i64 << 31) - 1), "+5881580-07-11");
         assert_eq!(local_date(-(1i64 << 31)), "-5877641-06-23");
-        assert_eq!(timestamp_millis(-62_135_596_800_000, ' '), "0001-01-01 00:00:00.000Z");
+        assert_eq!(
+            timestamp_millis(-62_135_596_800_000, ' '),
+            "0001-01-01 00:00:00.000Z"
+        );
         assert_eq!(time_of_day(83_680_281_338_000), "23:14:40.281338000");
         assert_eq!(duration(-1, -2, -3), "-1mo2d3ns");
         assert_eq!(duration(0, 0, 0), "");

@@ -78,8 +78,9 @@
 //! # `--output sstabledump` with several sstables
 //!
 //! Cassandra's tool takes one sstable; sstkit prints one sstabledump document
-//! (array, or lines) per sstable, one after the other, each followed by a
-//! newline when another follows.
+//! (array, or lines) per sstable, one after the other, separated by a
+//! newline (a stream of JSON values). `--output text` prints a
+//! `== <Data.db path>` heading before each sstable when there are several.
 //!
 //! [`Fragment`]: sstkit_format::data::Fragment
 
@@ -173,10 +174,18 @@ pub fn tombstones_of<'a>(r: &Row<'a>) -> Option<Row<'a>> {
                     cells.push(cd.clone());
                 }
             }
-            ColumnData::Complex { column, complex_deletion, cells: cs } => {
+            ColumnData::Complex {
+                column,
+                complex_deletion,
+                cells: cs,
+            } => {
                 let dead: Vec<_> = cs.iter().filter(|c| c.is_deleted()).copied().collect();
                 if complex_deletion.is_some() || !dead.is_empty() {
-                    cells.push(ColumnData::Complex { column, complex_deletion: *complex_deletion, cells: dead });
+                    cells.push(ColumnData::Complex {
+                        column,
+                        complex_deletion: *complex_deletion,
+                        cells: dead,
+                    });
                 }
             }
         }
@@ -184,5 +193,9 @@ pub fn tombstones_of<'a>(r: &Row<'a>) -> Option<Row<'a>> {
     if r.deletion.is_none() && cells.is_empty() {
         return None;
     }
-    Some(Row { liveness: None, cells, ..r.clone() })
+    Some(Row {
+        liveness: None,
+        cells,
+        ..r.clone()
+    })
 }

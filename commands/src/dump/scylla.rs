@@ -68,7 +68,12 @@ pub fn gc_time(secs: i64) -> String {
     let days = secs.div_euclid(86_400);
     let sod = secs.rem_euclid(86_400);
     let d = jf::local_date(days);
-    format!("{d} {:02}:{:02}:{:02}z", sod / 3600, sod / 60 % 60, sod % 60)
+    format!(
+        "{d} {:02}:{:02}:{:02}z",
+        sod / 3600,
+        sod / 60 % 60,
+        sod % 60
+    )
 }
 
 impl<'a, 'w> ScyllaWriter<'a, 'w> {
@@ -86,11 +91,6 @@ impl<'a, 'w> ScyllaWriter<'a, 'w> {
             content: false,
             written: false,
         }
-    }
-
-    /// Flush what is buffered (call before `end_sstable`).
-    pub fn close(&mut self) -> io::Result<()> {
-        Ok(())
     }
 
     fn maybe_flush(&mut self) -> io::Result<()> {
@@ -174,8 +174,7 @@ impl<'a, 'w> ScyllaWriter<'a, 'w> {
         let _ = write!(
             self.buf,
             "{{\"is_live\":{},\"type\":\"{kind}\",\"timestamp\":{}",
-            !dead,
-            c.timestamp
+            !dead, c.timestamp
         );
         if dead {
             let _ = write!(
@@ -218,8 +217,14 @@ impl<'a, 'w> ScyllaWriter<'a, 'w> {
             self.str(col.name());
             self.buf.push(b':');
             match cd {
-                ColumnData::Simple { column, cell } => self.cell(t, column.ty(), column.counter, cell),
-                ColumnData::Complex { column, complex_deletion, cells } => {
+                ColumnData::Simple { column, cell } => {
+                    self.cell(t, column.ty(), column.counter, cell)
+                }
+                ColumnData::Complex {
+                    column,
+                    complex_deletion,
+                    cells,
+                } => {
                     self.buf.push(b'{');
                     if let Some(d) = complex_deletion {
                         self.buf.extend_from_slice(b"\"tombstone\":");
@@ -263,7 +268,8 @@ impl<'a, 'w> ScyllaWriter<'a, 'w> {
 
     fn write_row(&mut self, t: &Table<'_>, row: &Row<'_>) -> io::Result<()> {
         self.element_sep();
-        self.buf.extend_from_slice(b"{\"type\":\"clustering-row\",\"key\":");
+        self.buf
+            .extend_from_slice(b"{\"type\":\"clustering-row\",\"key\":");
         self.clustering_key(t, &row.clustering);
         if let Some(d) = &row.deletion {
             self.buf.extend_from_slice(b",\"tombstone\":");
@@ -272,7 +278,11 @@ impl<'a, 'w> ScyllaWriter<'a, 'w> {
         if let Some(l) = &row.liveness {
             let _ = write!(self.buf, ",\"marker\":{{\"timestamp\":{}", l.timestamp);
             if let (Some(ttl), Some(ldt)) = (l.ttl, l.local_expiration_time) {
-                let _ = write!(self.buf, ",\"ttl\":\"{ttl}s\",\"expiry\":\"{}\"", gc_time(ldt));
+                let _ = write!(
+                    self.buf,
+                    ",\"ttl\":\"{ttl}s\",\"expiry\":\"{}\"",
+                    gc_time(ldt)
+                );
             }
             self.buf.push(b'}');
         }
@@ -282,9 +292,16 @@ impl<'a, 'w> ScyllaWriter<'a, 'w> {
         self.maybe_flush()
     }
 
-    fn change(&mut self, t: &Table<'_>, c: &ClusteringPrefix<'_>, weight: i8, d: Option<&DeletionTime>) {
+    fn change(
+        &mut self,
+        t: &Table<'_>,
+        c: &ClusteringPrefix<'_>,
+        weight: i8,
+        d: Option<&DeletionTime>,
+    ) {
         self.element_sep();
-        self.buf.extend_from_slice(b"{\"type\":\"range-tombstone-change\"");
+        self.buf
+            .extend_from_slice(b"{\"type\":\"range-tombstone-change\"");
         if !c.values.is_empty() {
             self.buf.extend_from_slice(b",\"key\":");
             self.clustering_key(t, c);
@@ -314,7 +331,10 @@ fn counter_shards(buf: &mut Vec<u8>, b: &[u8]) {
         let id = jf::uuid(&s[..16]).unwrap_or_default();
         let clock = i64::from_be_bytes(s[16..24].try_into().unwrap_or([0; 8]));
         let count = i64::from_be_bytes(s[24..32].try_into().unwrap_or([0; 8]));
-        let _ = write!(buf, "{{\"id\":\"{id}\",\"value\":{count},\"clock\":{clock}}}");
+        let _ = write!(
+            buf,
+            "{{\"id\":\"{id}\",\"value\":{count},\"clock\":{clock}}}"
+        );
     }
     buf.push(b']');
 }
@@ -382,7 +402,11 @@ impl Sink for ScyllaWriter<'_, '_> {
                 _ => self.change(t, &m.bound, -1, None),
             },
             MarkerDeletion::Boundary { start, .. } => {
-                let w = if k == BoundKind::ExclEndInclStartBoundary { -1 } else { 1 };
+                let w = if k == BoundKind::ExclEndInclStartBoundary {
+                    -1
+                } else {
+                    1
+                };
                 self.change(t, &m.bound, w, Some(&start));
             }
         }
@@ -430,7 +454,11 @@ impl ScyllaWriter<'_, '_> {
     /// `{"token","raw","value"}` of a partition key, into the buffer.
     fn key_object(&mut self, t: &Table<'_>, key: &[u8]) {
         let token = t.partitioner.token(key);
-        let _ = write!(self.buf, "{{\"token\":\"{token}\",\"raw\":\"{}\",\"value\":", crate::output::hex(key));
+        let _ = write!(
+            self.buf,
+            "{{\"token\":\"{token}\",\"raw\":\"{}\",\"value\":",
+            crate::output::hex(key)
+        );
         self.s.clear();
         scylla_value(&t.header.partition_key_type, key, &mut self.s);
         let v = std::mem::take(&mut self.s);

@@ -11,6 +11,11 @@
 //! range between two samples, scanned for the exact key. Partitions are then
 //! read in Data.db order.
 
+// `CmdError` wraps `sstkit_format::Error` by value, which clippy finds large
+// for every `CmdResult`; boxing it is a crate-wide change (lib.rs), not this
+// module's.
+#![allow(clippy::result_large_err)]
+
 use std::collections::HashSet;
 use std::path::PathBuf;
 
@@ -70,22 +75,27 @@ impl Spec {
                 Some((s.trim().to_string(), e.trim().to_string()))
             }
         };
-        Ok(Spec { keys: any.then_some(keys), exclude: a.exclude_key.clone(), token_range })
+        Ok(Spec {
+            keys: any.then_some(keys),
+            exclude: a.exclude_key.clone(),
+            token_range,
+        })
     }
 }
 
 fn parse_hex(h: &str) -> CmdResult<Vec<u8>> {
     let t = h.trim();
-    let t = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")).unwrap_or(t);
-    unhex(t).ok_or_else(|| CmdError::Usage(format!("--key-hex {h:?}: not an even-length hex string")))
+    let t = t
+        .strip_prefix("0x")
+        .or_else(|| t.strip_prefix("0X"))
+        .unwrap_or(t);
+    unhex(t)
+        .ok_or_else(|| CmdError::Usage(format!("--key-hex {h:?}: not an even-length hex string")))
 }
 
 fn read_keys_file(f: &PathBuf) -> CmdResult<Vec<KeyArg>> {
-    let text = std::fs::read_to_string(f).map_err(|e| {
-        CmdError::Format(
-            sstkit_format::Error::from(e).in_file(f),
-        )
-    })?;
+    let text = std::fs::read_to_string(f)
+        .map_err(|e| CmdError::Format(sstkit_format::Error::from(e).in_file(f)))?;
     let mut v = Vec::new();
     for line in text.lines() {
         if line.trim().is_empty() {
@@ -134,7 +144,11 @@ impl Selection {
         let kt = &t.header.partition_key_type;
         let parse = |s: &str| {
             parse_key_arg(kt, s).map_err(|e| {
-                CmdError::Usage(format!("key {s:?} is not a valid {} value: {}", kt.cql(), e.kind))
+                CmdError::Usage(format!(
+                    "key {s:?} is not a valid {} value: {}",
+                    kt.cql(),
+                    e.kind
+                ))
             })
         };
         let keys = match &spec.keys {
@@ -158,10 +172,18 @@ impl Selection {
         }
         let range = match &spec.token_range {
             None => None,
-            Some((s, e)) => Some((parse_token(&t.partitioner, s)?, parse_token(&t.partitioner, e)?)),
+            Some((s, e)) => Some((
+                parse_token(&t.partitioner, s)?,
+                parse_token(&t.partitioner, e)?,
+            )),
         };
         let key_set = keys.iter().flatten().cloned().collect();
-        Ok(Selection { keys, key_set, exclude, range })
+        Ok(Selection {
+            keys,
+            key_set,
+            exclude,
+            range,
+        })
     }
 
     /// True when the partition with serialized key `key` is selected.
@@ -178,7 +200,11 @@ impl Selection {
             let after_start = tok.partial_cmp(start) == Some(std::cmp::Ordering::Greater);
             let upto_end = tok.partial_cmp(end) != Some(std::cmp::Ordering::Greater);
             let wraps = start.partial_cmp(end) != Some(std::cmp::Ordering::Less);
-            let inside = if wraps { after_start || upto_end } else { after_start && upto_end };
+            let inside = if wraps {
+                after_start || upto_end
+            } else {
+                after_start && upto_end
+            };
             if !inside {
                 return false;
             }
@@ -190,15 +216,24 @@ impl Selection {
 /// Data.db positions of the selected keys found through the index (Data.db
 /// order), or `None` when the selection is not a key list or the sstable has
 /// no Summary.db/Index.db to look keys up with (then the caller scans).
-pub fn lookup_positions(sst: &Sstable, t: &Table<'_>, sel: &Selection) -> CmdResult<Option<Vec<DataPos>>> {
-    let Some(keys) = &sel.keys else { return Ok(None) };
+pub fn lookup_positions(
+    sst: &Sstable,
+    t: &Table<'_>,
+    sel: &Selection,
+) -> CmdResult<Option<Vec<DataPos>>> {
+    let Some(keys) = &sel.keys else {
+        return Ok(None);
+    };
     if !sst.io.exists(Component::Index) || !sst.io.exists(Component::Summary) {
         return Ok(None);
     }
     let features = sst.features();
     let filter = if sst.io.exists(Component::Filter) {
         let b = sst.io.read_all(Component::Filter)?;
-        Some(BloomFilter::parse(&b, &features).map_err(|e| e.in_file(&sst.path(Component::Filter)))?)
+        Some(
+            BloomFilter::parse(&b, &features)
+                .map_err(|e| e.in_file(&sst.path(Component::Filter)))?,
+        )
     } else {
         None
     };
@@ -215,15 +250,27 @@ pub fn lookup_positions(sst: &Sstable, t: &Table<'_>, sel: &Selection) -> CmdRes
                 continue;
             }
         }
-        let Some(i) = summary.floor(|k| t.partitioner.compare_decorated(k, key)) else { continue };
-        let Some((start, end)) = summary.index_range(i) else { continue };
+        let Some(i) = summary.floor(|k| t.partitioner.compare_decorated(k, key)) else {
+            continue;
+        };
+        let Some((start, end)) = summary.index_range(i) else {
+            continue;
+        };
         let end = end.unwrap_or(index_len).min(index_len);
         if end <= start {
             continue;
         }
-        let buf = sst.io.read(Component::Index, start, (end - start) as usize, ReadKind::Point)?;
+        let buf = sst.io.read(
+            Component::Index,
+            start,
+            (end - start) as usize,
+            ReadKind::Point,
+        )?;
         let mut r = IndexReader::at(&buf, start, features);
-        while let Some(e) = r.next().map_err(|e| e.in_file(&sst.path(Component::Index)))? {
+        while let Some(e) = r
+            .next()
+            .map_err(|e| e.in_file(&sst.path(Component::Index)))?
+        {
             match t.partitioner.compare_decorated(e.key, key) {
                 std::cmp::Ordering::Less => continue,
                 std::cmp::Ordering::Equal => {

@@ -17,6 +17,7 @@
 //! time, as Cassandra does: row liveness `expires_at < now`, cells
 //! `now >= expires_at`.
 
+use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use sstkit_format::clustering::{BoundKind, ClusteringPrefix};
@@ -34,13 +35,23 @@ pub struct SstabledumpWriter<W: Write> {
     g: JsonGen<W>,
     lines: bool,
     buf: String,
+    tbuf: String,
 }
 
 impl<W: Write> SstabledumpWriter<W> {
     /// A writer; `lines` selects the `-l` form (one compact partition per line).
     pub fn new(w: W, lines: bool) -> Self {
-        let g = if lines { JsonGen::minimal(w) } else { JsonGen::pretty(w) };
-        SstabledumpWriter { g, lines, buf: String::with_capacity(256) }
+        let g = if lines {
+            JsonGen::minimal(w)
+        } else {
+            JsonGen::pretty(w)
+        };
+        SstabledumpWriter {
+            g,
+            lines,
+            buf: String::with_capacity(256),
+            tbuf: String::with_capacity(32),
+        }
     }
 
     /// Start the output (the top-level array; nothing for `-l`).
@@ -106,14 +117,49 @@ impl<W: Write> SstabledumpWriter<W> {
         self.g.end_object()
     }
 
+    /// A timestamp in µs as `dateString` prints it.
+    fn micros(&mut self, t: &Table<'_>, v: i64) -> io::Result<()> {
+        self.tbuf.clear();
+        if t.raw_timestamps {
+            let _ = write!(self.tbuf, "{v}");
+        } else {
+            jf::instant_micros_into(&mut self.tbuf, v);
+        }
+        self.g.string(&self.tbuf)
+    }
+
+    /// A time in seconds as `dateString` prints it.
+    fn secs(&mut self, t: &Table<'_>, v: i64) -> io::Result<()> {
+        self.tbuf.clear();
+        if t.raw_timestamps {
+            let _ = write!(self.tbuf, "{v}");
+        } else {
+            jf::instant_secs_into(&mut self.tbuf, v);
+        }
+        self.g.string(&self.tbuf)
+    }
+
+    /// A column name as `ColumnIdentifier.toCQLString` prints it (quoted
+    /// unless a plain lower-case identifier; no allocation when plain).
+    fn name(&mut self, n: &str) -> io::Result<()> {
+        let plain = n.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
+            && n.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+        if plain {
+            self.g.string(n)
+        } else {
+            self.g.string(&quote_ident(n))
+        }
+    }
+
     fn deletion(&mut self, t: &Table<'_>, d: &DeletionTime) -> io::Result<()> {
         self.g.field("deletion_info")?;
         self.g.object_compact = true;
         self.g.start_object()?;
         self.g.field("marked_deleted")?;
-        self.g.string(&t.micros(d.marked_for_delete_at))?;
+        self.micros(t, d.marked_for_delete_at)?;
         self.g.field("local_delete_time")?;
-        self.g.string(&t.secs(d.local_deletion_time))?;
+        self.secs(t, d.local_deletion_time)?;
         self.g.end_object()?;
         self.g.object_compact = false;
         Ok(())
@@ -147,7 +193,14 @@ impl<W: Write> SstabledumpWriter<W> {
     /// A row (`serializeRow`); `position` as described in the module docs.
     pub fn row(&mut self, t: &Table<'_>, row: &Row<'_>, position: u64) -> io::Result<()> {
         self.g.start_object()?;
-        self.g.string_field("type", if row.is_static() { "static_block" } else { "row" })?;
+        self.g.string_field(
+            "type",
+            if row.is_static() {
+                "static_block"
+            } else {
+                "row"
+            },
+        )?;
         self.g.number_field("position", position as i64)?;
         if !row.is_static() {
             self.clustering(t, &row.clustering)?;
@@ -158,11 +211,11 @@ impl<W: Write> SstabledumpWriter<W> {
             self.g.object_compact = true;
             self.g.start_object()?;
             self.g.field("tstamp")?;
-            self.g.string(&t.micros(l.timestamp))?;
+            self.micros(t, l.timestamp)?;
             if let (Some(ttl), Some(ldt)) = (l.ttl, l.local_expiration_time) {
                 self.g.number_field("ttl", ttl)?;
                 self.g.field("expires_at")?;
-                self.g.string(&t.secs(ldt))?;
+                self.secs(t, ldt)?;
                 self.g.field("expired")?;
                 self.g.boolean(ldt < t.now_secs)?;
             }
@@ -179,12 +232,16 @@ impl<W: Write> SstabledumpWriter<W> {
                 ColumnData::Simple { column, cell } => {
                     self.cell(t, row, column.name(), column.ty(), cell)?;
                 }
-                ColumnData::Complex { column, complex_deletion, cells } => {
+                ColumnData::Complex {
+                    column,
+                    complex_deletion,
+                    cells,
+                } => {
                     if let Some(d) = complex_deletion {
                         self.g.object_compact = true;
                         self.g.start_object()?;
                         self.g.field("name")?;
-                        self.g.string(&quote_ident(column.name()))?;
+                        self.name(column.name())?;
                         self.deletion(t, d)?;
                         self.g.object_compact = true;
                         self.g.end_object()?;
@@ -211,7 +268,7 @@ impl<W: Write> SstabledumpWriter<W> {
         self.g.start_object()?;
         self.g.object_compact = true;
         self.g.field("name")?;
-        self.g.string(&quote_ident(name))?;
+        self.name(name)?;
         let value_ty = cell_value_type(ty, cell.path);
         if let (Some(path), Some(path_ty)) = (cell.path, ty.unreversed().path_type()) {
             self.g.field("path")?;
@@ -219,10 +276,12 @@ impl<W: Write> SstabledumpWriter<W> {
             self.g.start_array()?;
             self.buf.clear();
             match ty.unreversed() {
-                CqlType::Udt { fields, .. } => match udt_field_index(path).and_then(|i| fields.get(i)) {
-                    Some((fname, _)) => self.buf.push_str(fname),
-                    None => render(&path_ty, path, Form::Str, &mut self.buf),
-                },
+                CqlType::Udt { fields, .. } => {
+                    match udt_field_index(path).and_then(|i| fields.get(i)) {
+                        Some((fname, _)) => self.buf.push_str(fname),
+                        None => render(&path_ty, path, Form::Str, &mut self.buf),
+                    }
+                }
                 _ => render(&path_ty, path, Form::Str, &mut self.buf),
             }
             self.g.string(&self.buf)?;
@@ -234,7 +293,7 @@ impl<W: Write> SstabledumpWriter<W> {
             self.g.object_compact = true;
             self.g.start_object()?;
             self.g.field("local_delete_time")?;
-            self.g.string(&t.secs(cell.local_deletion_time.unwrap_or(i64::MAX)))?;
+            self.secs(t, cell.local_deletion_time.unwrap_or(i64::MAX))?;
             self.g.end_object()?;
             self.g.object_compact = false;
         } else {
@@ -246,7 +305,7 @@ impl<W: Write> SstabledumpWriter<W> {
         let live_ts = row.liveness.map(|l| l.timestamp);
         if live_ts != Some(cell.timestamp) {
             self.g.field("tstamp")?;
-            self.g.string(&t.micros(cell.timestamp))?;
+            self.micros(t, cell.timestamp)?;
         }
         if cell.is_expiring() {
             let row_ttl = row.liveness.map(|l| l.ttl.unwrap_or(0));
@@ -255,7 +314,7 @@ impl<W: Write> SstabledumpWriter<W> {
                 let ldt = cell.local_deletion_time.unwrap_or(i64::MAX);
                 self.g.number_field("ttl", ttl)?;
                 self.g.field("expires_at")?;
-                self.g.string(&t.secs(ldt))?;
+                self.secs(t, ldt)?;
                 self.g.field("expired")?;
                 // !cell.isLive(now): live while now < expiration.
                 self.g.boolean(t.now_secs >= ldt)?;
@@ -299,7 +358,8 @@ impl<W: Write> SstabledumpWriter<W> {
     ) -> io::Result<()> {
         self.g.field(if start { "start" } else { "end" })?;
         self.g.start_object()?;
-        self.g.string_field("type", if inclusive { "inclusive" } else { "exclusive" })?;
+        self.g
+            .string_field("type", if inclusive { "inclusive" } else { "exclusive" })?;
         self.clustering(t, c)?;
         self.deletion(t, d)?;
         self.g.end_object()
@@ -321,10 +381,12 @@ pub fn udt_field_index(path: &[u8]) -> Option<usize> {
 pub fn cell_value_type(ty: &CqlType, path: Option<&[u8]>) -> CqlType {
     let u = ty.unreversed();
     match (u, path) {
-        (CqlType::Udt { fields, .. }, Some(p)) => match udt_field_index(p).and_then(|i| fields.get(i)) {
-            Some((_, t)) => t.clone(),
-            None => CqlType::Native(sstkit_format::types::Native::Blob),
-        },
+        (CqlType::Udt { fields, .. }, Some(p)) => {
+            match udt_field_index(p).and_then(|i| fields.get(i)) {
+                Some((_, t)) => t.clone(),
+                None => CqlType::Native(sstkit_format::types::Native::Blob),
+            }
+        }
         (_, Some(_)) => u.cell_value_type().unwrap_or_else(|| u.clone()),
         (_, None) => u.clone(),
     }
@@ -356,7 +418,9 @@ pub fn for_each_key_string(
                 render(&types[i], v, Form::Str, buf);
                 f(buf)?;
                 rest = &rest[2 + len..];
-                let Some((&eoc, r)) = rest.split_first() else { break };
+                let Some((&eoc, r)) = rest.split_first() else {
+                    break;
+                };
                 rest = r;
                 if eoc != 0 {
                     break;
@@ -381,7 +445,9 @@ pub struct KeysWriter<W: Write> {
 impl<W: Write> KeysWriter<W> {
     /// A keys writer (`-e` is always the pretty form).
     pub fn new(w: W) -> Self {
-        KeysWriter { g: SstabledumpWriter::new(w, false) }
+        KeysWriter {
+            g: SstabledumpWriter::new(w, false),
+        }
     }
 
     /// Start the array.
@@ -397,25 +463,5 @@ impl<W: Write> KeysWriter<W> {
     /// Close the array.
     pub fn finish(self) -> io::Result<W> {
         self.g.finish()
-    }
-}
-
-impl Table<'_> {
-    /// `dateString(MICROSECONDS, t)`.
-    pub fn micros(&self, t: i64) -> String {
-        if self.raw_timestamps {
-            t.to_string()
-        } else {
-            jf::instant_micros(t)
-        }
-    }
-
-    /// `dateString(SECONDS, t)`.
-    pub fn secs(&self, t: i64) -> String {
-        if self.raw_timestamps {
-            t.to_string()
-        } else {
-            jf::instant_secs(t)
-        }
     }
 }

@@ -19,7 +19,9 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use sstkit_format::clustering::ClusteringPrefix;
-use sstkit_format::data::{Cell, ColumnData, LivenessInfo, MarkerDeletion, RangeTombstoneMarker, Row};
+use sstkit_format::data::{
+    Cell, ColumnData, LivenessInfo, MarkerDeletion, RangeTombstoneMarker, Row,
+};
 use sstkit_format::deletion::DeletionTime;
 use sstkit_format::types::CqlType;
 
@@ -40,7 +42,13 @@ pub struct TextWriter<W: Write> {
 impl<W: Write> TextWriter<W> {
     /// A writer.
     pub fn new(w: W, tombstones_only: bool) -> Self {
-        TextWriter { w, tombstones_only, key: String::new(), line: String::with_capacity(256), wrote: false }
+        TextWriter {
+            w,
+            tombstones_only,
+            key: String::new(),
+            line: String::with_capacity(256),
+            wrote: false,
+        }
     }
 
     fn emit(&mut self, pos: u64) -> io::Result<()> {
@@ -72,7 +80,11 @@ impl<W: Write> TextWriter<W> {
                 ColumnData::Simple { column, cell } => {
                     cell_str(s, column.name(), column.ty(), column.counter, cell)
                 }
-                ColumnData::Complex { column, complex_deletion, cells } => {
+                ColumnData::Complex {
+                    column,
+                    complex_deletion,
+                    cells,
+                } => {
                     if let Some(d) = complex_deletion {
                         let _ = write!(s, "del({})=", column.name());
                         deletion(s, d);
@@ -102,7 +114,11 @@ fn liveness(s: &mut String, l: Option<&LivenessInfo>) {
 }
 
 fn deletion(s: &mut String, d: &DeletionTime) {
-    let _ = write!(s, "deletedAt={}, localDeletion={}", d.marked_for_delete_at, d.local_deletion_time);
+    let _ = write!(
+        s,
+        "deletedAt={}, localDeletion={}",
+        d.marked_for_delete_at, d.local_deletion_time
+    );
 }
 
 fn clustering(s: &mut String, t: &Table<'_>, c: &ClusteringPrefix<'_>, form: Form) {
@@ -124,10 +140,12 @@ fn cell_str(s: &mut String, name: &str, ty: &CqlType, counter: bool, c: &Cell<'_
     if let Some(path) = c.path {
         s.push('[');
         match ty.unreversed() {
-            CqlType::Udt { fields, .. } => match udt_field_index(path).and_then(|i| fields.get(i)) {
-                Some((n, _)) => s.push_str(n),
-                None => s.push_str(&crate::output::hex(path)),
-            },
+            CqlType::Udt { fields, .. } => {
+                match udt_field_index(path).and_then(|i| fields.get(i)) {
+                    Some((n, _)) => s.push_str(n),
+                    None => s.push_str(&crate::output::hex(path)),
+                }
+            }
             u => match u.path_type() {
                 Some(pt) => render(&pt, path, Form::Str, s),
                 None => s.push_str(&crate::output::hex(path)),
@@ -150,7 +168,12 @@ fn cell_str(s: &mut String, name: &str, ty: &CqlType, counter: bool, c: &Cell<'_
     }
     let _ = write!(s, " ts={}", c.timestamp);
     if c.is_expiring() {
-        let _ = write!(s, " ttl={} ldt={}", c.ttl.unwrap_or(0), c.local_deletion_time.unwrap_or(0));
+        let _ = write!(
+            s,
+            " ttl={} ldt={}",
+            c.ttl.unwrap_or(0),
+            c.local_deletion_time.unwrap_or(0)
+        );
     } else if c.is_deleted() {
         let _ = write!(s, " ldt={}", c.local_deletion_time.unwrap_or(0));
     }

@@ -21,7 +21,7 @@ use std::fmt::Write as _;
 
 use sstkit_format::types::{CqlType, Native};
 
-use super::jackson::write_escaped;
+use super::jackson::escape_into;
 use super::javafmt as jf;
 
 /// Which text form to produce.
@@ -45,7 +45,9 @@ pub fn render(ty: &CqlType, b: &[u8], form: Form, out: &mut String) {
             if form == Form::Str {
                 return hex_bare(b, out);
             }
-            let Some(items) = collection(b, 1) else { return fallback(b, form, out) };
+            let Some(items) = collection(b, 1) else {
+                return fallback(b, form, out);
+            };
             let (open, close) = match (form, set) {
                 (Form::Cql, true) => ('{', '}'),
                 _ => ('[', ']'),
@@ -63,7 +65,9 @@ pub fn render(ty: &CqlType, b: &[u8], form: Form, out: &mut String) {
             if form == Form::Str {
                 return hex_bare(b, out);
             }
-            let Some(items) = collection(b, 2) else { return fallback(b, form, out) };
+            let Some(items) = collection(b, 2) else {
+                return fallback(b, form, out);
+            };
             out.push('{');
             for (i, kv) in items.iter().enumerate() {
                 if i > 0 {
@@ -142,7 +146,9 @@ pub fn render(ty: &CqlType, b: &[u8], form: Form, out: &mut String) {
             if form == Form::Str {
                 return hex_bare(b, out);
             }
-            let Some(items) = vector(t, *n, b) else { return fallback(b, form, out) };
+            let Some(items) = vector(t, *n, b) else {
+                return fallback(b, form, out);
+            };
             out.push('[');
             for (i, v) in items.iter().enumerate() {
                 if i > 0 {
@@ -214,9 +220,7 @@ fn hex_bare(b: &[u8], out: &mut String) {
 }
 
 fn push_escaped(out: &mut String, s: &str) {
-    let mut v = Vec::new();
-    let _ = write_escaped(&mut v, s);
-    out.push_str(&String::from_utf8_lossy(&v));
+    escape_into(out, s);
 }
 
 fn quoted_json(out: &mut String, s: &str) {
@@ -287,7 +291,11 @@ fn tuple_fields(b: &[u8]) -> Vec<Option<&[u8]>> {
 }
 
 /// `TupleType.getString`: fields joined by `:`, `:` and `@` escaped, `@` for null.
-fn joined<'t>(types: impl Iterator<Item = &'t CqlType>, fields: &[Option<&[u8]>], out: &mut String) {
+fn joined<'t>(
+    types: impl Iterator<Item = &'t CqlType>,
+    fields: &[Option<&[u8]>],
+    out: &mut String,
+) {
     for (i, t) in types.enumerate() {
         let Some(f) = fields.get(i) else { break };
         if i > 0 {
@@ -312,7 +320,11 @@ fn uvint(b: &[u8]) -> Option<(u64, usize)> {
     if extra == 0 {
         return Some((first as u64, 1));
     }
-    let mut v = if extra >= 8 { 0 } else { (first & (0xff >> extra)) as u64 };
+    let mut v = if extra >= 8 {
+        0
+    } else {
+        (first & (0xff >> extra)) as u64
+    };
     for i in 0..extra {
         v = (v << 8) | *b.get(1 + i)? as u64;
     }
@@ -369,7 +381,9 @@ fn native(n: Native, b: &[u8], form: Form, out: &mut String) {
             text(form, &String::from_utf8_lossy(b), out);
             true
         }
-        Bigint => be::<8>(b).map(|x| write!(out, "{}", i64::from_be_bytes(x))).is_some(),
+        Bigint => be::<8>(b)
+            .map(|x| write!(out, "{}", i64::from_be_bytes(x)))
+            .is_some(),
         Counter => {
             // toJSONString/getString read the first 8 bytes of the counter
             // context as a long (what Cassandra 5.0 prints).
@@ -378,10 +392,16 @@ fn native(n: Native, b: &[u8], form: Form, out: &mut String) {
                 .map(|x| write!(out, "{}", i64::from_be_bytes(x)))
                 .is_some()
         }
-        Int => be::<4>(b).map(|x| write!(out, "{}", i32::from_be_bytes(x))).is_some(),
-        Smallint => be::<2>(b).map(|x| write!(out, "{}", i16::from_be_bytes(x))).is_some(),
+        Int => be::<4>(b)
+            .map(|x| write!(out, "{}", i32::from_be_bytes(x)))
+            .is_some(),
+        Smallint => be::<2>(b)
+            .map(|x| write!(out, "{}", i16::from_be_bytes(x)))
+            .is_some(),
         Tinyint => be::<1>(b).map(|x| write!(out, "{}", x[0] as i8)).is_some(),
-        Boolean => be::<1>(b).map(|x| out.push_str(if x[0] != 0 { "true" } else { "false" })).is_some(),
+        Boolean => be::<1>(b)
+            .map(|x| out.push_str(if x[0] != 0 { "true" } else { "false" }))
+            .is_some(),
         Float => be::<4>(b)
             .map(|x| {
                 let f = f32::from_be_bytes(x);
@@ -450,7 +470,9 @@ fn native(n: Native, b: &[u8], form: Form, out: &mut String) {
                 text(form, &jf::local_date(days), out)
             })
             .is_some(),
-        Time => be::<8>(b).map(|x| text(form, &jf::time_of_day(i64::from_be_bytes(x)), out)).is_some(),
+        Time => be::<8>(b)
+            .map(|x| text(form, &jf::time_of_day(i64::from_be_bytes(x)), out))
+            .is_some(),
         Uuid | Timeuuid | LexicalUuid => match jf::uuid(b) {
             Some(s) => {
                 if form == Form::Json {
@@ -528,17 +550,43 @@ mod tests {
 
     #[test]
     fn json_forms() {
-        let list = [0, 0, 0, 2, 0, 0, 0, 4, 0, 0, 0, 1, 0, 0, 0, 4, 0xff, 0xff, 0xff, 0xff];
-        assert_eq!(to_string(&t("ListType(Int32Type)"), &list, Form::Json), "[1, -1]");
-        assert_eq!(to_string(&t("SetType(Int32Type)"), &list, Form::Cql), "{1, -1}");
-        assert_eq!(to_string(&t("ListType(Int32Type)"), &list, Form::Str), crate::output::hex(&list));
+        let list = [
+            0, 0, 0, 2, 0, 0, 0, 4, 0, 0, 0, 1, 0, 0, 0, 4, 0xff, 0xff, 0xff, 0xff,
+        ];
+        assert_eq!(
+            to_string(&t("ListType(Int32Type)"), &list, Form::Json),
+            "[1, -1]"
+        );
+        assert_eq!(
+            to_string(&t("SetType(Int32Type)"), &list, Form::Cql),
+            "{1, -1}"
+        );
+        assert_eq!(
+            to_string(&t("ListType(Int32Type)"), &list, Form::Str),
+            crate::output::hex(&list)
+        );
         let map = [0, 0, 0, 1, 0, 0, 0, 4, 0, 0, 0, 6, 0, 0, 0, 1, b'x'];
-        assert_eq!(to_string(&t("MapType(Int32Type,UTF8Type)"), &map, Form::Json), "{\"6\": \"x\"}");
+        assert_eq!(
+            to_string(&t("MapType(Int32Type,UTF8Type)"), &map, Form::Json),
+            "{\"6\": \"x\"}"
+        );
         let tup = [0, 0, 0, 4, 0, 0, 0, 1, 0, 0, 0, 2, b'a', b':'];
-        assert_eq!(to_string(&t("TupleType(Int32Type,UTF8Type)"), &tup, Form::Str), "1:a\\:");
-        assert_eq!(to_string(&t("TupleType(Int32Type,UTF8Type)"), &tup, Form::Json), "[1, \"a:\"]");
+        assert_eq!(
+            to_string(&t("TupleType(Int32Type,UTF8Type)"), &tup, Form::Str),
+            "1:a\\:"
+        );
+        assert_eq!(
+            to_string(&t("TupleType(Int32Type,UTF8Type)"), &tup, Form::Json),
+            "[1, \"a:\"]"
+        );
         assert_eq!(to_string(&t("UTF8Type"), b"a\"b", Form::Json), "\"a\\\"b\"");
-        assert_eq!(to_string(&t("BytesType"), &[1, 0xab], Form::Json), "\"0x01ab\"");
-        assert_eq!(to_string(&t("DoubleType"), &f64::NAN.to_be_bytes(), Form::Json), "null");
+        assert_eq!(
+            to_string(&t("BytesType"), &[1, 0xab], Form::Json),
+            "\"0x01ab\""
+        );
+        assert_eq!(
+            to_string(&t("DoubleType"), &f64::NAN.to_be_bytes(), Form::Json),
+            "null"
+        );
     }
 }
