@@ -155,7 +155,7 @@ pub struct DumpDataArgs {
     #[arg(long, value_name = "FORMAT", num_args = 0..=1, default_missing_value = "table")]
     pub io_stats: Option<IoStatsFormat>,
     /// Only this partition key (CQL literal form, composite as a:b); repeatable
-    #[arg(long, short = 'k', value_name = "KEY")]
+    #[arg(long, short = 'k', value_name = "KEY", allow_hyphen_values = true)]
     pub key: Vec<String>,
     /// Only this partition key, as hex of its serialized bytes; repeatable
     #[arg(long, value_name = "HEX")]
@@ -164,10 +164,10 @@ pub struct DumpDataArgs {
     #[arg(long, value_name = "FILE")]
     pub keys_file: Option<PathBuf>,
     /// Skip this partition key (CQL literal form); repeatable
-    #[arg(long, short = 'x', value_name = "KEY")]
+    #[arg(long, short = 'x', value_name = "KEY", allow_hyphen_values = true)]
     pub exclude_key: Vec<String>,
     /// Only partitions whose token is in (START, END] (Cassandra's token range convention)
-    #[arg(long, value_name = "START,END")]
+    #[arg(long, value_name = "START,END", allow_hyphen_values = true)]
     pub token_range: Option<String>,
     /// Stop after N partitions (per sstable)
     #[arg(long, value_name = "N")]
@@ -195,7 +195,7 @@ pub struct ReadArgs {
     #[arg(value_name = "SSTABLE", required = true, long_help = INPUTS)]
     pub sstables: Vec<PathBuf>,
     /// Partition key (CQL literal form, composite as a:b); repeatable
-    #[arg(long, short = 'k', value_name = "KEY")]
+    #[arg(long, short = 'k', value_name = "KEY", allow_hyphen_values = true)]
     pub key: Vec<String>,
     /// Partition key as hex of its serialized bytes; repeatable
     #[arg(long, value_name = "HEX")]
@@ -204,16 +204,16 @@ pub struct ReadArgs {
     #[arg(long, value_name = "FILE")]
     pub keys_file: Option<PathBuf>,
     /// Lower clustering bound, inclusive (prefix allowed; composite as a:b)
-    #[arg(long, value_name = "CK", conflicts_with = "after")]
+    #[arg(long, value_name = "CK", conflicts_with = "after", allow_hyphen_values = true)]
     pub from: Option<String>,
     /// Lower clustering bound, exclusive
-    #[arg(long, value_name = "CK")]
+    #[arg(long, value_name = "CK", allow_hyphen_values = true)]
     pub after: Option<String>,
     /// Upper clustering bound, inclusive
-    #[arg(long, value_name = "CK", conflicts_with = "before")]
+    #[arg(long, value_name = "CK", conflicts_with = "before", allow_hyphen_values = true)]
     pub to: Option<String>,
     /// Upper clustering bound, exclusive
-    #[arg(long, value_name = "CK")]
+    #[arg(long, value_name = "CK", allow_hyphen_values = true)]
     pub before: Option<String>,
     /// At most N rows per partition (with --reverse: the last N of the range)
     #[arg(long, value_name = "N")]
@@ -399,7 +399,7 @@ pub struct DumpFilterArgs {
     #[command(flatten)]
     pub sst: SstArgs,
     /// Test whether this partition key (CQL literal form; composite as a:b) may be present
-    #[arg(long, value_name = "KEY")]
+    #[arg(long, value_name = "KEY", allow_hyphen_values = true)]
     pub key: Vec<String>,
     /// Test whether this partition key, given as hex of its serialized bytes, may be present
     #[arg(long, value_name = "HEX")]
@@ -422,7 +422,8 @@ pub struct DumpSchemaArgs {
 /// `token` arguments.
 #[derive(Debug, Clone, Args)]
 pub struct TokenArgs {
-    /// Partition keys (CQL literal form, composite as a:b), or hex with --hex
+    /// Partition keys (CQL literal form, composite as a:b), or hex with --hex; put negative
+    /// numbers after `--`
     #[arg(value_name = "KEY", required = true)]
     pub keys: Vec<String>,
     /// Take the key type and partitioner from this sstable

@@ -10,7 +10,7 @@
 //! `nb-1-big-Data.db+0x1a2f: checksum mismatch in compressed chunk 12 (crc32 expected 0x…, got 0x…) [partition key 'k1']`.
 
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::component::Component;
 
@@ -73,11 +73,11 @@ pub struct Error {
     /// unless the message says otherwise).
     pub offset: Option<u64>,
     /// The file, once known.
-    pub file: Option<PathBuf>,
+    pub file: Option<Box<Path>>,
     /// The partition key being read, already rendered (typed form and hex).
-    pub partition: Option<String>,
+    pub partition: Option<Box<str>>,
     /// The compressed chunk being read (compressed Data.db).
-    pub chunk: Option<u64>,
+    pub chunk: Option<u32>,
     /// Which field was being decoded.
     pub what: &'static str,
 }
@@ -108,7 +108,7 @@ impl Error {
     /// Attach the file path (keeps an existing one).
     pub fn in_file(mut self, path: &Path) -> Self {
         if self.file.is_none() {
-            self.file = Some(path.to_path_buf());
+            self.file = Some(path.into());
         }
         self
     }
@@ -124,13 +124,14 @@ impl Error {
     /// Attach the partition being read (keeps an existing one).
     pub fn in_partition(mut self, key: impl Into<String>) -> Self {
         if self.partition.is_none() {
-            self.partition = Some(key.into());
+            self.partition = Some(key.into().into_boxed_str());
         }
         self
     }
 
     /// Attach the compressed chunk index (keeps an existing one).
     pub fn in_chunk(mut self, chunk: u64) -> Self {
+        let chunk = u32::try_from(chunk).unwrap_or(u32::MAX);
         if self.chunk.is_none() {
             self.chunk = Some(chunk);
         }

@@ -38,7 +38,6 @@
 // `CmdError` wraps `sstkit_format::Error` by value, which clippy finds large
 // for every `CmdResult`; boxing it is a crate-wide change (lib.rs), not this
 // module's.
-#![allow(clippy::result_large_err)]
 
 use std::io::{self, Write};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -295,7 +294,7 @@ enum Stop {
 
 impl From<sstkit_format::Error> for Stop {
     fn from(e: sstkit_format::Error) -> Self {
-        Stop::Err(CmdError::Format(e))
+        Stop::Err(CmdError::from(e))
     }
 }
 
@@ -326,7 +325,7 @@ fn one_partition(
         None => return Err(Stop::End),
         Some(Fragment::PartitionStart { key, deletion, .. }) => (key.to_vec(), deletion),
         Some(other) => {
-            return Err(Stop::Err(CmdError::Format(sstkit_format::Error::at(
+            return Err(Stop::Err(CmdError::from(sstkit_format::Error::at(
                 sstkit_format::ErrorKind::BadValue("expected a partition start".into()),
                 Component::Data,
                 other.position().0,
@@ -347,7 +346,7 @@ fn one_partition(
     let r = (|| -> Result<(), Stop> {
         loop {
             let Some(f) = reader.next_fragment()? else {
-                return Err(Stop::Err(CmdError::Format(sstkit_format::Error::new(
+                return Err(Stop::Err(CmdError::from(sstkit_format::Error::new(
                     sstkit_format::ErrorKind::UnexpectedEof { need: 1, have: 0 },
                     "end of partition",
                 ))));
@@ -373,7 +372,7 @@ fn one_partition(
                     return Ok(());
                 }
                 Fragment::PartitionStart { position, .. } => {
-                    return Err(Stop::Err(CmdError::Format(sstkit_format::Error::at(
+                    return Err(Stop::Err(CmdError::from(sstkit_format::Error::at(
                         sstkit_format::ErrorKind::BadValue(
                             "partition start inside a partition".into(),
                         ),
@@ -402,7 +401,7 @@ fn one_partition(
                         crate::dump::values::Form::Str,
                         &mut s,
                     );
-                    Stop::Err(CmdError::Format(
+                    Stop::Err(CmdError::from(
                         e.in_partition(format!("{s} (0x{})", crate::output::hex(&key))),
                     ))
                 }

@@ -14,7 +14,6 @@
 // `CmdError` wraps `sstkit_format::Error` by value, which clippy finds large
 // for every `CmdResult`; boxing it is a crate-wide change (lib.rs), not this
 // module's.
-#![allow(clippy::result_large_err)]
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -95,7 +94,7 @@ fn parse_hex(h: &str) -> CmdResult<Vec<u8>> {
 
 fn read_keys_file(f: &PathBuf) -> CmdResult<Vec<KeyArg>> {
     let text = std::fs::read_to_string(f)
-        .map_err(|e| CmdError::Format(sstkit_format::Error::from(e).in_file(f)))?;
+        .map_err(|e| CmdError::from(sstkit_format::Error::from(e).in_file(f)))?;
     let mut v = Vec::new();
     for line in text.lines() {
         if line.trim().is_empty() {
