@@ -95,7 +95,7 @@ fn summary_first_last_keys_agree_with_index_and_filter() {
 }
 
 /// Sets in the corpus that are damaged on purpose (MANIFEST.md "CORRUPTED").
-const CORRUPT_SETS: &[&str] = &[
+pub(crate) const CORRUPT_SETS: &[&str] = &[
     "3.x-lz4-integrity_check-invalid_checksums",
     "3.x-lz4-integrity_check-invalid_digest",
     "3.x-uncompressed-integrity_check-invalid_checksums",
@@ -126,7 +126,7 @@ const CORRUPT_SETS: &[&str] = &[
 const ROW_VERSIONS: &[&str] = &["ma", "mb", "mc", "md", "me", "na", "nb", "nc", "oa"];
 
 /// Every sstable of a row-format BIG version in the corpus: (set, Data.db path).
-fn corpus_sstables(root: &Path) -> Vec<(String, PathBuf)> {
+pub(crate) fn corpus_sstables(root: &Path) -> Vec<(String, PathBuf)> {
     let mut out = Vec::new();
     for origin in ["cassandra", "scylladb"] {
         let Ok(rd) = std::fs::read_dir(root.join(origin)) else {

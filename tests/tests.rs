@@ -11,3 +11,15 @@ mod metadata;
 
 // dump-data: every output format against the Cassandra fixtures.
 mod dump_data;
+
+// read: bounded reads equal the filtered dump-data output; IO counts.
+mod read;
+
+// validate-checksums: fixtures and intact corpus valid; damaged copies report the damage.
+mod validate_checksums;
+
+// validate and scrub: fixtures valid, salvage = dump-data, corrupt corpus sets.
+mod validate_scrub;
+
+// The corruption suite: seeded damaged copies of the fixtures.
+mod corruption;

@@ -137,6 +137,21 @@ included; range tombstones are clipped to the requested range.",
     /// Index-less scan of Data.db: validate, or salvage what is readable around corruption
     #[command(after_long_help = EXIT_STATUS)]
     Scrub(ScrubArgs),
+    /// Check every chunk checksum and the whole-file digest of Data.db
+    #[command(
+        long_about = "Check every checksum of Data.db in one sequential pass: the CRC32 (Adler-32 \
+for ka/la) of each compressed chunk, or of each CRC.db chunk for an uncompressed Data.db, and the \
+whole-file Digest (Digest.crc32, Digest.adler32, Digest.sha1 including the pre-2.1 SHA-1 form).\n\n\
+Checking goes on past failures: every bad chunk is reported with its index, its byte range in \
+Data.db, its uncompressed range and the partitions that overlap it (read from Index.db when it is \
+intact). Truncated files, chunk offsets past the end of Data.db and undecodable CompressionInfo.db, \
+CRC.db or Digest files are reported as findings too.\n\n\
+--output json (default) writes the `scylla sstable validate-checksums` shape (has_checksums, \
+has_digest, valid) extended with chunks, bytes and findings; ndjson one line per finding and a \
+summary line per sstable; text a table. Exits 1 when any sstable is invalid.",
+        after_long_help = EXIT_STATUS
+    )]
+    ValidateChecksums(SstArgs),
     /// Generate man pages or shell completions (for packaging)
     #[command(hide = true)]
     Generate(GenerateArgs),
@@ -233,6 +248,10 @@ pub struct ReadArgs {
     /// Print IO counters per operation to stderr (table, or json)
     #[arg(long, value_name = "FORMAT", num_args = 0..=1, default_missing_value = "table")]
     pub io_stats: Option<IoStatsFormat>,
+    /// Benchmark baseline: ignore the promoted index and scan the partition
+    /// from its start (scan reads, with read-ahead)
+    #[arg(long, hide = true)]
+    pub naive: bool,
     #[command(flatten)]
     pub io: IoArgs,
 }

@@ -16,8 +16,10 @@
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod checksums;
 pub mod chunk;
 pub mod clustering;
+pub mod compare;
 pub mod component;
 pub mod compression;
 pub mod crc;
@@ -30,7 +32,9 @@ pub mod error;
 pub mod filter;
 pub mod index;
 pub mod io;
+pub mod read;
 pub mod schema;
+pub mod scrub;
 pub mod scylla;
 pub mod sstable;
 pub mod statistics;
@@ -38,6 +42,7 @@ pub mod summary;
 pub mod toc;
 pub mod token;
 pub mod types;
+pub mod validate;
 pub mod value;
 pub mod version;
 

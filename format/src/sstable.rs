@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::component::Component;
 use crate::descriptor::Descriptor;
 use crate::error::{Error, ErrorKind, Result};
-use crate::io::IoLayer;
+use crate::io::{IoLayer, IoOptions};
 use crate::toc::{Toc, TocEntry};
 use crate::version::{Features, Version};
 
@@ -29,12 +29,17 @@ pub struct Sstable {
 }
 
 impl Sstable {
-    /// Open the sstable named by `desc`.
+    /// Open the sstable named by `desc` with the default IO options.
     pub fn open(desc: Descriptor) -> Result<Sstable> {
+        Sstable::open_with(desc, IoOptions::default())
+    }
+
+    /// Open the sstable named by `desc`; every read uses `opts`.
+    pub fn open_with(desc: Descriptor, opts: IoOptions) -> Result<Sstable> {
         let toc_path = desc.component_path(Component::Toc);
         let mut paths = HashMap::new();
         paths.insert(Component::Toc, toc_path.clone());
-        let probe = IoLayer::new(paths);
+        let probe = IoLayer::with_options(paths, opts);
         let (toc, from_file) = if toc_path.is_file() {
             let bytes = probe.read_all(Component::Toc)?;
             (Toc::parse(&bytes).map_err(|e| e.in_file(&toc_path))?, true)
@@ -48,7 +53,7 @@ impl Sstable {
             }
         }
         paths.insert(Component::Toc, toc_path);
-        let io = IoLayer::new(paths);
+        let io = IoLayer::with_options(paths, opts);
         // Carry over the TOC read so per-operation stats include it.
         *io.stats_mut() = probe.stats();
         Ok(Sstable {
@@ -61,8 +66,13 @@ impl Sstable {
 
     /// Open the sstable that `path` (any of its components) belongs to.
     pub fn open_path(path: &Path) -> Result<Sstable> {
+        Sstable::open_path_with(path, IoOptions::default())
+    }
+
+    /// [`Sstable::open_path`] with IO options.
+    pub fn open_path_with(path: &Path, opts: IoOptions) -> Result<Sstable> {
         let (d, _) = Descriptor::from_path(path)?;
-        Sstable::open(d)
+        Sstable::open_with(d, opts)
     }
 
     /// The format version.

@@ -12,7 +12,8 @@
 //! [`Value::Empty`], except for text, ascii and blob, where it is the empty
 //! string / blob.
 //!
-//! Renderings:
+//! Renderings, all through [`java`]'s one renderer (the same code that
+//! `dump-data` runs straight on the bytes):
 //! * [`Value::to_cql_literal`]: cqlsh-style CQL literal (`'it''s'`, `0xcafe`,
 //!   bare uuids, `'2023-11-14 22:13:20.000000+0000'`, `[..]`, `{..}`, `{k: v}`,
 //!   `(..)`, `{field: v}`).
@@ -20,9 +21,10 @@
 //!   `sstablemetadata` prints for keys and clusterings): text unquoted,
 //!   timestamps `2051-07-16T01:33:31.000Z`, blobs hex without `0x`, floats
 //!   like Java, tuples/UDTs `a:b` with `\:` escaping and `@` for null,
-//!   non-frozen-or-frozen collections as the hex of their serialization
-//!   (Cassandra's `CollectionType.getString`).
-//! * The Java-compatible helpers in [`java`] for JSON renderers.
+//!   collections and vectors as the hex of their serialization (Cassandra's
+//!   `CollectionType`/`VectorType.getString`), counters as the first 8 bytes
+//!   of their context.
+//! * [`Value::to_json_string`]: Cassandra's `AbstractType.toJSONString`.
 
 pub mod java;
 pub mod literal;
@@ -33,14 +35,14 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 pub use java::{
     big_decimal_to_string, format_date, format_duration, format_inet_java, format_micros_instant,
     format_seconds_instant, format_time, format_timestamp_cqlsh, format_timestamp_iso,
-    format_timestamp_json, java_double_to_string, java_float_to_string, varint_to_string,
+    format_timestamp_json, java_double_to_string, java_float_to_string, varint_to_string, Form,
 };
 pub use literal::{parse_cql_literal, parse_key_arg, split_composite_key_arg};
 
 use crate::component::Component;
 use crate::cur::Cur;
 use crate::error::{Error, ErrorKind, Result};
-use crate::types::{quote_ident, CqlType, Native};
+use crate::types::{CqlType, Native};
 
 /// Nesting deeper than this is rejected (bounded recursion on hostile input).
 pub const MAX_DEPTH: u32 = 64;
@@ -83,16 +85,9 @@ impl Uuid {
 
 impl fmt::Display for Uuid {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let h = java::hex(&self.0);
-        write!(
-            f,
-            "{}-{}-{}-{}-{}",
-            &h[0..8],
-            &h[8..12],
-            &h[12..16],
-            &h[16..20],
-            &h[20..32]
-        )
+        let mut s = String::with_capacity(36);
+        java::uuid_into(&mut s, &self.0);
+        f.write_str(&s)
     }
 }
 
@@ -544,10 +539,6 @@ fn decode_composite(ts: &[CqlType], cur: &mut Cur<'_>, depth: u32) -> Result<Val
     })
 }
 
-fn quote_text(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
-}
-
 /// True when the value's type has a fixed serialized length (used to frame
 /// vector elements when re-serializing).
 fn fixed_variant(v: &Value) -> bool {
@@ -564,228 +555,48 @@ fn fixed_variant(v: &Value) -> bool {
     )
 }
 
-/// `AbstractCompositeType.escape`: `:` → `\:`, and a trailing `\` or `!`
-/// gets a `!` appended.
-fn escape_composite(s: &str) -> String {
-    if s.is_empty() {
-        return String::new();
-    }
-    let r = s.replace(':', "\\:");
-    if r.ends_with('\\') || r.ends_with('!') {
-        format!("{r}!")
-    } else {
-        r
-    }
-}
-
 impl Value {
     /// True for [`Value::Null`].
     pub fn is_null(&self) -> bool {
         matches!(self, Value::Null)
     }
 
-    /// The value as a CQL literal, as cqlsh prints it and would accept it.
+    /// The value as a CQL literal, as cqlsh prints it and would accept it
+    /// ([`Form::Cqlsh`]).
     ///
     /// [`Value::Empty`] has no CQL literal; it renders as `''`. Composite
     /// values render in their plain form.
     pub fn to_cql_literal(&self) -> String {
-        match self {
-            Value::Null => "null".into(),
-            Value::Empty => "''".into(),
-            Value::Ascii(s) | Value::Text(s) => quote_text(s),
-            Value::BadText(b) | Value::Blob(b) => format!("0x{}", java::hex(b)),
-            Value::Bigint(v) => v.to_string(),
-            Value::Int(v) => v.to_string(),
-            Value::Smallint(v) => v.to_string(),
-            Value::Tinyint(v) => v.to_string(),
-            Value::Varint(b) => varint_to_string(b),
-            Value::Decimal { scale, unscaled } => big_decimal_to_string(unscaled, *scale),
-            Value::Float(v) => java_float_to_string(*v),
-            Value::Double(v) => java_double_to_string(*v),
-            Value::Boolean(b) => b.to_string(),
-            Value::Uuid(u) | Value::Timeuuid(u) => u.to_string(),
-            Value::Timestamp(ms) => quote_text(&format_timestamp_cqlsh(*ms)),
-            Value::Date(d) => quote_text(&format_date(*d)),
-            Value::Time(t) => quote_text(&format_time(*t)),
-            Value::Duration {
-                months,
-                days,
-                nanos,
-            } => {
-                let s = format_duration(*months, *days, *nanos);
-                if s.is_empty() {
-                    "0s".into()
-                } else {
-                    s
-                }
-            }
-            Value::Inet(ip) => quote_text(&ip.to_string()),
-            Value::Counter(c) => c.total.to_string(),
-            Value::List(v) | Value::Vector(v) => {
-                format!(
-                    "[{}]",
-                    v.iter()
-                        .map(Value::to_cql_literal)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            }
-            Value::Set(v) => {
-                format!(
-                    "{{{}}}",
-                    v.iter()
-                        .map(Value::to_cql_literal)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            }
-            Value::Map(m) => format!(
-                "{{{}}}",
-                m.iter()
-                    .map(|(k, v)| format!("{}: {}", k.to_cql_literal(), v.to_cql_literal()))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            Value::Tuple { values, .. } => {
-                format!(
-                    "({})",
-                    values
-                        .iter()
-                        .map(Value::to_cql_literal)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            }
-            Value::Udt { fields, .. } => format!(
-                "{{{}}}",
-                fields
-                    .iter()
-                    .map(|(n, v)| format!("{}: {}", quote_ident(n), v.to_cql_literal()))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            Value::Composite { .. } => self.to_plain_string(),
-        }
+        self.render(Form::Cqlsh)
     }
 
-    /// Cassandra's `AbstractType.getString` form (see the module doc).
+    /// Cassandra's `AbstractType.getString` form ([`Form::Str`], see the
+    /// module doc).
     pub fn to_plain_string(&self) -> String {
-        match self {
-            Value::Null => "null".into(),
-            Value::Empty => String::new(),
-            Value::Ascii(s) | Value::Text(s) => s.clone(),
-            Value::BadText(b) => String::from_utf8_lossy(b).into_owned(),
-            Value::Blob(b) => java::hex(b),
-            Value::Timestamp(ms) => format_timestamp_iso(*ms),
-            Value::Date(d) => format_date(*d),
-            Value::Time(t) => format_time(*t),
-            Value::Duration {
-                months,
-                days,
-                nanos,
-            } => format_duration(*months, *days, *nanos),
-            Value::Inet(ip) => format_inet_java(ip),
-            Value::List(_) | Value::Set(_) | Value::Map(_) => java::hex(&self.to_bytes()),
-            Value::Vector(v) => {
-                format!(
-                    "[{}]",
-                    v.iter()
-                        .map(Value::to_plain_string)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            }
-            Value::Tuple { values, present } => tuple_string(values.iter().take(*present)),
-            Value::Udt {
-                fields, present, ..
-            } => tuple_string(fields.iter().map(|f| &f.1).take(*present)),
-            Value::Composite { components, .. } => {
-                let mut s = String::new();
-                for (i, c) in components.iter().enumerate() {
-                    if i > 0 {
-                        s.push(':');
-                    }
-                    s.push_str(&escape_composite(&c.value.to_plain_string()));
-                    if c.eoc != 0 {
-                        s.push_str(if (c.eoc as i8) < 0 { ":_" } else { ":!" });
-                        break;
-                    }
-                }
-                s
-            }
-            other => other.to_cql_literal(),
-        }
+        self.render(Form::Str)
     }
 
-    /// Cassandra's `AbstractType.toJSONString` (what `sstabledump` prints for
-    /// cell values and clusterings): strings quoted and JSON-escaped,
-    /// numbers bare (NaN/Infinity as `null`), timestamps
+    /// Cassandra's `AbstractType.toJSONString` ([`Form::Json`]: what
+    /// `sstabledump` prints for cell values and clusterings): strings quoted
+    /// and JSON-escaped, numbers bare (NaN/Infinity as `null`), timestamps
     /// `"2239-06-15 15:11:37.276Z"`, blobs `"0x…"`, inets in Java form,
     /// collections/vectors/tuples as arrays, maps and UDTs as objects (map
     /// keys that are not JSON strings are quoted), empty values `""`.
     pub fn to_json_string(&self) -> String {
-        let q = |s: &str| format!("\"{}\"", json_escape(s));
-        match self {
-            Value::Null => "null".into(),
-            Value::Empty => "\"\"".into(),
-            Value::Ascii(s) | Value::Text(s) => q(s),
-            Value::BadText(b) => q(&String::from_utf8_lossy(b)),
-            Value::Blob(b) => format!("\"0x{}\"", java::hex(b)),
-            Value::Float(v) if !v.is_finite() => "null".into(),
-            Value::Double(v) if !v.is_finite() => "null".into(),
-            Value::Bigint(_)
-            | Value::Int(_)
-            | Value::Smallint(_)
-            | Value::Tinyint(_)
-            | Value::Varint(_)
-            | Value::Decimal { .. }
-            | Value::Float(_)
-            | Value::Double(_)
-            | Value::Boolean(_)
-            | Value::Counter(_) => self.to_cql_literal(),
-            Value::Timestamp(ms) => q(&format_timestamp_json(*ms)),
-            Value::Uuid(_)
-            | Value::Timeuuid(_)
-            | Value::Date(_)
-            | Value::Time(_)
-            | Value::Duration { .. }
-            | Value::Inet(_) => q(&self.to_plain_string()),
-            Value::List(v) | Value::Set(v) | Value::Vector(v) | Value::Tuple { values: v, .. } => {
-                format!(
-                    "[{}]",
-                    v.iter()
-                        .map(Value::to_json_string)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            }
-            Value::Map(m) => {
-                let items: Vec<String> = m
-                    .iter()
-                    .map(|(k, v)| {
-                        let ks = k.to_json_string();
-                        let ks = if ks.starts_with('"') { ks } else { q(&ks) };
-                        format!("{ks}: {}", v.to_json_string())
-                    })
-                    .collect();
-                format!("{{{}}}", items.join(", "))
-            }
-            Value::Udt { fields, .. } => {
-                let items: Vec<String> = fields
-                    .iter()
-                    .map(|(n, v)| {
-                        let name = if n.to_lowercase() == *n {
-                            n.clone()
-                        } else {
-                            format!("\"{n}\"")
-                        };
-                        format!("{}: {}", q(&name), v.to_json_string())
-                    })
-                    .collect();
-                format!("{{{}}}", items.join(", "))
-            }
-            Value::Composite { .. } => q(&self.to_plain_string()),
-        }
+        self.render(Form::Json)
+    }
+
+    /// The value in text form `form`: the same rendering as
+    /// [`java::render`] of its serialization.
+    pub fn render(&self, form: Form) -> String {
+        let mut s = String::new();
+        self.render_into(form, &mut s);
+        s
+    }
+
+    /// [`Value::render`], appended to `out`.
+    pub fn render_into(&self, form: Form, out: &mut String) {
+        java::write(self, form, out)
     }
 
     /// Re-serialize the value (the inverse of [`decode`] for values it
@@ -910,41 +721,87 @@ impl Value {
 }
 
 /// JSON string escaping as Jackson's `JsonStringEncoder.quoteAsString`
-/// (used by Cassandra's `JsonUtils.quoteAsJsonString`): `"` and `\` escaped,
-/// control characters as `\b \t \n \f \r` or `\u00XX`.
+/// (see [`java::json_escape_into`]).
 pub fn json_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{8}' => out.push_str("\\b"),
-            '\t' => out.push_str("\\t"),
-            '\n' => out.push_str("\\n"),
-            '\u{c}' => out.push_str("\\f"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04X}", c as u32)),
-            c => out.push(c),
-        }
-    }
+    java::json_escape_into(&mut out, s);
     out
 }
 
-/// `TupleType.getString`: fields joined by `:`, `:` and `@` escaped with
-/// `\`, null as `@`.
-fn tuple_string<'a>(vals: impl Iterator<Item = &'a Value>) -> String {
-    let mut s = String::new();
-    for (i, v) in vals.enumerate() {
-        if i > 0 {
-            s.push(':');
-        }
-        if v.is_null() {
-            s.push('@');
-        } else {
-            s.push_str(&v.to_plain_string().replace(':', "\\:").replace('@', "\\@"));
+/// What the renderer sees of a decoded value.
+impl<'a> java::Source<'a> for &'a Value {
+    fn node(self) -> java::Node<'a, Self> {
+        use java::Node as N;
+        match self {
+            Value::Null => N::Null,
+            Value::Empty => N::Empty,
+            Value::Ascii(s) | Value::Text(s) => N::Text(s),
+            Value::BadText(b) => N::BadText(b),
+            Value::Blob(b) => N::Blob(b),
+            Value::Bigint(v) => N::Int(*v),
+            Value::Int(v) => N::Int((*v).into()),
+            Value::Smallint(v) => N::Int((*v).into()),
+            Value::Tinyint(v) => N::Int((*v).into()),
+            Value::Varint(b) => N::Varint(b),
+            Value::Decimal { scale, unscaled } => N::Decimal {
+                scale: *scale,
+                unscaled,
+            },
+            Value::Float(v) => N::Float(*v),
+            Value::Double(v) => N::Double(*v),
+            Value::Boolean(b) => N::Boolean(*b),
+            Value::Uuid(u) | Value::Timeuuid(u) => N::Uuid(&u.0),
+            Value::Timestamp(ms) => N::Timestamp(*ms),
+            Value::Date(d) => N::Date(*d),
+            Value::Time(t) => N::Time(*t),
+            Value::Duration {
+                months,
+                days,
+                nanos,
+            } => N::Duration {
+                months: (*months).into(),
+                days: (*days).into(),
+                nanos: *nanos,
+            },
+            Value::Inet(ip) => N::Inet(*ip),
+            Value::Counter(c) => N::Counter {
+                first: self
+                    .to_bytes()
+                    .get(..8)
+                    .and_then(|b| b.try_into().ok())
+                    .map(i64::from_be_bytes),
+                total: Some(c.total),
+            },
+            Value::List(v) => N::List(v.iter().collect()),
+            Value::Set(v) => N::Set(v.iter().collect()),
+            Value::Map(m) => N::Map(m.iter().flat_map(|(k, v)| [k, v]).collect()),
+            Value::Vector(v) => N::Vector(v.iter().collect()),
+            Value::Tuple { values, present } => N::Tuple {
+                fields: values.iter().collect(),
+                present: *present,
+            },
+            Value::Udt {
+                fields, present, ..
+            } => N::Udt {
+                fields: fields.iter().map(|(n, v)| (n.as_str(), v)).collect(),
+                present: *present,
+            },
+            Value::Composite { components, .. } => {
+                N::Composite(components.iter().map(|c| (&c.value, c.eoc)).collect())
+            }
         }
     }
-    s
+
+    fn is_null(self) -> bool {
+        Value::is_null(self)
+    }
+
+    fn hex_into(self, out: &mut String) {
+        match self {
+            Value::Blob(b) | Value::BadText(b) => java::hex_into(out, b),
+            v => java::hex_into(out, &v.to_bytes()),
+        }
+    }
 }
 
 impl fmt::Display for Value {

@@ -16,3 +16,4 @@ pub mod read;
 pub mod scrub;
 pub mod token;
 pub mod validate;
+pub mod validate_checksums;

@@ -1,7 +1,566 @@
-//! Being implemented (issue in progress).
-use std::io::Write;
-use crate::{cli::ReadArgs, CmdError, CmdResult, Outcome};
+//! `sstkit read SSTABLE... --key K [--from/--after CK] [--to/--before CK]`:
+//! single-partition bounded reads, located through the index.
+//!
+//! ```text
+//! sstkit read nb-1-big-Data.db -k 0 --from 5000 --to 5099         # 100 rows of partition 0
+//! sstkit read nb-1-big-Data.db -k 0 --from 17:abc --limit 1       # composite clustering a:b
+//! sstkit read nb-1-big-Data.db -k 0 --after 17 --before 18        # prefix bounds, exclusive
+//! sstkit read nb-1-big-Data.db --keys-file keys.txt --io-stats=json -o ndjson
+//! sstkit read nb-1-big-Data.db -k 0 --columns v1 -o text
+//! ```
+//!
+//! For each sstable (in turn) and each key (in the order given: `--key`,
+//! then `--key-hex`, then `--keys-file`), one lookup the way the database
+//! does it ([`sstkit_format::read`]): bloom filter (a "no" costs nothing
+//! more), Summary.db (read once per sstable), the Index.db page(s) between
+//! two summary samples, the partition's promoted index binary-searched for
+//! the bounds, then only the Data.db range that can hold the rows. Index.db
+//! pages, parsed promoted-index blocks and the partition header + static row
+//! stay in the index cache (`--index-cache-size`, `--no-index-cache`) across
+//! the lookups of one process.
+//!
+//! Clustering bounds are typed values: `--from`/`--to` inclusive,
+//! `--after`/`--before` exclusive; a prefix of the clustering columns is
+//! allowed, several columns joined as `a:b` (`\:` for a literal colon).
+//! The static row and the partition deletion are always printed; range
+//! tombstones are clipped to the requested range (see
+//! [`sstkit_format::read`] for the synthetic bound markers at its edges).
+//! `--limit N`: at most N rows per partition. `--columns c1,c2`: only these
+//! regular and static columns (row liveness and deletions are kept).
+//!
+//! Output formats are dump-data's ([`crate::dump`]): json / ndjson (the
+//! scylla dump-data schema), sstabledump, sstabledump-lines, text. A key
+//! that is absent prints nothing.
+//!
+//! `--io-stats` prints, to stderr, one entry per operation: `open` (TOC,
+//! Statistics.db, Filter.db, Summary.db, CompressionInfo.db), then one per
+//! key lookup with the counters of that lookup only, its result (found, or
+//! why absent), the blocks and Data.db range chosen, and its duration. JSON:
+//! `{"sstable", "operation": "open"|"read", "key"?, "result"?, "plan"?,
+//! "micros", "components": {...}, "total": {...}}`.
+//!
+//! BTI (`da`) sstables: trie index lookups are not implemented yet (exit 3).
+//! `--reverse` is not supported yet (exit 2).
+
+use std::collections::HashSet;
+use std::io::{self, Write};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use serde_json::{json, Value};
+use sstkit_format::component::Component;
+use sstkit_format::data::{ColumnData, RangeTombstoneMarker, Row};
+use sstkit_format::deletion::DeletionTime;
+use sstkit_format::io::IoStats;
+use sstkit_format::read::{
+    BigIndex, BoundedReader, ClusteringBound, Event, PartitionIndex, ReadOptions, ReadPlan, Slice,
+};
+use sstkit_format::statistics::{SerializationHeader, Statistics};
+use sstkit_format::token::Partitioner;
+use sstkit_format::value::literal::unhex;
+use sstkit_format::value::parse_key_arg;
+use sstkit_format::{Error, ErrorKind, Sstable};
+
+use crate::cli::{DataOutputFormat, IoStatsFormat, OutputFormat, ReadArgs};
+use crate::dump::scylla::ScyllaWriter;
+use crate::dump::sstabledump::SstabledumpWriter;
+use crate::dump::text::TextWriter;
+use crate::dump::{row_is_empty, Sink, Table};
+use crate::output::{iostats, JsonOut};
+use crate::{io_options, resolve_sstables, sstable_label, CmdError, CmdResult, Outcome};
+
+/// A key as given.
+#[derive(Debug, Clone)]
+enum KeyArg {
+    Literal(String),
+    Hex(Vec<u8>),
+}
+
+impl KeyArg {
+    fn label(&self) -> String {
+        match self {
+            KeyArg::Literal(s) => s.clone(),
+            KeyArg::Hex(b) => format!("0x{}", crate::output::hex(b)),
+        }
+    }
+}
+
+fn parse_hex(h: &str) -> CmdResult<Vec<u8>> {
+    let t = h.trim();
+    let t = t
+        .strip_prefix("0x")
+        .or_else(|| t.strip_prefix("0X"))
+        .unwrap_or(t);
+    unhex(t).ok_or_else(|| CmdError::Usage(format!("key {h:?}: not an even-length hex string")))
+}
+
+fn key_args(a: &ReadArgs) -> CmdResult<Vec<KeyArg>> {
+    let mut keys: Vec<KeyArg> = a.key.iter().map(|k| KeyArg::Literal(k.clone())).collect();
+    for h in &a.key_hex {
+        keys.push(KeyArg::Hex(parse_hex(h)?));
+    }
+    if let Some(f) = &a.keys_file {
+        let text =
+            std::fs::read_to_string(f).map_err(|e| CmdError::from(Error::from(e).in_file(f)))?;
+        for line in text.lines() {
+            let l = line.trim_end_matches('\r');
+            if l.trim().is_empty() {
+                continue;
+            }
+            match l.trim().strip_prefix("0x") {
+                Some(h) => keys.push(KeyArg::Hex(parse_hex(h)?)),
+                None => keys.push(KeyArg::Literal(l.to_string())),
+            }
+        }
+    }
+    if keys.is_empty() {
+        return Err(CmdError::Usage(
+            "read needs a partition key: --key, --key-hex or --keys-file".into(),
+        ));
+    }
+    Ok(keys)
+}
+
 /// Run the command.
-pub fn run(_a: &ReadArgs, _out: &mut dyn Write) -> CmdResult<Outcome> {
-    Err(CmdError::Usage("not implemented yet".into()))
+pub fn run(a: &ReadArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
+    if a.reverse {
+        return Err(CmdError::Usage(
+            "--reverse is not supported yet (planned: issue 5)".into(),
+        ));
+    }
+    let opts = io_options(&a.io)?;
+    let keys = key_args(a)?;
+    let descs = resolve_sstables(&a.sstables)?;
+    let now_secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let scylla = matches!(a.output, DataOutputFormat::Json | DataOutputFormat::Ndjson);
+    let json_fmt = match a.output {
+        DataOutputFormat::Ndjson => OutputFormat::Ndjson,
+        DataOutputFormat::Json => OutputFormat::Json,
+        _ => OutputFormat::Text,
+    };
+    let mut json = JsonOut::new(out, json_fmt);
+    let mut outcome = Outcome::default();
+    let multi = descs.len() > 1;
+    let mut written = 0usize;
+    for d in descs {
+        let sst = match Sstable::open_with(d, opts) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("sstkit: {e}");
+                outcome.unreadable += 1;
+                continue;
+            }
+        };
+        let label = sstable_label(&sst);
+        if scylla {
+            json.begin_sstable(&label)?;
+        } else {
+            let w = json.raw();
+            if a.output == DataOutputFormat::Text {
+                if multi {
+                    if written > 0 {
+                        writeln!(w)?;
+                    }
+                    writeln!(w, "== {label}")?;
+                }
+            } else if written > 0 {
+                w.write_all(b"\n")?;
+            }
+        }
+        written += 1;
+        let r = read_one(a, &keys, &sst, &label, now_secs, &mut json);
+        let msg = match &r {
+            Err(CmdError::Format(e)) => Some(e.to_string()),
+            _ => None,
+        };
+        if scylla {
+            json.end_sstable(true, msg.as_deref())?;
+        }
+        match r {
+            Ok(()) => {}
+            Err(CmdError::Format(e)) => {
+                eprintln!("sstkit: {e}");
+                outcome.unreadable += 1;
+            }
+            Err(CmdError::Usage(m)) => return Err(CmdError::Usage(format!("{label}: {m}"))),
+            Err(e) => return Err(e),
+        }
+    }
+    if scylla {
+        json.finish()?;
+    } else {
+        json.raw().flush()?;
+    }
+    Ok(outcome)
+}
+
+/// Statistics.db: serialization header and partitioner.
+fn table_of(sst: &Sstable) -> CmdResult<(SerializationHeader, Partitioner)> {
+    let bytes = sst.read_component(Component::Statistics)?;
+    let st = Statistics::parse_lenient(&bytes, sst.features())
+        .map_err(|e| e.in_file(&sst.path(Component::Statistics)))?;
+    let header = st.header.ok_or_else(|| {
+        Error::new(
+            ErrorKind::Unsupported(
+                "no serialization header in Statistics.db (pre-3.0 sstable): cannot decode Data.db"
+                    .into(),
+            ),
+            "serialization header",
+        )
+        .in_component(Component::Statistics)
+        .in_file(&sst.path(Component::Statistics))
+    })?;
+    let partitioner = match &st.validation {
+        Some(v) => Partitioner::parse(&v.partitioner)?,
+        None => Partitioner::Murmur3,
+    };
+    Ok((header, partitioner))
+}
+
+/// The slice of `--from/--after/--to/--before`, typed with the sstable's
+/// clustering types.
+fn slice_of(a: &ReadArgs, header: &SerializationHeader) -> CmdResult<Slice> {
+    let types = &header.clustering_types;
+    let parse = |flag: &str,
+                 text: &Option<String>,
+                 inclusive: bool|
+     -> CmdResult<Option<ClusteringBound>> {
+        match text {
+            None => Ok(None),
+            Some(t) => ClusteringBound::parse(types, t, inclusive)
+                .map(Some)
+                .map_err(|e| CmdError::Usage(format!("--{flag} {t:?}: {}", e.kind))),
+        }
+    };
+    let start = match (
+        parse("from", &a.from, true)?,
+        parse("after", &a.after, false)?,
+    ) {
+        (Some(_), Some(_)) => {
+            return Err(CmdError::Usage("--from and --after are exclusive".into()))
+        }
+        (s, None) | (None, s) => s,
+    };
+    let end = match (
+        parse("to", &a.to, true)?,
+        parse("before", &a.before, false)?,
+    ) {
+        (Some(_), Some(_)) => {
+            return Err(CmdError::Usage("--to and --before are exclusive".into()))
+        }
+        (e, None) | (None, e) => e,
+    };
+    Ok(Slice { start, end })
+}
+
+/// The `--columns` set, checked against the header's regular and static columns.
+fn columns_of(a: &ReadArgs, header: &SerializationHeader) -> CmdResult<Option<HashSet<String>>> {
+    if a.columns.is_empty() {
+        return Ok(None);
+    }
+    let known: HashSet<&str> = header
+        .regular_columns
+        .iter()
+        .chain(&header.static_columns)
+        .map(|c| c.name.as_str())
+        .collect();
+    let mut set = HashSet::new();
+    for c in &a.columns {
+        let c = c.trim();
+        if !known.contains(c) {
+            let mut names: Vec<&str> = known.iter().copied().collect();
+            names.sort_unstable();
+            return Err(CmdError::Usage(format!(
+                "--columns: no regular or static column {c:?} (columns: {})",
+                names.join(", ")
+            )));
+        }
+        set.insert(c.to_string());
+    }
+    Ok(Some(set))
+}
+
+/// sstabledump (or -l) as a sink.
+struct SdSink<'w> {
+    w: SstabledumpWriter<&'w mut dyn Write>,
+}
+
+impl Sink for SdSink<'_> {
+    fn partition_start(
+        &mut self,
+        t: &Table<'_>,
+        key: &[u8],
+        deletion: &DeletionTime,
+        header_end: u64,
+    ) -> io::Result<()> {
+        self.w.partition_start(t, key, deletion, header_end)
+    }
+
+    fn static_row(&mut self, t: &Table<'_>, row: &Row<'_>, position: u64) -> io::Result<()> {
+        if row_is_empty(row) {
+            return Ok(());
+        }
+        self.w.row(t, row, position)
+    }
+
+    fn row(&mut self, t: &Table<'_>, row: &Row<'_>) -> io::Result<()> {
+        self.w.row(t, row, row.position.0)
+    }
+
+    fn marker(&mut self, t: &Table<'_>, m: &RangeTombstoneMarker<'_>) -> io::Result<()> {
+        self.w.marker(t, m)
+    }
+
+    fn partition_end(&mut self, _t: &Table<'_>) -> io::Result<()> {
+        self.w.partition_end()
+    }
+}
+
+/// The renderer of one sstable's partitions.
+enum Renderer<'a, 'w> {
+    Scylla(ScyllaWriter<'a, 'w>),
+    Sd(SdSink<'a>),
+    Text(TextWriter<&'a mut dyn Write>),
+}
+
+impl Renderer<'_, '_> {
+    fn sink(&mut self) -> &mut dyn Sink {
+        match self {
+            Renderer::Scylla(s) => s,
+            Renderer::Sd(s) => s,
+            Renderer::Text(s) => s,
+        }
+    }
+
+    fn finish(self) -> io::Result<()> {
+        match self {
+            Renderer::Sd(s) => s.w.finish().map(|_| ()),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Keep only the `--columns` cells of a row.
+fn filter_columns<'a>(r: &Row<'a>, cols: &HashSet<String>) -> Row<'a> {
+    let cells: Vec<ColumnData<'a>> = r
+        .cells
+        .iter()
+        .filter(|c| cols.contains(c.column().name()))
+        .cloned()
+        .collect();
+    Row { cells, ..r.clone() }
+}
+
+fn plan_json(p: &ReadPlan) -> Value {
+    json!({
+        "blocks": p.blocks,
+        "block_range": p.block_range.map(|(i, j)| json!([i, j])),
+        "data": p.data.map(|(s, e)| json!([s.0, e.0])),
+        "header_cached": p.header_cached,
+        "rows": p.rows,
+        "markers": p.markers,
+    })
+}
+
+/// Print one operation's counters (`--io-stats`).
+fn report(fmt: Option<IoStatsFormat>, label: &str, delta: &IoStats, mut extra: Value) {
+    let Some(fmt) = fmt else { return };
+    match fmt {
+        IoStatsFormat::Json => {
+            let mut v = iostats::to_json(label, delta);
+            if let (Some(o), Some(x)) = (v.as_object_mut(), extra.as_object_mut()) {
+                // "sstable" first, then the operation, then the counters.
+                let mut m = serde_json::Map::new();
+                m.insert("sstable".into(), Value::String(label.to_string()));
+                for (k, val) in std::mem::take(x) {
+                    m.insert(k, val);
+                }
+                for (k, val) in std::mem::take(o) {
+                    m.entry(k).or_insert(val);
+                }
+                v = Value::Object(m);
+            }
+            eprintln!("{v}");
+        }
+        IoStatsFormat::Table => {
+            let op = extra["operation"].as_str().unwrap_or("").to_string();
+            let mut what = op;
+            if let Some(k) = extra["key"].as_str() {
+                what.push_str(&format!(" key={k}"));
+            }
+            if let Some(r) = extra["result"].as_str() {
+                what.push_str(&format!(" ({r})"));
+            }
+            if let Some((i, j)) = extra["plan"]["block_range"]
+                .as_array()
+                .and_then(|a| Some((a.first()?.as_u64()?, a.get(1)?.as_u64()?)))
+            {
+                what.push_str(&format!(
+                    ", blocks {i}..={j} of {}",
+                    extra["plan"]["blocks"].as_u64().unwrap_or(0)
+                ));
+            }
+            if let Some(us) = extra["micros"].as_u64() {
+                what.push_str(&format!(", {us} µs"));
+            }
+            iostats::print(fmt, &format!("{label}: {what}"), delta);
+        }
+    }
+}
+
+fn read_one(
+    a: &ReadArgs,
+    keys: &[KeyArg],
+    sst: &Sstable,
+    label: &str,
+    now_secs: i64,
+    json: &mut JsonOut<'_>,
+) -> CmdResult<()> {
+    let t0 = Instant::now();
+    if sst.features().trie_index {
+        return Err(CmdError::from(
+            Error::new(
+                ErrorKind::Unsupported(
+                    "trie index lookups (Partitions.db / Rows.db, BTI format) not implemented yet"
+                        .into(),
+                ),
+                "read",
+            )
+            .in_file(&sst.data_path()),
+        ));
+    }
+    let (header, partitioner) = table_of(sst)?;
+    let slice = slice_of(a, &header)?;
+    let cols = columns_of(a, &header)?;
+    let kt = &header.partition_key_type;
+    let mut parsed = Vec::with_capacity(keys.len());
+    for k in keys {
+        parsed.push(match k {
+            KeyArg::Literal(s) => parse_key_arg(kt, s).map_err(|e| {
+                CmdError::Usage(format!(
+                    "key {s:?} is not a valid {} value: {}",
+                    kt.cql(),
+                    e.kind
+                ))
+            })?,
+            KeyArg::Hex(b) => b.clone(),
+        });
+    }
+    let fixed = header.clustering_fixed_lens();
+    let mut index = BigIndex::open(sst, partitioner.clone(), &fixed)?;
+    let mut reader = BoundedReader::new(sst, &header)?;
+    report(
+        a.io_stats,
+        label,
+        &sst.io.stats(),
+        json!({"operation": "open", "micros": t0.elapsed().as_micros() as u64}),
+    );
+
+    let table = Table {
+        header: &header,
+        partitioner,
+        now_secs,
+        raw_timestamps: a.raw_timestamps,
+    };
+    let mut renderer = match a.output {
+        DataOutputFormat::Json | DataOutputFormat::Ndjson => Renderer::Scylla(ScyllaWriter::new(
+            json,
+            a.output == DataOutputFormat::Ndjson,
+            false,
+        )),
+        DataOutputFormat::Sstabledump | DataOutputFormat::SstabledumpLines => {
+            let mut w =
+                SstabledumpWriter::new(json.raw(), a.output == DataOutputFormat::SstabledumpLines);
+            w.begin()?;
+            Renderer::Sd(SdSink { w })
+        }
+        DataOutputFormat::Text => Renderer::Text(TextWriter::new(json.raw(), false)),
+    };
+    let ropts = ReadOptions {
+        limit: a.limit,
+        naive: a.naive,
+    };
+    let mut result = Ok(());
+    for (k, key) in keys.iter().zip(&parsed) {
+        sst.io.begin_operation();
+        let before = sst.io.stats();
+        let t = Instant::now();
+        let found = match index.find(key) {
+            Ok(f) => f,
+            Err(e) => {
+                result = Err(CmdError::from(e));
+                break;
+            }
+        };
+        let mut extra = json!({"operation": "read", "key": k.label()});
+        match found {
+            None => {
+                extra["result"] = json!(index.last_absence().map_or("absent", |x| x.describe()));
+            }
+            Some(mut h) => {
+                let sink = renderer.sink();
+                let mut header_end = 0u64;
+                let mut started = false;
+                let mut visit = |ev: Event<'_>| -> CmdResult<()> {
+                    match ev {
+                        Event::PartitionStart {
+                            key,
+                            deletion,
+                            header_end: he,
+                            ..
+                        } => {
+                            header_end = he.0;
+                            started = true;
+                            sink.partition_start(&table, key, &deletion, he.0)?
+                        }
+                        Event::StaticRow(r) => match &cols {
+                            Some(c) => {
+                                sink.static_row(&table, &filter_columns(r, c), header_end)?
+                            }
+                            None => sink.static_row(&table, r, header_end)?,
+                        },
+                        Event::Row(r) => match &cols {
+                            Some(c) => sink.row(&table, &filter_columns(r, c))?,
+                            None => sink.row(&table, r)?,
+                        },
+                        Event::Marker(m) => sink.marker(&table, m)?,
+                        Event::PartitionEnd { .. } => {
+                            started = false;
+                            sink.partition_end(&table)?
+                        }
+                    }
+                    Ok(())
+                };
+                match reader.read(&mut h, &slice, &ropts, &mut visit) {
+                    Ok(plan) => {
+                        extra["result"] = json!("found");
+                        extra["plan"] = plan_json(&plan);
+                    }
+                    Err(e) => {
+                        if started && !matches!(e, CmdError::Output(_)) {
+                            let _ = sink.abort_partition(&table);
+                        }
+                        let e = match e {
+                            CmdError::Format(e) => CmdError::from(e.in_partition(format!(
+                                "{} (0x{})",
+                                k.label(),
+                                crate::output::hex(key)
+                            ))),
+                            e => e,
+                        };
+                        result = Err(e);
+                        break;
+                    }
+                }
+            }
+        }
+        extra["micros"] = json!(t.elapsed().as_micros() as u64);
+        report(a.io_stats, label, &sst.io.stats().since(&before), extra);
+    }
+    let fin = renderer.finish();
+    result?;
+    fin?;
+    Ok(())
 }

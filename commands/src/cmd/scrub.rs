@@ -1,7 +1,349 @@
-//! Being implemented (issue in progress).
-use std::io::Write;
-use crate::{cli::ScrubArgs, CmdError, CmdResult, Outcome};
+//! `sstkit scrub SSTABLE --mode validate|abort|skip|segregate`: the
+//! index-less scan of Data.db.
+//!
+//! ```text
+//! sstkit scrub nb-1-big-Data.db                          # = --mode validate: report, write nothing
+//! sstkit scrub --mode abort nb-1-big-Data.db             # stop at the first problem
+//! sstkit scrub --mode skip --output-dir /tmp/salvage nb-1-big-Data.db
+//! sstkit scrub --mode segregate --output-dir /tmp/salvage -o text /data/ks/t-1234/
+//! ```
+//!
+//! Data.db is read alone, from its first byte: Index.db and Summary.db may
+//! be missing or corrupt (Index.db, when readable, only supplies
+//! resynchronisation hints). Every decoded partition gets the checks of
+//! `validate` that need no index (see [`sstkit_format::scrub`] for the
+//! resynchronisation and its bounds).
+//!
+//! With `--output-dir DIR` (modes skip and segregate) the salvaged
+//! partitions are written to `DIR/<sstable>-salvaged.ndjson` and the
+//! out-of-order ones (segregate) to `DIR/<sstable>-segregated.ndjson`, one
+//! partition per line in the `dump-data --output ndjson` schema (see
+//! [`crate::dump`]), plus `DIR/<sstable>-lost.ndjson` listing the lost byte
+//! ranges and keys. `<sstable>` is the Data.db file name without `-Data.db`.
+//! DIR must not be the sstable's directory: the input is never written to.
+//!
+//! The report (stdout) has the `validate` shape (see
+//! [`crate::cmd::validate`]) with `mode`, `salvaged`, `segregated`,
+//! `dropped`, `lost_bytes`, `lost_ranges`, `resyncs`, `attempts` and
+//! `outputs` added; lost data is reported as `data_lost` findings with
+//! `offset`, `end` and the keys known to be lost.
+//!
+//! A progress bar (bytes of Data.db) is drawn on stderr when stderr is a
+//! terminal. Exit status 1 when anything was found, 3 when Data.db cannot be
+//! opened (missing, pre-3.0 format, unreadable CompressionInfo.db).
+
+use std::fs::File;
+use std::io::{self, BufWriter, IsTerminal, Write};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::{json, Map, Value};
+use sstkit_format::data::Fragment;
+use sstkit_format::scrub::{self, FragmentSource, Mode, SalvageSink, ScrubInfo, Target};
+
+use crate::cli::{OutputFormat, ScrubArgs, ScrubMode};
+use crate::dump::scylla::ScyllaWriter;
+use crate::dump::{Sink, Table};
+use crate::output::JsonOut;
+use crate::render::KeyCtx;
+use crate::{for_each_sstable, CmdError, CmdResult, Outcome};
+
+/// A progress bar over bytes, on stderr, only when stderr is a terminal.
+pub struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl Progress {
+    /// A bar of `total` bytes labelled `what` (hidden unless stderr is a terminal).
+    pub fn new(total: u64, what: &str) -> Progress {
+        if !io::stderr().is_terminal() || total == 0 {
+            return Progress { bar: None };
+        }
+        let bar = indicatif::ProgressBar::with_draw_target(
+            Some(total),
+            indicatif::ProgressDrawTarget::stderr(),
+        );
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "{msg} [{bar:40}] {bytes}/{total_bytes} ({bytes_per_sec}, {eta})",
+        ) {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        bar.set_message(what.to_string());
+        Progress { bar: Some(bar) }
+    }
+
+    /// Set the position.
+    pub fn set(&mut self, pos: u64) {
+        if let Some(b) = &self.bar {
+            b.set_position(pos);
+        }
+    }
+
+    /// Remove the bar.
+    pub fn finish(&mut self) {
+        if let Some(b) = self.bar.take() {
+            b.finish_and_clear();
+        }
+    }
+}
+
+fn mode_of(m: ScrubMode) -> Mode {
+    match m {
+        ScrubMode::Validate => Mode::Validate,
+        ScrubMode::Abort => Mode::Abort,
+        ScrubMode::Skip => Mode::Skip,
+        ScrubMode::Segregate => Mode::Segregate,
+    }
+}
+
+fn mode_name(m: ScrubMode) -> &'static str {
+    match m {
+        ScrubMode::Validate => "validate",
+        ScrubMode::Abort => "abort",
+        ScrubMode::Skip => "skip",
+        ScrubMode::Segregate => "segregate",
+    }
+}
+
+fn same_dir(a: &Path, b: &Path) -> bool {
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    canon(a) == canon(b)
+}
+
 /// Run the command.
-pub fn run(_a: &ScrubArgs, _out: &mut dyn Write) -> CmdResult<Outcome> {
-    Err(CmdError::Usage("not implemented yet".into()))
+pub fn run(a: &ScrubArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
+    if let Some(dir) = &a.output_dir {
+        if !matches!(a.mode, ScrubMode::Skip | ScrubMode::Segregate) {
+            return Err(CmdError::Usage(
+                "--output-dir needs --mode skip or --mode segregate".into(),
+            ));
+        }
+        std::fs::create_dir_all(dir).map_err(|e| {
+            CmdError::Usage(format!(
+                "cannot create output directory {}: {e}",
+                dir.display()
+            ))
+        })?;
+        // Refuse to write next to any input sstable.
+        for d in crate::resolve_sstables(&a.sst.sstables)? {
+            let input_dir = if d.dir.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                d.dir.clone()
+            };
+            if same_dir(dir, &input_dir) {
+                return Err(CmdError::Usage(format!(
+                    "--output-dir {} is the input sstable's directory; the input is never written to",
+                    dir.display()
+                )));
+            }
+        }
+    }
+    let now_secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    for_each_sstable(
+        &a.sst.sstables,
+        &a.sst.common,
+        OutputFormat::Json,
+        false,
+        out,
+        |sst, emit| {
+            let ctx = KeyCtx::read(sst)?;
+            let opts = scrub::Options {
+                mode: mode_of(a.mode),
+                ..scrub::Options::default()
+            };
+            let label = crate::sstable_label(sst);
+            let mut sink = match &a.output_dir {
+                Some(dir) => Some(NdjsonSink::create(dir, &sst.data_path(), &label, now_secs)?),
+                None => None,
+            };
+            let total = sst.io.len(sstkit_format::Component::Data).unwrap_or(0);
+            let mut bar = Progress::new(total, "scrub");
+            let r = scrub::scrub(
+                sst,
+                &opts,
+                sink.as_mut().map(|s| s as &mut dyn SalvageSink),
+                &mut |p, _| bar.set(p),
+            );
+            bar.finish();
+            let report = r?;
+            let mut summary = Map::new();
+            summary.insert("valid".into(), json!(report.valid()));
+            summary.insert("errors".into(), json!(report.problems.total()));
+            summary.insert("mode".into(), json!(mode_name(a.mode)));
+            summary.insert("partitions".into(), json!(report.partitions));
+            summary.insert("rows".into(), json!(report.rows));
+            summary.insert("static_rows".into(), json!(report.static_rows));
+            summary.insert("range_tombstone_markers".into(), json!(report.markers));
+            summary.insert("data_bytes".into(), json!(report.data_len));
+            summary.insert("salvaged".into(), json!(report.salvaged));
+            summary.insert("segregated".into(), json!(report.segregated));
+            summary.insert("dropped".into(), json!(report.dropped));
+            summary.insert("lost_bytes".into(), json!(report.lost_bytes));
+            summary.insert(
+                "lost_ranges".into(),
+                Value::Array(
+                    report
+                        .lost_ranges
+                        .iter()
+                        .map(|r| json!([r.start, r.end]))
+                        .collect(),
+                ),
+            );
+            summary.insert("aborted".into(), json!(report.aborted));
+            summary.insert("resyncs".into(), json!(report.resyncs));
+            summary.insert("attempts".into(), json!(report.attempts));
+            if let Some(s) = &sink {
+                summary.insert(
+                    "outputs".into(),
+                    json!({
+                        "salvaged": s.main_path.display().to_string(),
+                        "segregated": s.seg_path.display().to_string(),
+                        "lost": s.lost_path.display().to_string(),
+                    }),
+                );
+            }
+            crate::cmd::validate::emit_report(sst, emit, &ctx, summary, &report.problems)
+        },
+    )
+}
+
+/// The NDJSON salvage sink: dump-data NDJSON lines (through the dump-data
+/// renderer, [`ScyllaWriter`]) per target file, and a `-lost.ndjson` file.
+struct NdjsonSink {
+    label: String,
+    now_secs: i64,
+    main: BufWriter<File>,
+    seg: Option<BufWriter<File>>,
+    lost: BufWriter<File>,
+    main_path: PathBuf,
+    seg_path: PathBuf,
+    lost_path: PathBuf,
+    partitioner_key: Option<sstkit_format::types::CqlType>,
+    buf: Vec<u8>,
+}
+
+impl NdjsonSink {
+    fn create(dir: &Path, data_path: &Path, label: &str, now_secs: i64) -> CmdResult<NdjsonSink> {
+        let name = data_path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "sstable".into());
+        let stem = name.strip_suffix("-Data.db").unwrap_or(&name).to_string();
+        let main_path = dir.join(format!("{stem}-salvaged.ndjson"));
+        let seg_path = dir.join(format!("{stem}-segregated.ndjson"));
+        let lost_path = dir.join(format!("{stem}-lost.ndjson"));
+        let open = |p: &Path| -> CmdResult<BufWriter<File>> {
+            File::create(p)
+                .map(BufWriter::new)
+                .map_err(|e| CmdError::Usage(format!("cannot create {}: {e}", p.display())))
+        };
+        Ok(NdjsonSink {
+            label: label.to_string(),
+            now_secs,
+            main: open(&main_path)?,
+            seg: None,
+            lost: open(&lost_path)?,
+            main_path,
+            seg_path,
+            lost_path,
+            partitioner_key: None,
+            buf: Vec::new(),
+        })
+    }
+}
+
+/// Feed one partition's fragments to a dump-data sink.
+fn render_partition(
+    t: &Table<'_>,
+    src: &mut dyn FragmentSource,
+    sink: &mut dyn Sink,
+) -> io::Result<()> {
+    let to_io = |e: sstkit_format::Error| io::Error::other(e.to_string());
+    let mut started = false;
+    while let Some(f) = src.next_fragment().map_err(to_io)? {
+        match &f {
+            Fragment::PartitionStart { key, deletion, .. } => {
+                // The header end is only used by sstabledump; 0 here.
+                sink.partition_start(t, key, deletion, 0)?;
+                started = true;
+            }
+            Fragment::StaticRow(r) => sink.static_row(t, r, r.position.0)?,
+            Fragment::Row(r) => sink.row(t, r)?,
+            Fragment::Marker(m) => sink.marker(t, m)?,
+            Fragment::PartitionEnd { .. } => {
+                sink.partition_end(t)?;
+                started = false;
+            }
+        }
+    }
+    if started {
+        sink.abort_partition(t)?;
+    }
+    Ok(())
+}
+
+impl SalvageSink for NdjsonSink {
+    fn begin(&mut self, info: &ScrubInfo<'_>) -> io::Result<()> {
+        self.partitioner_key = Some(info.header.partition_key_type.clone());
+        Ok(())
+    }
+
+    fn partition(
+        &mut self,
+        info: &ScrubInfo<'_>,
+        target: Target,
+        src: &mut dyn FragmentSource,
+    ) -> io::Result<()> {
+        let t = Table {
+            header: info.header,
+            partitioner: info.partitioner.clone(),
+            now_secs: self.now_secs,
+            raw_timestamps: false,
+        };
+        self.buf.clear();
+        {
+            let mut w: &mut Vec<u8> = &mut self.buf;
+            let mut json = JsonOut::new(&mut w, OutputFormat::Ndjson);
+            json.begin_sstable(&self.label)?;
+            let mut sw = ScyllaWriter::new(&mut json, true, false);
+            render_partition(&t, src, &mut sw)?;
+        }
+        let out = match target {
+            Target::Main => &mut self.main,
+            Target::Segregated => {
+                if self.seg.is_none() {
+                    self.seg = Some(BufWriter::new(File::create(&self.seg_path)?));
+                }
+                match self.seg.as_mut() {
+                    Some(s) => s,
+                    None => return Ok(()),
+                }
+            }
+        };
+        out.write_all(&self.buf)
+    }
+
+    fn lost(&mut self, range: Range<u64>, keys: &[Vec<u8>]) -> io::Result<()> {
+        let keys: Vec<String> = keys.iter().map(|k| crate::output::hex(k)).collect();
+        let v = json!({
+            "sstable": self.label,
+            "lost": {"start": range.start, "end": range.end},
+            "keys": keys,
+        });
+        serde_json::to_writer(&mut self.lost, &v)?;
+        self.lost.write_all(b"\n")
+    }
+
+    fn end(&mut self, _report: &scrub::Report) -> io::Result<()> {
+        self.main.flush()?;
+        if let Some(s) = self.seg.as_mut() {
+            s.flush()?;
+        }
+        self.lost.flush()
+    }
 }

@@ -10,10 +10,11 @@
 //!   pretty-printer emulation), and `-e` (`--keys-only`).
 //! * [`text`] — `--output text`: one row per line like `sstabledump -d`.
 //!
-//! [`values`] renders values in Cassandra's three text forms
-//! (`toJSONString`, `getString`, CQL literal) with the Java number, date and
-//! address formats of [`javafmt`]. [`select`] resolves the key selection
-//! flags (parsing keys, index lookups, token ranges).
+//! Values are rendered in Cassandra's text forms (`toJSONString`,
+//! `getString`, `toCQLString`) straight from the bytes by
+//! [`sstkit_format::value::java`] (re-exported by [`values`]), which also
+//! holds the Java number, date and address formats. [`select`] resolves the
+//! key selection flags (parsing keys, index lookups, token ranges).
 //!
 //! # `--output json` schema
 //!
@@ -85,7 +86,6 @@
 //! [`Fragment`]: sstkit_format::data::Fragment
 
 pub mod jackson;
-pub mod javafmt;
 pub mod scylla;
 pub mod select;
 pub mod sstabledump;

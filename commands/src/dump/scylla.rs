@@ -13,11 +13,11 @@ use sstkit_format::clustering::{BoundKind, ClusteringPrefix};
 use sstkit_format::data::{Cell, ColumnData, MarkerDeletion, RangeTombstoneMarker, Row};
 use sstkit_format::deletion::DeletionTime;
 use sstkit_format::types::CqlType;
+use sstkit_format::value::java::{self, render, Form};
+use sstkit_format::value::Uuid;
 
 use super::jackson::write_escaped;
-use super::javafmt as jf;
 use super::sstabledump::{cell_value_type, udt_field_index};
-use super::values::{render, Form};
 use super::{row_is_empty, tombstones_of, Sink, Table};
 use crate::output::JsonOut;
 
@@ -65,15 +65,17 @@ fn is_frozen_collection(ty: &CqlType) -> bool {
 
 /// `YYYY-MM-DD HH:MM:SSz` of seconds since the epoch (Scylla's gc_clock format).
 pub fn gc_time(secs: i64) -> String {
-    let days = secs.div_euclid(86_400);
     let sod = secs.rem_euclid(86_400);
-    let d = jf::local_date(days);
-    format!(
-        "{d} {:02}:{:02}:{:02}z",
+    let mut s = String::with_capacity(24);
+    java::local_date_into(&mut s, secs.div_euclid(86_400));
+    let _ = write!(
+        s,
+        " {:02}:{:02}:{:02}z",
         sod / 3600,
         sod / 60 % 60,
         sod % 60
-    )
+    );
+    s
 }
 
 impl<'a, 'w> ScyllaWriter<'a, 'w> {
@@ -328,7 +330,7 @@ fn counter_shards(buf: &mut Vec<u8>, b: &[u8]) {
         if i > 0 {
             buf.push(b',');
         }
-        let id = jf::uuid(&s[..16]).unwrap_or_default();
+        let id = Uuid(s[..16].try_into().unwrap_or([0; 16]));
         let clock = i64::from_be_bytes(s[16..24].try_into().unwrap_or([0; 8]));
         let count = i64::from_be_bytes(s[24..32].try_into().unwrap_or([0; 8]));
         let _ = write!(

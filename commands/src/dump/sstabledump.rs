@@ -24,10 +24,9 @@ use sstkit_format::clustering::{BoundKind, ClusteringPrefix};
 use sstkit_format::data::{Cell, ColumnData, MarkerDeletion, RangeTombstoneMarker, Row};
 use sstkit_format::deletion::DeletionTime;
 use sstkit_format::types::{quote_ident, CqlType};
+use sstkit_format::value::java::{self, render, Form};
 
 use super::jackson::JsonGen;
-use super::javafmt as jf;
-use super::values::{render, Form};
 use super::Table;
 
 /// Streaming writer of one sstable's sstabledump output.
@@ -123,7 +122,7 @@ impl<W: Write> SstabledumpWriter<W> {
         if t.raw_timestamps {
             let _ = write!(self.tbuf, "{v}");
         } else {
-            jf::instant_micros_into(&mut self.tbuf, v);
+            java::date_string_micros_into(&mut self.tbuf, v);
         }
         self.g.string(&self.tbuf)
     }
@@ -134,7 +133,7 @@ impl<W: Write> SstabledumpWriter<W> {
         if t.raw_timestamps {
             let _ = write!(self.tbuf, "{v}");
         } else {
-            jf::instant_secs_into(&mut self.tbuf, v);
+            java::date_string_secs_into(&mut self.tbuf, v);
         }
         self.g.string(&self.tbuf)
     }

@@ -24,9 +24,9 @@ use sstkit_format::data::{
 };
 use sstkit_format::deletion::DeletionTime;
 use sstkit_format::types::CqlType;
+use sstkit_format::value::java::{counter_total, render, Form};
 
 use super::sstabledump::{cell_value_type, udt_field_index};
-use super::values::{counter_total, render, Form};
 use super::{row_is_empty, tombstones_of, Sink, Table};
 
 /// Writer of the text form.

@@ -131,6 +131,9 @@ struct Inner<'s> {
     prev_start: u64,
     findings: Vec<Finding>,
     findings_dropped: u64,
+    /// False right after [`Inner::seek_within`]: the previous unfiltered was
+    /// not read, so the next `prev_unfiltered_size` cannot be checked.
+    check_next_prev: bool,
 }
 
 /// Lowercase hex with a `0x` prefix (error context for partition keys).
@@ -173,6 +176,7 @@ impl<'s> Inner<'s> {
             prev_start: 0,
             findings: Vec::new(),
             findings_dropped: 0,
+            check_next_prev: true,
         }
     }
 
@@ -332,7 +336,10 @@ impl<'s> Inner<'s> {
                 ))
             }
             Head::Row { prev, .. } | Head::Marker { prev, .. } => {
-                self.record(start, prev, start - self.prev_start);
+                if self.check_next_prev {
+                    self.record(start, prev, start.saturating_sub(self.prev_start));
+                }
+                self.check_next_prev = true;
                 self.prev_start = start;
                 if matches!(head, Head::Marker { .. }) {
                     Plan::Marker {
@@ -463,6 +470,18 @@ impl<'s> Inner<'s> {
     fn seek_partition(&mut self, pos: DataPos) -> Result<()> {
         self.failed.set(false);
         self.state = State::PartitionStart;
+        self.check_next_prev = true;
+        self.src.seek(pos).map_err(|e| self.fail(e))
+    }
+
+    fn seek_within(&mut self, partition: DataPos, key: &[u8], pos: DataPos) -> Result<()> {
+        self.failed.set(false);
+        self.state = State::Unfiltered;
+        self.key.clear();
+        self.key.extend_from_slice(key);
+        self.partition_start = partition.0;
+        self.prev_start = pos.0;
+        self.check_next_prev = false;
         self.src.seek(pos).map_err(|e| self.fail(e))
     }
 }
@@ -545,6 +564,48 @@ impl<'s> ScanReader<'s> {
     /// Clears a previous error.
     pub fn seek_partition(&mut self, pos: DataPos) -> Result<()> {
         self.inner.seek_partition(pos)
+    }
+
+    /// Continue inside the partition that starts at `partition` (key `key`),
+    /// at `pos`: a position where an unfiltered (row or range tombstone
+    /// marker) starts, e.g. a promoted-index block. The partition header and
+    /// static row are not read (the next fragment is a row, a marker or the
+    /// partition end); the first unfiltered's `prev_unfiltered_size` is not
+    /// checked. Clears a previous error. Used by bounded reads
+    /// ([`crate::read`]).
+    pub fn seek_to(&mut self, partition: DataPos, key: &[u8], pos: DataPos) -> Result<()> {
+        self.inner.seek_within(partition, key, pos)
+    }
+
+    /// How the following Data.db loads are read ([`DataSource::set_read_kind`]).
+    pub fn set_read_kind(&mut self, kind: crate::io::ReadKind) {
+        self.inner.src.set_read_kind(kind);
+    }
+
+    /// Read size of uncompressed loads outside a planned range.
+    pub fn set_block_size(&mut self, n: usize) {
+        self.inner.src.set_block_size(n);
+    }
+
+    /// Plan the range the next seek reads ([`DataSource::plan`]): loads up to
+    /// `end` are made in one request. Call before the seek.
+    pub fn plan_read(&mut self, end: Option<DataPos>) {
+        self.inner.src.plan(end);
+    }
+
+    /// Drop the window (start of an operation; [`DataSource::reset`]).
+    pub fn reset_window(&mut self) {
+        self.inner.src.reset();
+    }
+
+    /// The uncompressed bytes `[pos, pos + len)` through the reader's
+    /// source (a plan set before applies). The reader must be re-positioned
+    /// ([`ScanReader::seek_partition`] or [`ScanReader::seek_to`]) before
+    /// decoding again.
+    pub fn read_bytes(&mut self, pos: DataPos, len: usize) -> Result<Vec<u8>> {
+        self.inner.state = State::Done;
+        let r = self.inner.src.read_range(pos, len);
+        r.map_err(|e| self.inner.ctx(e))
     }
 
     /// Position of the next byte to decode.

@@ -55,6 +55,9 @@ pub const DEFAULT_MAX_WINDOW: u64 = 256 * 1024 * 1024;
 /// key up to 64 KiB, 12-byte deletion) always fits.
 pub const MIN_MAX_WINDOW: u64 = 65_535 + 2 + 12 + 1;
 
+/// Largest single request made for a planned range ([`DataSource::plan`]).
+pub const MAX_PLANNED_READ: u64 = 1024 * 1024;
+
 enum Backend<'s> {
     /// Reads through the sstable's IO layer.
     Io { io: &'s IoLayer, file_len: u64 },
@@ -68,6 +71,9 @@ struct Compressed {
     dec: ChunkDecompressor,
     /// Decompression output, reused across chunks.
     scratch: Vec<u8>,
+    /// Compressed bytes of the chunks of a planned range, read in one
+    /// request: `(file offset, bytes)`.
+    prefetch: Option<(u64, Vec<u8>)>,
 }
 
 /// Windowed reader of uncompressed Data.db bytes (see the module docs).
@@ -81,6 +87,10 @@ pub struct DataSource<'s> {
     pos: usize,
     block_size: usize,
     max_window: u64,
+    /// How reads are made (scans read ahead, point reads do not).
+    kind: ReadKind,
+    /// End of a planned range: loads up to it are made in one request.
+    plan_end: Option<u64>,
 }
 
 impl std::fmt::Debug for DataSource<'_> {
@@ -112,6 +122,7 @@ impl<'s> DataSource<'s> {
                 info,
                 dec,
                 scratch: Vec::new(),
+                prefetch: None,
             })
         } else {
             None
@@ -132,6 +143,8 @@ impl<'s> DataSource<'s> {
             pos: 0,
             block_size: DEFAULT_BLOCK_SIZE,
             max_window: DEFAULT_MAX_WINDOW,
+            kind: ReadKind::Scan,
+            plan_end: None,
         })
     }
 
@@ -148,7 +161,54 @@ impl<'s> DataSource<'s> {
             pos: 0,
             block_size: DEFAULT_BLOCK_SIZE,
             max_window: DEFAULT_MAX_WINDOW,
+            kind: ReadKind::Scan,
+            plan_end: None,
         }
+    }
+
+    /// How the following loads are read: [`ReadKind::Scan`] (the default;
+    /// the IO layer reads ahead) or [`ReadKind::Point`] (bounded reads).
+    pub fn set_read_kind(&mut self, kind: ReadKind) {
+        self.kind = kind;
+    }
+
+    /// Plan a bounded range: until the loaded data reaches `end`, each load
+    /// reads everything up to `end` (at most [`MAX_PLANNED_READ`] bytes) in
+    /// one request — for compressed files, the compressed bytes of every
+    /// chunk up to `end`'s in one request, each chunk still decompressed
+    /// only when the window reaches it. Past `end` (or with `None`) loads
+    /// are back to one block or chunk. Call before [`DataSource::seek`].
+    pub fn plan(&mut self, end: Option<DataPos>) {
+        self.plan_end = end.map(|e| e.0.min(self.data_len));
+    }
+
+    /// Drop the window and any prefetched bytes (the start of an operation:
+    /// nothing read for a previous one is reused).
+    pub fn reset(&mut self) {
+        self.buf.clear();
+        self.pos = 0;
+        self.buf_start = 0;
+        self.plan_end = None;
+        if let Some(c) = &mut self.compression {
+            c.prefetch = None;
+        }
+    }
+
+    /// The `len` bytes at `pos` (uncompressed), through the window: a seek
+    /// and a fill (so a plan set before applies), then a copy. The position
+    /// is left at `pos`.
+    pub fn read_range(&mut self, pos: DataPos, len: usize) -> Result<Vec<u8>> {
+        self.seek(pos)?;
+        if !self.fill(len as u64)? {
+            return Err(self.err(
+                ErrorKind::UnexpectedEof {
+                    need: len as u64,
+                    have: self.window().len() as u64,
+                },
+                "data range",
+            ));
+        }
+        Ok(self.window()[..len].to_vec())
     }
 
     /// Set the read size for uncompressed files (at least 1 byte).
@@ -338,9 +398,13 @@ impl<'s> DataSource<'s> {
                     .extend_from_slice(bytes.get(s..s + n).unwrap_or(&[]));
             }
             (Backend::Io { io, .. }, None) => {
-                let n = (self.data_len - end).min(self.block_size as u64) as usize;
+                let want = match self.plan_end {
+                    Some(pe) if pe > end => (pe - end).min(MAX_PLANNED_READ),
+                    _ => self.block_size as u64,
+                };
+                let n = (self.data_len - end).min(want) as usize;
                 let bytes = io
-                    .read(Component::Data, end, n, ReadKind::Scan)
+                    .read(Component::Data, end, n, self.kind)
                     .map_err(|e| ctx(&self.path, e))?;
                 self.buf.extend_from_slice(&bytes);
             }
@@ -353,11 +417,53 @@ impl<'s> DataSource<'s> {
                 let range = c.info.chunk_range(i, *file_len).map_err(loc)?;
                 let expect = c.info.uncompressed_len(i).map_err(loc)?;
                 let raw_len = usize::try_from(range.end - range.start).unwrap_or(usize::MAX);
-                let raw = io
-                    .read(Component::Data, range.start, raw_len, ReadKind::Scan)
-                    .map_err(|e| ctx(&self.path, e))?;
+                let in_prefetch = |p: &Option<(u64, Vec<u8>)>| {
+                    p.as_ref()
+                        .is_some_and(|(s, b)| *s <= range.start && range.end <= s + b.len() as u64)
+                };
+                if !in_prefetch(&c.prefetch) {
+                    c.prefetch = None;
+                    if let Some(pe) = self.plan_end.filter(|pe| *pe > end) {
+                        // Every chunk up to the plan's end, in one request.
+                        let last = ((pe - 1) / c.info.chunk_length as u64) as usize;
+                        let mut to = range.end;
+                        for k in i + 1..=last {
+                            let Ok(r) = c.info.chunk_range(k, *file_len) else {
+                                break;
+                            };
+                            if r.end - range.start > MAX_PLANNED_READ {
+                                break;
+                            }
+                            to = r.end;
+                        }
+                        if to > range.end {
+                            let bytes = io
+                                .read(
+                                    Component::Data,
+                                    range.start,
+                                    (to - range.start) as usize,
+                                    self.kind,
+                                )
+                                .map_err(|e| ctx(&self.path, e))?;
+                            c.prefetch = Some((range.start, bytes));
+                        }
+                    }
+                }
+                let owned;
+                let raw: &[u8] = match &c.prefetch {
+                    Some((s, b)) if in_prefetch(&c.prefetch) => {
+                        let o = (range.start - s) as usize;
+                        &b[o..o + raw_len]
+                    }
+                    _ => {
+                        owned = io
+                            .read(Component::Data, range.start, raw_len, self.kind)
+                            .map_err(|e| ctx(&self.path, e))?;
+                        &owned
+                    }
+                };
                 c.dec
-                    .decompress(i, range.start, &raw, expect, &mut c.scratch)
+                    .decompress(i, range.start, raw, expect, &mut c.scratch)
                     .map_err(loc)?;
                 self.buf.extend_from_slice(&c.scratch);
                 let mut stats = io.stats_mut();
@@ -382,7 +488,10 @@ fn ctx(path: &Option<PathBuf>, e: Error) -> Error {
 /// uncompressed start `at` (errors report uncompressed positions; the chunk
 /// decoder locates them at the file offset), with the chunk index attached.
 fn chunk_err(path: &Option<PathBuf>, chunk: u64, at: u64, kind: ErrorKind) -> Error {
-    ctx(path, Error::at(kind, Component::Data, at, "compressed chunk").in_chunk(chunk))
+    ctx(
+        path,
+        Error::at(kind, Component::Data, at, "compressed chunk").in_chunk(chunk),
+    )
 }
 
 #[cfg(test)]

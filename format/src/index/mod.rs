@@ -26,7 +26,7 @@
 
 mod promoted;
 
-pub use promoted::{IndexInfo, IndexName, PromotedIndex, WIDTH_BASE};
+pub use promoted::{decode_index_info, IndexInfo, IndexName, PromotedIndex, WIDTH_BASE};
 
 use crate::component::Component;
 use crate::cur::Cur;

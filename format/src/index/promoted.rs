@@ -86,6 +86,43 @@ pub struct IndexInfo<'a> {
     pub position: u64,
 }
 
+/// Decode one row-format `IndexInfo` at the cursor (§4.2). `fixed` has one
+/// entry per clustering column (`Some(len)` for fixed-length types).
+pub fn decode_index_info<'a>(
+    cur: &mut Cur<'a>,
+    fixed: &[Option<usize>],
+    features: &Features,
+) -> Result<IndexInfo<'a>> {
+    let position = cur.abs_offset();
+    let first = decode_prefix(cur, fixed)?;
+    let last = decode_prefix(cur, fixed)?;
+    let offset = cur.uvint("index block offset")?;
+    let at = cur.clone();
+    let delta = cur.vint("index block width")?;
+    let width = delta
+        .checked_add(WIDTH_BASE)
+        .filter(|w| *w >= 0)
+        .ok_or_else(|| {
+            at.bad(
+                "index block width",
+                format!("negative width (delta {delta})"),
+            )
+        })?;
+    let end_open_marker = if cur.bool("index block end-open-marker flag")? {
+        Some(DeletionTime::decode(cur, features)?)
+    } else {
+        None
+    };
+    Ok(IndexInfo {
+        first_name: IndexName::Prefix(first),
+        last_name: IndexName::Prefix(last),
+        offset,
+        width: width as u64,
+        end_open_marker,
+        position,
+    })
+}
+
 /// The promoted index of a partition.
 #[derive(Debug, Clone)]
 pub struct PromotedIndex<'a> {
@@ -225,33 +262,7 @@ impl<'a> PromotedIndex<'a> {
                 position,
             });
         }
-        let first = decode_prefix(cur, fixed)?;
-        let last = decode_prefix(cur, fixed)?;
-        let offset = cur.uvint("index block offset")?;
-        let at = cur.clone();
-        let delta = cur.vint("index block width")?;
-        let width = delta
-            .checked_add(WIDTH_BASE)
-            .filter(|w| *w >= 0)
-            .ok_or_else(|| {
-                at.bad(
-                    "index block width",
-                    format!("negative width (delta {delta})"),
-                )
-            })?;
-        let end_open_marker = if cur.bool("index block end-open-marker flag")? {
-            Some(DeletionTime::decode(cur, &self.features)?)
-        } else {
-            None
-        };
-        Ok(IndexInfo {
-            first_name: IndexName::Prefix(first),
-            last_name: IndexName::Prefix(last),
-            offset,
-            width: width as u64,
-            end_open_marker,
-            position,
-        })
+        decode_index_info(cur, fixed, &self.features)
     }
 
     /// Decode every block in order. `fixed` has one entry per clustering

@@ -1,18 +1,73 @@
 //! The IO layer: every byte any command reads from an sstable goes through
 //! [`IoLayer`], which checks the range against the file length before it
-//! allocates, and counts reads and bytes per component ([`IoStats`]).
+//! allocates, issues the physical reads, and counts them per component
+//! ([`IoStats`]).
 //!
-//! Expected IO of the metadata commands: one read of each component they
-//! decode (`dump-statistics`: one Statistics.db read of the whole file).
+//! # Physical reads
+//!
+//! [`IoOptions`] selects how (`--io-mode`, `--io-unit`, `--max-io`,
+//! `--read-ahead`, `--index-cache-size`):
+//!
+//! * **Modes** ([`IoMode`]): `pread` (positioned reads, the default), `mmap`
+//!   (the file is mapped; a "read" copies from the mapping) and `direct`
+//!   (`O_DIRECT`: the page cache is bypassed, buffers are 4 KiB-aligned,
+//!   offsets and lengths unit-aligned; a filesystem that refuses `O_DIRECT`
+//!   gives a clear error). The counters are identical in every mode.
+//! * **Alignment.** A request for `[off, off + len)` is widened to whole
+//!   units, `[align_down(off), align_up(off + len))`, clipped at the end of
+//!   the file.
+//! * **Coalescing.** The units of one request are read as one physical read
+//!   of up to `max_io` bytes (a longer request is split into `max_io` pieces).
+//!   Within an operation, the last unit of the previous point read of a
+//!   component is kept: a following request that starts inside it (the next
+//!   compressed chunk, the rest of a row) does not read it again.
+//! * **Read-ahead** ([`ReadKind::Scan`] only): a sequential scan reads
+//!   windows of `read_ahead` bytes (at least the request) and serves the
+//!   following requests from the window. Point reads ([`ReadKind::Point`],
+//!   [`ReadKind::Metadata`]) never read ahead.
+//!
+//! # The index cache
+//!
+//! [`IoLayer::read_cached`] serves Index.db through an LRU of `unit`-sized
+//! pages (plus parsed promoted-index blocks, kept by the readers in
+//! [`crate::read`]), bounded by `index_cache_bytes` and kept across
+//! operations (lookups) for the life of the sstable. Each page (or block)
+//! access counts a cache hit or miss, each eviction an eviction, on the
+//! Index component; missing pages are read with the rules above. With
+//! `index_cache_bytes == 0` (`--no-index-cache`) pages and blocks are kept
+//! for one operation only (no hits or misses are counted).
+//!
+//! # Operations
+//!
+//! [`IoLayer::begin_operation`] starts an operation (a key lookup): it drops
+//! the read-ahead windows, the kept last units and the per-operation
+//! scratch, but not the index cache. Callers snapshot [`IoLayer::stats`]
+//! before and after and report the difference ([`IoStats::since`]).
+//!
+//! # Expected IO
+//!
+//! * Metadata commands: one request per component they decode
+//!   ([`IoLayer::read_all`]), i.e. `ceil(len / max_io)` reads
+//!   (`dump-statistics`: one Statistics.db read of the whole file).
+//! * A sequential scan of Data.db: `ceil(len / max_io)` reads in windows of
+//!   `read_ahead` bytes; every byte read once.
+//! * A point read of `n` bytes: `ceil((align_up(off + n) - align_down(off)) / max_io)`
+//!   reads (one, for anything up to `max_io - unit` bytes).
 
+mod cache;
+mod file;
 mod stats;
 
 pub use stats::{ComponentIo, IoStats};
 
+use std::any::Any;
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use cache::{CacheKey, CacheValue, Lru};
+use file::OpenFile;
 
 use crate::component::Component;
 use crate::error::{Error, ErrorKind, Result};
@@ -29,29 +84,140 @@ pub enum ReadKind {
     Point,
 }
 
-/// One open component file.
-#[derive(Debug)]
-struct OpenFile {
-    file: File,
-    len: u64,
+/// How files are read (`--io-mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IoMode {
+    /// Positioned reads (`pread`).
+    #[default]
+    Pread,
+    /// Memory-mapped files.
+    Mmap,
+    /// `O_DIRECT` reads into aligned buffers (Linux).
+    Direct,
 }
 
-/// Owns the open component files of one sstable and counts what is read.
+/// IO settings (the `--io-*` flags).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IoOptions {
+    /// How files are read.
+    pub mode: IoMode,
+    /// Read unit: reads are aligned to it and sized in multiples of it
+    /// (a power of two, 512 B ..= 1 MiB).
+    pub unit: u64,
+    /// Largest single physical read (a multiple of `unit`).
+    pub max_io: u64,
+    /// Read-ahead window of sequential scans (0: none).
+    pub read_ahead: u64,
+    /// Capacity of the index cache in bytes (0: no cache across operations).
+    pub index_cache_bytes: u64,
+}
+
+impl Default for IoOptions {
+    fn default() -> Self {
+        IoOptions {
+            mode: IoMode::Pread,
+            unit: 4096,
+            max_io: 128 * 1024,
+            read_ahead: 1024 * 1024,
+            index_cache_bytes: 8 * 1024 * 1024,
+        }
+    }
+}
+
+impl IoOptions {
+    /// Smallest accepted unit.
+    pub const MIN_UNIT: u64 = 512;
+    /// Largest accepted unit.
+    pub const MAX_UNIT: u64 = 1 << 20;
+
+    /// Check the settings: `unit` a power of two in 512 B ..= 1 MiB, `max_io`
+    /// at least one unit (rounded down to a multiple of it). The message
+    /// names the flag at fault.
+    pub fn checked(mut self) -> std::result::Result<IoOptions, String> {
+        if !self.unit.is_power_of_two() || !(Self::MIN_UNIT..=Self::MAX_UNIT).contains(&self.unit) {
+            return Err(format!(
+                "--io-unit {}: must be a power of two from 512 B to 1 MiB",
+                self.unit
+            ));
+        }
+        if self.max_io < self.unit {
+            return Err(format!(
+                "--max-io {}: must be at least the IO unit ({})",
+                self.max_io, self.unit
+            ));
+        }
+        self.max_io -= self.max_io % self.unit;
+        Ok(self)
+    }
+
+    fn align_down(&self, x: u64) -> u64 {
+        x - x % self.unit
+    }
+
+    fn align_up(&self, x: u64) -> u64 {
+        x.div_ceil(self.unit).saturating_mul(self.unit)
+    }
+}
+
+/// Per-component buffers that live for one operation.
+#[derive(Debug, Default)]
+struct Buffers {
+    /// The last unit of the last point read: `(offset, bytes)`.
+    tail: Option<(u64, Vec<u8>)>,
+    /// The read-ahead window of scans: `(offset, bytes)`.
+    ra: Option<(u64, Vec<u8>)>,
+}
+
+/// Owns the open component files of one sstable, issues and counts reads,
+/// and holds the index cache.
 #[derive(Debug)]
 pub struct IoLayer {
     paths: HashMap<Component, PathBuf>,
-    files: RefCell<HashMap<Component, OpenFile>>,
+    opts: IoOptions,
+    files: RefCell<HashMap<Component, Rc<OpenFile>>>,
     stats: RefCell<IoStats>,
+    bufs: RefCell<HashMap<Component, Buffers>>,
+    /// The index cache (capacity `index_cache_bytes`).
+    cache: RefCell<Lru>,
+    /// Pages and objects of the current operation when the cache is off.
+    scratch: RefCell<Lru>,
 }
 
 impl IoLayer {
-    /// A layer over the given component paths (files are opened lazily).
+    /// A layer over the given component paths with default options (files
+    /// are opened lazily).
     pub fn new(paths: HashMap<Component, PathBuf>) -> Self {
+        Self::with_options(paths, IoOptions::default())
+    }
+
+    /// A layer with `opts` (see [`IoOptions::checked`]; unchecked values are
+    /// clamped to something usable).
+    pub fn with_options(paths: HashMap<Component, PathBuf>, opts: IoOptions) -> Self {
+        let opts = opts.checked().unwrap_or_else(|_| {
+            let unit = opts
+                .unit
+                .clamp(IoOptions::MIN_UNIT, IoOptions::MAX_UNIT)
+                .next_power_of_two();
+            IoOptions {
+                unit,
+                max_io: opts.max_io.max(unit) / unit * unit,
+                ..opts
+            }
+        });
         IoLayer {
             paths,
+            opts,
             files: RefCell::new(HashMap::new()),
             stats: RefCell::new(IoStats::default()),
+            bufs: RefCell::new(HashMap::new()),
+            cache: RefCell::new(Lru::new(opts.index_cache_bytes)),
+            scratch: RefCell::new(Lru::new(0)),
         }
+    }
+
+    /// The options in effect.
+    pub fn options(&self) -> &IoOptions {
+        &self.opts
     }
 
     /// Path of a component, if the sstable has it.
@@ -72,83 +238,236 @@ impl IoLayer {
         }
     }
 
-    fn with_file<T>(&self, c: Component, f: impl FnOnce(&OpenFile) -> Result<T>) -> Result<T> {
-        let mut files = self.files.borrow_mut();
-        if let std::collections::hash_map::Entry::Vacant(slot) = files.entry(c) {
-            let path = self.paths.get(&c).ok_or_else(|| self.missing(c))?;
-            let file = File::open(path).map_err(|e| {
-                if e.kind() == std::io::ErrorKind::NotFound {
-                    self.missing(c)
-                } else {
-                    Error::from(e).in_file(path).in_component(c)
-                }
-            })?;
-            let len = file
-                .metadata()
-                .map_err(|e| Error::from(e).in_file(path))?
-                .len();
-            slot.insert(OpenFile { file, len });
+    fn locate(&self, c: Component, e: Error, off: Option<u64>) -> Error {
+        let e = e.in_component(c);
+        let e = match off {
+            Some(o) if e.offset.is_none() => Error {
+                offset: Some(o),
+                ..e
+            },
+            _ => e,
+        };
+        match self.paths.get(&c) {
+            Some(p) => e.in_file(p),
+            None => e,
         }
-        match files.get(&c) {
-            Some(of) => f(of),
-            None => Err(self.missing(c)),
+    }
+
+    fn file(&self, c: Component) -> Result<Rc<OpenFile>> {
+        if let Some(f) = self.files.borrow().get(&c) {
+            return Ok(Rc::clone(f));
         }
+        let path = self.paths.get(&c).ok_or_else(|| self.missing(c))?;
+        let f = OpenFile::open(path, self.opts.mode).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                self.missing(c)
+            } else {
+                Error::from(e).in_file(path).in_component(c)
+            }
+        })?;
+        let f = Rc::new(f);
+        self.files.borrow_mut().insert(c, Rc::clone(&f));
+        Ok(f)
     }
 
     /// Length of a component file in bytes.
     pub fn len(&self, c: Component) -> Result<u64> {
-        self.with_file(c, |f| Ok(f.len))
+        Ok(self.file(c)?.len)
     }
 
-    /// Read `len` bytes at `off` of component `c`. The range is checked
-    /// against the file length before any allocation.
-    pub fn read(&self, c: Component, off: u64, len: usize, kind: ReadKind) -> Result<Vec<u8>> {
-        let path = self.paths.get(&c).cloned();
-        self.with_file(c, |of| {
-            let end = off.checked_add(len as u64);
-            if end.is_none_or(|e| e > of.len) {
-                let remaining = of.len.saturating_sub(off);
-                let e = Error::at(
-                    ErrorKind::UnexpectedEof {
-                        need: len as u64,
-                        have: remaining,
-                    },
-                    c,
-                    off,
-                    "component read",
-                );
-                return Err(match &path {
-                    Some(p) => e.in_file(p),
-                    None => e,
-                });
-            }
-            let mut buf = Vec::new();
-            buf.try_reserve_exact(len).map_err(|_| {
+    /// Start an operation: drop the read-ahead windows, the kept last units
+    /// and the per-operation scratch (the index cache stays).
+    pub fn begin_operation(&self) {
+        self.bufs.borrow_mut().clear();
+        self.scratch.borrow_mut().clear();
+    }
+
+    /// Fail unless `[off, off + len)` lies within the file; reserve `len`.
+    fn check_range(&self, c: Component, of: &OpenFile, off: u64, len: usize) -> Result<Vec<u8>> {
+        let end = off.checked_add(len as u64);
+        if end.is_none_or(|e| e > of.len) {
+            let remaining = of.len.saturating_sub(off);
+            let e = Error::at(
+                ErrorKind::UnexpectedEof {
+                    need: len as u64,
+                    have: remaining,
+                },
+                c,
+                off,
+                "component read",
+            );
+            return Err(self.locate(c, e, None));
+        }
+        let mut buf = Vec::new();
+        buf.try_reserve_exact(len).map_err(|_| {
+            Error::at(
+                ErrorKind::LengthOutOfRange {
+                    len: len as u64,
+                    remaining: of.len,
+                },
+                c,
+                off,
+                "component read",
+            )
+        })?;
+        Ok(buf)
+    }
+
+    /// Issue the physical reads of `[start, end)` (`start` unit-aligned,
+    /// `end` aligned or the end of the file): pieces of at most `max_io`,
+    /// each counted.
+    fn issue(
+        &self,
+        c: Component,
+        of: &OpenFile,
+        start: u64,
+        end: u64,
+        kind: ReadKind,
+    ) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        out.try_reserve_exact(end.saturating_sub(start) as usize)
+            .map_err(|_| {
                 Error::at(
                     ErrorKind::LengthOutOfRange {
-                        len: len as u64,
+                        len: end - start,
                         remaining: of.len,
                     },
                     c,
-                    off,
+                    start,
                     "component read",
                 )
             })?;
-            buf.resize(len, 0);
-            read_exact_at(&of.file, &mut buf, off).map_err(|e| {
-                let e = Error::from(e).in_component(c);
-                let e = Error {
-                    offset: Some(off),
-                    ..e
-                };
-                match &path {
-                    Some(p) => e.in_file(p),
-                    None => e,
+        let mut pos = start;
+        while pos < end {
+            let n = (end - pos).min(self.opts.max_io);
+            let req = match self.opts.mode {
+                IoMode::Direct => self.opts.align_up(n),
+                _ => n,
+            };
+            let got = of
+                .read_into(pos, req as usize, &mut out)
+                .map_err(|e| self.locate(c, Error::from(e), Some(pos)))?;
+            self.stats.borrow_mut().record_read(c, got as u64, kind);
+            if got == 0 {
+                break;
+            }
+            pos += n;
+        }
+        if (out.len() as u64) < end - start {
+            let e = Error::at(
+                ErrorKind::UnexpectedEof {
+                    need: end - start,
+                    have: out.len() as u64,
+                },
+                c,
+                start,
+                "component read (file shrank)",
+            );
+            return Err(self.locate(c, e, None));
+        }
+        Ok(out)
+    }
+
+    /// Read `len` bytes at `off` of component `c`. The range is checked
+    /// against the file length before any allocation. See the module docs
+    /// for alignment, coalescing and read-ahead.
+    pub fn read(&self, c: Component, off: u64, len: usize, kind: ReadKind) -> Result<Vec<u8>> {
+        let of = self.file(c)?;
+        let mut out = self.check_range(c, &of, off, len)?;
+        if len == 0 {
+            return Ok(out);
+        }
+        match kind {
+            ReadKind::Scan if self.opts.read_ahead > 0 => {
+                self.read_scan(c, &of, off, len, &mut out)?
+            }
+            _ => self.read_point(c, &of, off, len, kind, &mut out)?,
+        }
+        Ok(out)
+    }
+
+    fn read_point(
+        &self,
+        c: Component,
+        of: &OpenFile,
+        off: u64,
+        len: usize,
+        kind: ReadKind,
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
+        let a0 = self.opts.align_down(off);
+        let a1 = self.opts.align_up(off + len as u64).min(of.len);
+        let mut have = Vec::new();
+        {
+            let bufs = self.bufs.borrow();
+            if let Some((ts, tb)) = bufs.get(&c).and_then(|b| b.tail.as_ref()) {
+                let te = ts + tb.len() as u64;
+                if *ts <= a0 && a0 < te {
+                    let s = (a0 - ts) as usize;
+                    let e = (te.min(a1) - ts) as usize;
+                    have.extend_from_slice(&tb[s..e]);
                 }
-            })?;
-            self.stats.borrow_mut().record_read(c, len as u64, kind);
-            Ok(buf)
-        })
+            }
+        }
+        let p = a0 + have.len() as u64;
+        if p < a1 {
+            let more = self.issue(c, of, p, a1, kind)?;
+            if have.is_empty() {
+                have = more;
+            } else {
+                have.extend_from_slice(&more);
+            }
+        }
+        let s = (off - a0) as usize;
+        out.extend_from_slice(&have[s..s + len]);
+        // Keep the last unit for the next request of this operation.
+        let last = self.opts.align_down(a1 - 1).max(a0);
+        let tail = have[(last - a0) as usize..].to_vec();
+        self.bufs.borrow_mut().entry(c).or_default().tail = Some((last, tail));
+        Ok(())
+    }
+
+    fn read_scan(
+        &self,
+        c: Component,
+        of: &OpenFile,
+        off: u64,
+        len: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
+        let end = off + len as u64;
+        let old = self.bufs.borrow_mut().entry(c).or_default().ra.take();
+        let (start, head) = match old {
+            Some((rs, rb)) => {
+                let re = rs + rb.len() as u64;
+                if rs <= off && end <= re {
+                    let s = (off - rs) as usize;
+                    out.extend_from_slice(&rb[s..s + len]);
+                    self.bufs.borrow_mut().entry(c).or_default().ra = Some((rs, rb));
+                    return Ok(());
+                }
+                if rs <= off && off < re {
+                    // Keep what the window has; the next one starts at its end.
+                    (re, rb[(off - rs) as usize..].to_vec())
+                } else {
+                    (self.opts.align_down(off), Vec::new())
+                }
+            }
+            None => (self.opts.align_down(off), Vec::new()),
+        };
+        let wend = (start + self.opts.read_ahead)
+            .max(self.opts.align_up(end))
+            .min(of.len);
+        let win = self.issue(c, of, start, wend, ReadKind::Scan)?;
+        if head.is_empty() {
+            let s = (off - start) as usize;
+            out.extend_from_slice(&win[s..s + len]);
+        } else {
+            out.extend_from_slice(&head);
+            out.extend_from_slice(&win[..(end - start) as usize]);
+        }
+        self.bufs.borrow_mut().entry(c).or_default().ra = Some((start, win));
+        Ok(())
     }
 
     /// Read a whole component.
@@ -168,6 +487,134 @@ impl IoLayer {
         self.read(c, 0, len, ReadKind::Metadata)
     }
 
+    /// True when the index cache keeps pages across operations.
+    pub fn cache_enabled(&self) -> bool {
+        self.opts.index_cache_bytes > 0
+    }
+
+    fn cache_get(&self, k: &CacheKey) -> Option<CacheValue> {
+        if self.cache_enabled() {
+            let v = self.cache.borrow_mut().get(k);
+            let mut st = self.stats.borrow_mut();
+            let s = st.get_mut(k.component());
+            if v.is_some() {
+                s.cache_hits += 1;
+            } else {
+                s.cache_misses += 1;
+            }
+            v
+        } else {
+            self.scratch.borrow_mut().get(k)
+        }
+    }
+
+    fn cache_put(&self, k: CacheKey, v: CacheValue, size: u64) {
+        if self.cache_enabled() {
+            let evicted = self.cache.borrow_mut().put(k, v, size);
+            let mut st = self.stats.borrow_mut();
+            for e in evicted {
+                st.get_mut(e.component()).cache_evictions += 1;
+            }
+        } else {
+            self.scratch.borrow_mut().put(k, v, size);
+        }
+    }
+
+    /// Read `len` bytes at `off` of `c` through the index cache: pages of
+    /// `unit` bytes, each a hit or a miss; runs of missing pages are read
+    /// together (aligned, split at `max_io`) and cached.
+    pub fn read_cached(&self, c: Component, off: u64, len: usize) -> Result<Vec<u8>> {
+        let of = self.file(c)?;
+        let mut out = self.check_range(c, &of, off, len)?;
+        if len == 0 {
+            return Ok(out);
+        }
+        let u = self.opts.unit;
+        let (p0, p1) = (off / u, (off + len as u64 - 1) / u);
+        let n = (p1 - p0 + 1) as usize;
+        let mut pages: Vec<Option<Rc<[u8]>>> = Vec::with_capacity(n);
+        for p in p0..=p1 {
+            pages.push(match self.cache_get(&CacheKey::Page(c, p)) {
+                Some(CacheValue::Page(b)) => Some(b),
+                _ => None,
+            });
+        }
+        let mut i = 0;
+        while i < n {
+            if pages[i].is_some() {
+                i += 1;
+                continue;
+            }
+            let mut j = i;
+            while j < n && pages[j].is_none() {
+                j += 1;
+            }
+            let start = (p0 + i as u64) * u;
+            let end = ((p0 + j as u64) * u).min(of.len);
+            let bytes = self.issue(c, &of, start, end, ReadKind::Point)?;
+            for (k, chunk) in bytes.chunks(u as usize).enumerate() {
+                let page: Rc<[u8]> = Rc::from(chunk);
+                let key = CacheKey::Page(c, p0 + (i + k) as u64);
+                self.cache_put(key, CacheValue::Page(Rc::clone(&page)), chunk.len() as u64);
+                pages[i + k] = Some(page);
+            }
+            i = j;
+        }
+        let end = off + len as u64;
+        for (k, page) in pages.iter().enumerate() {
+            let ps = (p0 + k as u64) * u;
+            let page = page.as_deref().unwrap_or(&[]);
+            let s = off.max(ps) - ps;
+            let e = (end.min(ps + page.len() as u64)).saturating_sub(ps);
+            if s < e {
+                out.extend_from_slice(&page[s as usize..e as usize]);
+            }
+        }
+        if out.len() != len {
+            let e = Error::at(
+                ErrorKind::UnexpectedEof {
+                    need: len as u64,
+                    have: out.len() as u64,
+                },
+                c,
+                off,
+                "cached component read",
+            );
+            return Err(self.locate(c, e, None));
+        }
+        Ok(out)
+    }
+
+    /// A parsed object kept in the index cache under `(ns, a, b)` (e.g. a
+    /// promoted-index block: its promoted index's Index.db offset and
+    /// number). Counts a hit or a miss on component `c`.
+    pub(crate) fn cached_object<T: Any>(
+        &self,
+        c: Component,
+        ns: u8,
+        a: u64,
+        b: u64,
+    ) -> Option<Rc<T>> {
+        match self.cache_get(&CacheKey::Object(c, ns, a, b)) {
+            Some(CacheValue::Object(o)) => o.downcast::<T>().ok(),
+            _ => None,
+        }
+    }
+
+    /// Keep a parsed object of about `size` bytes in the index cache
+    /// (accounted on component `c`).
+    pub(crate) fn cache_object<T: Any>(
+        &self,
+        c: Component,
+        ns: u8,
+        a: u64,
+        b: u64,
+        v: Rc<T>,
+        size: u64,
+    ) {
+        self.cache_put(CacheKey::Object(c, ns, a, b), CacheValue::Object(v), size);
+    }
+
     /// A snapshot of the counters.
     pub fn stats(&self) -> IoStats {
         self.stats.borrow().clone()
@@ -179,16 +626,204 @@ impl IoLayer {
     }
 }
 
-#[cfg(unix)]
-fn read_exact_at(f: &File, buf: &mut [u8], off: u64) -> std::io::Result<()> {
-    use std::os::unix::fs::FileExt;
-    f.read_exact_at(buf, off)
-}
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
 
-#[cfg(not(unix))]
-fn read_exact_at(f: &File, buf: &mut [u8], off: u64) -> std::io::Result<()> {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut f = f.try_clone()?;
-    f.seek(SeekFrom::Start(off))?;
-    f.read_exact(buf)
+    /// A temporary file of `n` bytes (byte i = i mod 251) and a layer over it
+    /// as Data.db and Index.db.
+    fn layer(n: usize, opts: IoOptions) -> (IoLayer, PathBuf, Vec<u8>) {
+        let dir = std::env::temp_dir().join(format!(
+            "sstkit-io-{}-{:?}-{}",
+            std::process::id(),
+            std::thread::current().id(),
+            n
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join(format!("f-{:?}-{}", opts.mode, opts.unit));
+        let bytes: Vec<u8> = (0..n).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&p, &bytes).unwrap();
+        let mut paths = HashMap::new();
+        paths.insert(Component::Data, p.clone());
+        paths.insert(Component::Index, p.clone());
+        (IoLayer::with_options(paths, opts), p, bytes)
+    }
+
+    fn data(l: &IoLayer) -> ComponentIo {
+        *l.stats().get(Component::Data)
+    }
+
+    #[test]
+    fn point_reads_are_aligned_and_coalesced() {
+        for mode in [IoMode::Pread, IoMode::Mmap, IoMode::Direct] {
+            let opts = IoOptions {
+                mode,
+                max_io: 16 * 1024,
+                ..IoOptions::default()
+            };
+            let (l, p, bytes) = layer(100_000, opts);
+            let r = match l.read(Component::Data, 5000, 100, ReadKind::Point) {
+                Err(e) if mode == IoMode::Direct => {
+                    eprintln!("O_DIRECT not available here: {e}");
+                    continue;
+                }
+                r => r.unwrap(),
+            };
+            assert_eq!(r, &bytes[5000..5100]);
+            assert_eq!((data(&l).reads, data(&l).bytes), (1, 4096), "{mode:?}");
+            // Straddling a unit boundary: two units, one read.
+            l.begin_operation();
+            let r = l.read(Component::Data, 8000, 200, ReadKind::Point).unwrap();
+            assert_eq!(r, &bytes[8000..8200]);
+            assert_eq!((data(&l).reads, data(&l).bytes), (2, 4096 + 8192));
+            // 40 000 bytes from 4096: 10 units = 40 960 bytes in 16 KiB pieces.
+            l.begin_operation();
+            let before = data(&l);
+            l.read(Component::Data, 4096, 40_000, ReadKind::Point)
+                .unwrap();
+            let d = data(&l);
+            assert_eq!(
+                (d.reads - before.reads, d.bytes - before.bytes),
+                (3, 40_960)
+            );
+            // The next request starting in the kept last unit reads only what follows.
+            let before = data(&l);
+            let r = l
+                .read(Component::Data, 44_000, 2000, ReadKind::Point)
+                .unwrap();
+            assert_eq!(r, &bytes[44_000..46_000]);
+            let d = data(&l);
+            assert_eq!((d.reads - before.reads, d.bytes - before.bytes), (1, 4096));
+            // ... within one operation only.
+            l.begin_operation();
+            let before = data(&l);
+            l.read(Component::Data, 44_000, 10, ReadKind::Point)
+                .unwrap();
+            assert_eq!(data(&l).reads - before.reads, 1);
+            // The end of the file: clipped, not past it.
+            let before = data(&l);
+            let r = l
+                .read(Component::Data, 99_990, 10, ReadKind::Point)
+                .unwrap();
+            assert_eq!(r, &bytes[99_990..]);
+            assert_eq!(data(&l).bytes - before.bytes, 100_000 - 98_304);
+            assert!(l
+                .read(Component::Data, 99_990, 11, ReadKind::Point)
+                .is_err());
+            let _ = std::fs::remove_file(p);
+        }
+    }
+
+    #[test]
+    fn scans_read_ahead() {
+        let opts = IoOptions {
+            read_ahead: 256 * 1024,
+            ..IoOptions::default()
+        };
+        let (l, p, bytes) = layer(600_000, opts);
+        let mut got = Vec::new();
+        let mut off = 0;
+        while off < bytes.len() {
+            let n = (bytes.len() - off).min(10_000);
+            got.extend(
+                l.read(Component::Data, off as u64, n, ReadKind::Scan)
+                    .unwrap(),
+            );
+            off += n;
+        }
+        assert_eq!(got, bytes);
+        // Windows of 256 KiB: [0,256K) [256K,512K) [512K,600000), 128 KiB reads.
+        let d = data(&l);
+        assert_eq!((d.reads, d.bytes), (2 + 2 + 1, 600_000));
+        // Point reads never read ahead.
+        l.begin_operation();
+        l.read(Component::Data, 0, 10, ReadKind::Point).unwrap();
+        assert_eq!(data(&l).bytes, 600_000 + 4096);
+        let _ = std::fs::remove_file(p);
+    }
+
+    #[test]
+    fn index_cache_hits_misses_evictions() {
+        let opts = IoOptions {
+            index_cache_bytes: 3 * (4096 + 64),
+            ..IoOptions::default()
+        };
+        let (l, p, bytes) = layer(50_000, opts);
+        let idx = |l: &IoLayer| *l.stats().get(Component::Index);
+        // Two pages, one read.
+        assert_eq!(
+            l.read_cached(Component::Index, 4000, 200).unwrap(),
+            &bytes[4000..4200]
+        );
+        let s = idx(&l);
+        assert_eq!(
+            (s.reads, s.bytes, s.cache_misses, s.cache_hits),
+            (1, 8192, 2, 0)
+        );
+        // Warm: no read.
+        l.begin_operation();
+        assert_eq!(
+            l.read_cached(Component::Index, 4100, 10).unwrap(),
+            &bytes[4100..4110]
+        );
+        let s = idx(&l);
+        assert_eq!((s.reads, s.cache_hits), (1, 1));
+        // Two more pages: one eviction (capacity 3 pages).
+        l.read_cached(Component::Index, 24_000, 1000).unwrap();
+        let s = idx(&l);
+        assert_eq!((s.reads, s.cache_misses, s.cache_evictions), (2, 4, 1));
+        // Objects share the cache.
+        assert!(l.cached_object::<u32>(Component::Index, 1, 7, 0).is_none());
+        l.cache_object(Component::Index, 1, 7, 0, Rc::new(5u32), 8);
+        assert_eq!(
+            *l.cached_object::<u32>(Component::Index, 1, 7, 0).unwrap(),
+            5
+        );
+        let _ = std::fs::remove_file(p);
+
+        // Disabled: nothing kept across operations, nothing counted.
+        let (l, p, _) = layer(
+            50_000,
+            IoOptions {
+                index_cache_bytes: 0,
+                ..IoOptions::default()
+            },
+        );
+        l.read_cached(Component::Index, 0, 10).unwrap();
+        l.read_cached(Component::Index, 20, 10).unwrap();
+        assert_eq!(idx(&l).reads, 1);
+        l.begin_operation();
+        l.read_cached(Component::Index, 20, 10).unwrap();
+        let s = idx(&l);
+        assert_eq!((s.reads, s.cache_hits, s.cache_misses), (2, 0, 0));
+        let _ = std::fs::remove_file(p);
+    }
+
+    #[test]
+    fn option_checks() {
+        assert!(IoOptions::default().checked().is_ok());
+        let bad = IoOptions {
+            unit: 1000,
+            ..IoOptions::default()
+        };
+        assert!(bad.checked().unwrap_err().contains("--io-unit"));
+        let bad = IoOptions {
+            unit: 256,
+            ..IoOptions::default()
+        };
+        assert!(bad.checked().is_err());
+        let bad = IoOptions {
+            max_io: 100,
+            ..IoOptions::default()
+        };
+        assert!(bad.checked().unwrap_err().contains("--max-io"));
+        let o = IoOptions {
+            max_io: 10_000,
+            ..IoOptions::default()
+        }
+        .checked()
+        .unwrap();
+        assert_eq!(o.max_io, 8192);
+    }
 }

@@ -86,3 +86,36 @@ impl std::ops::AddAssign<&IoStats> for IoStats {
         }
     }
 }
+
+impl ComponentIo {
+    /// `self - before`, counter by counter (saturating).
+    pub fn since(&self, before: &ComponentIo) -> ComponentIo {
+        ComponentIo {
+            reads: self.reads.saturating_sub(before.reads),
+            bytes: self.bytes.saturating_sub(before.bytes),
+            chunks_decompressed: self
+                .chunks_decompressed
+                .saturating_sub(before.chunks_decompressed),
+            compressed_bytes: self
+                .compressed_bytes
+                .saturating_sub(before.compressed_bytes),
+            uncompressed_bytes: self
+                .uncompressed_bytes
+                .saturating_sub(before.uncompressed_bytes),
+            cache_hits: self.cache_hits.saturating_sub(before.cache_hits),
+            cache_misses: self.cache_misses.saturating_sub(before.cache_misses),
+            cache_evictions: self.cache_evictions.saturating_sub(before.cache_evictions),
+        }
+    }
+}
+
+impl IoStats {
+    /// What happened since the snapshot `before` (per-operation stats).
+    pub fn since(&self, before: &IoStats) -> IoStats {
+        let mut out = IoStats::default();
+        for (i, (a, b)) in self.per.iter().zip(before.per.iter()).enumerate() {
+            out.per[i] = a.since(b);
+        }
+        out
+    }
+}

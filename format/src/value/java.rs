@@ -1,229 +1,330 @@
-//! Java-compatible renderings used by Cassandra's tools (`AbstractType.getString`,
-//! `toJSONString`, `sstabledump`, `sstablemetadata`), reimplemented from the
-//! documented behaviour of the JDK classes:
+//! Cassandra's text forms of values, reimplemented from the JDK and Cassandra
+//! 5.0 sources. The one implementation behind `sstkit dump-data` (straight
+//! from the serialized bytes, [`render`]) and [`Value`](super::Value)'s
+//! `to_json_string` / `to_plain_string` / `to_cql_literal` (from a decoded
+//! tree): both walk the value through the same (crate-private) `Source` /
+//! `write` code.
+//!
+//! Four forms ([`Form`]):
+//!
+//! * [`Form::Json`] — `AbstractType.toJSONString` (sstabledump cell values and
+//!   clusterings): strings quoted and JSON-escaped, numbers bare, NaN and
+//!   ±Infinity as `null`, timestamps `"yyyy-MM-dd HH:mm:ss.SSSZ"`, blobs
+//!   `"0x…"`, lists/sets/tuples/vectors as arrays, maps as objects with
+//!   stringified keys, UDTs as objects (every declared field; absent ones
+//!   `null`, as `UserType.toJSONString`).
+//! * [`Form::Str`] — `AbstractType.getString` (sstabledump partition keys and
+//!   cell paths, sstablemetadata keys): strings raw, blobs and
+//!   collections/vectors as bare hex of their serialization
+//!   (`CollectionType`/`VectorType.getString`), tuples and UDTs `:`-joined
+//!   (`:` and `@` escaped, `@` for null), composites `a:b` with
+//!   `AbstractCompositeType.escape` and `:_`/`:!` end-of-component marks,
+//!   timestamps ISO-8601.
+//! * [`Form::Cql`] — `toCQLString` (`sstabledump -d` clusterings, the `value`
+//!   strings of `--output json`): `'quoted'` strings, `0x` blobs, `[…]`,
+//!   `{…}`, `(…)`, `{field: …}` (present fields only).
+//! * [`Form::Cqlsh`] — the literal cqlsh prints and
+//!   [`parse_cql_literal`](super::parse_cql_literal) reads back:
+//!   `'2023-11-14 22:13:20.000000+0000'` timestamps, compressed IPv6, `0s`
+//!   for a zero duration, counters as their total, invalid text as `0x…`.
+//!
+//! A zero-length value of a non-string type is "empty" (`""`, nothing, `''`).
+//! Values that do not decode (wrong length, truncated collection) fall back
+//! to hex (`0x…` in JSON/CQL form), never an error: a dump must go on.
+//!
+//! The leaf formatters append to a `String` (`*_into`, allocation-free) and
+//! reproduce the JDK (17, which the reference tools run on):
 //!
 //! * `Double.toString` / `Float.toString`: the shortest decimal that rounds to
-//!   the value (JDK 19+ semantics, Raffaello Giulietti's algorithm; Rust's
-//!   shortest formatting gives the same digits), plain notation for
+//!   the value (Rust's shortest formatting gives the same digits), plain for
 //!   `1e-3 <= |x| < 1e7` with at least one fractional digit (`100.0`), else
-//!   computerized scientific notation `d.dddE±n` (`1.0E7`, `1.0E-4`).
-//! * `BigDecimal.toString`: plain when `scale >= 0` and the adjusted exponent
-//!   `>= -6`, else `d.dddE+n` / `E-n`.
-//! * `java.time` formatting of timestamps (`yyyy` = year-of-era: years `<= 0`
-//!   print as `1 - year`, years above 9999 get a `+`), dates
-//!   (`ISO_LOCAL_DATE`), Cassandra's `TimeSerializer`, `Duration.toString`,
-//!   `InetAddress.getHostAddress`.
+//!   `d.dddE±n` (`1.0E7`, `1.0E-4`).
+//! * `BigInteger.toString`, `BigDecimal.toString` (plain when `scale >= 0`
+//!   and the adjusted exponent `>= -6`, else `d.dddE+n` / `E-n`).
+//! * `java.time`: timestamps (`yyyy` = year-of-era: years `<= 0` print as
+//!   `1 - year`, above 9999 with `+`), `ISO_LOCAL_DATE`, `Instant.toString`,
+//!   Cassandra's `TimeSerializer`, `Duration.toString`,
+//!   `InetAddress.getHostAddress`, `UUID.toString`.
 
-use std::net::IpAddr;
+use std::fmt::{self, Write as _};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-/// Split Rust's shortest `{:e}` form into (negative, digits, decimal exponent
-/// of the first digit).
-fn shortest_parts(s: &str) -> (bool, String, i32) {
-    let (neg, s) = match s.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, s),
-    };
-    let (mant, exp) = s.split_once('e').unwrap_or((s, "0"));
-    let digits: String = mant.chars().filter(|c| c.is_ascii_digit()).collect();
-    let digits = digits.trim_end_matches('0');
-    let digits = if digits.is_empty() {
-        "0".to_string()
-    } else {
-        digits.to_string()
-    };
-    (neg, digits, exp.parse().unwrap_or(0))
+use crate::types::{quote_ident, CqlType, Native};
+
+// ------------------------------------------------------------- stack text
+
+/// A short string built on the stack (float digits, small integers).
+struct StackStr<const N: usize> {
+    buf: [u8; N],
+    len: usize,
 }
 
-/// Render `digits` (no leading zeros) × 10^(exp - len + 1) the way
-/// `Double.toString` does.
-fn java_fp_layout(neg: bool, digits: &str, exp: i32) -> String {
-    let mut out = String::new();
-    if neg {
+impl<const N: usize> StackStr<N> {
+    fn new() -> Self {
+        StackStr {
+            buf: [0; N],
+            len: 0,
+        }
+    }
+
+    fn as_str(&self) -> &str {
+        // Only whole `&str`s are ever copied in.
+        std::str::from_utf8(&self.buf[..self.len]).unwrap_or_default()
+    }
+}
+
+impl<const N: usize> fmt::Write for StackStr<N> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let end = self.len + s.len();
+        let dst = self.buf.get_mut(self.len..end).ok_or(fmt::Error)?;
+        dst.copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
+/// Run an `_into` formatter into a new `String`.
+fn string(f: impl FnOnce(&mut String)) -> String {
+    let mut s = String::new();
+    f(&mut s);
+    s
+}
+
+// ---------------------------------------------------------------- floats
+
+/// Java `Double.toString(double)`, appended to `out`.
+pub fn double_into(out: &mut String, x: f64) {
+    let class = [x.is_nan(), x.is_infinite(), x == 0.0, x.is_sign_negative()];
+    fp_into(out, x, class)
+}
+
+/// Java `Float.toString(float)`, appended to `out`.
+pub fn float_into(out: &mut String, x: f32) {
+    let class = [x.is_nan(), x.is_infinite(), x == 0.0, x.is_sign_negative()];
+    fp_into(out, x, class)
+}
+
+/// `Double`/`Float.toString` of `x`, classified as `[nan, infinite, zero,
+/// negative]`.
+fn fp_into(out: &mut String, x: impl fmt::LowerExp, class: [bool; 4]) {
+    out.push_str(match class {
+        [true, ..] => "NaN",
+        [_, true, _, false] => "Infinity",
+        [_, true, _, true] => "-Infinity",
+        [_, _, true, false] => "0.0",
+        [_, _, true, true] => "-0.0",
+        _ => {
+            let mut e = StackStr::<40>::new();
+            let _ = write!(e, "{x:e}");
+            if one_digit(e.as_str()) {
+                // Java picks, when the shortest decimal has one digit, the
+                // two-digit decimal closest to the value (`Double.MIN_VALUE`
+                // is `4.9E-324`, not `5.0E-324`); Rust's `{:.1e}` rounds
+                // exactly.
+                e.len = 0;
+                let _ = write!(e, "{x:.1e}");
+            }
+            return fp_layout_into(out, e.as_str());
+        }
+    })
+}
+
+/// Java `Double.toString(double)`.
+pub fn java_double_to_string(x: f64) -> String {
+    string(|s| double_into(s, x))
+}
+
+/// Java `Float.toString(float)`.
+pub fn java_float_to_string(x: f32) -> String {
+    string(|s| float_into(s, x))
+}
+
+/// True when the mantissa of a `{:e}` form has a single digit.
+fn one_digit(e: &str) -> bool {
+    let mant = e.split('e').next().unwrap_or(e);
+    mant.bytes().filter(u8::is_ascii_digit).count() == 1
+}
+
+/// Lay out Rust's `{:e}` form (`-1.2345e-7`) of a finite non-zero value the
+/// way `Double.toString` does.
+fn fp_layout_into(out: &mut String, e: &str) {
+    let (mant, exp) = e.split_once('e').unwrap_or((e, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if mant.starts_with('-') {
         out.push('-');
     }
+    let mut digits = StackStr::<40>::new();
+    for c in mant.bytes().filter(u8::is_ascii_digit) {
+        if let Some(d) = digits.buf.get_mut(digits.len) {
+            *d = c;
+            digits.len += 1;
+        }
+    }
+    while digits.len > 1 && digits.buf[digits.len - 1] == b'0' {
+        digits.len -= 1;
+    }
+    let d = digits.as_str();
     if (-3..7).contains(&exp) {
         if exp >= 0 {
-            let e = exp as usize;
-            if digits.len() > e + 1 {
-                out.push_str(&digits[..e + 1]);
+            let int_len = exp as usize + 1;
+            if d.len() > int_len {
+                out.push_str(&d[..int_len]);
                 out.push('.');
-                out.push_str(&digits[e + 1..]);
+                out.push_str(&d[int_len..]);
             } else {
-                out.push_str(digits);
-                out.extend(std::iter::repeat_n('0', e + 1 - digits.len()));
+                out.push_str(d);
+                out.extend(std::iter::repeat_n('0', int_len - d.len()));
                 out.push_str(".0");
             }
         } else {
             out.push_str("0.");
             out.extend(std::iter::repeat_n('0', (-exp - 1) as usize));
-            out.push_str(digits);
+            out.push_str(d);
         }
     } else {
-        out.push_str(&digits[..1]);
+        out.push_str(&d[..1]);
         out.push('.');
-        if digits.len() > 1 {
-            out.push_str(&digits[1..]);
-        } else {
-            out.push('0');
+        out.push_str(if d.len() > 1 { &d[1..] } else { "0" });
+        let _ = write!(out, "E{exp}");
+    }
+}
+
+// ------------------------------------------------------- big numbers
+
+/// Decimal digits of a magnitude: on the stack up to 128 bits.
+enum Digits {
+    Small(StackStr<40>),
+    Big(String),
+}
+
+impl Digits {
+    fn as_str(&self) -> &str {
+        match self {
+            Digits::Small(s) => s.as_str(),
+            Digits::Big(s) => s,
         }
-        out.push('E');
-        out.push_str(&exp.to_string());
     }
-    out
-}
-
-/// Java `Double.toString(double)`.
-pub fn java_double_to_string(x: f64) -> String {
-    if x.is_nan() {
-        return "NaN".into();
-    }
-    if x.is_infinite() {
-        return if x > 0.0 {
-            "Infinity".into()
-        } else {
-            "-Infinity".into()
-        };
-    }
-    if x == 0.0 {
-        return if x.is_sign_negative() {
-            "-0.0".into()
-        } else {
-            "0.0".into()
-        };
-    }
-    let (neg, mut digits, mut exp) = shortest_parts(&format!("{x:e}"));
-    if digits.len() == 1 {
-        // NOTE: Java picks, when the shortest decimal has one digit, the
-        // two-digit decimal closest to the value (`Double.MIN_VALUE` is
-        // `4.9E-324`, not `5.0E-324`); Rust's `{:.1e}` rounds exactly.
-        (_, digits, exp) = shortest_parts(&format!("{x:.1e}"));
-    }
-    java_fp_layout(neg, &digits, exp)
-}
-
-/// Java `Float.toString(float)`.
-pub fn java_float_to_string(x: f32) -> String {
-    if x.is_nan() {
-        return "NaN".into();
-    }
-    if x.is_infinite() {
-        return if x > 0.0 {
-            "Infinity".into()
-        } else {
-            "-Infinity".into()
-        };
-    }
-    if x == 0.0 {
-        return if x.is_sign_negative() {
-            "-0.0".into()
-        } else {
-            "0.0".into()
-        };
-    }
-    let (neg, mut digits, mut exp) = shortest_parts(&format!("{x:e}"));
-    if digits.len() == 1 {
-        (_, digits, exp) = shortest_parts(&format!("{x:.1e}"));
-    }
-    java_fp_layout(neg, &digits, exp)
 }
 
 /// Sign and decimal magnitude digits of a big-endian two's complement
-/// integer (`BigInteger(byte[])`); empty input is zero.
-pub fn twos_complement_to_decimal(bytes: &[u8]) -> (bool, String) {
-    let neg = bytes.first().is_some_and(|b| b & 0x80 != 0);
+/// integer (`new BigInteger(byte[])`); empty input is zero.
+fn magnitude(b: &[u8]) -> (bool, Digits) {
+    let neg = b.first().is_some_and(|x| x & 0x80 != 0);
+    if b.len() <= 16 {
+        let mut u: u128 = if neg { u128::MAX } else { 0 };
+        for &x in b {
+            u = (u << 8) | u128::from(x);
+        }
+        let mut s = StackStr::new();
+        let _ = write!(s, "{}", (u as i128).unsigned_abs());
+        return (neg, Digits::Small(s));
+    }
     let mut mag: Vec<u8> = if neg {
-        // Magnitude = two's complement negation.
-        let mut m: Vec<u8> = bytes.iter().map(|b| !b).collect();
-        for b in m.iter_mut().rev() {
-            let (v, carry) = b.overflowing_add(1);
-            *b = v;
+        // Two's complement negation: invert, add one.
+        let mut m: Vec<u8> = b.iter().map(|x| !x).collect();
+        for x in m.iter_mut().rev() {
+            let (v, carry) = x.overflowing_add(1);
+            *x = v;
             if !carry {
                 break;
             }
         }
         m
     } else {
-        bytes.to_vec()
+        b.to_vec()
     };
-    // Strip leading zeros.
-    let first = mag.iter().position(|&b| b != 0).unwrap_or(mag.len());
+    let first = mag.iter().position(|&x| x != 0).unwrap_or(mag.len());
     mag.drain(..first);
-    if mag.is_empty() {
-        // -2^(8n) edge: negation overflowed back to zero only when all bits
-        // were 1000…; that case is handled by the carry above (mag = 1000…).
-        return (false, "0".into());
-    }
     // Repeated division by 10^9 over base-256 digits.
-    let mut chunks: Vec<u32> = Vec::new();
-    let mut num = mag;
-    while !num.is_empty() {
+    let mut limbs: Vec<u32> = Vec::new();
+    while !mag.is_empty() {
         let mut rem: u64 = 0;
-        let mut q = Vec::with_capacity(num.len());
-        for &b in &num {
-            let cur = (rem << 8) | b as u64;
+        let mut q = Vec::with_capacity(mag.len());
+        for &x in &mag {
+            let cur = (rem << 8) | u64::from(x);
             let d = cur / 1_000_000_000;
             rem = cur % 1_000_000_000;
+            // d < 256: rem < 1e9 and cur < 256e9.
             if !(q.is_empty() && d == 0) {
                 q.push(d as u8);
             }
         }
-        chunks.push(rem as u32);
-        num = q;
+        limbs.push(rem as u32);
+        mag = q;
     }
-    let mut s = chunks.last().map(|c| c.to_string()).unwrap_or_default();
-    for c in chunks.iter().rev().skip(1) {
-        s.push_str(&format!("{c:09}"));
+    let mut s = String::with_capacity(limbs.len() * 9);
+    match limbs.split_last() {
+        None => s.push('0'),
+        Some((top, rest)) => {
+            let _ = write!(s, "{top}");
+            for l in rest.iter().rev() {
+                let _ = write!(s, "{l:09}");
+            }
+        }
     }
-    (neg, s)
+    (neg, Digits::Big(s))
 }
 
-/// Java `BigInteger.toString()` of big-endian two's complement bytes.
-pub fn varint_to_string(bytes: &[u8]) -> String {
-    let (neg, d) = twos_complement_to_decimal(bytes);
-    if neg {
-        format!("-{d}")
-    } else {
-        d
-    }
-}
-
-/// Java `BigDecimal.toString()` for `unscaled × 10^-scale` (unscaled as
-/// big-endian two's complement bytes).
-pub fn big_decimal_to_string(unscaled: &[u8], scale: i32) -> String {
-    let (neg, digits) = twos_complement_to_decimal(unscaled);
-    let len = digits.len() as i64;
-    let adjusted = -(scale as i64) + (len - 1);
-    let mut out = String::new();
+/// Java `BigInteger.toString()` of big-endian two's complement bytes,
+/// appended to `out`.
+pub fn varint_into(out: &mut String, b: &[u8]) {
+    let (neg, d) = magnitude(b);
     if neg {
         out.push('-');
     }
+    out.push_str(d.as_str());
+}
+
+/// Java `BigInteger.toString()` of big-endian two's complement bytes.
+pub fn varint_to_string(b: &[u8]) -> String {
+    string(|s| varint_into(s, b))
+}
+
+/// Java `BigDecimal.toString()` of `unscaled × 10^-scale` (unscaled as
+/// big-endian two's complement bytes), appended to `out`.
+pub fn decimal_into(out: &mut String, scale: i32, unscaled: &[u8]) {
+    let (neg, d) = magnitude(unscaled);
+    let coeff = d.as_str();
+    if neg {
+        out.push('-');
+    }
+    let adjusted = -i64::from(scale) + (coeff.len() as i64 - 1);
     if scale >= 0 && adjusted >= -6 {
+        // Bounded: adjusted >= -6 means scale <= digits + 5.
         let sc = scale as usize;
         if sc == 0 {
-            out.push_str(&digits);
-        } else if digits.len() > sc {
-            out.push_str(&digits[..digits.len() - sc]);
+            out.push_str(coeff);
+        } else if coeff.len() > sc {
+            out.push_str(&coeff[..coeff.len() - sc]);
             out.push('.');
-            out.push_str(&digits[digits.len() - sc..]);
+            out.push_str(&coeff[coeff.len() - sc..]);
         } else {
             out.push_str("0.");
-            out.extend(std::iter::repeat_n('0', sc - digits.len()));
-            out.push_str(&digits);
+            out.extend(std::iter::repeat_n('0', sc - coeff.len()));
+            out.push_str(coeff);
         }
     } else {
-        out.push_str(&digits[..1]);
-        if digits.len() > 1 {
+        out.push_str(&coeff[..1]);
+        if coeff.len() > 1 {
             out.push('.');
-            out.push_str(&digits[1..]);
+            out.push_str(&coeff[1..]);
         }
-        out.push('E');
-        if adjusted >= 0 {
-            out.push('+');
+        if adjusted != 0 {
+            out.push('E');
+            if adjusted > 0 {
+                out.push('+');
+            }
+            let _ = write!(out, "{adjusted}");
         }
-        out.push_str(&adjusted.to_string());
     }
-    out
 }
+
+/// Java `BigDecimal.toString()` for `unscaled × 10^-scale`.
+pub fn big_decimal_to_string(unscaled: &[u8], scale: i32) -> String {
+    string(|s| decimal_into(s, scale, unscaled))
+}
+
+// ----------------------------------------------------------- calendar
 
 /// Proleptic Gregorian (year, month, day) from days since 1970-01-01
 /// (Howard Hinnant's `civil_from_days`).
@@ -231,7 +332,7 @@ pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
     let y = yoe + era * 400;
     let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
     let mp = (5 * doy + 2) / 153;
@@ -245,187 +346,960 @@ pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
     let yoe = y.rem_euclid(400);
-    let m = m as i64;
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d as i64 - 1;
+    let m = i64::from(m);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(d) - 1;
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     era * 146_097 + doe - 719_468
 }
 
-/// `yyyy` (year-of-era, `SignStyle.EXCEEDS_PAD`) as `java.time` prints it.
-fn year_of_era(y: i64) -> String {
-    let yoe = if y >= 1 { y } else { 1 - y };
-    if yoe > 9999 {
-        format!("+{yoe}")
-    } else {
-        format!("{yoe:04}")
-    }
-}
-
-/// `ISO_LOCAL_DATE` year (`uuuu`): sign for negative years, `+` above 9999.
-fn iso_year(y: i64) -> String {
-    if y > 9999 {
-        format!("+{y}")
+/// `ISO_LOCAL_DATE` / `Instant` year (`uuuu`): 4 digits zero-padded, `+`
+/// above 9999, `-` below 0.
+fn iso_year_into(out: &mut String, y: i64) {
+    let _ = if y > 9999 {
+        write!(out, "+{y}")
     } else if y < 0 {
-        format!("-{:04}", -y)
+        write!(out, "-{:04}", -y)
     } else {
-        format!("{y:04}")
-    }
+        write!(out, "{y:04}")
+    };
 }
 
-fn split_ms(ms: i64) -> (i64, u32, u32, u32, u32) {
-    let days = ms.div_euclid(86_400_000);
+/// `yyyy` (year-of-era, `SignStyle.EXCEEDS_PAD`): years `<= 0` are `1 - y`.
+fn year_of_era_into(out: &mut String, y: i64) {
+    let yoe = if y >= 1 { y } else { 1 - y };
+    let _ = if yoe > 9999 {
+        write!(out, "+{yoe}")
+    } else {
+        write!(out, "{yoe:04}")
+    };
+}
+
+/// Milliseconds since the epoch → (days, hour, minute, second, milli).
+fn split_ms(ms: i64) -> (i64, i64, i64, i64, i64) {
     let rem = ms.rem_euclid(86_400_000);
-    let h = (rem / 3_600_000) as u32;
-    let mi = (rem / 60_000 % 60) as u32;
-    let s = (rem / 1000 % 60) as u32;
-    let milli = (rem % 1000) as u32;
-    (days, h, mi, s, milli)
+    (
+        ms.div_euclid(86_400_000),
+        rem / 3_600_000,
+        rem / 60_000 % 60,
+        rem / 1000 % 60,
+        rem % 1000,
+    )
 }
 
-/// Cassandra `TimestampType.getString`: `yyyy-MM-dd'T'HH:mm:ss.SSSX` in UTC,
-/// e.g. `2051-07-16T01:33:31.000Z`.
-pub fn format_timestamp_iso(ms: i64) -> String {
+/// Cassandra's timestamp text (`DateTimeFormatter` pattern
+/// `yyyy-MM-dd<sep>HH:mm:ss.SSSX` in UTC), appended to `out`: `sep` is `T`
+/// for `getString` / `toCQLString`, a space for `toJSONString`.
+pub fn timestamp_into(out: &mut String, ms: i64, sep: char) {
     let (days, h, mi, s, milli) = split_ms(ms);
     let (y, mo, d) = civil_from_days(days);
-    format!(
-        "{}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{milli:03}Z",
-        year_of_era(y)
-    )
+    year_of_era_into(out, y);
+    let _ = write!(out, "-{mo:02}-{d:02}{sep}{h:02}:{mi:02}:{s:02}.{milli:03}Z");
+}
+
+/// cqlsh's default display, `2023-11-14 22:13:20.000000+0000` (UTC),
+/// appended to `out`.
+pub fn timestamp_cqlsh_into(out: &mut String, ms: i64) {
+    let (days, h, mi, s, milli) = split_ms(ms);
+    let (y, mo, d) = civil_from_days(days);
+    iso_year_into(out, y);
+    let _ = write!(
+        out,
+        "-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}.{:06}+0000",
+        milli * 1000
+    );
+}
+
+/// Cassandra `TimestampType.getString`: `2051-07-16T01:33:31.000Z`.
+pub fn format_timestamp_iso(ms: i64) -> String {
+    string(|s| timestamp_into(s, ms, 'T'))
 }
 
 /// Cassandra `TimestampType.toJSONString` (without the quotes):
-/// `yyyy-MM-dd HH:mm:ss.SSSX` in UTC, e.g. `2239-06-15 15:11:37.276Z`.
+/// `2239-06-15 15:11:37.276Z`.
 pub fn format_timestamp_json(ms: i64) -> String {
-    let (days, h, mi, s, milli) = split_ms(ms);
-    let (y, mo, d) = civil_from_days(days);
-    format!(
-        "{}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}.{milli:03}Z",
-        year_of_era(y)
-    )
+    string(|s| timestamp_into(s, ms, ' '))
 }
 
-/// cqlsh's default display: `2023-11-14 22:13:20.000000+0000` (UTC).
+/// cqlsh's default display: `2023-11-14 22:13:20.000000+0000`.
 pub fn format_timestamp_cqlsh(ms: i64) -> String {
-    let (days, h, mi, s, milli) = split_ms(ms);
-    let (y, mo, d) = civil_from_days(days);
-    format!(
-        "{}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}.{:06}+0000",
-        iso_year(y),
-        milli * 1000
-    )
+    string(|s| timestamp_cqlsh_into(s, ms))
 }
 
-/// A microsecond timestamp as `sstabledump` prints liveness/deletion times:
-/// `2023-11-14T22:13:20.060757Z` (`Instant.toString`: fraction of 0, 3, 6 or
-/// 9 digits, as few as possible; years above 9999 get `+`, negative `-`).
-pub fn format_micros_instant(us: i64) -> String {
-    let secs = us.div_euclid(1_000_000);
-    let micros = us.rem_euclid(1_000_000) as u32;
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    let (y, mo, d) = civil_from_days(days);
-    let mut s = format!(
-        "{}-{mo:02}-{d:02}T{:02}:{:02}:{:02}",
-        iso_year(y),
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
+/// `Instant.ofEpochSecond(secs, nanos).toString()` (`nanos` in `0..1e9`),
+/// appended to `out`: the fraction in groups of 3 digits, none when zero.
+pub fn instant_into(out: &mut String, secs: i64, nanos: u32) {
+    let sod = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
+    iso_year_into(out, y);
+    let _ = write!(
+        out,
+        "-{m:02}-{d:02}T{:02}:{:02}:{:02}",
+        sod / 3600,
+        sod / 60 % 60,
+        sod % 60
     );
-    if micros != 0 {
-        if micros % 1000 == 0 {
-            s.push_str(&format!(".{:03}", micros / 1000));
-        } else {
-            s.push_str(&format!(".{micros:06}"));
-        }
-    }
-    s.push('Z');
-    s
+    let _ = if nanos == 0 {
+        Ok(())
+    } else if nanos % 1_000_000 == 0 {
+        write!(out, ".{:03}", nanos / 1_000_000)
+    } else if nanos % 1000 == 0 {
+        write!(out, ".{:06}", nanos / 1000)
+    } else {
+        write!(out, ".{nanos:09}")
+    };
+    out.push('Z');
 }
 
-/// Seconds since the epoch as `Instant.toString` prints them
-/// (`2026-11-22T15:12:55Z`), for local deletion times.
+/// `JsonTransformer.dateString(MICROSECONDS, t)` (sstabledump's timestamps),
+/// appended to `out`: seconds truncated toward zero, nanos the `floorMod` of
+/// the saturated nano value — reproduced as is, including its off-by-one
+/// second for negative non-whole times (see [`format_micros_instant`] for
+/// the exact instant).
+pub fn date_string_micros_into(out: &mut String, t: i64) {
+    let nanos = t.saturating_mul(1000).rem_euclid(1_000_000_000) as u32;
+    instant_into(out, t / 1_000_000, nanos)
+}
+
+/// `JsonTransformer.dateString(SECONDS, t)` (sstabledump's local deletion
+/// and expiration times), appended to `out`.
+pub fn date_string_secs_into(out: &mut String, t: i64) {
+    let nanos = t.saturating_mul(1_000_000_000).rem_euclid(1_000_000_000) as u32;
+    instant_into(out, t, nanos)
+}
+
+/// A microsecond timestamp as the exact `Instant.toString`:
+/// `2023-11-14T22:13:20.060757Z`.
+pub fn format_micros_instant(us: i64) -> String {
+    let nanos = (us.rem_euclid(1_000_000) * 1000) as u32;
+    string(|s| instant_into(s, us.div_euclid(1_000_000), nanos))
+}
+
+/// Seconds since the epoch as `Instant.toString`: `2026-11-22T15:12:55Z`.
 pub fn format_seconds_instant(secs: i64) -> String {
-    format_micros_instant(secs.saturating_mul(1_000_000))
+    string(|s| instant_into(s, secs, 0))
+}
+
+/// `LocalDate.ofEpochDay(days).toString()` (`ISO_LOCAL_DATE`), appended to
+/// `out`.
+pub fn local_date_into(out: &mut String, days: i64) {
+    let (y, m, d) = civil_from_days(days);
+    iso_year_into(out, y);
+    let _ = write!(out, "-{m:02}-{d:02}");
+}
+
+/// Cassandra `SimpleDateType` days (epoch at 2^31) as `ISO_LOCAL_DATE`,
+/// appended to `out`.
+pub fn date_into(out: &mut String, days: u32) {
+    local_date_into(out, i64::from(days) - (1i64 << 31))
 }
 
 /// Cassandra `SimpleDateType` days (epoch at 2^31) as `ISO_LOCAL_DATE`.
 pub fn format_date(days: u32) -> String {
-    let (y, m, d) = civil_from_days(days as i64 - (1i64 << 31));
-    format!("{}-{m:02}-{d:02}", iso_year(y))
+    string(|s| date_into(s, days))
 }
 
-/// Cassandra `TimeSerializer.toString`: `HH:mm:ss.nnnnnnnnn`. Values outside
-/// one day (invalid) are printed as the raw number.
+/// Cassandra `TimeSerializer.toString`: nanoseconds of the day as
+/// `HH:mm:ss.nnnnnnnnn`, appended to `out`. Values outside one day cannot
+/// be written through CQL (Cassandra's tools fail an assertion on them) and
+/// are printed as the raw number.
+pub fn time_into(out: &mut String, nanos: i64) {
+    let _ = if (0..86_400_000_000_000).contains(&nanos) {
+        let s = nanos / 1_000_000_000;
+        write!(
+            out,
+            "{:02}:{:02}:{:02}.{:09}",
+            s / 3600,
+            s / 60 % 60,
+            s % 60,
+            nanos % 1_000_000_000
+        )
+    } else {
+        write!(out, "{nanos}")
+    };
+}
+
+/// Cassandra `TimeSerializer.toString` (see [`time_into`]).
 pub fn format_time(nanos: i64) -> String {
-    if !(0..86_400_000_000_000).contains(&nanos) {
-        return nanos.to_string();
-    }
-    let ns = nanos % 1_000_000_000;
-    let s = nanos / 1_000_000_000;
-    format!("{:02}:{:02}:{:02}.{ns:09}", s / 3600, s / 60 % 60, s % 60)
+    string(|s| time_into(s, nanos))
 }
 
-/// Cassandra `Duration.toString`, e.g. `1y2mo3d4h5m6s7ms8us9ns`; zero is "".
-pub fn format_duration(months: i32, days: i32, nanos: i64) -> String {
-    fn append(out: &mut String, dividend: u64, divisor: u64, unit: &str) -> u64 {
+/// Cassandra `Duration.toString`, e.g. `1y2mo3d4h5m6s7ms8us9ns` (zero is
+/// empty), appended to `out`.
+pub fn duration_into(out: &mut String, months: i64, days: i64, nanos: i64) {
+    fn unit(out: &mut String, dividend: u64, divisor: u64, unit: &str) -> u64 {
         if dividend == 0 || dividend < divisor {
             return dividend;
         }
-        out.push_str(&(dividend / divisor).to_string());
-        out.push_str(unit);
+        let _ = write!(out, "{}{unit}", dividend / divisor);
         dividend % divisor
     }
-    let mut out = String::new();
     if months < 0 || days < 0 || nanos < 0 {
         out.push('-');
     }
-    let rem = append(&mut out, months.unsigned_abs() as u64, 12, "y");
-    append(&mut out, rem, 1, "mo");
-    append(&mut out, days.unsigned_abs() as u64, 1, "d");
+    let r = unit(out, months.unsigned_abs(), 12, "y");
+    unit(out, r, 1, "mo");
+    unit(out, days.unsigned_abs(), 1, "d");
     if nanos != 0 {
-        let mut r = append(&mut out, nanos.unsigned_abs(), 3_600_000_000_000, "h");
-        r = append(&mut out, r, 60_000_000_000, "m");
-        r = append(&mut out, r, 1_000_000_000, "s");
-        r = append(&mut out, r, 1_000_000, "ms");
-        r = append(&mut out, r, 1000, "us");
-        append(&mut out, r, 1, "ns");
+        let r = unit(out, nanos.unsigned_abs(), 3_600_000_000_000, "h");
+        let r = unit(out, r, 60_000_000_000, "m");
+        let r = unit(out, r, 1_000_000_000, "s");
+        let r = unit(out, r, 1_000_000, "ms");
+        let r = unit(out, r, 1000, "us");
+        unit(out, r, 1, "ns");
     }
-    out
 }
 
-/// Java `InetAddress.getHostAddress()`: dotted IPv4; IPv6 as eight
-/// lower-case hex groups without zero compression (`fe80:0:0:0:0:0:0:32a4`).
-/// An IPv4-mapped IPv6 address (`::ffff:a.b.c.d`) is an `Inet4Address` in
-/// Java and prints dotted.
-pub fn format_inet_java(ip: &IpAddr) -> String {
-    match ip {
-        IpAddr::V4(v4) => v4.to_string(),
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return v4.to_string();
+/// Cassandra `Duration.toString` (see [`duration_into`]).
+pub fn format_duration(months: i32, days: i32, nanos: i64) -> String {
+    string(|s| duration_into(s, i64::from(months), i64::from(days), nanos))
+}
+
+// ------------------------------------------------- addresses, ids, hex
+
+/// Java `InetAddress.getHostAddress()`, appended to `out`: dotted IPv4; IPv6
+/// as eight lower-case hex groups without zero compression
+/// (`fe80:0:0:0:0:0:0:32a4`). An IPv4-mapped IPv6 address (`::ffff:a.b.c.d`)
+/// is an `Inet4Address` in Java and prints dotted.
+pub fn inet_into(out: &mut String, ip: &IpAddr) {
+    let _ = match ip {
+        IpAddr::V4(v4) => write!(out, "{v4}"),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => write!(out, "{v4}"),
+            None => {
+                for (i, g) in v6.segments().iter().enumerate() {
+                    if i > 0 {
+                        out.push(':');
+                    }
+                    let _ = write!(out, "{g:x}");
+                }
+                Ok(())
             }
-            v6.segments()
-                .iter()
-                .map(|s| format!("{s:x}"))
-                .collect::<Vec<_>>()
-                .join(":")
+        },
+    };
+}
+
+/// Java `InetAddress.getHostAddress()` (see [`inet_into`]).
+pub fn format_inet_java(ip: &IpAddr) -> String {
+    string(|s| inet_into(s, ip))
+}
+
+/// `UUID.toString()` (`8-4-4-4-12` lower-case hex), appended to `out`.
+pub fn uuid_into(out: &mut String, u: &[u8; 16]) {
+    for (i, part) in [&u[..4], &u[4..6], &u[6..8], &u[8..10], &u[10..]]
+        .into_iter()
+        .enumerate()
+    {
+        if i > 0 {
+            out.push('-');
         }
+        hex_into(out, part);
+    }
+}
+
+/// Lower-case hex without prefix, appended to `out`.
+pub fn hex_into(out: &mut String, b: &[u8]) {
+    const D: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(b.len() * 2);
+    for x in b {
+        out.push(D[usize::from(x >> 4)] as char);
+        out.push(D[usize::from(x & 15)] as char);
     }
 }
 
 /// Lower-case hex without prefix.
 pub fn hex(b: &[u8]) -> String {
-    let mut s = String::with_capacity(b.len() * 2);
-    for x in b {
-        s.push_str(&format!("{x:02x}"));
+    string(|s| hex_into(s, b))
+}
+
+/// JSON string escaping as Jackson's `JsonStringEncoder.quoteAsString`
+/// (Cassandra's `JsonUtils.quoteAsJsonString`), appended to `out`: `"` and
+/// `\` escaped, control characters as `\b \t \n \f \r` or `\u00XX`.
+pub fn json_escape_into(out: &mut String, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    let mut start = 0;
+    for (i, c) in s.bytes().enumerate() {
+        let esc = match c {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            0x08 => "\\b",
+            b'\t' => "\\t",
+            b'\n' => "\\n",
+            0x0c => "\\f",
+            b'\r' => "\\r",
+            0..=0x1f => "",
+            _ => continue,
+        };
+        out.push_str(&s[start..i]);
+        if esc.is_empty() {
+            out.push_str("\\u00");
+            out.push(HEX[usize::from(c >> 4)] as char);
+            out.push(HEX[usize::from(c & 15)] as char);
+        } else {
+            out.push_str(esc);
+        }
+        start = i + 1;
     }
-    s
+    out.push_str(&s[start..]);
+}
+
+/// Sum of the shard counts of a counter context (`CounterContext.total`):
+/// `i16 header count`, `header count × i16`, then shards of
+/// `16-byte counter id, i64 clock, i64 count`.
+pub fn counter_total(b: &[u8]) -> Option<i64> {
+    let h = i16::from_be_bytes(b.get(..2)?.try_into().ok()?);
+    let shards = b.get(2 + 2 * usize::from(h.unsigned_abs())..)?;
+    if shards.len() % 32 != 0 {
+        return None;
+    }
+    let mut total: i64 = 0;
+    for s in shards.chunks_exact(32) {
+        total = total.wrapping_add(i64::from_be_bytes(s[24..32].try_into().ok()?));
+    }
+    Some(total)
+}
+
+// ------------------------------------------------------------- renderer
+
+/// Which text form to produce (see the module doc).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// `AbstractType.toJSONString`.
+    Json,
+    /// `AbstractType.getString`.
+    Str,
+    /// `AbstractType.toCQLString`.
+    Cql,
+    /// The CQL literal cqlsh prints (and `parse_cql_literal` reads).
+    Cqlsh,
+}
+
+/// What the renderer sees of a value: a decoded scalar, or the children of
+/// a collection / tuple / UDT / composite.
+pub(crate) enum Node<'a, S> {
+    /// A null (collection element, tuple/UDT field).
+    Null,
+    /// A zero-length value of a type whose values are normally not empty.
+    Empty,
+    /// Bytes that do not decode as the type: rendered as hex.
+    Invalid,
+    /// `ascii` / `text`.
+    Text(&'a str),
+    /// `ascii` / `text` bytes that are not valid for the type.
+    BadText(&'a [u8]),
+    /// `blob` (and types handled as raw bytes).
+    Blob(&'a [u8]),
+    /// `bigint`, `int`, `smallint`, `tinyint`.
+    Int(i64),
+    /// `varint`: two's complement bytes.
+    Varint(&'a [u8]),
+    /// `decimal`.
+    Decimal {
+        /// Scale.
+        scale: i32,
+        /// Two's complement unscaled value.
+        unscaled: &'a [u8],
+    },
+    /// `float`.
+    Float(f32),
+    /// `double`.
+    Double(f64),
+    /// `boolean`.
+    Boolean(bool),
+    /// `uuid` / `timeuuid`.
+    Uuid(&'a [u8; 16]),
+    /// `timestamp` (ms).
+    Timestamp(i64),
+    /// `date` (days, epoch at 2^31).
+    Date(u32),
+    /// `time` (ns of the day).
+    Time(i64),
+    /// `duration`.
+    Duration {
+        /// Months.
+        months: i64,
+        /// Days.
+        days: i64,
+        /// Nanoseconds.
+        nanos: i64,
+    },
+    /// `inet`.
+    Inet(IpAddr),
+    /// `counter`: the first 8 bytes of the context as a long (what
+    /// `CounterColumnType.toJSONString`/`getString` print), and the total.
+    Counter {
+        /// `ByteBufferUtil.toLong` of the context.
+        first: Option<i64>,
+        /// Sum of the shards.
+        total: Option<i64>,
+    },
+    /// `list`.
+    List(Vec<S>),
+    /// `set`.
+    Set(Vec<S>),
+    /// `map`: keys and values alternating.
+    Map(Vec<S>),
+    /// `vector`.
+    Vector(Vec<S>),
+    /// `tuple`: every declared field; those after `present` were absent.
+    Tuple {
+        /// Fields (absent ones null).
+        fields: Vec<S>,
+        /// How many fields the serialization holds.
+        present: usize,
+    },
+    /// UDT: every declared field with its name.
+    Udt {
+        /// Fields (absent ones null).
+        fields: Vec<(&'a str, S)>,
+        /// How many fields the serialization holds.
+        present: usize,
+    },
+    /// `CompositeType`: components with their end-of-component byte.
+    Composite(Vec<(S, u8)>),
+}
+
+/// A value the renderer can walk: serialized bytes with their type
+/// ([`render`]) or a decoded [`Value`](super::Value).
+pub(crate) trait Source<'a>: Copy {
+    /// The value's node.
+    fn node(self) -> Node<'a, Self>;
+    /// True for a null.
+    fn is_null(self) -> bool;
+    /// The serialized value as bare hex (collections' `getString`, and the
+    /// fallback for values that do not decode).
+    fn hex_into(self, out: &mut String);
+}
+
+/// Append the `form` text of value `b` of type `ty` to `out`, straight from
+/// the bytes (no [`Value`](super::Value) tree).
+#[inline]
+pub fn render(ty: &CqlType, b: &[u8], form: Form, out: &mut String) {
+    write(Raw { ty, b: Some(b) }, form, out)
+}
+
+/// Serialized bytes of a type; `None` is a null element.
+#[derive(Clone, Copy)]
+struct Raw<'a> {
+    ty: &'a CqlType,
+    b: Option<&'a [u8]>,
+}
+
+static BLOB: CqlType = CqlType::Native(Native::Blob);
+
+impl<'a> Source<'a> for Raw<'a> {
+    #[inline]
+    fn node(self) -> Node<'a, Self> {
+        match self.b {
+            Some(b) => raw_node(self.ty, b),
+            None => Node::Null,
+        }
+    }
+
+    fn is_null(self) -> bool {
+        self.b.is_none()
+    }
+
+    fn hex_into(self, out: &mut String) {
+        hex_into(out, self.b.unwrap_or_default())
+    }
+}
+
+#[inline]
+fn raw_node<'a>(ty: &'a CqlType, b: &'a [u8]) -> Node<'a, Raw<'a>> {
+    use CqlType as T;
+    let raw = |ty, b| Raw { ty, b };
+    match ty {
+        T::Reversed(t) | T::Frozen(t) => return raw_node(t, b),
+        T::Native(Native::Ascii | Native::Text | Native::Blob)
+        | T::Custom(_)
+        | T::DynamicComposite(_)
+        | T::ColumnToCollection(_) => {}
+        _ if b.is_empty() => return Node::Empty,
+        _ => {}
+    }
+    let node = match ty {
+        T::Native(n) => native_node(*n, b),
+        T::List(t) => collection(b, &[t]).map(Node::List),
+        T::Set(t) => collection(b, &[t]).map(Node::Set),
+        T::Map(k, v) => collection(b, &[k, v]).map(Node::Map),
+        T::Vector(t, n) => vector(t, *n, b).map(Node::Vector),
+        T::Tuple(ts) => {
+            let (fields, present) = tuple_fields(ts.iter(), b);
+            Some(Node::Tuple { fields, present })
+        }
+        T::Udt { fields: defs, .. } => {
+            let (fields, present) = tuple_fields(defs.iter().map(|d| &d.1), b);
+            let fields = defs.iter().map(|d| d.0.as_str()).zip(fields).collect();
+            Some(Node::Udt { fields, present })
+        }
+        T::Composite(ts) => {
+            let mut rest = b.strip_prefix(&[0xff, 0xff]).unwrap_or(b);
+            let mut parts = Vec::new();
+            // `u16 length, bytes, end-of-component byte` per component,
+            // up to the first non-zero end-of-component.
+            while let Some(len) = rest.get(..2) {
+                let len = usize::from(u16::from_be_bytes([len[0], len[1]]));
+                let (Some(v), Some(&eoc)) = (rest.get(2..2 + len), rest.get(2 + len)) else {
+                    break;
+                };
+                parts.push((raw(ts.get(parts.len()).unwrap_or(&BLOB), Some(v)), eoc));
+                rest = &rest[3 + len..];
+                if eoc != 0 {
+                    break;
+                }
+            }
+            Some(Node::Composite(parts))
+        }
+        T::Reversed(_)
+        | T::Frozen(_)
+        | T::Custom(_)
+        | T::DynamicComposite(_)
+        | T::ColumnToCollection(_) => Some(Node::Blob(b)),
+    };
+    // Not `unwrap_or`: that builds (and drops) an `Invalid` for every value.
+    let Some(node) = node else {
+        return Node::Invalid;
+    };
+    node
+}
+
+fn be<const N: usize>(b: &[u8]) -> Option<[u8; N]> {
+    b.try_into().ok()
+}
+
+/// A native value's node; `None` when the bytes do not decode.
+#[inline]
+fn native_node<S>(n: Native, b: &[u8]) -> Option<Node<'_, S>> {
+    use Native::*;
+    match n {
+        Ascii if b.is_ascii() => std::str::from_utf8(b).ok().map(Node::Text),
+        Ascii => Some(Node::BadText(b)),
+        Text => Some(match std::str::from_utf8(b) {
+            Ok(s) => Node::Text(s),
+            Err(_) => Node::BadText(b),
+        }),
+        Blob => Some(Node::Blob(b)),
+        Empty => Some(Node::Empty),
+        Bigint => be::<8>(b).map(|x| Node::Int(i64::from_be_bytes(x))),
+        Int => be::<4>(b).map(|x| Node::Int(i32::from_be_bytes(x).into())),
+        Smallint => be::<2>(b).map(|x| Node::Int(i16::from_be_bytes(x).into())),
+        Tinyint => be::<1>(b).map(|x| Node::Int(i8::from_be_bytes(x).into())),
+        Counter => Some(Node::Counter {
+            first: b.get(..8).and_then(be::<8>).map(i64::from_be_bytes),
+            total: counter_total(b),
+        }),
+        Boolean => be::<1>(b).map(|x| Node::Boolean(x[0] != 0)),
+        Float => be::<4>(b).map(|x| Node::Float(f32::from_be_bytes(x))),
+        Double => be::<8>(b).map(|x| Node::Double(f64::from_be_bytes(x))),
+        Varint => Some(Node::Varint(b)),
+        Decimal => b.split_first_chunk::<4>().map(|(s, u)| Node::Decimal {
+            scale: i32::from_be_bytes(*s),
+            unscaled: u,
+        }),
+        Timestamp | LegacyDate => be::<8>(b).map(|x| Node::Timestamp(i64::from_be_bytes(x))),
+        Date => be::<4>(b).map(|x| Node::Date(u32::from_be_bytes(x))),
+        Time => be::<8>(b).map(|x| Node::Time(i64::from_be_bytes(x))),
+        Uuid | Timeuuid | LexicalUuid => b.try_into().ok().map(Node::Uuid),
+        Inet => match b.len() {
+            4 => be::<4>(b).map(|x| Node::Inet(IpAddr::V4(Ipv4Addr::from(x)))),
+            16 => be::<16>(b).map(|x| Node::Inet(IpAddr::V6(Ipv6Addr::from(x)))),
+            _ => None,
+        },
+        Duration => duration(b).map(|(months, days, nanos)| Node::Duration {
+            months,
+            days,
+            nanos,
+        }),
+    }
+}
+
+/// Frozen collection body: `i32 count`, then per element one `i32`-length
+/// prefixed value per type in `tys` (negative length = null); elements
+/// flattened. `None` when truncated.
+fn collection<'a>(b: &'a [u8], tys: &[&'a CqlType]) -> Option<Vec<Raw<'a>>> {
+    let (n, mut rest) = b.split_first_chunk::<4>()?;
+    let n = usize::try_from(i32::from_be_bytes(*n)).unwrap_or(0);
+    let mut items = Vec::with_capacity(n.min(rest.len() / 4) * tys.len());
+    for _ in 0..n {
+        for &ty in tys {
+            let (len, r) = rest.split_first_chunk::<4>()?;
+            let len = i32::from_be_bytes(*len);
+            rest = r;
+            let b = match usize::try_from(len) {
+                Ok(len) => {
+                    let v = rest.get(..len)?;
+                    rest = &rest[len..];
+                    Some(v)
+                }
+                Err(_) => None,
+            };
+            items.push(Raw { ty, b });
+        }
+    }
+    Some(items)
+}
+
+/// Tuple/UDT body: `i32`-length-prefixed fields until the bytes run out.
+/// Every declared field (absent ones null) and how many were present.
+fn tuple_fields<'a>(
+    types: impl Iterator<Item = &'a CqlType>,
+    b: &'a [u8],
+) -> (Vec<Raw<'a>>, usize) {
+    let mut rest = b;
+    let mut present = 0;
+    let fields = types
+        .map(|ty| {
+            let Some((len, r)) = rest.split_first_chunk::<4>() else {
+                return Raw { ty, b: None };
+            };
+            present += 1;
+            rest = r;
+            let b = usize::try_from(i32::from_be_bytes(*len)).ok().map(|len| {
+                let (v, r) = rest.split_at(len.min(rest.len()));
+                rest = r;
+                v
+            });
+            Raw { ty, b }
+        })
+        .collect();
+    (fields, present)
+}
+
+/// Unsigned vint (Cassandra `VIntCoding`): leading one bits of the first byte
+/// count the extra bytes.
+fn uvint(b: &[u8]) -> Option<(u64, usize)> {
+    let first = *b.first()?;
+    let extra = first.leading_ones() as usize;
+    let mut v = if extra >= 8 {
+        0
+    } else {
+        u64::from(first & (0xff >> extra))
+    };
+    for i in 0..extra {
+        v = (v << 8) | u64::from(*b.get(1 + i)?);
+    }
+    Some((v, 1 + extra))
+}
+
+fn svint(b: &[u8]) -> Option<(i64, usize)> {
+    let (v, n) = uvint(b)?;
+    Some((((v >> 1) as i64) ^ -((v & 1) as i64), n))
+}
+
+/// `duration`: three zig-zag vints (months, days, nanoseconds).
+fn duration(b: &[u8]) -> Option<(i64, i64, i64)> {
+    let (m, k1) = svint(b)?;
+    let (d, k2) = svint(&b[k1..])?;
+    let (ns, k3) = svint(&b[k1 + k2..])?;
+    (k1 + k2 + k3 == b.len()).then_some((m, d, ns))
+}
+
+/// `vector<t, n>`: fixed-size elements back to back, or vint-length-prefixed.
+fn vector<'a>(t: &'a CqlType, n: usize, b: &'a [u8]) -> Option<Vec<Raw<'a>>> {
+    let mut out = Vec::with_capacity(n.min(4096));
+    match t.fixed_len() {
+        Some(0) => return None,
+        Some(l) => {
+            if b.len() != l.checked_mul(n)? {
+                return None;
+            }
+            out.extend(b.chunks_exact(l).map(|v| Raw { ty: t, b: Some(v) }));
+        }
+        None => {
+            let mut rest = b;
+            for _ in 0..n {
+                let (len, k) = uvint(rest)?;
+                rest = &rest[k..];
+                let len = usize::try_from(len).ok()?;
+                out.push(Raw {
+                    ty: t,
+                    b: Some(rest.get(..len)?),
+                });
+                rest = &rest[len..];
+            }
+        }
+    }
+    Some(out)
+}
+
+/// Append the `form` text of `s` to `out`.
+pub(crate) fn write<'a, S: Source<'a>>(s: S, form: Form, out: &mut String) {
+    use Form::{Cql, Cqlsh, Json, Str};
+    match s.node() {
+        Node::Null => out.push_str("null"),
+        Node::Empty => out.push_str(match form {
+            Json => "\"\"",
+            Str => "",
+            Cql | Cqlsh => "''",
+        }),
+        Node::Invalid => hex_form(form, out, |o| s.hex_into(o)),
+        Node::Blob(b) => hex_form(form, out, |o| hex_into(o, b)),
+        Node::Text(t) => text_into(form, t, out),
+        Node::BadText(b) if form == Cqlsh => hex_form(form, out, |o| hex_into(o, b)),
+        Node::BadText(b) => text_into(form, &String::from_utf8_lossy(b), out),
+        Node::Int(v) => {
+            let _ = write!(out, "{v}");
+        }
+        Node::Varint(b) => varint_into(out, b),
+        Node::Decimal { scale, unscaled } => decimal_into(out, scale, unscaled),
+        Node::Float(x) if form == Json && !x.is_finite() => out.push_str("null"),
+        Node::Float(x) => float_into(out, x),
+        Node::Double(x) if form == Json && !x.is_finite() => out.push_str("null"),
+        Node::Double(x) => double_into(out, x),
+        Node::Boolean(b) => out.push_str(if b { "true" } else { "false" }),
+        Node::Uuid(u) => wrap(form == Json, '"', out, |o| uuid_into(o, u)),
+        Node::Timestamp(ms) => match form {
+            Json => wrap(true, '"', out, |o| timestamp_into(o, ms, ' ')),
+            Str => timestamp_into(out, ms, 'T'),
+            Cql => wrap(true, '\'', out, |o| timestamp_into(o, ms, 'T')),
+            Cqlsh => wrap(true, '\'', out, |o| timestamp_cqlsh_into(o, ms)),
+        },
+        Node::Date(d) => wrap_opt(text_quote(form), out, |o| date_into(o, d)),
+        Node::Time(t) => wrap_opt(text_quote(form), out, |o| time_into(o, t)),
+        Node::Duration {
+            months,
+            days,
+            nanos,
+        } => wrap(form == Json, '"', out, |o| {
+            let start = o.len();
+            duration_into(o, months, days, nanos);
+            if form == Cqlsh && o.len() == start {
+                o.push_str("0s");
+            }
+        }),
+        Node::Inet(ip) if form == Cqlsh => wrap(true, '\'', out, |o| {
+            let _ = write!(o, "{ip}");
+        }),
+        Node::Inet(ip) => wrap_opt(text_quote(form), out, |o| inet_into(o, &ip)),
+        Node::Counter { first, total } => match if form == Cqlsh { total } else { first } {
+            Some(v) => {
+                let _ = write!(out, "{v}");
+            }
+            None => hex_form(form, out, |o| s.hex_into(o)),
+        },
+        node => write_nested(s, node, form, out),
+    }
+}
+
+/// The container half of [`write`] (kept out of line so the scalar path
+/// stays small).
+#[inline(never)]
+fn write_nested<'a, S: Source<'a>>(s: S, node: Node<'a, S>, form: Form, out: &mut String) {
+    use Form::{Cql, Cqlsh, Json, Str};
+    match node {
+        Node::List(_) | Node::Set(_) | Node::Map(_) | Node::Vector(_) if form == Str => {
+            s.hex_into(out)
+        }
+        Node::List(items) | Node::Vector(items) => seq(form, ('[', ']'), &items, out),
+        Node::Set(items) if form == Json => seq(form, ('[', ']'), &items, out),
+        Node::Set(items) => seq(form, ('{', '}'), &items, out),
+        Node::Map(items) => {
+            out.push('{');
+            for (i, kv) in items.chunks_exact(2).enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                let start = out.len();
+                write(kv[0], form, out);
+                if form == Json && !out[start..].starts_with('"') {
+                    // JSON object keys are strings: quote non-string keys.
+                    let key = out.split_off(start);
+                    wrap(true, '"', out, |o| json_escape_into(o, &key));
+                }
+                out.push_str(": ");
+                write(kv[1], form, out);
+            }
+            out.push('}');
+        }
+        Node::Tuple { fields, present } => {
+            let present = present.min(fields.len());
+            match form {
+                Str => joined(fields[..present].iter().copied(), out),
+                Json => seq(form, ('[', ']'), &fields, out),
+                Cql => seq(form, ('(', ')'), &fields[..present], out),
+                Cqlsh => seq(form, ('(', ')'), &fields, out),
+            }
+        }
+        Node::Udt { fields, present } => {
+            let present = present.min(fields.len());
+            if form == Str {
+                return joined(fields[..present].iter().map(|f| f.1), out);
+            }
+            let shown = if form == Cql {
+                &fields[..present]
+            } else {
+                &fields[..]
+            };
+            out.push('{');
+            for (i, (name, v)) in shown.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                if form == Json {
+                    // `UserType.toJSONString`: a name that is not lower case
+                    // gets double quotes, JSON-escaped inside the key.
+                    let lower = if name.is_ascii() {
+                        !name.bytes().any(|c| c.is_ascii_uppercase())
+                    } else {
+                        name.to_lowercase() == *name
+                    };
+                    wrap(true, '"', out, |o| {
+                        let q = if lower { "" } else { "\\\"" };
+                        o.push_str(q);
+                        json_escape_into(o, name);
+                        o.push_str(q);
+                    });
+                } else {
+                    out.push_str(&quote_ident(name));
+                }
+                out.push_str(": ");
+                write(*v, form, out);
+            }
+            out.push('}');
+        }
+        Node::Composite(parts) => {
+            if form == Json {
+                let mut s = String::new();
+                composite_into(&parts, &mut s);
+                wrap(true, '"', out, |o| json_escape_into(o, &s));
+            } else {
+                composite_into(&parts, out);
+            }
+        }
+        // Scalars are written by `write` and never get here.
+        _ => {}
+    }
+}
+
+/// `f`'s text between two `q`s when `quoted`.
+fn wrap(quoted: bool, q: char, out: &mut String, f: impl FnOnce(&mut String)) {
+    if quoted {
+        out.push(q);
+    }
+    f(out);
+    if quoted {
+        out.push(q);
+    }
+}
+
+fn wrap_opt(q: Option<char>, out: &mut String, f: impl FnOnce(&mut String)) {
+    wrap(q.is_some(), q.unwrap_or('"'), out, f)
+}
+
+/// The quote around text-like scalars (dates, times, addresses).
+fn text_quote(form: Form) -> Option<char> {
+    match form {
+        Form::Json => Some('"'),
+        Form::Str => None,
+        Form::Cql | Form::Cqlsh => Some('\''),
+    }
+}
+
+/// A string in the form's quoting.
+fn text_into(form: Form, s: &str, out: &mut String) {
+    match form {
+        Form::Json => wrap(true, '"', out, |o| json_escape_into(o, s)),
+        Form::Str => out.push_str(s),
+        Form::Cql | Form::Cqlsh => wrap(true, '\'', out, |o| {
+            for (i, part) in s.split('\'').enumerate() {
+                if i > 0 {
+                    o.push_str("''");
+                }
+                o.push_str(part);
+            }
+        }),
+    }
+}
+
+/// Hex in the form's blob notation: `"0x…"`, `…`, `0x…`.
+fn hex_form(form: Form, out: &mut String, hex: impl FnOnce(&mut String)) {
+    match form {
+        Form::Json => wrap(true, '"', out, |o| {
+            o.push_str("0x");
+            hex(o)
+        }),
+        Form::Str => hex(out),
+        Form::Cql | Form::Cqlsh => {
+            out.push_str("0x");
+            hex(out)
+        }
+    }
+}
+
+/// Items joined by `, ` between `open` and `close`.
+fn seq<'a, S: Source<'a>>(form: Form, (open, close): (char, char), items: &[S], out: &mut String) {
+    out.push(open);
+    for (i, v) in items.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        write(*v, form, out);
+    }
+    out.push(close);
+}
+
+/// `TupleType.getString`: fields joined by `:`, `:` and `@` escaped, `@` for
+/// null.
+fn joined<'a, S: Source<'a>>(fields: impl Iterator<Item = S>, out: &mut String) {
+    let mut s = String::new();
+    for (i, f) in fields.enumerate() {
+        if i > 0 {
+            out.push(':');
+        }
+        if f.is_null() {
+            out.push('@');
+            continue;
+        }
+        s.clear();
+        write(f, Form::Str, &mut s);
+        for c in s.chars() {
+            if c == ':' || c == '@' {
+                out.push('\\');
+            }
+            out.push(c);
+        }
+    }
+}
+
+/// `AbstractCompositeType.getString`: components joined by `:`, each escaped
+/// (`:` → `\:`, a trailing `\` or `!` gets a `!`), ended by `:_` / `:!` at a
+/// negative / positive end-of-component byte.
+fn composite_into<'a, S: Source<'a>>(parts: &[(S, u8)], out: &mut String) {
+    let mut s = String::new();
+    for (i, &(c, eoc)) in parts.iter().enumerate() {
+        if i > 0 {
+            out.push(':');
+        }
+        s.clear();
+        write(c, Form::Str, &mut s);
+        for ch in s.chars() {
+            if ch == ':' {
+                out.push('\\');
+            }
+            out.push(ch);
+        }
+        if s.ends_with('\\') || s.ends_with('!') {
+            out.push('!');
+        }
+        if eoc != 0 {
+            out.push_str(if (eoc as i8) < 0 { ":_" } else { ":!" });
+            break;
+        }
+    }
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    fn t(s: &str) -> CqlType {
+        CqlType::parse(s).unwrap()
+    }
+
+    fn r(ty: &str, b: &[u8], form: Form) -> String {
+        string(|s| render(&t(ty), b, form, s))
+    }
 
     #[test]
     fn doubles_like_java() {
@@ -436,9 +1310,11 @@ mod tests {
             (0.0001, "1.0E-4"),
             (1e7, "1.0E7"),
             (9999999.0, "9999999.0"),
+            (1234567.5, "1234567.5"),
             (123456789.0, "1.23456789E8"),
             (-3.3040857331561196e299, "-3.3040857331561196E299"),
             (0.1, "0.1"),
+            (0.5, "0.5"),
             (-0.0, "-0.0"),
             (f64::MIN_POSITIVE, "2.2250738585072014E-308"),
             (f64::MAX, "1.7976931348623157E308"),
@@ -446,17 +1322,26 @@ mod tests {
             (1e23, "1.0E23"),
             (2e-323, "2.0E-323"),
             (1.5e-3, "0.0015"),
+            (f64::NAN, "NaN"),
+            (f64::NEG_INFINITY, "-Infinity"),
         ];
         for (x, s) in cases {
             assert_eq!(java_double_to_string(*x), *s, "{x}");
         }
-        assert_eq!(java_float_to_string(-1.2588742e29), "-1.2588742E29");
-        assert_eq!(java_float_to_string(0.1), "0.1");
-        assert_eq!(java_float_to_string(-9.045085), "-9.045085");
-        assert_eq!(java_float_to_string(f32::NAN), "NaN");
-        assert_eq!(java_float_to_string(f32::NEG_INFINITY), "-Infinity");
-        assert_eq!(java_float_to_string(3.4028235e38), "3.4028235E38");
-        assert_eq!(java_float_to_string(1.4e-45), "1.4E-45");
+        let cases: &[(f32, &str)] = &[
+            (-1.2588742e29, "-1.2588742E29"),
+            (0.1, "0.1"),
+            (2.0, "2.0"),
+            (-9.045085, "-9.045085"),
+            (-0.010826139, "-0.010826139"),
+            (f32::NAN, "NaN"),
+            (f32::NEG_INFINITY, "-Infinity"),
+            (3.4028235e38, "3.4028235E38"),
+            (1.4e-45, "1.4E-45"),
+        ];
+        for (x, s) in cases {
+            assert_eq!(java_float_to_string(*x), *s, "{x}");
+        }
     }
 
     #[test]
@@ -465,6 +1350,7 @@ mod tests {
         assert_eq!(varint_to_string(&[0xFF]), "-1");
         assert_eq!(varint_to_string(&[0x80]), "-128");
         assert_eq!(varint_to_string(&[0x00, 0x80]), "128");
+        assert_eq!(varint_to_string(&[0x00, 0xff]), "255");
         assert_eq!(
             varint_to_string(&[0x80, 0, 0, 0, 0, 0, 0, 0]),
             "-9223372036854775808"
@@ -473,9 +1359,29 @@ mod tests {
             varint_to_string(&[0x01, 0, 0, 0, 0, 0, 0, 0, 0]),
             "18446744073709551616"
         );
+        assert_eq!(
+            varint_to_string(&i128::MIN.to_be_bytes()),
+            i128::MIN.to_string()
+        );
+        // Beyond 128 bits: the long division path.
+        let mut big = vec![0x80];
+        big.extend_from_slice(&[0; 16]);
+        assert_eq!(
+            varint_to_string(&big),
+            "-43556142965880123323311949751266331066368"
+        );
+        let mut big = vec![0x7f];
+        big.extend_from_slice(&[0xff; 16]);
+        assert_eq!(
+            varint_to_string(&big),
+            "43556142965880123323311949751266331066367"
+        );
+        let mut big = vec![0xff];
+        big.extend_from_slice(&[0xff; 16]);
+        assert_eq!(varint_to_string(&big), "-1");
+        assert_eq!(varint_to_string(&[0; 20]), "0");
         let v = 1_000_000_000_000_000_000_000i128;
-        let b = v.to_be_bytes();
-        assert_eq!(varint_to_string(&b), v.to_string());
+        assert_eq!(varint_to_string(&v.to_be_bytes()), v.to_string());
         assert_eq!(varint_to_string(&(-v).to_be_bytes()), (-v).to_string());
         // BigDecimal.toString examples from the Javadoc.
         let d = |u: i64, s: i32| big_decimal_to_string(&u.to_be_bytes(), s);
@@ -490,7 +1396,11 @@ mod tests {
         assert_eq!(d(0, 2), "0.00");
         assert_eq!(d(0, -2), "0E+2");
         assert_eq!(d(1, 7), "1E-7");
+        assert_eq!(d(1, 6), "0.000001");
         assert_eq!(d(-747635, 1), "-74763.5");
+        assert_eq!(d(5, -3), "5E+3");
+        assert_eq!(big_decimal_to_string(&[0xff], 18), "-1E-18");
+        assert_eq!(big_decimal_to_string(&[0, 3, 0x0c, 0xd4], 3), "199.892");
     }
 
     #[test]
@@ -505,15 +1415,43 @@ mod tests {
             "2023-11-14 22:13:20.000000+0000"
         );
         assert_eq!(format_timestamp_iso(-1), "1969-12-31T23:59:59.999Z");
+        assert_eq!(
+            format_timestamp_json(-62_135_596_800_000),
+            "0001-01-01 00:00:00.000Z"
+        );
         // Year 0 is year-of-era 1 (BCE); year -1 is 2.
         let ms = days_from_civil(0, 1, 1) * 86_400_000;
         assert_eq!(format_timestamp_iso(ms), "0001-01-01T00:00:00.000Z");
         let ms = days_from_civil(12345, 1, 1) * 86_400_000;
         assert_eq!(format_timestamp_iso(ms), "+12345-01-01T00:00:00.000Z");
         assert_eq!(format_date(1 << 31), "1970-01-01");
+        assert_eq!(format_date((1 << 31) - 719_162), "0001-01-01");
         assert_eq!(format_date(0), "-5877641-06-23");
         assert_eq!(format_date(u32::MAX), "+5881580-07-11");
         assert_eq!(format_time(83_680_281_338_000), "23:14:40.281338000");
+        assert_eq!(format_time(86_400_000_000_000), "86400000000000");
+        assert_eq!(format_time(-1), "-1");
+        for d in [-800_000i64, -1, 0, 1, 59, 60, 365, 10_000, 2_932_896] {
+            let (y, m, dd) = civil_from_days(d);
+            assert_eq!(days_from_civil(y, m, dd), d);
+        }
+    }
+
+    #[test]
+    fn instants() {
+        let ds = |t| string(|s| date_string_micros_into(s, t));
+        assert_eq!(ds(1_700_000_001_698_705), "2023-11-14T22:13:21.698705Z");
+        assert_eq!(ds(1_700_000_001_698_000), "2023-11-14T22:13:21.698Z");
+        assert_eq!(ds(1_700_000_000_000_000), "2023-11-14T22:13:20Z");
+        // dateString truncates the seconds toward zero but floors the nanos.
+        assert_eq!(ds(-1), "1970-01-01T00:00:00.999999Z");
+        assert_eq!(format_micros_instant(-1), "1969-12-31T23:59:59.999999Z");
+        // Saturated nanos (Long.MAX_VALUE % 1e9) beyond year 2262.
+        assert_eq!(ds(i64::MAX), "+294247-01-10T04:00:54.854775807Z");
+        assert_eq!(
+            string(|s| date_string_secs_into(s, 1_795_360_375)),
+            "2026-11-22T15:12:55Z"
+        );
         assert_eq!(
             format_micros_instant(1_700_000_000_060_757),
             "2023-11-14T22:13:20.060757Z"
@@ -526,14 +1464,11 @@ mod tests {
             format_seconds_instant(1_795_360_375),
             "2026-11-22T15:12:55Z"
         );
-        for d in [-800_000i64, -1, 0, 1, 59, 60, 365, 10_000, 2_932_896] {
-            let (y, m, dd) = civil_from_days(d);
-            assert_eq!(days_from_civil(y, m, dd), d);
-        }
+        assert_eq!(string(|s| local_date_into(s, -719_162)), "0001-01-01");
     }
 
     #[test]
-    fn durations_and_inets() {
+    fn durations_addresses_ids() {
         assert_eq!(
             format_duration(11, 56, 93_914_556_989_508),
             "11mo56d26h5m14s556ms989us508ns"
@@ -545,5 +1480,133 @@ mod tests {
         assert_eq!(format_inet_java(&ip), "fe80:0:0:0:0:0:0:32a4");
         let ip: IpAddr = "::ffff:1.2.3.4".parse().unwrap();
         assert_eq!(format_inet_java(&ip), "1.2.3.4");
+        let ip: IpAddr = "10.0.0.1".parse().unwrap();
+        assert_eq!(format_inet_java(&ip), "10.0.0.1");
+        let u = [
+            0x92, 0x07, 0x30, 0xfc, 0xd5, 0x83, 0x49, 0x33, 0x83, 0xb2, 0x33, 0x70, 0x16, 0x0b,
+            0x1b, 0xf2,
+        ];
+        assert_eq!(
+            string(|s| uuid_into(s, &u)),
+            "920730fc-d583-4933-83b2-3370160b1bf2"
+        );
+        assert_eq!(hex(&[0, 0xab, 0x10]), "00ab10");
+        assert_eq!(
+            string(|s| json_escape_into(s, "a\"\\\u{8}\t\n\u{c}\r\u{1}é")),
+            "a\\\"\\\\\\b\\t\\n\\f\\r\\u0001é"
+        );
+        let mut c = vec![0, 1, 0, 0];
+        c.extend_from_slice(&[0x11; 16]);
+        c.extend_from_slice(&5i64.to_be_bytes());
+        c.extend_from_slice(&3i64.to_be_bytes());
+        assert_eq!(counter_total(&c), Some(3));
+        assert_eq!(counter_total(&c[..30]), None);
+    }
+
+    #[test]
+    fn rendered_forms() {
+        use Form::*;
+        let list = [
+            0, 0, 0, 2, 0, 0, 0, 4, 0, 0, 0, 1, 0, 0, 0, 4, 0xff, 0xff, 0xff, 0xff,
+        ];
+        assert_eq!(r("ListType(Int32Type)", &list, Json), "[1, -1]");
+        assert_eq!(r("SetType(Int32Type)", &list, Json), "[1, -1]");
+        assert_eq!(r("SetType(Int32Type)", &list, Cql), "{1, -1}");
+        assert_eq!(r("ListType(Int32Type)", &list, Str), hex(&list));
+        // Truncated: hex fallback.
+        assert_eq!(
+            r("ListType(Int32Type)", &list[..9], Json),
+            "\"0x000000020000000400\""
+        );
+        let map = [0, 0, 0, 1, 0, 0, 0, 4, 0, 0, 0, 6, 0, 0, 0, 1, b'x'];
+        assert_eq!(
+            r("MapType(Int32Type,UTF8Type)", &map, Json),
+            "{\"6\": \"x\"}"
+        );
+        assert_eq!(r("MapType(Int32Type,UTF8Type)", &map, Cql), "{6: 'x'}");
+        let tup = [0, 0, 0, 4, 0, 0, 0, 1, 0, 0, 0, 2, b'a', b':'];
+        let tt = "TupleType(Int32Type,UTF8Type)";
+        assert_eq!(r(tt, &tup, Str), "1:a\\:");
+        assert_eq!(r(tt, &tup, Json), "[1, \"a:\"]");
+        assert_eq!(r(tt, &tup, Cql), "(1, 'a:')");
+        assert_eq!(r("UTF8Type", b"a\"b", Json), "\"a\\\"b\"");
+        assert_eq!(r("UTF8Type", b"it's", Cql), "'it''s'");
+        assert_eq!(r("UTF8Type", &[0xff], Json), "\"\u{fffd}\"");
+        assert_eq!(r("UTF8Type", &[0xff], Cqlsh), "0xff");
+        assert_eq!(r("BytesType", &[1, 0xab], Json), "\"0x01ab\"");
+        assert_eq!(r("BytesType", &[1, 0xab], Str), "01ab");
+        assert_eq!(r("DoubleType", &f64::NAN.to_be_bytes(), Json), "null");
+        assert_eq!(r("DoubleType", &f64::NAN.to_be_bytes(), Str), "NaN");
+        assert_eq!(r("Int32Type", &[1, 2, 3], Json), "\"0x010203\"");
+        let ts = 1_700_000_000_000i64.to_be_bytes();
+        assert_eq!(
+            r("TimestampType", &ts, Json),
+            "\"2023-11-14 22:13:20.000Z\""
+        );
+        assert_eq!(r("TimestampType", &ts, Str), "2023-11-14T22:13:20.000Z");
+        assert_eq!(r("TimestampType", &ts, Cql), "'2023-11-14T22:13:20.000Z'");
+        assert_eq!(
+            r("TimestampType", &ts, Cqlsh),
+            "'2023-11-14 22:13:20.000000+0000'"
+        );
+        assert_eq!(r("DurationType", &[0, 0, 0], Cql), "");
+        assert_eq!(r("DurationType", &[0, 0, 0], Cqlsh), "0s");
+        assert_eq!(r("DurationType", &[2, 4, 6], Json), "\"1mo2d3ns\"");
+        let mut v6 = [0u8; 16];
+        v6[0] = 0xfe;
+        v6[1] = 0x80;
+        v6[15] = 1;
+        assert_eq!(r("InetAddressType", &v6, Json), "\"fe80:0:0:0:0:0:0:1\"");
+        assert_eq!(r("InetAddressType", &v6, Cqlsh), "'fe80::1'");
+        // vector<float, 2>: getString is the hex (VectorType.getString).
+        let mut vb = 1.5f32.to_be_bytes().to_vec();
+        vb.extend_from_slice(&(-2.0f32).to_be_bytes());
+        assert_eq!(r("VectorType(FloatType,2)", &vb, Json), "[1.5, -2.0]");
+        assert_eq!(r("VectorType(FloatType,2)", &vb, Str), hex(&vb));
+    }
+
+    #[test]
+    fn empties_udts_counters_composites() {
+        use Form::*;
+        // Zero-length values of non-string types (IntegerType included:
+        // its toJSONString prints `""` for the null BigInteger).
+        for ty in [
+            "Int32Type",
+            "IntegerType",
+            "TimestampType",
+            "ListType(Int32Type)",
+        ] {
+            assert_eq!(r(ty, &[], Json), "\"\"", "{ty}");
+            assert_eq!(r(ty, &[], Str), "", "{ty}");
+            assert_eq!(r(ty, &[], Cql), "''", "{ty}");
+        }
+        assert_eq!(r("UTF8Type", &[], Json), "\"\"");
+        assert_eq!(r("BytesType", &[], Json), "\"0x\"");
+        // UDT with a trailing field absent (added by ALTER TYPE): JSON lists
+        // every declared field (UserType.toJSONString), CQL the present ones.
+        let ut = "UserType(ks,61646472657373,737472656574:UTF8Type,5a6970:Int32Type)";
+        let ub = [0, 0, 0, 2, b's', b't'];
+        assert_eq!(
+            r(ut, &ub, Json),
+            "{\"street\": \"st\", \"\\\"Zip\\\"\": null}"
+        );
+        assert_eq!(r(ut, &ub, Cql), "{street: 'st'}");
+        assert_eq!(r(ut, &ub, Cqlsh), "{street: 'st', \"Zip\": null}");
+        assert_eq!(r(ut, &ub, Str), "st");
+        // Counters: toJSONString reads the context's first 8 bytes as a long.
+        let mut c = vec![0, 1, 0, 0];
+        c.extend_from_slice(&[0x11; 16]);
+        c.extend_from_slice(&5i64.to_be_bytes());
+        c.extend_from_slice(&3i64.to_be_bytes());
+        let first = i64::from_be_bytes(c[..8].try_into().unwrap()).to_string();
+        assert_eq!(r("CounterColumnType", &c, Json), first);
+        assert_eq!(r("CounterColumnType", &c, Cqlsh), "3");
+        // CompositeType getString: escapes and end-of-component marks.
+        let ct = "CompositeType(UTF8Type,Int32Type)";
+        let kb = [0, 2, b's', b'a', 0, 0, 4, 0, 0, 0, 11, 0];
+        assert_eq!(r(ct, &kb, Str), "sa:11");
+        assert_eq!(r(ct, &kb, Json), "\"sa:11\"");
+        assert_eq!(r(ct, &[0, 3, b'a', b':', b'!', 0xFF], Str), "a\\:!!:_");
+        assert_eq!(r(ct, &[0xff, 0xff, 0, 1, b'x', 1], Str), "x:!");
     }
 }

@@ -1,0 +1,392 @@
+//! `sstkit validate-checksums SSTABLE...`: every chunk checksum and the
+//! whole-file digest of Data.db.
+//!
+//! ```text
+//! sstkit validate-checksums nb-1-big-Data.db
+//! sstkit validate-checksums --output ndjson /var/lib/scylla/data/ks/t-1234/ | jq 'select(.type=="finding")'
+//! ```
+//!
+//! Reads: CompressionInfo.db or CRC.db and the Digest file (one read each),
+//! then Data.db once, front to back, in 4 MiB reads
+//! ([`sstkit_format::checksums`]). Only when a chunk is bad: Statistics.db
+//! (key type, partitioner) and Index.db (streamed in 1 MiB reads) to name the
+//! partitions the bad chunks overlap.
+//!
+//! JSON payload (the `scylla sstable validate-checksums` shape, extended):
+//! `{"has_checksums", "has_digest", "valid"?, "chunks", "bytes", "findings": [finding]}`.
+//! `valid` is omitted when the sstable has no checksums (as Scylla does);
+//! `chunks` counts the chunks whose checksum was compared, `bytes` the Data.db
+//! bytes read. A finding is
+//! `{"class", "severity": "error"|"warning", "component", "chunk"?, "chunk_count"?,
+//!   "file_range"?: [start, end], "uncompressed_range"?: [start, end],
+//!   "stored"?, "computed"?, "algo"?, "checksums"?, "expected_chunks"?, "chunk_size"?,
+//!   "partitions"?: [{"token", "raw", "value", "pos"}], "partitions_omitted"?,
+//!   "partitions_unresolved"?: "why", "message"}`.
+//! Ranges are half-open byte ranges: `file_range` in Data.db as stored,
+//! `uncompressed_range` in the uncompressed Data.db (Index.db positions).
+//! Checksums are hex strings (`0x%08x`; SHA-1 as 40 hex digits). Classes:
+//! `bad_chunk`, `truncated_chunk`, `chunks_out_of_range`, `uncovered_bytes`,
+//! `crc_count_mismatch`, `digest_mismatch`, `corrupt_metadata`,
+//! `missing_component` (errors); `missing_checksums`, `missing_digest` (warnings).
+//! A partition overlaps a chunk when its bytes `[pos_i, pos_{i+1})` meet the
+//! chunk's uncompressed range; at most [`MAX_PARTITIONS`] are listed per finding.
+//!
+//! NDJSON: one line per finding (`{"sstable", "type": "finding", ...finding}`),
+//! then one summary line per sstable (`{"sstable", "type": "summary",
+//! "has_checksums", "has_digest", "valid"?, "chunks", "bytes", "findings": count}`).
+//!
+//! Exit status: 1 when any sstable has an error finding, 3 when one cannot be
+//! read (Data.db missing or unreadable).
+
+use std::io::Write;
+use std::ops::Range;
+
+use serde_json::{json, Map, Value};
+use sstkit_format::checksums::{validate_checksums, ChecksumFinding, ChecksumReport};
+use sstkit_format::{Component, Error, ErrorKind, Sstable};
+
+use crate::cli::{OutputFormat, SstArgs};
+use crate::cmd::dump_index::for_each_entry;
+use crate::output::{kv_table, table};
+use crate::render::KeyCtx;
+use crate::{for_each_sstable, CmdError, CmdResult, Outcome};
+
+/// Partitions listed per finding at most.
+pub const MAX_PARTITIONS: usize = 1000;
+
+/// Partitions listed per finding in text output.
+const TEXT_PARTITIONS: usize = 5;
+
+/// The partitions a finding's uncompressed range overlaps.
+#[derive(Debug, Clone, Default)]
+struct Partitions {
+    /// `{"token","raw","value","pos"}`, at most [`MAX_PARTITIONS`].
+    list: Vec<Value>,
+    /// Overlapping partitions not listed.
+    omitted: u64,
+    /// Why they could not be (fully) resolved.
+    unresolved: Option<String>,
+}
+
+/// Map each range (findings' uncompressed ranges, by finding index) to the
+/// partitions overlapping it, streaming Index.db once.
+fn resolve_partitions(
+    sst: &Sstable,
+    ranges: &[(usize, Range<u64>)],
+    data_len: u64,
+) -> Vec<Partitions> {
+    let n = ranges.iter().map(|r| r.0 + 1).max().unwrap_or(0);
+    let mut out = vec![Partitions::default(); n];
+    let unresolved = |out: &mut Vec<Partitions>, why: &str, from: u64| {
+        for (i, r) in ranges {
+            if r.end > from {
+                if let Some(p) = out.get_mut(*i) {
+                    p.unresolved = Some(why.to_string());
+                }
+            }
+        }
+    };
+    if !sst.has(Component::Index) {
+        let why = if sst.features().trie_index {
+            "trie-indexed sstable (Partitions.db): partitions are not resolved".to_string()
+        } else {
+            "Index.db is missing".to_string()
+        };
+        unresolved(&mut out, &why, 0);
+        return out;
+    }
+    let ctx = match KeyCtx::read(sst) {
+        Ok(c) => c,
+        Err(e) => {
+            unresolved(&mut out, &format!("cannot read the key type: {e}"), 0);
+            return out;
+        }
+    };
+    let mut sorted: Vec<(usize, Range<u64>)> = ranges.to_vec();
+    sorted.sort_by_key(|r| (r.1.start, r.1.end));
+    // Partition [start, end) with key `key`: attach it to every range it meets.
+    let mut next = 0usize;
+    let mut attach = |out: &mut Vec<Partitions>, key: &[u8], start: u64, end: u64| {
+        while sorted.get(next).is_some_and(|r| r.1.end <= start) {
+            next += 1;
+        }
+        for (i, r) in sorted.iter().skip(next) {
+            if r.start >= end {
+                break;
+            }
+            if r.end > start && r.start < end {
+                if let Some(p) = out.get_mut(*i) {
+                    if p.list.len() < MAX_PARTITIONS {
+                        let mut k = ctx.key_json(key);
+                        k["pos"] = json!(start);
+                        p.list.push(k);
+                    } else {
+                        p.omitted += 1;
+                    }
+                }
+            }
+        }
+    };
+    // The previous entry: its partition ends where the next one starts.
+    let mut prev_key: Vec<u8> = Vec::new();
+    let mut prev_pos: Option<u64> = None;
+    let res = for_each_entry(sst, |e| {
+        if let Some(p) = prev_pos {
+            if e.position < p {
+                return Err(Error::at(
+                    ErrorKind::BadValue(format!(
+                        "partition position {} is before the previous one ({p})",
+                        e.position
+                    )),
+                    Component::Index,
+                    e.offset,
+                    "index entry position",
+                )
+                .into());
+            }
+            attach(&mut out, &prev_key, p, e.position);
+        }
+        prev_key.clear();
+        prev_key.extend_from_slice(e.key);
+        prev_pos = Some(e.position);
+        Ok(())
+    });
+    match res {
+        Ok(()) => {
+            if let Some(p) = prev_pos {
+                attach(&mut out, &prev_key, p, data_len.max(p));
+            }
+        }
+        Err(e) => {
+            // Ranges that end before the last good entry are fully resolved.
+            let msg = match e {
+                CmdError::Format(e) => format!("Index.db is not intact: {e}"),
+                other => other.to_string(),
+            };
+            unresolved(&mut out, &msg, prev_pos.unwrap_or(0));
+        }
+    }
+    out
+}
+
+fn range_json(r: &Range<u64>) -> Value {
+    json!([r.start, r.end])
+}
+
+/// The component's file-name suffix as the TOC names it.
+fn component_name(sst: &Sstable, c: Component) -> String {
+    sst.toc.name_of(c).unwrap_or(c.suffix()).to_string()
+}
+
+fn finding_json(sst: &Sstable, f: &ChecksumFinding, p: Option<&Partitions>) -> Value {
+    let mut o = Map::new();
+    o.insert("class".into(), json!(f.class()));
+    o.insert(
+        "severity".into(),
+        json!(if f.is_error() { "error" } else { "warning" }),
+    );
+    o.insert(
+        "component".into(),
+        json!(component_name(sst, f.component())),
+    );
+    if let Some(c) = f.chunk() {
+        o.insert("chunk".into(), json!(c));
+    }
+    if let ChecksumFinding::ChunksOutOfRange { count, .. } = f {
+        o.insert("chunk_count".into(), json!(count));
+    }
+    if let Some(r) = f.file_range() {
+        o.insert("file_range".into(), range_json(&r));
+    }
+    if let Some(r) = f.uncompressed_range() {
+        o.insert("uncompressed_range".into(), range_json(&r));
+    }
+    match f {
+        ChecksumFinding::BadChunk {
+            stored,
+            computed,
+            algo,
+            ..
+        } => {
+            o.insert("stored".into(), json!(format!("{stored:#010x}")));
+            o.insert("computed".into(), json!(format!("{computed:#010x}")));
+            o.insert("algo".into(), json!(algo.name()));
+        }
+        ChecksumFinding::DigestMismatch {
+            algo,
+            stored,
+            computed,
+        } => {
+            o.insert("stored".into(), json!(stored.to_string()));
+            o.insert("computed".into(), json!(computed.to_string()));
+            o.insert("algo".into(), json!(algo.name()));
+        }
+        ChecksumFinding::CrcCountMismatch {
+            stored,
+            expected,
+            chunk_size,
+            ..
+        } => {
+            o.insert("checksums".into(), json!(stored));
+            o.insert("expected_chunks".into(), json!(expected));
+            o.insert("chunk_size".into(), json!(chunk_size));
+        }
+        _ => {}
+    }
+    if let Some(p) = p {
+        o.insert("partitions".into(), Value::Array(p.list.clone()));
+        if p.omitted > 0 {
+            o.insert("partitions_omitted".into(), json!(p.omitted));
+        }
+        if let Some(why) = &p.unresolved {
+            o.insert("partitions_unresolved".into(), json!(why));
+        }
+    }
+    o.insert("message".into(), json!(f.to_string()));
+    Value::Object(o)
+}
+
+/// `has_checksums`, `has_digest`, `valid` (only with checksums), `chunks`, `bytes`.
+fn summary_json(r: &ChecksumReport) -> Map<String, Value> {
+    let mut o = Map::new();
+    o.insert("has_checksums".into(), json!(r.has_checksums));
+    o.insert("has_digest".into(), json!(r.has_digest));
+    if r.has_checksums {
+        o.insert("valid".into(), json!(r.valid()));
+    }
+    o.insert("chunks".into(), json!(r.chunks_checked));
+    o.insert("bytes".into(), json!(r.bytes_read));
+    o
+}
+
+/// Findings with the partitions of each (for chunk findings).
+type Found = Vec<(ChecksumFinding, Option<Partitions>)>;
+
+/// Validate one sstable: the report, its findings and the partitions of each.
+fn check(sst: &Sstable) -> CmdResult<(ChecksumReport, Found)> {
+    let mut findings = Vec::new();
+    let report = validate_checksums(sst, |f| findings.push(f))?;
+    let ranges: Vec<(usize, Range<u64>)> = findings
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| f.uncompressed_range().map(|r| (i, r)))
+        .collect();
+    let mut parts = if ranges.is_empty() {
+        Vec::new()
+    } else {
+        resolve_partitions(sst, &ranges, report.data_len)
+    };
+    let out = findings
+        .into_iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let p = f
+                .uncompressed_range()
+                .map(|_| parts.get_mut(i).map(std::mem::take).unwrap_or_default());
+            (f, p)
+        })
+        .collect();
+    Ok((report, out))
+}
+
+fn text(r: &ChecksumReport, findings: &[(ChecksumFinding, Option<Partitions>)]) -> String {
+    let mut rows = vec![
+        ("has_checksums".to_string(), r.has_checksums.to_string()),
+        ("has_digest".to_string(), r.has_digest.to_string()),
+    ];
+    if r.has_checksums {
+        rows.push(("valid".to_string(), r.valid().to_string()));
+    }
+    rows.push(("chunks".to_string(), r.chunks_checked.to_string()));
+    rows.push(("bytes".to_string(), r.bytes_read.to_string()));
+    let mut s = kv_table(&rows).to_string();
+    if findings.is_empty() {
+        return s;
+    }
+    let mut t = table(&[
+        "class",
+        "chunk",
+        "file range",
+        "uncompressed range",
+        "partitions",
+        "message",
+    ]);
+    let range =
+        |r: Option<Range<u64>>| r.map_or("-".to_string(), |r| format!("{}..{}", r.start, r.end));
+    for (f, p) in findings {
+        let parts = match p {
+            None => "-".to_string(),
+            Some(p) => {
+                let mut names: Vec<String> = p
+                    .list
+                    .iter()
+                    .take(TEXT_PARTITIONS)
+                    .map(|k| k["value"].as_str().unwrap_or("?").to_string())
+                    .collect();
+                let more = (p.list.len().saturating_sub(TEXT_PARTITIONS)) as u64 + p.omitted;
+                if more > 0 {
+                    names.push(format!("+{more} more"));
+                }
+                if let Some(why) = &p.unresolved {
+                    names.push(format!("({why})"));
+                }
+                names.join(", ")
+            }
+        };
+        t.add_row(vec![
+            f.class().to_string(),
+            f.chunk().map_or("-".to_string(), |c| c.to_string()),
+            range(f.file_range()),
+            range(f.uncompressed_range()),
+            parts,
+            f.to_string(),
+        ]);
+    }
+    s.push('\n');
+    s.push_str(&t.to_string());
+    s
+}
+
+/// Run the command.
+pub fn run(a: &SstArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
+    for_each_sstable(
+        &a.sstables,
+        &a.common,
+        OutputFormat::Json,
+        false,
+        out,
+        |sst, emit| {
+            let (report, findings) = check(sst)?;
+            emit.problems += report.errors;
+            match emit.fmt {
+                OutputFormat::Text => emit.text(&text(&report, &findings))?,
+                OutputFormat::Ndjson => {
+                    for (f, p) in &findings {
+                        let mut v = json!({"type": "finding"});
+                        if let (Some(o), Value::Object(fo)) =
+                            (v.as_object_mut(), finding_json(sst, f, p.as_ref()))
+                        {
+                            o.extend(fo);
+                        }
+                        emit.json.item(&v)?;
+                    }
+                    let mut o = Map::new();
+                    o.insert("type".into(), json!("summary"));
+                    o.extend(summary_json(&report));
+                    o.insert("findings".into(), json!(findings.len()));
+                    emit.json.item(&Value::Object(o))?;
+                }
+                OutputFormat::Json => {
+                    let mut o = summary_json(&report);
+                    let list: Vec<Value> = findings
+                        .iter()
+                        .map(|(f, p)| finding_json(sst, f, p.as_ref()))
+                        .collect();
+                    o.insert("findings".into(), Value::Array(list));
+                    emit.json.object(&Value::Object(o))?;
+                }
+            }
+            Ok(())
+        },
+    )
+}

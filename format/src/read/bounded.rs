@@ -1,0 +1,747 @@
+//! [`BoundedReader`]: read a clustering slice of one partition, touching only
+//! the Data.db blocks that can hold it.
+//!
+//! For a partition with a row index (promoted index):
+//!
+//! 1. Binary search of the blocks for the lower bound `L`: the first block
+//!    whose last clustering is after `L` (O(log₂ blocks) block decodes,
+//!    each through the index cache). Galloping from there for the upper
+//!    bound `U`: the last block whose first clustering is before `U`. The
+//!    range tombstone open when reading starts is the `end_open_marker` of
+//!    the block before the first one read.
+//! 2. The partition header and static row (`header_length` bytes at the
+//!    partition start) — only when the table has static columns; otherwise
+//!    the key and deletion come from the index. They are kept in the index
+//!    cache (per partition, up to 64 KiB), and read together with the blocks
+//!    when both fit in one `max_io` read with at most 16 KiB between them.
+//! 3. The blocks' byte range, planned as one request (point reads, no
+//!    read-ahead; compressed: the chunks overlapping it, each decompressed
+//!    only when reached). Reading stops at the first row or marker past `U`,
+//!    or at the end of the last block.
+//!
+//! A partition without row index (small by construction) is read from its
+//! start to its end (the next partition's position) in one request and
+//! filtered. [`ReadOptions::naive`] does that for any partition, with scan
+//! reads (read-ahead): the baseline of the benchmark.
+//!
+//! # Clipping
+//!
+//! Rows and markers strictly inside the slice are passed through. A range
+//! tombstone open at `L` is re-opened at `L` by a synthetic bound marker
+//! (`INCL_START_BOUND` for `--from`, `EXCL_START_BOUND` for `--after`, with
+//! the slice's values), and one open at `U` is closed there
+//! (`INCL_END_BOUND` for `--to`, `EXCL_END_BOUND` for `--before`). Markers
+//! at or before `L` only change what is open; markers at or after `U` are
+//! not emitted. With a row limit, a range tombstone open after the last
+//! row returned is closed at that row (`INCL_END_BOUND`, as C\*'s
+//! `RTBoundCloser` does). The static row and the partition deletion are
+//! always emitted.
+//!
+//! Expected IO of a read of a slice within one block, warm index cache: one
+//! Data.db read of at most one block plus alignment (a compressed file: the
+//! chunks overlapping it), nothing else.
+
+use std::cmp::Ordering;
+use std::rc::Rc;
+
+use crate::clustering::{BoundKind, ClusteringPrefix};
+use crate::compare::compare_clustering;
+use crate::component::Component;
+use crate::data::{
+    DataPos, Fragment, MarkerDeletion, PartitionReader, RangeTombstoneMarker, ReaderOptions, Row,
+    ScanReader,
+};
+use crate::deletion::DeletionTime;
+use crate::error::{Error, ErrorKind, Result};
+use crate::io::ReadKind;
+use crate::sstable::Sstable;
+use crate::statistics::SerializationHeader;
+use crate::types::CqlType;
+
+use super::{PartitionHandle, RowIndex, Slice};
+
+/// Cache namespace of partition headers + static rows (Data.db).
+const NS_HEADER: u8 = 2;
+
+/// The header and the blocks are read together when at most this many
+/// bytes lie between them.
+const COALESCE_GAP: u64 = 16 * 1024;
+
+/// Headers + static rows larger than this are not cached.
+const MAX_CACHED_HEADER: u64 = 64 * 1024;
+
+/// Options of one read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// At most this many rows (markers are not counted).
+    pub limit: Option<u64>,
+    /// Ignore the row index: scan the partition from its start with scan
+    /// reads (read-ahead). The benchmark's baseline.
+    pub naive: bool,
+}
+
+/// What a read did: the blocks and Data.db range it chose.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReadPlan {
+    /// Blocks in the partition's row index (0: none).
+    pub blocks: usize,
+    /// First and last block read (none when the slice falls between blocks
+    /// or there is no row index).
+    pub block_range: Option<(usize, usize)>,
+    /// The Data.db range planned for the rows (uncompressed positions).
+    pub data: Option<(DataPos, DataPos)>,
+    /// The header and static row came from the index cache.
+    pub header_cached: bool,
+    /// Rows emitted.
+    pub rows: u64,
+    /// Range tombstone markers emitted (synthetic ones included).
+    pub markers: u64,
+}
+
+/// What a read produces, in order: `PartitionStart`, `StaticRow`?,
+/// (`Row` | `Marker`)*, `PartitionEnd`.
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// The partition: key, deletion, and where its header (and static row)
+    /// ends (sstabledump's partition position).
+    PartitionStart {
+        /// Serialized key.
+        key: &'a [u8],
+        /// Partition deletion.
+        deletion: DeletionTime,
+        /// Partition start.
+        position: DataPos,
+        /// End of the header and static row.
+        header_end: DataPos,
+    },
+    /// The static row (tables with static columns).
+    StaticRow(&'a Row<'a>),
+    /// A row in the slice.
+    Row(&'a Row<'a>),
+    /// A range tombstone marker in the slice, or a synthetic bound at its edge.
+    Marker(&'a RangeTombstoneMarker<'a>),
+    /// The end of the partition's output.
+    PartitionEnd {
+        /// Where reading stopped.
+        position: DataPos,
+    },
+}
+
+/// The consumer of events.
+pub type Visitor<'f, E> = dyn FnMut(Event<'_>) -> std::result::Result<(), E> + 'f;
+
+/// What does not change between reads.
+struct Ctx<'s> {
+    sst: &'s Sstable,
+    header: SerializationHeader,
+    types: Vec<CqlType>,
+    has_static: bool,
+    max_io: u64,
+}
+
+/// Bounded reads of one sstable's partitions (see the module docs). One
+/// reader serves any number of reads; its Data.db window is dropped at the
+/// start of each.
+pub struct BoundedReader<'s> {
+    ctx: Ctx<'s>,
+    reader: ScanReader<'s>,
+}
+
+impl std::fmt::Debug for BoundedReader<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BoundedReader")
+            .field("sstable", &self.ctx.sst.data_path())
+            .finish()
+    }
+}
+
+impl<'s> BoundedReader<'s> {
+    /// A reader of `sst`'s Data.db, decoded with `header` (the serialization
+    /// header). Reads CompressionInfo.db when the sstable is compressed.
+    pub fn new(sst: &'s Sstable, header: &SerializationHeader) -> Result<BoundedReader<'s>> {
+        if sst.features().legacy_cells {
+            return Err(Error::new(
+                ErrorKind::Unsupported(format!(
+                    "version {} uses the pre-3.0 cell format, not the row format",
+                    sst.version()
+                )),
+                "Data.db format",
+            )
+            .in_file(&sst.data_path()));
+        }
+        let unit = sst.io.options().unit as usize;
+        let opts = ReaderOptions {
+            check_prev_sizes: false,
+            block_size: unit,
+            ..ReaderOptions::default()
+        };
+        let mut reader = ScanReader::with_options(sst, header, opts)?;
+        reader.set_read_kind(ReadKind::Point);
+        Ok(BoundedReader {
+            ctx: Ctx {
+                sst,
+                header: header.clone(),
+                types: header.clustering_types.clone(),
+                has_static: !header.static_columns.is_empty(),
+                max_io: sst.io.options().max_io,
+            },
+            reader,
+        })
+    }
+
+    /// Read `slice` of the partition `h` found by a
+    /// [`super::PartitionIndex`], passing each event to `f`.
+    pub fn read<E: From<Error>>(
+        &mut self,
+        h: &mut PartitionHandle,
+        slice: &Slice,
+        opts: &ReadOptions,
+        f: &mut Visitor<'_, E>,
+    ) -> std::result::Result<ReadPlan, E> {
+        self.reader.reset_window();
+        let limit = opts.limit.unwrap_or(u64::MAX);
+        let mut clip = Clip {
+            types: &self.ctx.types,
+            lower: slice.start_prefix(),
+            upper: slice.end_prefix(),
+            open: None,
+            started: false,
+            limit,
+            limited: limit == 0,
+            plan: ReadPlan::default(),
+        };
+        match (&mut h.row_index, opts.naive) {
+            (Some(ri), false) => {
+                let ri: &mut dyn RowIndex = ri.as_mut();
+                clip.plan.blocks = ri.block_count();
+                read_indexed(
+                    &self.ctx,
+                    &mut self.reader,
+                    &h.key,
+                    h.position,
+                    h.end,
+                    ri,
+                    &mut clip,
+                    f,
+                )?;
+            }
+            (ri, naive) => {
+                clip.plan.blocks = ri.as_ref().map_or(0, |r| r.block_count());
+                read_whole(&self.ctx, &mut self.reader, h, naive, &mut clip, f)?;
+            }
+        }
+        Ok(clip.plan)
+    }
+}
+
+/// Where a clustering lies relative to the slice.
+#[derive(Debug, PartialEq, Eq)]
+enum Place {
+    /// At or before the lower bound.
+    Before,
+    Inside,
+    /// At or after the upper bound.
+    After,
+}
+
+/// The clipping state machine (see the module docs).
+struct Clip<'b> {
+    types: &'b [CqlType],
+    lower: Option<ClusteringPrefix<'b>>,
+    upper: Option<ClusteringPrefix<'b>>,
+    /// The range tombstone open at the current position.
+    open: Option<DeletionTime>,
+    /// The lower edge has been dealt with.
+    started: bool,
+    limit: u64,
+    /// The row limit was reached.
+    limited: bool,
+    plan: ReadPlan,
+}
+
+fn synthetic<'v>(
+    kind: BoundKind,
+    values: &[Option<&'v [u8]>],
+    d: DeletionTime,
+    position: DataPos,
+) -> RangeTombstoneMarker<'v> {
+    RangeTombstoneMarker {
+        position,
+        size: 0,
+        flags: crate::data::model::flags::IS_MARKER,
+        bound: ClusteringPrefix {
+            kind,
+            values: values.to_vec(),
+        },
+        marker_size: 0,
+        prev_unfiltered_size: 0,
+        deletion: MarkerDeletion::Bound(d),
+    }
+}
+
+impl Clip<'_> {
+    fn place(&self, c: &ClusteringPrefix<'_>) -> Place {
+        if let Some(l) = &self.lower {
+            if compare_clustering(self.types, c, l) != Ordering::Greater {
+                return Place::Before;
+            }
+        }
+        if let Some(u) = &self.upper {
+            if compare_clustering(self.types, c, u) != Ordering::Less {
+                return Place::After;
+            }
+        }
+        Place::Inside
+    }
+
+    /// Before the first element inside the slice: re-open at the lower
+    /// bound what is open there.
+    fn start<E>(
+        &mut self,
+        position: DataPos,
+        f: &mut Visitor<'_, E>,
+    ) -> std::result::Result<(), E> {
+        if self.started {
+            return Ok(());
+        }
+        self.started = true;
+        if let (Some(l), Some(d)) = (&self.lower, self.open) {
+            let m = synthetic(l.kind, &l.values, d, position);
+            self.plan.markers += 1;
+            f(Event::Marker(&m))?;
+        }
+        Ok(())
+    }
+
+    /// A row; `false`: stop reading.
+    fn row<E>(&mut self, r: &Row<'_>, f: &mut Visitor<'_, E>) -> std::result::Result<bool, E> {
+        if self.limited {
+            return Ok(false);
+        }
+        match self.place(&r.clustering) {
+            Place::Before => Ok(true),
+            Place::After => Ok(false),
+            Place::Inside => {
+                self.start(r.position, f)?;
+                f(Event::Row(r))?;
+                self.plan.rows += 1;
+                if self.plan.rows >= self.limit {
+                    self.limited = true;
+                    if let Some(d) = self.open.take() {
+                        let m =
+                            synthetic(BoundKind::InclEndBound, &r.clustering.values, d, r.position);
+                        self.plan.markers += 1;
+                        f(Event::Marker(&m))?;
+                    }
+                    return Ok(false);
+                }
+                Ok(true)
+            }
+        }
+    }
+
+    /// A range tombstone marker; `false`: stop reading.
+    fn marker<E>(
+        &mut self,
+        m: &RangeTombstoneMarker<'_>,
+        f: &mut Visitor<'_, E>,
+    ) -> std::result::Result<bool, E> {
+        if self.limited {
+            return Ok(false);
+        }
+        match self.place(&m.bound) {
+            Place::Before => {
+                self.open = m.open_deletion();
+                Ok(true)
+            }
+            Place::After => Ok(false),
+            Place::Inside => {
+                self.start(m.position, f)?;
+                f(Event::Marker(m))?;
+                self.plan.markers += 1;
+                self.open = m.open_deletion();
+                Ok(true)
+            }
+        }
+    }
+
+    /// After the last element: the lower edge if not yet dealt with, and
+    /// close at the upper bound what is still open.
+    fn finish<E>(
+        &mut self,
+        position: DataPos,
+        f: &mut Visitor<'_, E>,
+    ) -> std::result::Result<(), E> {
+        if self.limited {
+            return Ok(());
+        }
+        self.start(position, f)?;
+        if let (Some(u), Some(d)) = (&self.upper, self.open.take()) {
+            let m = synthetic(u.kind, &u.values, d, position);
+            self.plan.markers += 1;
+            f(Event::Marker(&m))?;
+        }
+        Ok(())
+    }
+}
+
+fn bad(what: &'static str, msg: String, at: DataPos) -> Error {
+    Error::at(ErrorKind::BadValue(msg), Component::Data, at.0, what)
+}
+
+/// First `k` in `[lo, hi)` for which `pred` is false (`pred` is true on a
+/// prefix of the range).
+fn search(
+    mut lo: usize,
+    mut hi: usize,
+    pred: &mut dyn FnMut(usize) -> Result<bool>,
+) -> Result<usize> {
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if pred(mid)? {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(lo)
+}
+
+/// [`search`] probing `lo, lo + 2, lo + 6, ...` first: cheap when the
+/// answer is close to `lo` (the upper bound of a short slice).
+fn gallop(lo: usize, hi: usize, pred: &mut dyn FnMut(usize) -> Result<bool>) -> Result<usize> {
+    let mut a = lo;
+    let mut step = 1usize;
+    loop {
+        let probe = a + step - 1;
+        if probe >= hi {
+            return search(a, hi, pred);
+        }
+        if pred(probe)? {
+            a = probe + 1;
+            step = step.saturating_mul(2);
+        } else {
+            return search(a, probe, pred);
+        }
+    }
+}
+
+/// Emit `PartitionStart` and the static row decoded from the partition's
+/// header bytes (`bytes` = Data.db `[pos, pos + header_length)`).
+fn emit_header<E: From<Error>>(
+    ctx: &Ctx<'_>,
+    bytes: &[u8],
+    key: &[u8],
+    pos: DataPos,
+    f: &mut Visitor<'_, E>,
+) -> std::result::Result<(), E> {
+    let opts = ReaderOptions {
+        check_prev_sizes: false,
+        ..ReaderOptions::default()
+    };
+    let mut r =
+        PartitionReader::from_bytes(bytes, &ctx.header, ctx.sst.features(), DataPos(0), opts)
+            .map_err(|e| shift(e, pos))?;
+    let deletion = match r.next_fragment().map_err(|e| shift(e, pos))? {
+        Some(Fragment::PartitionStart {
+            key: k, deletion, ..
+        }) => {
+            if k != key {
+                return Err(E::from(bad(
+                    "partition header",
+                    "the index points at another partition".into(),
+                    pos,
+                )));
+            }
+            deletion
+        }
+        _ => {
+            return Err(E::from(bad(
+                "partition header",
+                "no partition header at the indexed position".into(),
+                pos,
+            )))
+        }
+    };
+    let header_end = DataPos(pos.0 + bytes.len() as u64);
+    f(Event::PartitionStart {
+        key,
+        deletion,
+        position: pos,
+        header_end,
+    })?;
+    match r.next_fragment().map_err(|e| shift(e, pos))? {
+        Some(Fragment::StaticRow(row)) => {
+            let mut row = row.clone();
+            row.position = DataPos(row.position.0 + pos.0);
+            f(Event::StaticRow(&row))
+        }
+        _ => Err(E::from(bad(
+            "static row",
+            "no static row in the partition header".into(),
+            pos,
+        ))),
+    }
+}
+
+/// Errors of the in-memory header decoder carry offsets relative to the
+/// partition start.
+fn shift(mut e: Error, pos: DataPos) -> Error {
+    if e.component == Some(Component::Data) {
+        e.offset = e.offset.map(|o| o + pos.0);
+    }
+    e
+}
+
+/// Read rows and markers from the reader's position until the slice or the
+/// partition ends, or (`stop_at`) the end of the last planned block.
+/// Returns where reading stopped.
+fn drive<E: From<Error>>(
+    reader: &mut ScanReader<'_>,
+    clip: &mut Clip<'_>,
+    stop_at: Option<DataPos>,
+    f: &mut Visitor<'_, E>,
+) -> std::result::Result<DataPos, E> {
+    loop {
+        if stop_at.is_some_and(|e| reader.position() >= e) {
+            return Ok(reader.position());
+        }
+        let at = reader.position();
+        match reader.next_fragment()? {
+            Some(Fragment::Row(r)) => {
+                if !clip.row(&r, f)? {
+                    return Ok(r.position);
+                }
+            }
+            Some(Fragment::Marker(m)) => {
+                if !clip.marker(&m, f)? {
+                    return Ok(m.position);
+                }
+            }
+            Some(Fragment::PartitionEnd { position }) => return Ok(position),
+            Some(other) => {
+                return Err(E::from(bad(
+                    "unfiltered",
+                    "partition start or static row inside a partition".into(),
+                    other.position(),
+                )))
+            }
+            None => {
+                return Err(E::from(Error::at(
+                    ErrorKind::UnexpectedEof { need: 1, have: 0 },
+                    Component::Data,
+                    at.0,
+                    "end of partition",
+                )))
+            }
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn read_indexed<E: From<Error>>(
+    ctx: &Ctx<'_>,
+    reader: &mut ScanReader<'_>,
+    key: &[u8],
+    pos: DataPos,
+    end: Option<DataPos>,
+    ri: &mut dyn RowIndex,
+    clip: &mut Clip<'_>,
+    f: &mut Visitor<'_, E>,
+) -> std::result::Result<(), E> {
+    let sst = ctx.sst;
+    let types = ctx.types.as_slice();
+    let n = ri.block_count();
+    reader.set_read_kind(ReadKind::Point);
+    // 1. The blocks: [i, j].
+    let i = match &clip.lower {
+        None => 0,
+        Some(l) => search(0, n, &mut |k| {
+            let b = ri.block(sst, k)?;
+            Ok(compare_clustering(types, &b.last.as_prefix(), l) != Ordering::Greater)
+        })?,
+    };
+    let q = match &clip.upper {
+        None => n,
+        Some(u) => gallop(i.saturating_sub(1), n, &mut |k| {
+            let b = ri.block(sst, k)?;
+            Ok(compare_clustering(types, &b.first.as_prefix(), u) == Ordering::Less)
+        })?,
+    };
+    let range = q
+        .checked_sub(1)
+        .filter(|j| i < n && *j >= i)
+        .map(|j| (i, j));
+    clip.open = if i > 0 {
+        ri.block(sst, i - 1)?.end_open_marker
+    } else {
+        None
+    };
+    let data = match range {
+        Some((i, j)) => {
+            let (bi, bj) = (ri.block(sst, i)?, ri.block(sst, j)?);
+            let start = DataPos(pos.0 + bi.offset);
+            let mut stop = DataPos(pos.0 + bj.offset + bj.width);
+            if let Some(e) = end {
+                stop = stop.min(e);
+            }
+            Some((start, stop.max(start), j + 1 == n))
+        }
+        None => None,
+    };
+    clip.plan.block_range = range;
+    clip.plan.data = data.map(|(s, e, _)| (s, e));
+
+    // 2. Header and static row.
+    let header_end = DataPos(pos.0 + ri.header_length());
+    if ctx.has_static {
+        let io = &sst.io;
+        let cached = io.cached_object::<Vec<u8>>(Component::Data, NS_HEADER, pos.0, 0);
+        clip.plan.header_cached = cached.is_some();
+        let bytes = match cached {
+            Some(b) => b,
+            None => {
+                // One read for both when the blocks follow the header
+                // closely and everything fits in one `max_io` read.
+                let plan_end = match data {
+                    Some((s, e, _))
+                        if s >= header_end
+                            && s.0 - header_end.0 <= COALESCE_GAP
+                            && e.0 - pos.0 <= ctx.max_io =>
+                    {
+                        e
+                    }
+                    _ => header_end,
+                };
+                reader.plan_read(Some(plan_end));
+                let b = Rc::new(reader.read_bytes(pos, ri.header_length() as usize)?);
+                if ri.header_length() <= MAX_CACHED_HEADER {
+                    io.cache_object(
+                        Component::Data,
+                        NS_HEADER,
+                        pos.0,
+                        0,
+                        Rc::clone(&b),
+                        ri.header_length(),
+                    );
+                }
+                b
+            }
+        };
+        emit_header(ctx, &bytes, key, pos, f)?;
+    } else {
+        f(Event::PartitionStart {
+            key,
+            deletion: ri.deletion(),
+            position: pos,
+            header_end,
+        })?;
+    }
+
+    // 3. The rows.
+    let stop = match data {
+        Some((start, stop, last)) if !clip.limited => {
+            reader.plan_read(Some(stop));
+            reader.seek_to(pos, key, start)?;
+            drive(reader, clip, if last { None } else { Some(stop) }, f)?
+        }
+        Some((start, _, _)) => start,
+        None => header_end,
+    };
+    clip.finish(stop, f)?;
+    f(Event::PartitionEnd { position: stop })
+}
+
+fn read_whole<E: From<Error>>(
+    ctx: &Ctx<'_>,
+    reader: &mut ScanReader<'_>,
+    h: &PartitionHandle,
+    naive: bool,
+    clip: &mut Clip<'_>,
+    f: &mut Visitor<'_, E>,
+) -> std::result::Result<(), E> {
+    let _ = ctx;
+    reader.set_read_kind(if naive {
+        ReadKind::Scan
+    } else {
+        ReadKind::Point
+    });
+    reader.plan_read(if naive { None } else { h.end });
+    reader.seek_partition(h.position)?;
+    let deletion = match reader.next_fragment()? {
+        Some(Fragment::PartitionStart { key, deletion, .. }) => {
+            if key != h.key.as_slice() {
+                return Err(E::from(bad(
+                    "partition header",
+                    "the index points at another partition".into(),
+                    h.position,
+                )));
+            }
+            deletion
+        }
+        _ => {
+            return Err(E::from(bad(
+                "partition header",
+                "no partition at the indexed position".into(),
+                h.position,
+            )))
+        }
+    };
+    // The first fragment after the header tells where the header ends.
+    let (stop, header_done) = {
+        let at = reader.position();
+        let Some(first) = reader.next_fragment()? else {
+            return Err(E::from(Error::at(
+                ErrorKind::UnexpectedEof { need: 1, have: 0 },
+                Component::Data,
+                at.0,
+                "end of partition",
+            )));
+        };
+        let header_end = match &first {
+            Fragment::StaticRow(r) => DataPos(r.position.0 + r.size),
+            other => other.position(),
+        };
+        f(Event::PartitionStart {
+            key: &h.key,
+            deletion,
+            position: h.position,
+            header_end,
+        })?;
+        match first {
+            Fragment::StaticRow(r) => {
+                f(Event::StaticRow(&r))?;
+                (None, true)
+            }
+            Fragment::Row(r) => {
+                if clip.row(&r, f)? {
+                    (None, true)
+                } else {
+                    (Some(r.position), true)
+                }
+            }
+            Fragment::Marker(m) => {
+                if clip.marker(&m, f)? {
+                    (None, true)
+                } else {
+                    (Some(m.position), true)
+                }
+            }
+            Fragment::PartitionEnd { position } => (Some(position), true),
+            Fragment::PartitionStart { position, .. } => {
+                return Err(E::from(bad(
+                    "unfiltered",
+                    "partition start inside a partition".into(),
+                    position,
+                )))
+            }
+        }
+    };
+    debug_assert!(header_done);
+    let stop = match stop {
+        Some(s) => s,
+        None => drive(reader, clip, None, f)?,
+    };
+    clip.finish(stop, f)?;
+    f(Event::PartitionEnd { position: stop })
+}

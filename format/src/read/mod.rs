@@ -1,0 +1,250 @@
+//! Single-partition bounded reads, the way the engines do them: never by
+//! scanning.
+//!
+//! ```text
+//! key ─► PartitionIndex::find ──────────────► PartitionHandle ─► BoundedReader::read ─► events
+//!        bloom filter ("no": done, 0 reads)     position, deletion,      header + static row,
+//!        Summary.db (loaded once)               row index (promoted      then only the blocks
+//!        the Index.db page(s) between two       index) of the partition  that can hold the slice
+//!        summary samples → the entry
+//! ```
+//!
+//! * [`PartitionIndex`] is the lookup interface: [`BigIndex`] implements it
+//!   for BIG sstables (Filter.db, Summary.db, Index.db); the trie-indexed
+//!   formats (Partitions.db / Rows.db) will implement it next.
+//! * [`RowIndex`] is a partition's row index: its blocks, decoded one at a
+//!   time ([`BigRowIndex`]: the promoted index, through its offsets array).
+//! * [`BoundedReader`] binary-searches the row index for the slice's lower
+//!   bound, gallops from there for the upper bound, and reads only that
+//!   Data.db range; range tombstones are clipped to the slice.
+//!
+//! Every read goes through the sstable's [`crate::io::IoLayer`]; Index.db
+//! pages, parsed promoted-index blocks and the header + static row of indexed
+//! partitions are kept in its index cache across lookups.
+//!
+//! Reference: `shared/docs/sstable-format.md` §4 (Index.db, promoted index),
+//! §5 (Summary.db), §7 (compressed chunks), §9 (bloom filter), §10 (key
+//! order); C\* `o.a.c/io/sstable/format/big/BigTableReader.java`
+//! (`getPosition`), `o.a.c/db/columniterator/AbstractSSTableIterator.java`
+//! (`IndexState`); Scylla `sstables/index_reader.hh`,
+//! `sstables/mx/reader.cc`.
+
+mod big;
+mod bounded;
+
+pub use big::{BigIndex, BigRowIndex};
+pub use bounded::{BoundedReader, Event, ReadOptions, ReadPlan};
+
+use std::rc::Rc;
+
+use crate::clustering::{BoundKind, ClusteringPrefix};
+use crate::data::DataPos;
+use crate::deletion::DeletionTime;
+use crate::error::{Error, ErrorKind, Result};
+use crate::sstable::Sstable;
+use crate::types::CqlType;
+use crate::value::{parse_cql_literal, split_composite_key_arg};
+
+/// A clustering prefix that owns its values (a row-index block name, a
+/// slice bound).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct OwnedClustering {
+    /// The kind.
+    pub kind: BoundKind,
+    /// Values: `None` for null.
+    pub values: Vec<Option<Vec<u8>>>,
+}
+
+impl OwnedClustering {
+    /// A copy of `p`.
+    pub fn of(p: &ClusteringPrefix<'_>) -> OwnedClustering {
+        OwnedClustering {
+            kind: p.kind,
+            values: p.values.iter().map(|v| v.map(<[u8]>::to_vec)).collect(),
+        }
+    }
+
+    /// A borrowed view.
+    pub fn as_prefix(&self) -> ClusteringPrefix<'_> {
+        ClusteringPrefix {
+            kind: self.kind,
+            values: self.values.iter().map(|v| v.as_deref()).collect(),
+        }
+    }
+
+    /// Bytes of the values (cache size estimates).
+    pub fn byte_len(&self) -> usize {
+        self.values
+            .iter()
+            .map(|v| v.as_ref().map_or(0, Vec::len) + 8)
+            .sum()
+    }
+}
+
+/// One block of a partition's row index (a promoted-index `IndexInfo`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexBlock {
+    /// First clustering (row or marker bound) in the block.
+    pub first: OwnedClustering,
+    /// Last clustering in the block.
+    pub last: OwnedClustering,
+    /// Block start, relative to the partition start.
+    pub offset: u64,
+    /// Block length (for the last block of C\* sstables it includes the
+    /// end-of-partition byte).
+    pub width: u64,
+    /// The range tombstone open at the end of the block.
+    pub end_open_marker: Option<DeletionTime>,
+}
+
+/// A partition's row index: blocks decoded one at a time.
+pub trait RowIndex: std::fmt::Debug {
+    /// Number of blocks.
+    fn block_count(&self) -> usize;
+    /// Block `i` (through the index cache of `sst`'s IO layer).
+    fn block(&mut self, sst: &Sstable, i: usize) -> Result<Rc<IndexBlock>>;
+    /// Length of the partition header plus static row in Data.db.
+    fn header_length(&self) -> u64;
+    /// The partition deletion.
+    fn deletion(&self) -> DeletionTime;
+}
+
+/// Where a partition is and what the index knows about it.
+#[derive(Debug)]
+pub struct PartitionHandle {
+    /// The serialized partition key.
+    pub key: Vec<u8>,
+    /// Start of the partition in (uncompressed) Data.db.
+    pub position: DataPos,
+    /// Start of the next partition (or the end of the data), when known:
+    /// the partition lies in `[position, end)`.
+    pub end: Option<DataPos>,
+    /// The partition's row index (promoted index), when it has one.
+    pub row_index: Option<Box<dyn RowIndex>>,
+}
+
+/// Why a key was not found (for reports).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Absence {
+    /// The bloom filter ruled it out (no other read).
+    Filter,
+    /// Outside the sstable's first..last key (Summary.db; no other read).
+    KeyRange,
+    /// Not in Index.db (a bloom-filter false positive).
+    Index,
+}
+
+impl Absence {
+    /// A short description.
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Absence::Filter => "absent (bloom filter)",
+            Absence::KeyRange => "absent (outside the sstable's key range)",
+            Absence::Index => "absent (not in the index: a bloom filter false positive)",
+        }
+    }
+}
+
+/// Partition lookup by key: one implementation per index format.
+pub trait PartitionIndex {
+    /// Locate the partition with serialized key `key`; `None` when absent.
+    fn find(&mut self, key: &[u8]) -> Result<Option<PartitionHandle>>;
+
+    /// Why the last [`PartitionIndex::find`] returned `None`.
+    fn last_absence(&self) -> Option<Absence> {
+        None
+    }
+}
+
+/// One side of a clustering slice: a (possibly partial) clustering and
+/// whether it is included.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusteringBound {
+    /// Values of the first clustering columns (a prefix).
+    pub values: Vec<Option<Vec<u8>>>,
+    /// True for `--from` / `--to`, false for `--after` / `--before`.
+    pub inclusive: bool,
+}
+
+impl ClusteringBound {
+    /// Parse a bound typed by a user: CQL literals (or Cassandra's string
+    /// form) of the first clustering columns, several joined as `a:b` (a
+    /// literal colon written `\:`) when the table has more than one
+    /// clustering column.
+    pub fn parse(types: &[CqlType], text: &str, inclusive: bool) -> Result<ClusteringBound> {
+        let bad = |m: String| Error::new(ErrorKind::BadValue(m), "clustering bound");
+        if types.is_empty() {
+            return Err(bad(
+                "the table has no clustering columns: a clustering bound makes no sense".into(),
+            ));
+        }
+        let parts = if types.len() == 1 {
+            vec![text.to_string()]
+        } else {
+            split_composite_key_arg(text)
+        };
+        if parts.len() > types.len() {
+            return Err(bad(format!(
+                "{} clustering values given, the table has {} clustering columns",
+                parts.len(),
+                types.len()
+            )));
+        }
+        let mut values = Vec::with_capacity(parts.len());
+        for (t, p) in types.iter().zip(&parts) {
+            let v = parse_cql_literal(t, p).map_err(|e| {
+                bad(format!(
+                    "{p:?} is not a valid {} value: {}",
+                    t.cql(),
+                    e.kind
+                ))
+            })?;
+            values.push(Some(v));
+        }
+        Ok(ClusteringBound { values, inclusive })
+    }
+}
+
+/// A clustering slice: rows between two optional bounds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Slice {
+    /// Lower bound (`None`: from the start of the partition).
+    pub start: Option<ClusteringBound>,
+    /// Upper bound (`None`: to its end).
+    pub end: Option<ClusteringBound>,
+}
+
+impl Slice {
+    /// The whole partition.
+    pub fn all() -> Slice {
+        Slice::default()
+    }
+
+    /// The lower bound as a prefix (`INCL_START_BOUND` / `EXCL_START_BOUND`).
+    pub fn start_prefix(&self) -> Option<ClusteringPrefix<'_>> {
+        self.start.as_ref().map(|b| ClusteringPrefix {
+            kind: if b.inclusive {
+                BoundKind::InclStartBound
+            } else {
+                BoundKind::ExclStartBound
+            },
+            values: b.values.iter().map(|v| v.as_deref()).collect(),
+        })
+    }
+
+    /// The upper bound as a prefix (`INCL_END_BOUND` / `EXCL_END_BOUND`).
+    pub fn end_prefix(&self) -> Option<ClusteringPrefix<'_>> {
+        self.end.as_ref().map(|b| ClusteringPrefix {
+            kind: if b.inclusive {
+                BoundKind::InclEndBound
+            } else {
+                BoundKind::ExclEndBound
+            },
+            values: b.values.iter().map(|v| v.as_deref()).collect(),
+        })
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests;

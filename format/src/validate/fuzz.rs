@@ -1,0 +1,380 @@
+//! Decoder entry points for fuzzing: each [`Target`] feeds arbitrary bytes
+//! to one decoder (and everything that can be derived from its result), so
+//! that a cargo-fuzz target, the regression replay and the property tests
+//! exercise exactly the same code. A run must return (never panic, never
+//! loop): errors are the expected outcome for most inputs.
+
+use crate::clustering::{decode_bound, decode_clustering, decode_prefix};
+use crate::component::Component;
+use crate::compression::CompressionInfo;
+use crate::cur::Cur;
+use crate::data::{Fragment, ReaderOptions, ScanReader};
+use crate::filter::BloomFilter;
+use crate::index::IndexReader;
+use crate::statistics::{ColumnDef, SerializationHeader, Statistics};
+use crate::summary::Summary;
+use crate::toc::Toc;
+use crate::token::Partitioner;
+use crate::types::CqlType;
+use crate::version::{Features, Version};
+
+use super::data::DataChecker;
+use super::problem::Problems;
+
+/// A decoder entry point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// TOC.txt.
+    Toc,
+    /// Summary.db.
+    Summary,
+    /// Index.db entries (keys, positions, promoted index headers).
+    IndexEntry,
+    /// Promoted index blocks (IndexInfo) of every entry, all access paths.
+    PromotedIndex,
+    /// Statistics.db (strict and lenient).
+    Statistics,
+    /// CompressionInfo.db.
+    CompressionInfo,
+    /// Data.db, uncompressed, with a fixed serialization header, through
+    /// the scan reader and the validation checks.
+    Data,
+    /// Scylla.db.
+    Scylla,
+    /// Filter.db, and membership queries.
+    Filter,
+    /// Clustering prefixes, bounds and the clustering comparator.
+    Clustering,
+}
+
+impl Target {
+    /// Every target.
+    pub const ALL: [Target; 10] = [
+        Target::Toc,
+        Target::Summary,
+        Target::IndexEntry,
+        Target::PromotedIndex,
+        Target::Statistics,
+        Target::CompressionInfo,
+        Target::Data,
+        Target::Scylla,
+        Target::Filter,
+        Target::Clustering,
+    ];
+
+    /// The target's name (the cargo-fuzz target and regression directory name).
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Toc => "toc",
+            Target::Summary => "summary",
+            Target::IndexEntry => "index_entry",
+            Target::PromotedIndex => "promoted_index",
+            Target::Statistics => "statistics",
+            Target::CompressionInfo => "compression_info",
+            Target::Data => "data",
+            Target::Scylla => "scylla",
+            Target::Filter => "filter",
+            Target::Clustering => "clustering",
+        }
+    }
+
+    /// The target named `s`.
+    pub fn parse(s: &str) -> Option<Target> {
+        Self::ALL.into_iter().find(|t| t.name() == s)
+    }
+}
+
+/// The features of the versions named (all known).
+fn versions(vs: &'static [&'static str]) -> impl Iterator<Item = Features> {
+    vs.iter()
+        .filter_map(|v| Version::parse(v).ok().map(|v| v.features()))
+}
+
+fn ty(s: &str) -> CqlType {
+    CqlType::parse(s).unwrap_or(CqlType::Custom(s.into()))
+}
+
+fn col(name: &str, t: &str) -> ColumnDef {
+    ColumnDef {
+        name: name.into(),
+        name_bytes: name.as_bytes().to_vec(),
+        ty: ty(t),
+        type_string: t.into(),
+    }
+}
+
+/// The fixed table of the `data` target: clustering (int, reversed text),
+/// a static text, regular text, `set<int>` (complex) and int columns.
+pub fn data_header() -> SerializationHeader {
+    let ck = ["Int32Type", "ReversedType(UTF8Type)"];
+    SerializationHeader {
+        min_timestamp: crate::statistics::header::TIMESTAMP_EPOCH,
+        min_local_deletion_time: crate::statistics::header::DELETION_TIME_EPOCH,
+        min_ttl: 0,
+        raw_deltas: (0, 0, 0),
+        partition_key_type: ty("UTF8Type"),
+        partition_key_type_string: "UTF8Type".into(),
+        clustering_types: ck.iter().map(|t| ty(t)).collect(),
+        clustering_type_strings: ck.iter().map(|t| t.to_string()).collect(),
+        static_columns: vec![col("s", "UTF8Type")],
+        regular_columns: vec![
+            col("v1", "UTF8Type"),
+            col("v2", "SetType(Int32Type)"),
+            col("v3", "Int32Type"),
+        ],
+    }
+}
+
+/// Run `target` on `bytes`.
+pub fn run(target: Target, bytes: &[u8]) {
+    match target {
+        Target::Toc => {
+            let _ = Toc::parse(bytes);
+        }
+        Target::Summary => {
+            if let Ok(s) = Summary::parse(bytes) {
+                let _ = s.floor(|k| k.cmp(bytes.get(..4).unwrap_or(&[])));
+                let _ = s.index_range(s.len().saturating_sub(1));
+            }
+        }
+        Target::IndexEntry => {
+            for f in versions(&["ka", "mc", "nb", "oa"]) {
+                let mut r = IndexReader::new(bytes, f);
+                let mut n = 0usize;
+                while let Ok(Some(_)) = r.next() {
+                    n += 1;
+                    if n > bytes.len() {
+                        break;
+                    }
+                }
+            }
+        }
+        Target::PromotedIndex => {
+            let fixed = [Some(4), None, Some(16)];
+            for f in versions(&["ka", "mc", "oa"]) {
+                let mut r = IndexReader::new(bytes, f);
+                while let Ok(Some(e)) = r.next() {
+                    if let Some(pi) = &e.promoted {
+                        let _ = pi.blocks(&fixed);
+                        for i in [0, pi.block_count / 2, pi.block_count.saturating_sub(1)] {
+                            let _ = pi.block(i, &fixed);
+                        }
+                        let _ = pi.floor_block(&fixed, |n| {
+                            n.as_prefix()
+                                .map_or(std::cmp::Ordering::Less, |p| p.values.len().cmp(&1))
+                        });
+                    }
+                }
+            }
+        }
+        Target::Statistics => {
+            for f in versions(&["la", "mc", "nb", "oa"]) {
+                let _ = Statistics::parse(bytes, f);
+                let _ = Statistics::parse_lenient(bytes, f);
+            }
+        }
+        Target::CompressionInfo => {
+            for f in versions(&["la", "mc", "nb"]) {
+                if let Ok(ci) = CompressionInfo::parse(bytes, &f) {
+                    let n = ci.chunk_count();
+                    for i in [0, n / 2, n.saturating_sub(1), n] {
+                        let _ = ci.chunk_range(i, bytes.len() as u64 * 4);
+                        let _ = ci.uncompressed_len(i);
+                    }
+                    let _ = ci.chunk_for(ci.data_length / 2);
+                    let _ = ci.check_file_len(bytes.len() as u64);
+                }
+            }
+        }
+        Target::Data => {
+            let header = data_header();
+            for f in versions(&["nb", "oa"]) {
+                let opts = ReaderOptions {
+                    block_size: 97,
+                    ..ReaderOptions::default()
+                };
+                let mut r = ScanReader::from_bytes(bytes, &header, f, opts);
+                let mut checker = DataChecker::new(&header, Partitioner::Murmur3, None);
+                let mut out = Problems::with_max(64);
+                let mut n = 0usize;
+                loop {
+                    n += 1;
+                    if n > bytes.len() + 2 {
+                        break;
+                    }
+                    match r.next_fragment() {
+                        Ok(Some(Fragment::PartitionStart {
+                            key,
+                            deletion,
+                            position,
+                        })) => {
+                            let k = key.to_vec();
+                            checker.partition_start(&k, &deletion, position.0, true, &mut out);
+                        }
+                        Ok(Some(Fragment::PartitionEnd { position })) => {
+                            checker.partition_end(position.0, &mut out)
+                        }
+                        Ok(Some(f)) => {
+                            checker.fragment(&f, &mut out);
+                        }
+                        Ok(None) | Err(_) => break,
+                    }
+                }
+                // Skipping by size fields, from the start.
+                let mut r = ScanReader::from_bytes(bytes, &header, f, opts);
+                let mut n = 0usize;
+                while let Ok(true) = r.skip_partition() {
+                    n += 1;
+                    if n > bytes.len() {
+                        break;
+                    }
+                }
+            }
+        }
+        Target::Scylla => {
+            if let Ok(m) = crate::scylla::ScyllaMetadata::parse_lenient(bytes) {
+                let _ = m.check_digest();
+                let _ = m.sharding();
+                let _ = m.schema();
+            }
+            let _ = crate::scylla::ScyllaMetadata::parse(bytes);
+        }
+        Target::Filter => {
+            for fe in versions(&["ka", "mc", "nb"]) {
+                if let Ok(f) = BloomFilter::parse(bytes, &fe) {
+                    for k in [&b""[..], b"k", bytes.get(..8).unwrap_or(b"x")] {
+                        let _ = f.may_contain(k);
+                    }
+                    let _ = f.estimated_keys();
+                }
+            }
+        }
+        Target::Clustering => {
+            let types: Vec<CqlType> = [
+                "Int32Type",
+                "ReversedType(UTF8Type)",
+                "DecimalType",
+                "TimeUUIDType",
+                "FrozenType(ListType(Int32Type))",
+            ]
+            .iter()
+            .map(|t| ty(t))
+            .collect();
+            let fixed: Vec<Option<usize>> = types.iter().map(|t| t.fixed_len()).collect();
+            let cmp = super::compare::ClusteringComparator::new(types);
+            let half = bytes.len() / 2;
+            let (a, b) = bytes.split_at(half);
+            let pa = decode_prefix(&mut Cur::new(a, Component::Index, 0), &fixed);
+            let pb = decode_bound(&mut Cur::new(b, Component::Data, 0), &fixed)
+                .or_else(|_| decode_clustering(&mut Cur::new(b, Component::Data, 0), &fixed));
+            if let (Ok(x), Ok(y)) = (pa, pb) {
+                let _ = cmp.compare(&x, &y);
+                let _ = cmp.compare(&y, &x);
+            }
+            for t in cmp.types() {
+                let _ = super::compare::compare_values(t, a, b);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A small seeded PRNG (xorshift64*).
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        }
+    }
+
+    fn fixture(dir: &str, suffix: &str) -> Option<Vec<u8>> {
+        let d = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../fixtures/cassandra")
+            .join(dir);
+        let f = std::fs::read_dir(d)
+            .ok()?
+            .flatten()
+            .find(|e| e.file_name().to_string_lossy().ends_with(suffix))?;
+        std::fs::read(f.path()).ok()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+        #[test]
+        fn arbitrary_bytes_never_panic(t in 0..Target::ALL.len(),
+                                       bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
+            run(Target::ALL[t], &bytes);
+        }
+    }
+
+    /// Mutations (flips, truncations, splices of length fields) of real
+    /// components, for every target, seeded.
+    #[test]
+    fn mutated_real_components_never_panic() {
+        let inputs: Vec<(Target, Vec<u8>)> = [
+            (Target::Toc, "nb_clustering", "TOC.txt"),
+            (Target::Summary, "nb_clustering", "Summary.db"),
+            (Target::IndexEntry, "nb_wide", "Index.db"),
+            (Target::PromotedIndex, "nb_wide", "Index.db"),
+            (Target::Statistics, "nb_clustering", "Statistics.db"),
+            (
+                Target::CompressionInfo,
+                "nb_clustering",
+                "CompressionInfo.db",
+            ),
+            (Target::Filter, "nb_clustering", "Filter.db"),
+            (Target::Data, "nb_clustering_nocompress", "Data.db"),
+        ]
+        .iter()
+        .filter_map(|(t, d, s)| fixture(d, s).map(|b| (*t, b)))
+        .collect();
+        assert_eq!(inputs.len(), 8, "fixtures missing");
+        let mut rng = Rng(0x00f0_22ed);
+        for (t, orig) in &inputs {
+            // Big inputs get fewer rounds (the data target decodes everything).
+            let rounds = if orig.len() > 100_000 { 12 } else { 150 };
+            for _ in 0..rounds {
+                let mut b = orig.clone();
+                match rng.next() % 4 {
+                    0 => {
+                        for _ in 0..1 + rng.next() % 8 {
+                            let i = (rng.next() % b.len().max(1) as u64) as usize;
+                            if let Some(x) = b.get_mut(i) {
+                                *x ^= 1 << (rng.next() % 8);
+                            }
+                        }
+                    }
+                    1 => {
+                        let n = (rng.next() % (b.len() as u64 + 1)) as usize;
+                        b.truncate(n);
+                    }
+                    2 => {
+                        let i = (rng.next() % b.len().max(1) as u64) as usize;
+                        for (j, x) in [0xffu8, 0xff, 0xff, 0x7f].iter().enumerate() {
+                            if let Some(y) = b.get_mut(i + j) {
+                                *y = *x;
+                            }
+                        }
+                    }
+                    _ => {
+                        let i = (rng.next() % b.len().max(1) as u64) as usize;
+                        let n = (rng.next() % 64) as usize;
+                        let end = (i + n).min(b.len());
+                        if i < end {
+                            b[i..end].fill(0);
+                        }
+                    }
+                }
+                run(*t, &b);
+            }
+        }
+    }
+}

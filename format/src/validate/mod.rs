@@ -1,0 +1,960 @@
+//! Full structural validation of an sstable with its index: the engine of
+//! `sstkit validate`.
+//!
+//! Checks (each finding is a [`Problem`] with a stable [`ProblemClass`]):
+//!
+//! | class | check |
+//! |---|---|
+//! | `partition_order` | partitions strictly increasing by (token, key bytes); in Data.db, and in Index.db |
+//! | `clustering_order` | rows and markers strictly increasing under the table's clustering comparator ([`compare`]) |
+//! | `rt_unclosed`, `rt_not_opened`, `rt_mismatch` | range tombstone bounds open and close in pairs with the same deletion |
+//! | `prev_size_mismatch` | every `prev_unfiltered_size` (reader finding) |
+//! | `row_size_mismatch` | `row_size` / `marker_size` against the body (reader error) |
+//! | `invalid_deletion` | negative local deletion times, TTL overflow |
+//! | `index_mismatch` | each Index.db entry points at the partition with its key; one entry per partition |
+//! | `promoted_index_mismatch` | header length, deletion, block offsets, first/last clustering, widths, open markers |
+//! | `summary_mismatch` | Summary.db entries point at Index.db entries with their key; first/last key; sampling |
+//! | `metadata_mismatch` | Statistics.db first/last key (`nc`+), partition count (partition size histogram), row count |
+//! | `bloom_filter_miss` | every partition key passes Filter.db |
+//! | `checksum` | compressed chunk checksums met while reading; Statistics.db checksums |
+//! | `decode_error` | anything that does not decode |
+//!
+//! Reading: Statistics.db, Index.db, Summary.db and Filter.db whole (one read
+//! each), Data.db once sequentially through [`crate::data::ScanReader`]. When a
+//! partition fails to decode, the walk continues at the next partition the
+//! index names (without an index it stops there: `scrub` resynchronises
+//! without one).
+//!
+//! `ka`/`la` Data.db (pre-3.0 cells) is not decoded: only the index,
+//! summary, filter and metadata checks run.
+
+pub mod compare;
+pub mod data;
+pub mod fuzz;
+pub mod problem;
+mod promoted;
+
+pub use compare::{compare_values, ClusteringComparator, OwnedPrefix, PrefixLike};
+pub use data::{DataChecker, Verdict};
+pub use problem::{Problem, ProblemClass, Problems};
+
+use std::cmp::Ordering;
+
+use crate::component::Component;
+use crate::compression::CompressionInfo;
+use crate::data::{DataPos, Fragment, ReaderOptions, ScanReader};
+use crate::error::{Error, ErrorKind, Result};
+use crate::filter::BloomFilter;
+use crate::index::{IndexEntry, IndexReader};
+use crate::sstable::Sstable;
+use crate::statistics::Statistics;
+use crate::summary::Summary;
+use crate::token::Partitioner;
+
+use promoted::PiCheck;
+
+/// Validation options.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Keep at most this many problems (the rest are counted).
+    pub max_problems: usize,
+    /// Decoder options for Data.db.
+    pub reader: ReaderOptions,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            max_problems: 10_000,
+            reader: ReaderOptions::default(),
+        }
+    }
+}
+
+/// Whether a group of checks ran.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Check {
+    /// Short name (`data`, `index`, `promoted_index`, `summary`, `filter`, `metadata`).
+    pub name: &'static str,
+    /// True when it ran (possibly partially: see `note`).
+    pub done: bool,
+    /// Why it was skipped or cut short.
+    pub note: Option<String>,
+}
+
+/// The result of validating one sstable.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    /// What was found.
+    pub problems: Problems,
+    /// Partitions decoded (completely).
+    pub partitions: u64,
+    /// Clustered rows decoded.
+    pub rows: u64,
+    /// Static rows decoded.
+    pub static_rows: u64,
+    /// Range tombstone markers decoded.
+    pub markers: u64,
+    /// Uncompressed Data.db length.
+    pub data_len: u64,
+    /// Index.db entries decoded.
+    pub index_entries: Option<u64>,
+    /// Which checks ran.
+    pub checks: Vec<Check>,
+}
+
+impl Report {
+    /// True when nothing was found.
+    pub fn valid(&self) -> bool {
+        self.problems.is_empty()
+    }
+
+    fn check(&mut self, name: &'static str, done: bool, note: Option<String>) {
+        self.checks.push(Check { name, done, note });
+    }
+}
+
+/// The partitioner named in Statistics.db (Murmur3 when absent or unknown).
+pub fn partitioner_of(st: &Statistics) -> Partitioner {
+    st.validation
+        .as_ref()
+        .and_then(|v| Partitioner::parse(&v.partitioner).ok())
+        .unwrap_or(Partitioner::Murmur3)
+}
+
+/// Statistics.db checksum findings as problems.
+pub fn statistics_problems(st: &Statistics, out: &mut Problems) {
+    for e in &st.problems {
+        if matches!(e.kind, ErrorKind::ChecksumMismatch { .. }) {
+            out.push(Problem::from_error(e, Component::Statistics, 0));
+        }
+    }
+}
+
+/// Chunk length of a compressed Data.db (None when uncompressed or unreadable).
+pub fn chunk_length(sst: &Sstable) -> Option<u64> {
+    if !sst.has(Component::CompressionInfo) {
+        return None;
+    }
+    let b = sst.read_component(Component::CompressionInfo).ok()?;
+    CompressionInfo::parse(&b, &sst.features())
+        .ok()
+        .map(|c| c.chunk_length as u64)
+}
+
+fn read_optional(
+    sst: &Sstable,
+    c: Component,
+    report: &mut Report,
+    name: &'static str,
+) -> Option<Vec<u8>> {
+    if !sst.has(c) {
+        report.check(name, false, Some(format!("no {}", c.suffix())));
+        return None;
+    }
+    match sst.read_component(c) {
+        Ok(b) => Some(b),
+        Err(e) => {
+            report.problems.push(Problem::from_error(&e, c, 0));
+            report.check(name, false, Some(format!("{} unreadable", c.suffix())));
+            None
+        }
+    }
+}
+
+/// What the index pre-pass learned.
+struct IndexScan {
+    entries: u64,
+    first: Option<Vec<u8>>,
+    last: Option<Vec<u8>>,
+    /// Offsets of every `interval`-th entry (summary sampling check).
+    samples: Vec<u64>,
+    /// True when Index.db decoded to its last byte.
+    complete: bool,
+}
+
+/// Walk Index.db: decode every entry, check key order and increasing positions.
+fn scan_index(
+    bytes: &[u8],
+    sst: &Sstable,
+    partitioner: &Partitioner,
+    interval: Option<u64>,
+    out: &mut Problems,
+) -> IndexScan {
+    let mut r = IndexReader::new(bytes, sst.features());
+    let mut s = IndexScan {
+        entries: 0,
+        first: None,
+        last: None,
+        samples: Vec::new(),
+        complete: false,
+    };
+    let mut prev_pos: Option<u64> = None;
+    loop {
+        match r.next() {
+            Ok(Some(e)) => {
+                if let Some(iv) = interval.filter(|i| *i > 0) {
+                    if s.entries % iv == 0 {
+                        s.samples.push(e.offset);
+                    }
+                }
+                if let Some(pk) = &s.last {
+                    match partitioner.compare_decorated(pk, e.key) {
+                        Ordering::Less => {}
+                        o => out.push(
+                            Problem::new(
+                                ProblemClass::PartitionOrder,
+                                Component::Index,
+                                e.offset,
+                                if o == Ordering::Equal {
+                                    "duplicate key in Index.db".to_string()
+                                } else {
+                                    "Index.db entry out of partition order".to_string()
+                                },
+                            )
+                            .key(e.key),
+                        ),
+                    }
+                }
+                if prev_pos.is_some_and(|p| e.position <= p) {
+                    out.push(
+                        Problem::new(
+                            ProblemClass::IndexMismatch,
+                            Component::Index,
+                            e.offset,
+                            format!(
+                                "Data.db position {} does not follow the previous entry's {}",
+                                e.position,
+                                prev_pos.unwrap_or(0)
+                            ),
+                        )
+                        .key(e.key),
+                    );
+                }
+                prev_pos = Some(e.position);
+                if s.first.is_none() {
+                    s.first = Some(e.key.to_vec());
+                }
+                let l = s.last.get_or_insert_with(Vec::new);
+                l.clear();
+                l.extend_from_slice(e.key);
+                s.entries += 1;
+            }
+            Ok(None) => {
+                s.complete = r.is_done();
+                break;
+            }
+            Err(e) => {
+                out.push(Problem::from_error(&e, Component::Index, r.offset()));
+                break;
+            }
+        }
+    }
+    s
+}
+
+fn check_summary(
+    summary: &Summary,
+    index: &[u8],
+    scan: &IndexScan,
+    sst: &Sstable,
+    out: &mut Problems,
+) {
+    let f = sst.features();
+    for (i, e) in summary.entries.iter().enumerate() {
+        let at = e.index_position;
+        let entry = usize::try_from(at)
+            .ok()
+            .and_then(|a| index.get(a..))
+            .map(|b| IndexReader::at(b, at, f).next());
+        let msg = match entry {
+            None => Some(format!(
+                "summary entry {i} points at Index.db offset {at}, past its end"
+            )),
+            Some(Err(_)) | Some(Ok(None)) => Some(format!(
+                "summary entry {i} points at Index.db offset {at}, which is not an entry"
+            )),
+            Some(Ok(Some(ie))) if ie.key != e.key.as_slice() => Some(format!(
+                "summary entry {i} key differs from the key of the Index.db entry at offset {at}"
+            )),
+            _ => None,
+        };
+        if let Some(m) = msg {
+            out.push(
+                Problem::new(
+                    ProblemClass::SummaryMismatch,
+                    Component::Summary,
+                    24 + 4 * i as u64,
+                    m,
+                )
+                .key(&e.key),
+            );
+        }
+    }
+    if scan.complete && !scan.samples.is_empty() {
+        let got: Vec<u64> = summary.entries.iter().map(|e| e.index_position).collect();
+        if got != scan.samples {
+            out.push(Problem::new(
+                ProblemClass::SummaryMismatch,
+                Component::Summary,
+                0,
+                format!(
+                    "summary has {} entries, but sampling every {} index entries gives {}",
+                    got.len(),
+                    summary.header.min_index_interval,
+                    scan.samples.len()
+                ),
+            ));
+        }
+    }
+    if let Some(first) = &scan.first {
+        if *first != summary.first_key {
+            out.push(
+                Problem::new(
+                    ProblemClass::SummaryMismatch,
+                    Component::Summary,
+                    0,
+                    "summary first key differs from the first Index.db key",
+                )
+                .key(&summary.first_key),
+            );
+        }
+    }
+    if let (Some(last), true) = (&scan.last, scan.complete) {
+        if *last != summary.last_key {
+            out.push(
+                Problem::new(
+                    ProblemClass::SummaryMismatch,
+                    Component::Summary,
+                    0,
+                    "summary last key differs from the last Index.db key",
+                )
+                .key(&summary.last_key),
+            );
+        }
+    }
+}
+
+/// Bloom filter checking with the fallback layouts (§9 quirks).
+struct BloomCheck {
+    filter: BloomFilter,
+    alts: Vec<BloomFilter>,
+    alt_pass: Vec<u64>,
+    misses: Vec<(Vec<u8>, u64)>,
+    miss_count: u64,
+    checked: u64,
+}
+
+impl BloomCheck {
+    fn new(filter: BloomFilter) -> BloomCheck {
+        let (of, oh) = (filter.old_format(), filter.old_hash_order());
+        let alts: Vec<BloomFilter> = [(!of, oh), (of, !oh), (!of, !oh)]
+            .into_iter()
+            .map(|(a, b)| filter.clone().with_layout(a, b))
+            .collect();
+        BloomCheck {
+            alt_pass: vec![0; alts.len()],
+            filter,
+            alts,
+            misses: Vec::new(),
+            miss_count: 0,
+            checked: 0,
+        }
+    }
+
+    fn key(&mut self, key: &[u8], pos: u64) {
+        self.checked += 1;
+        if self.filter.may_contain(key) {
+            return;
+        }
+        self.miss_count += 1;
+        for (i, a) in self.alts.iter().enumerate() {
+            if a.may_contain(key) {
+                self.alt_pass[i] += 1;
+            }
+        }
+        if self.misses.len() < 1000 {
+            self.misses.push((key.to_vec(), pos));
+        }
+    }
+
+    fn finish(self, chunk_len: Option<u64>, report: &mut Report) {
+        if self.miss_count == 0 {
+            report.check("filter", true, None);
+            return;
+        }
+        // Every key rejected by the version's layout but accepted by another:
+        // the file uses a non-standard layout (§9), not a bloom filter miss.
+        if self.miss_count == self.checked {
+            if let Some(i) = self.alt_pass.iter().position(|n| *n == self.checked) {
+                let a = &self.alts[i];
+                report.check(
+                    "filter",
+                    true,
+                    Some(format!(
+                        "Filter.db uses the {} bit layout with the {} hash order (not its version's)",
+                        if a.old_format() { "old" } else { "new" },
+                        if a.old_hash_order() { "old" } else { "new" }
+                    )),
+                );
+                return;
+            }
+        }
+        for (k, pos) in &self.misses {
+            report.problems.push(
+                Problem::new(
+                    ProblemClass::BloomFilterMiss,
+                    Component::Filter,
+                    *pos,
+                    format!(
+                        "bloom filter says the partition key at Data.db offset {pos:#x} is absent"
+                    ),
+                )
+                .chunk(None)
+                .key(k),
+            );
+        }
+        let _ = chunk_len;
+        report.check(
+            "filter",
+            true,
+            Some(format!(
+                "{} of {} keys rejected",
+                self.miss_count, self.checked
+            )),
+        );
+    }
+}
+
+/// The next index entry (a pending one first).
+fn next_entry<'a>(
+    idx: &mut Option<IndexReader<'a>>,
+    pending: &mut Option<IndexEntry<'a>>,
+    failed: &mut bool,
+) -> Option<IndexEntry<'a>> {
+    if let Some(e) = pending.take() {
+        return Some(e);
+    }
+    let r = idx.as_mut()?;
+    if *failed {
+        return None;
+    }
+    match r.next() {
+        Ok(e) => e,
+        Err(_) => {
+            // Already reported by the pre-pass.
+            *failed = true;
+            None
+        }
+    }
+}
+
+/// True when `e` is about the same unreadable chunk as the last one
+/// reported (remembers `e`'s chunk otherwise).
+fn same_bad_chunk(e: &Error, last: &mut Option<u32>) -> bool {
+    let Some(c) = e.chunk else { return false };
+    if *last == Some(c) {
+        return true;
+    }
+    *last = Some(c);
+    false
+}
+
+/// Position `reader` at the first indexed partition after `start` that it
+/// can seek to. False when there is none.
+fn resume<'a>(
+    reader: &mut ScanReader<'_>,
+    start: u64,
+    idx: &mut Option<IndexReader<'a>>,
+    pending: &mut Option<IndexEntry<'a>>,
+    failed: &mut bool,
+) -> bool {
+    while let Some(e) = next_entry(idx, pending, failed) {
+        if e.position <= start {
+            continue;
+        }
+        let p = e.position;
+        if reader.seek_partition(DataPos(p)).is_ok() {
+            *pending = Some(e);
+            return true;
+        }
+    }
+    false
+}
+
+/// Validate `sst`. `progress(pos, len)` is called after each partition with
+/// the uncompressed Data.db position. Fails only when the sstable cannot be
+/// opened at all (no Statistics.db or TOC); everything else is a [`Problem`].
+pub fn validate(
+    sst: &Sstable,
+    opts: &Options,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Report> {
+    let mut report = Report {
+        problems: Problems::with_max(opts.max_problems),
+        ..Report::default()
+    };
+    let features = sst.features();
+    let st_bytes = sst.read_component(Component::Statistics)?;
+    let st = Statistics::parse_lenient(&st_bytes, features)
+        .map_err(|e| e.in_file(&sst.path(Component::Statistics)))?;
+    statistics_problems(&st, &mut report.problems);
+    let partitioner = partitioner_of(&st);
+
+    // Index.db: pre-pass, then Summary.db against it.
+    let summary_bytes = if features.trie_index {
+        None
+    } else {
+        read_optional(sst, Component::Summary, &mut report, "summary")
+    };
+    let summary = summary_bytes.and_then(|b| match Summary::parse(&b) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            report
+                .problems
+                .push(Problem::from_error(&e, Component::Summary, 0));
+            report.check("summary", false, Some("Summary.db does not decode".into()));
+            None
+        }
+    });
+    let index = if features.trie_index {
+        report.check(
+            "index",
+            false,
+            Some("BTI sstable: Partitions.db/Rows.db are not validated".into()),
+        );
+        None
+    } else {
+        read_optional(sst, Component::Index, &mut report, "index")
+    };
+    let interval = summary
+        .as_ref()
+        .filter(|s| s.header.sampling_level == 128)
+        .map(|s| s.header.min_index_interval as u64);
+    let scan = index
+        .as_deref()
+        .map(|b| scan_index(b, sst, &partitioner, interval, &mut report.problems));
+    if let Some(s) = &scan {
+        report.index_entries = Some(s.entries);
+    }
+    if let (Some(sm), Some(ix), Some(sc)) = (&summary, &index, &scan) {
+        check_summary(sm, ix, sc, sst, &mut report.problems);
+        report.check("summary", true, None);
+    }
+
+    let filter = if sst.has(Component::Filter) {
+        match sst
+            .read_component(Component::Filter)
+            .and_then(|b| BloomFilter::parse(&b, &features))
+        {
+            Ok(f) => Some(BloomCheck::new(f)),
+            Err(e) => {
+                report
+                    .problems
+                    .push(Problem::from_error(&e, Component::Filter, 0));
+                report.check("filter", false, Some("Filter.db does not decode".into()));
+                None
+            }
+        }
+    } else {
+        report.check("filter", false, Some("no Filter.db".into()));
+        None
+    };
+
+    let Some(header) = st.header.as_ref().filter(|_| !features.legacy_cells) else {
+        report.check(
+            "data",
+            false,
+            Some(format!(
+                "version {}: Data.db is not in the row format; only index, summary and metadata \
+                 were checked",
+                sst.version()
+            )),
+        );
+        return Ok(report);
+    };
+    let chunk_len = chunk_length(sst);
+    let mut checker = DataChecker::new(header, partitioner.clone(), chunk_len);
+    let mut reader = match ScanReader::with_options(sst, header, opts.reader) {
+        Ok(r) => r,
+        Err(e) => {
+            let c = e.component.unwrap_or(Component::Data);
+            report.problems.push(Problem::from_error(&e, c, 0));
+            report.check("data", false, Some(format!("Data.db cannot be read: {e}")));
+            return Ok(report);
+        }
+    };
+    report.data_len = reader.data_len();
+    let fixed = header.clustering_fixed_lens();
+    let mut bloom = filter;
+    let mut idx = index.as_deref().map(|b| IndexReader::new(b, features));
+    let mut pending: Option<IndexEntry<'_>> = None;
+    let mut index_failed = false;
+    let mut data_complete = true;
+    let mut last_bad_chunk: Option<u32> = None;
+    let mut all_decoded = true;
+
+    loop {
+        let start = reader.position().0;
+        progress(start, report.data_len);
+        let (key, deletion) = match reader.next_fragment() {
+            Ok(None) => break,
+            Ok(Some(Fragment::PartitionStart { key, deletion, .. })) => (key.to_vec(), deletion),
+            Ok(Some(f)) => {
+                report.problems.push(Problem::new(
+                    ProblemClass::DecodeError,
+                    Component::Data,
+                    f.position().0,
+                    "expected a partition start",
+                ));
+                data_complete = false;
+                break;
+            }
+            Err(e) => {
+                all_decoded = false;
+                if !same_bad_chunk(&e, &mut last_bad_chunk) {
+                    report.problems.push(
+                        Problem::from_error(&e, Component::Data, start).chunk(
+                            e.chunk
+                                .map(u64::from)
+                                .or(checker.chunk_of(e.offset.unwrap_or(start))),
+                        ),
+                    );
+                }
+                // Resume at the next indexed partition after this one.
+                let resumed = resume(
+                    &mut reader,
+                    start,
+                    &mut idx,
+                    &mut pending,
+                    &mut index_failed,
+                );
+                if !resumed {
+                    data_complete = false;
+                    report.check(
+                        "data",
+                        true,
+                        Some(format!(
+                            "decoding stopped at Data.db offset {start:#x} ({} bytes not checked); \
+                             `scrub --mode skip` resynchronises without the index",
+                            report.data_len.saturating_sub(start)
+                        )),
+                    );
+                    break;
+                }
+                continue;
+            }
+        };
+        let ord = checker.partition_start(&key, &deletion, start, true, &mut report.problems);
+        let _ = ord;
+        if let Some(b) = bloom.as_mut() {
+            b.key(&key, start);
+        }
+        // Index entry for this partition.
+        let mut pi: Option<PiCheck> = None;
+        if idx.is_some() {
+            loop {
+                match next_entry(&mut idx, &mut pending, &mut index_failed) {
+                    None => {
+                        if !index_failed {
+                            report.problems.push(
+                                Problem::new(
+                                    ProblemClass::IndexMismatch,
+                                    Component::Data,
+                                    start,
+                                    "partition has no Index.db entry (the index ends before it)",
+                                )
+                                .chunk(checker.chunk_of(start))
+                                .key(&key),
+                            );
+                        }
+                        break;
+                    }
+                    Some(e) if e.position < start => {
+                        report.problems.push(
+                            Problem::new(
+                                ProblemClass::IndexMismatch,
+                                Component::Index,
+                                e.offset,
+                                format!(
+                                    "Index.db entry points at Data.db offset {} where no partition starts",
+                                    e.position
+                                ),
+                            )
+                            .key(e.key),
+                        );
+                    }
+                    Some(e) if e.position > start => {
+                        report.problems.push(
+                            Problem::new(
+                                ProblemClass::IndexMismatch,
+                                Component::Data,
+                                start,
+                                "partition has no Index.db entry",
+                            )
+                            .chunk(checker.chunk_of(start))
+                            .key(&key),
+                        );
+                        pending = Some(e);
+                        break;
+                    }
+                    Some(e) => {
+                        if e.key != key.as_slice() {
+                            report.problems.push(
+                                Problem::new(
+                                    ProblemClass::IndexMismatch,
+                                    Component::Index,
+                                    e.offset,
+                                    format!(
+                                        "Index.db entry for Data.db offset {start} has key 0x{}, \
+                                         the partition there has another key",
+                                        crate::validate::hex(e.key)
+                                    ),
+                                )
+                                .key(&key),
+                            );
+                        } else {
+                            pi = PiCheck::from_entry(&e, &fixed, &mut report.problems);
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+        if let Some(p) = &pi {
+            p.partition_start(&deletion, &mut report.problems);
+        }
+        // The partition's fragments.
+        let mut failed = false;
+        loop {
+            let f = match reader.next_fragment() {
+                Ok(Some(f)) => f,
+                Ok(None) => {
+                    report.problems.push(
+                        Problem::new(
+                            ProblemClass::DecodeError,
+                            Component::Data,
+                            report.data_len,
+                            "Data.db ends inside a partition",
+                        )
+                        .key(&key),
+                    );
+                    failed = true;
+                    break;
+                }
+                Err(e) if same_bad_chunk(&e, &mut last_bad_chunk) => {
+                    failed = true;
+                    break;
+                }
+                Err(e) => {
+                    let off = e.offset.unwrap_or(start);
+                    report.problems.push(
+                        Problem::from_error(&e, Component::Data, off)
+                            .chunk(e.chunk.map(u64::from).or(checker.chunk_of(off)))
+                            .key(&key),
+                    );
+                    failed = true;
+                    break;
+                }
+            };
+            let unf = match &f {
+                Fragment::Row(r) => Some((r.position.0, &r.clustering)),
+                Fragment::Marker(m) => Some((m.position.0, &m.bound)),
+                _ => None,
+            };
+            if let (Some(p), Some((pos, c))) = (pi.as_mut(), unf) {
+                p.unfiltered(
+                    pos - start,
+                    c,
+                    checker.last_clustering(),
+                    checker.open_marker(),
+                    &mut report.problems,
+                );
+            }
+            if let Fragment::PartitionEnd { position } = f {
+                if let Some(p) = pi.as_mut() {
+                    p.end(
+                        position.0 - start,
+                        checker.last_clustering(),
+                        checker.open_marker(),
+                        &mut report.problems,
+                    );
+                }
+                checker.partition_end(position.0, &mut report.problems);
+                break;
+            }
+            checker.fragment(&f, &mut report.problems);
+        }
+        let (fs, _) = reader.take_findings();
+        checker.findings(&fs, Some(&key), &mut report.problems);
+        if failed {
+            all_decoded = false;
+            checker.abort_partition();
+            let resumed = resume(
+                &mut reader,
+                start,
+                &mut idx,
+                &mut pending,
+                &mut index_failed,
+            );
+            if !resumed {
+                data_complete = false;
+                let at = reader.position().0;
+                report.check(
+                    "data",
+                    true,
+                    Some(format!(
+                        "decoding stopped in the partition at Data.db offset {start:#x}; \
+                         `scrub --mode skip` resynchronises without the index (stopped near {at:#x})"
+                    )),
+                );
+                break;
+            }
+        }
+    }
+    progress(report.data_len, report.data_len);
+    // Index entries left over.
+    if idx.is_some() && data_complete {
+        while let Some(e) = next_entry(&mut idx, &mut pending, &mut index_failed) {
+            report.problems.push(
+                Problem::new(
+                    ProblemClass::IndexMismatch,
+                    Component::Index,
+                    e.offset,
+                    format!(
+                        "Index.db entry points at Data.db offset {} past the last partition",
+                        e.position
+                    ),
+                )
+                .key(e.key),
+            );
+        }
+    }
+    if idx.is_some() {
+        report.check("index", true, None);
+        report.check("promoted_index", true, None);
+    }
+    if !report.checks.iter().any(|c| c.name == "data") {
+        report.check("data", true, None);
+    }
+    report.partitions = checker.partitions;
+    report.rows = checker.rows;
+    report.static_rows = checker.static_rows;
+    report.markers = checker.markers;
+    if let Some(b) = bloom {
+        b.finish(chunk_len, &mut report);
+    }
+    check_metadata(
+        &st,
+        &checker,
+        summary.as_ref(),
+        data_complete && all_decoded,
+        &mut report,
+    );
+    Ok(report)
+}
+
+/// Statistics.db and Summary.db first/last key and counts against the data.
+fn check_metadata(
+    st: &Statistics,
+    checker: &DataChecker,
+    summary: Option<&Summary>,
+    complete: bool,
+    report: &mut Report,
+) {
+    let mut push = |c: Component, msg: String, key: Option<&[u8]>| {
+        let mut p = Problem::new(ProblemClass::MetadataMismatch, c, 0, msg);
+        if let Some(k) = key {
+            p = p.key(k);
+        }
+        report.problems.push(p);
+    };
+    let first = checker.first_key.as_deref();
+    let last = checker.last_seen_key.as_deref();
+    if let Some(stats) = &st.stats {
+        if let (Some(want), Some(got)) = (stats.first_key.as_deref(), first) {
+            if want != got {
+                push(
+                    Component::Statistics,
+                    "Statistics.db first key differs from the first partition's".into(),
+                    Some(want),
+                );
+            }
+        }
+        if complete {
+            if let (Some(want), Some(got)) = (stats.last_key.as_deref(), last) {
+                if want != got {
+                    push(
+                        Component::Statistics,
+                        "Statistics.db last key differs from the last partition's".into(),
+                        Some(want),
+                    );
+                }
+            }
+            let hist: i64 = stats
+                .estimated_partition_size
+                .pairs
+                .iter()
+                .map(|p| p.1)
+                .fold(0i64, |a, b| a.saturating_add(b));
+            if hist >= 0 && hist as u64 != checker.partitions {
+                push(
+                    Component::Statistics,
+                    format!(
+                        "Statistics.db partition size histogram counts {hist} partitions, Data.db has {}",
+                        checker.partitions
+                    ),
+                    None,
+                );
+            }
+            if let Some(tr) = stats.total_rows {
+                let rows = checker.rows as i64;
+                let with_static = rows + checker.static_rows as i64;
+                let with_nonempty = rows + checker.nonempty_static_rows as i64;
+                if tr != rows && tr != with_static && tr != with_nonempty {
+                    push(
+                        Component::Statistics,
+                        format!("Statistics.db total rows {tr}, Data.db has {rows} rows"),
+                        None,
+                    );
+                }
+            }
+        }
+    }
+    if let Some(s) = summary {
+        if let Some(got) = first {
+            if s.first_key != got {
+                push(
+                    Component::Summary,
+                    "Summary.db first key differs from the first partition's".into(),
+                    Some(&s.first_key),
+                );
+            }
+        }
+        if let (Some(got), true) = (last, complete) {
+            if s.last_key != got {
+                push(
+                    Component::Summary,
+                    "Summary.db last key differs from the last partition's".into(),
+                    Some(&s.last_key),
+                );
+            }
+        }
+    }
+    report.check(
+        "metadata",
+        true,
+        (!complete)
+            .then(|| "counts not compared: not every partition of Data.db decoded".to_string()),
+    );
+}
+
+/// Lowercase hex.
+pub(crate) fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// An error for "nothing to validate" cases.
+pub fn unsupported(msg: &str) -> Error {
+    Error::new(ErrorKind::Unsupported(msg.into()), "validate")
+}

@@ -1,0 +1,262 @@
+//! Findings of `validate` and `scrub`: a [`Problem`] says what is wrong
+//! ([`ProblemClass`], a stable string), where (component, byte offset,
+//! compressed chunk), which partition, and a message.
+
+use std::fmt;
+
+use crate::component::Component;
+use crate::error::{Error, ErrorKind};
+
+/// The kind of a [`Problem`]. [`ProblemClass::as_str`] is stable: scripts
+/// may match on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum ProblemClass {
+    /// Partitions not strictly increasing in (token, key) order (including
+    /// duplicate keys).
+    PartitionOrder,
+    /// Rows / range tombstone markers not strictly increasing in clustering
+    /// order within a partition (including duplicates).
+    ClusteringOrder,
+    /// A range tombstone opened and never closed (end of partition, or a
+    /// second open while one is open).
+    RtUnclosed,
+    /// A range tombstone closed (or a boundary) while none is open.
+    RtNotOpened,
+    /// A range tombstone closed with a deletion other than the one it opened with.
+    RtMismatch,
+    /// A `prev_unfiltered_size` that is not the distance to the previous unfiltered.
+    PrevSizeMismatch,
+    /// A `row_size` / `marker_size` that does not match the body.
+    RowSizeMismatch,
+    /// A deletion time or expiration that cannot be valid (negative local
+    /// deletion time, TTL overflow).
+    InvalidDeletion,
+    /// A static row where none can be, or a missing one.
+    StaticRow,
+    /// An Index.db entry that does not point at the partition with its key,
+    /// or a partition without entry (or the reverse).
+    IndexMismatch,
+    /// A promoted index (row index) that disagrees with the data.
+    PromotedIndexMismatch,
+    /// Summary.db disagrees with Index.db.
+    SummaryMismatch,
+    /// Statistics.db (first/last key, partition and row counts) disagrees with the data.
+    MetadataMismatch,
+    /// A partition key the bloom filter says is absent.
+    BloomFilterMiss,
+    /// A checksum mismatch.
+    Checksum,
+    /// Bytes that do not decode.
+    DecodeError,
+    /// Data skipped by scrub (byte range, keys when known).
+    DataLost,
+}
+
+impl ProblemClass {
+    /// Every class.
+    pub const ALL: [ProblemClass; 17] = [
+        ProblemClass::PartitionOrder,
+        ProblemClass::ClusteringOrder,
+        ProblemClass::RtUnclosed,
+        ProblemClass::RtNotOpened,
+        ProblemClass::RtMismatch,
+        ProblemClass::PrevSizeMismatch,
+        ProblemClass::RowSizeMismatch,
+        ProblemClass::InvalidDeletion,
+        ProblemClass::StaticRow,
+        ProblemClass::IndexMismatch,
+        ProblemClass::PromotedIndexMismatch,
+        ProblemClass::SummaryMismatch,
+        ProblemClass::MetadataMismatch,
+        ProblemClass::BloomFilterMiss,
+        ProblemClass::Checksum,
+        ProblemClass::DecodeError,
+        ProblemClass::DataLost,
+    ];
+
+    /// The stable name (`partition_order`, `clustering_order`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProblemClass::PartitionOrder => "partition_order",
+            ProblemClass::ClusteringOrder => "clustering_order",
+            ProblemClass::RtUnclosed => "rt_unclosed",
+            ProblemClass::RtNotOpened => "rt_not_opened",
+            ProblemClass::RtMismatch => "rt_mismatch",
+            ProblemClass::PrevSizeMismatch => "prev_size_mismatch",
+            ProblemClass::RowSizeMismatch => "row_size_mismatch",
+            ProblemClass::InvalidDeletion => "invalid_deletion",
+            ProblemClass::StaticRow => "static_row",
+            ProblemClass::IndexMismatch => "index_mismatch",
+            ProblemClass::PromotedIndexMismatch => "promoted_index_mismatch",
+            ProblemClass::SummaryMismatch => "summary_mismatch",
+            ProblemClass::MetadataMismatch => "metadata_mismatch",
+            ProblemClass::BloomFilterMiss => "bloom_filter_miss",
+            ProblemClass::Checksum => "checksum",
+            ProblemClass::DecodeError => "decode_error",
+            ProblemClass::DataLost => "data_lost",
+        }
+    }
+
+    /// The class named `s`.
+    pub fn parse(s: &str) -> Option<ProblemClass> {
+        Self::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+
+    /// The class of a decoding error: checksum, size mismatch, or decode error.
+    pub fn of_error(e: &Error) -> ProblemClass {
+        match &e.kind {
+            ErrorKind::ChecksumMismatch { .. } => ProblemClass::Checksum,
+            ErrorKind::BadValue(_) if matches!(e.what, "row body" | "marker body") => {
+                ProblemClass::RowSizeMismatch
+            }
+            _ => ProblemClass::DecodeError,
+        }
+    }
+}
+
+impl fmt::Display for ProblemClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One finding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// What is wrong.
+    pub class: ProblemClass,
+    /// The component concerned.
+    pub component: Component,
+    /// Byte offset: uncompressed Data.db offset for Data.db, otherwise the
+    /// offset in the component.
+    pub offset: u64,
+    /// The compressed chunk holding `offset` (compressed Data.db only).
+    pub chunk: Option<u64>,
+    /// The partition key concerned, raw (render it typed and as hex).
+    pub partition_key: Option<Vec<u8>>,
+    /// What was found.
+    pub message: String,
+    /// For [`ProblemClass::DataLost`]: the end (exclusive) of the lost
+    /// uncompressed byte range that starts at `offset`.
+    pub end: Option<u64>,
+    /// For [`ProblemClass::DataLost`]: other keys known to be lost (from the
+    /// index), besides `partition_key`.
+    pub lost_keys: Vec<Vec<u8>>,
+}
+
+impl Problem {
+    /// A problem with no chunk, key, range or lost keys.
+    pub fn new(
+        class: ProblemClass,
+        component: Component,
+        offset: u64,
+        message: impl Into<String>,
+    ) -> Problem {
+        Problem {
+            class,
+            component,
+            offset,
+            chunk: None,
+            partition_key: None,
+            message: message.into(),
+            end: None,
+            lost_keys: Vec::new(),
+        }
+    }
+
+    /// Attach a partition key.
+    pub fn key(mut self, key: &[u8]) -> Problem {
+        self.partition_key = Some(key.to_vec());
+        self
+    }
+
+    /// Attach a chunk index.
+    pub fn chunk(mut self, chunk: Option<u64>) -> Problem {
+        self.chunk = chunk;
+        self
+    }
+
+    /// A problem from a decoding error (class from [`ProblemClass::of_error`];
+    /// component, offset and chunk from the error; `default_component` and
+    /// `default_offset` when the error has none).
+    pub fn from_error(e: &Error, default_component: Component, default_offset: u64) -> Problem {
+        let mut msg = e.kind.to_string();
+        if !e.what.is_empty() {
+            msg.push_str(&format!(" (reading {})", e.what));
+        }
+        Problem {
+            chunk: e.chunk.map(u64::from),
+            ..Problem::new(
+                ProblemClass::of_error(e),
+                e.component.unwrap_or(default_component),
+                e.offset.unwrap_or(default_offset),
+                msg,
+            )
+        }
+    }
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} {}+{:#x}",
+            self.class,
+            self.component.suffix(),
+            self.offset
+        )?;
+        if let Some(c) = self.chunk {
+            write!(f, " (chunk {c})")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// A list of problems with a cap: past `max` problems are only counted
+/// (memory stays bounded on files with millions of problems).
+#[derive(Debug, Clone, Default)]
+pub struct Problems {
+    /// The kept problems, in discovery order.
+    pub list: Vec<Problem>,
+    /// Problems found past the cap (not kept).
+    pub dropped: u64,
+    /// Count per class, including dropped ones.
+    pub counts: std::collections::BTreeMap<ProblemClass, u64>,
+    max: usize,
+}
+
+impl Problems {
+    /// An empty list keeping at most `max` problems.
+    pub fn with_max(max: usize) -> Problems {
+        Problems {
+            max,
+            ..Problems::default()
+        }
+    }
+
+    /// Record a problem.
+    pub fn push(&mut self, p: Problem) {
+        *self.counts.entry(p.class).or_insert(0) += 1;
+        if self.list.len() < self.max {
+            self.list.push(p);
+        } else {
+            self.dropped += 1;
+        }
+    }
+
+    /// Total number of problems found (kept and dropped).
+    pub fn total(&self) -> u64 {
+        self.list.len() as u64 + self.dropped
+    }
+
+    /// True when nothing was found.
+    pub fn is_empty(&self) -> bool {
+        self.total() == 0
+    }
+
+    /// Number of problems of `class`.
+    pub fn count(&self, class: ProblemClass) -> u64 {
+        self.counts.get(&class).copied().unwrap_or(0)
+    }
+}

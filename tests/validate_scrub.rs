@@ -1,0 +1,471 @@
+//! `validate` and `scrub`: every fixture is valid and salvages to exactly
+//! its dump; the deliberately corrupt corpus sets give the findings their
+//! upstream tests expect (see shared/corpus/MANIFEST.md); output formats;
+//! refusal to write into the input directory.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::util::{corpus, data_files, fixture_cases, fixtures, sstkit};
+
+fn json(s: &str) -> Value {
+    serde_json::from_str(s).unwrap_or_else(|e| panic!("not JSON ({e}): {s}"))
+}
+
+/// The per-sstable reports of a JSON document.
+fn reports(v: &Value) -> Vec<(String, Value)> {
+    v["sstables"]
+        .as_object()
+        .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+        .unwrap_or_default()
+}
+
+fn classes(r: &Value) -> BTreeSet<String> {
+    r["findings"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|f| f["class"].as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn every_fixture_is_valid() {
+    for case in fixture_cases() {
+        let d = case.to_str().unwrap();
+        let r = sstkit(["validate", d]);
+        assert_eq!(r.code, 0, "validate {d}: {}{}", r.stdout, r.stderr);
+        for (_, rep) in reports(&json(&r.stdout)) {
+            assert_eq!(rep["valid"], true, "{d}: {rep}");
+            assert_eq!(rep["errors"], 0);
+            assert!(rep["partitions"].as_u64().unwrap() > 0);
+        }
+        let r = sstkit(["scrub", d]);
+        assert_eq!(r.code, 0, "scrub {d}: {}{}", r.stdout, r.stderr);
+    }
+}
+
+fn salvage_map(text: &str) -> BTreeMap<String, Value> {
+    text.lines()
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let mut v = json(l);
+            v.as_object_mut().unwrap().remove("sstable");
+            (v["key"]["raw"].as_str().unwrap().to_string(), v)
+        })
+        .collect()
+}
+
+#[test]
+fn scrub_skip_salvage_equals_dump_data() {
+    for name in [
+        "nb_clustering",
+        "oa_range_tombstones",
+        "nb_wide_desc",
+        "da_udt",
+        "nb_counters",
+    ] {
+        let dir = fixtures().join(name);
+        if !dir.is_dir() {
+            continue;
+        }
+        let out = std::env::temp_dir().join(format!("sstkit-vs-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        let r = sstkit([
+            "scrub",
+            "--mode",
+            "skip",
+            "--output-dir",
+            out.to_str().unwrap(),
+            dir.to_str().unwrap(),
+        ]);
+        assert_eq!(r.code, 0, "{name}: {}", r.stderr);
+        let rep = &reports(&json(&r.stdout))[0].1;
+        assert_eq!(rep["salvaged"], rep["partitions"]);
+        assert_eq!(rep["lost_bytes"], 0);
+        let data = &data_files(&dir)[0];
+        let stem = data
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .replace("-Data.db", "");
+        let salvaged =
+            std::fs::read_to_string(out.join(format!("{stem}-salvaged.ndjson"))).unwrap();
+        let dump = sstkit(["dump-data", "-o", "ndjson", data.to_str().unwrap()]);
+        assert_eq!(salvage_map(&salvaged), salvage_map(&dump.stdout), "{name}");
+        // Byte-identical lines too (same renderer).
+        let strip = |t: &str| -> Vec<String> {
+            t.lines()
+                .map(|l| {
+                    l.split_once(",\"key\"")
+                        .map(|x| x.1.to_string())
+                        .unwrap_or_default()
+                })
+                .collect()
+        };
+        assert_eq!(strip(&salvaged), strip(&dump.stdout), "{name}: lines");
+        let _ = std::fs::remove_dir_all(&out);
+    }
+}
+
+#[test]
+fn output_dir_is_never_the_input_dir() {
+    let dir = fixtures().join("nb_clustering");
+    let d = dir.to_str().unwrap();
+    let r = sstkit(["scrub", "--mode", "skip", "--output-dir", d, d]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("never written"), "{}", r.stderr);
+    let r = sstkit(["scrub", "--output-dir", "/tmp/x", d]);
+    assert_eq!(r.code, 2, "--output-dir needs skip/segregate");
+}
+
+#[test]
+fn output_formats() {
+    let d = fixtures().join("oa_range_tombstones");
+    let d = d.to_str().unwrap();
+    let r = sstkit(["validate", "-o", "ndjson", d]);
+    assert_eq!(r.code, 0);
+    let last = json(r.stdout.lines().last().unwrap());
+    assert_eq!(last["type"], "summary");
+    assert_eq!(last["valid"], true);
+    assert!(last["sstable"].as_str().unwrap().ends_with("Data.db"));
+    let r = sstkit(["validate", "-o", "text", d]);
+    assert!(r.stdout.starts_with("valid: 0 finding(s)"), "{}", r.stdout);
+    let r = sstkit(["scrub", "-o", "text", "--mode", "abort", d]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+}
+
+/// Swapping two partitions: validate flags the order and the index; scrub
+/// segregate keeps both, skip drops one.
+#[test]
+fn swapped_partitions_are_segregated() {
+    let src = fixtures().join("nb_clustering_nocompress");
+    let tmp = std::env::temp_dir().join(format!("sstkit-swap-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).unwrap();
+    for e in std::fs::read_dir(&src).unwrap().flatten() {
+        let n = e.file_name().to_string_lossy().into_owned();
+        if n.contains("-big-") {
+            std::fs::copy(e.path(), tmp.join(&n)).unwrap();
+        }
+    }
+    // Partition boundaries from dump-index (positions of the first three).
+    let idx = json(&sstkit(["dump-index", tmp.to_str().unwrap()]).stdout);
+    let entries = reports(&idx)[0].1.clone();
+    let pos: Vec<u64> = entries
+        .as_array()
+        .unwrap()
+        .iter()
+        .take(3)
+        .map(|e| e["pos"].as_u64().or(e["position"].as_u64()).unwrap())
+        .collect();
+    let data = tmp.join("nb-1-big-Data.db");
+    let mut b = std::fs::read(&data).unwrap();
+    let (s, m, e) = (pos[0] as usize, pos[1] as usize, pos[2] as usize);
+    let mut swapped = b[m..e].to_vec();
+    swapped.extend_from_slice(&b[s..m]);
+    b[s..e].copy_from_slice(&swapped);
+    std::fs::write(&data, &b).unwrap();
+    let t = tmp.to_str().unwrap();
+    let r = sstkit(["validate", t]);
+    assert_eq!(r.code, 1);
+    let rep = &reports(&json(&r.stdout))[0].1;
+    let c = classes(rep);
+    assert!(
+        c.contains("partition_order") && c.contains("index_mismatch"),
+        "{c:?}"
+    );
+    let out = tmp.join("out");
+    let o = out.to_str().unwrap();
+    let r = sstkit(["scrub", "--mode", "segregate", "--output-dir", o, t]);
+    assert_eq!(r.code, 1);
+    let rep = &reports(&json(&r.stdout))[0].1;
+    assert_eq!(rep["segregated"], 1, "{rep}");
+    assert_eq!(
+        rep["salvaged"].as_u64().unwrap() + 1,
+        rep["partitions"].as_u64().unwrap()
+    );
+    assert!(out.join("nb-1-big-segregated.ndjson").is_file());
+    let r = sstkit(["scrub", "--mode", "skip", t]);
+    let rep = &reports(&json(&r.stdout))[0].1;
+    assert_eq!(rep["dropped"], 1, "{rep}");
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+/// What each deliberately corrupt corpus set must yield: (set, command,
+/// exit code, classes that must be among the findings).
+const CORRUPT: &[(&str, &str, i32, &[&str])] = &[
+    // Scylla scrub_test: validate must report errors (chunk checksums).
+    (
+        "scylladb/3.x-lz4-integrity_check-invalid_checksums",
+        "validate",
+        1,
+        &["checksum"],
+    ),
+    (
+        "scylladb/3.x-lz4-integrity_check-invalid_checksums",
+        "scrub",
+        1,
+        &["checksum", "data_lost"],
+    ),
+    // broken_sstable_test: "Closing range tombstone that wasn't opened".
+    (
+        "scylladb/broken_close_tombstone",
+        "validate",
+        1,
+        &["rt_not_opened"],
+    ),
+    (
+        "scylladb/broken_close_tombstone",
+        "scrub",
+        1,
+        &["rt_not_opened"],
+    ),
+    // "Range tombstones have to be disjoint".
+    (
+        "scylladb/broken_open_tombstone",
+        "validate",
+        1,
+        &["rt_unclosed"],
+    ),
+    (
+        "scylladb/broken_open_tombstone",
+        "scrub",
+        1,
+        &["rt_unclosed"],
+    ),
+    // The edited end-bound timestamp no longer fits its marker_size.
+    (
+        "scylladb/mismatched_timestamp",
+        "validate",
+        1,
+        &["row_size_mismatch"],
+    ),
+    // RT boundary of kind static_clustering.
+    (
+        "scylladb/invalid_boundary",
+        "validate",
+        1,
+        &["decode_error"],
+    ),
+    (
+        "scylladb/invalid_boundary",
+        "scrub",
+        1,
+        &["decode_error", "data_lost"],
+    ),
+    // Index.db truncated: "cannot finish parsing current entry"; Data.db is fine.
+    (
+        "scylladb/empty_index",
+        "validate",
+        1,
+        &["decode_error", "summary_mismatch"],
+    ),
+    ("scylladb/empty_index", "scrub", 0, &[]),
+    // "compressed reader hit premature end-of-file".
+    (
+        "scylladb/compression-premature-eof",
+        "validate",
+        1,
+        &["decode_error"],
+    ),
+    (
+        "scylladb/compression-premature-eof",
+        "scrub",
+        1,
+        &["decode_error", "data_lost"],
+    ),
+    // Zero-sized estimated histogram: Statistics.db does not decode.
+    ("scylladb/zero_sized_histogram", "validate", 3, &[]),
+    // Duplicate rows from the 2.x -> 3.0 upgrade bug (CASSANDRA-12144).
+    (
+        "cassandra/invalid-legacy-cf_with_duplicates_3_0",
+        "validate",
+        1,
+        &["clustering_order"],
+    ),
+    (
+        "cassandra/invalid-legacy-cf_with_duplicates_3_0",
+        "scrub",
+        1,
+        &["clustering_order"],
+    ),
+    // Negative local deletion times.
+    (
+        "cassandra/negative-ldts-invalid_partition_deletion",
+        "validate",
+        1,
+        &["invalid_deletion"],
+    ),
+    (
+        "cassandra/negative-ldts-invalid_range_tombstone_compaction",
+        "validate",
+        1,
+        &["invalid_deletion"],
+    ),
+    (
+        "cassandra/negative-ldts-invalid_range_tombstone_reader",
+        "validate",
+        1,
+        &["invalid_deletion"],
+    ),
+    (
+        "cassandra/negative-ldts-invalid_tombstones",
+        "validate",
+        1,
+        &["invalid_deletion"],
+    ),
+    (
+        "cassandra/negative-ldts-invalid_tombstones",
+        "scrub",
+        1,
+        &["invalid_deletion"],
+    ),
+    // TTL overflow (CASSANDRA-14092): negative local expiration times.
+    (
+        "cassandra/negative-local-expiration-table1",
+        "validate",
+        1,
+        &["invalid_deletion"],
+    ),
+    (
+        "cassandra/negative-local-expiration-table2",
+        "validate",
+        1,
+        &["invalid_deletion"],
+    ),
+    (
+        "cassandra/negative-local-expiration-table3",
+        "validate",
+        1,
+        &["invalid_deletion"],
+    ),
+    (
+        "cassandra/negative-local-expiration-table4",
+        "scrub",
+        1,
+        &["invalid_deletion"],
+    ),
+];
+
+#[test]
+fn corrupt_corpus_sets_give_the_expected_findings() {
+    let Some(root) = corpus() else { return };
+    let mut failures = Vec::new();
+    for (set, cmd, code, want) in CORRUPT {
+        let dir = root.join(set);
+        if !dir.is_dir() {
+            eprintln!("skipping absent corpus set {set}");
+            continue;
+        }
+        let r = sstkit([*cmd, dir.to_str().unwrap()]);
+        if r.code != *code {
+            failures.push(format!(
+                "{cmd} {set}: exit {} (want {code}): {}",
+                r.code, r.stderr
+            ));
+            continue;
+        }
+        if want.is_empty() {
+            continue;
+        }
+        let got: BTreeSet<String> = reports(&json(&r.stdout))
+            .iter()
+            .flat_map(|(_, rep)| classes(rep))
+            .collect();
+        for w in *want {
+            if !got.contains(*w) {
+                failures.push(format!("{cmd} {set}: no {w} finding (got {got:?})"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// Every intact row-format corpus sstable validates clean (no false
+/// positives from the comparator, the promoted-index or metadata checks).
+#[test]
+fn intact_corpus_validates_clean() {
+    let Some(root) = corpus() else { return };
+    let corrupt = |name: &str| {
+        [
+            "broken_",
+            "bad",
+            "corrupt-",
+            "invalid",
+            "integrity_check",
+            "empty_index",
+            "negative-",
+            "mismatched_timestamp",
+            "zero_sized_histogram",
+            "compression-premature-eof",
+            "legacy_jb",
+            "wrongrange",
+            "static_",
+        ]
+        .iter()
+        .any(|p| name.contains(p))
+    };
+    let mut failures = Vec::new();
+    let mut n = 0;
+    for origin in ["cassandra", "scylladb"] {
+        let Ok(rd) = std::fs::read_dir(root.join(origin)) else {
+            continue;
+        };
+        let mut sets: Vec<_> = rd.flatten().map(|e| e.path()).collect();
+        sets.sort();
+        for set in sets {
+            let name = set.file_name().unwrap().to_string_lossy().into_owned();
+            if corrupt(&name) || !has_row_format_sstable(&set) {
+                continue;
+            }
+            n += 1;
+            let r = sstkit(["validate", set.to_str().unwrap()]);
+            if r.code != 0 {
+                failures.push(format!(
+                    "{name}: exit {}: {}",
+                    r.code,
+                    r.stdout.chars().take(600).collect::<String>()
+                ));
+            }
+        }
+    }
+    eprintln!("{n} intact corpus sets validated");
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+fn has_row_format_sstable(dir: &Path) -> bool {
+    data_files(dir).iter().any(|p| {
+        let n = p.file_name().unwrap().to_string_lossy().into_owned();
+        let v = n.split('-').rev().nth(3).unwrap_or("");
+        v >= "ma" && v.len() == 2
+    })
+}
+
+/// Every input kept under tests/regressions/<target>/ runs through its
+/// decoder entry point without panicking.
+#[test]
+fn regression_inputs_replay() {
+    use sstkit_format::validate::fuzz::{run, Target};
+    let root = crate::util::repo().join("tests/regressions");
+    let mut n = 0;
+    for t in Target::ALL {
+        let Ok(rd) = std::fs::read_dir(root.join(t.name())) else {
+            continue;
+        };
+        for f in rd.flatten() {
+            let bytes = std::fs::read(f.path()).unwrap();
+            run(t, &bytes);
+            // Truncations of it, too.
+            for cut in [1, bytes.len() / 2] {
+                run(t, &bytes[..bytes.len().saturating_sub(cut)]);
+            }
+            n += 1;
+        }
+    }
+    assert!(n > 0, "no regression inputs found under {}", root.display());
+}
