@@ -324,6 +324,8 @@ pub struct CommonArgs {
     /// Print IO counters per sstable to stderr (table, or json)
     #[arg(long, value_name = "FORMAT", num_args = 0..=1, default_missing_value = "table")]
     pub io_stats: Option<IoStatsFormat>,
+    #[command(flatten)]
+    pub io: IoArgs,
 }
 
 /// IO layer settings, shared by every command that reads sstables.

@@ -75,7 +75,7 @@ pub fn run(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     let mut written = 0usize;
     let n_ssts = descs.len();
     for d in descs {
-        let sst = match Sstable::open(d) {
+        let sst = match Sstable::open_with(d, crate::io_options(&a.io)?) {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("sstkit: {e}");

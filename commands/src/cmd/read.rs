@@ -39,6 +39,19 @@
 //! `{"sstable", "operation": "open"|"read", "key"?, "result"?, "plan"?,
 //! "micros", "components": {...}, "total": {...}}`.
 //!
+//! Expected IO per lookup (default `--io-unit 4KiB`, `--max-io 128KiB`):
+//! a key the bloom filter rules out, none; otherwise, cold, the Index.db
+//! pages between the summary sample and the entry (usually one) plus about
+//! log₂(blocks) pages of the promoted index, then one Data.db read for the
+//! header and static row (tables with static columns) and one for the
+//! blocks of the slice; warm (same partition, same region), one Data.db read
+//! of at most the block(s) plus alignment (compressed: the chunks
+//! overlapping them). A partition without promoted index: its entry's page
+//! and one Data.db read of the whole partition. With `--limit`, the blocks
+//! are read in windows that double, so a short read of a long range stops
+//! early. The hidden `--naive` flag ignores the promoted index and scans the
+//! partition from its start (the benchmark's baseline, `bench/bounded-read.sh`).
+//!
 //! BTI (`da`) sstables: trie index lookups are not implemented yet (exit 3).
 //! `--reverse` is not supported yet (exit 2).
 
@@ -426,7 +439,7 @@ fn read_one(
                     "trie index lookups (Partitions.db / Rows.db, BTI format) not implemented yet"
                         .into(),
                 ),
-                "read",
+                "partition index",
             )
             .in_file(&sst.data_path()),
         ));

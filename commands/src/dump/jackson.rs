@@ -30,6 +30,14 @@
 
 use std::io::{self, Write};
 
+use sstkit_format::value::java;
+
+/// The generator's buffer is handed to the writer in blocks of at least
+/// this size: large enough that a `BufWriter` underneath passes it through
+/// without copying it again (`main`'s is 256 KiB), small enough to keep
+/// memory flat.
+pub const FLUSH_AT: usize = 256 * 1024;
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Ctx {
     Root,
@@ -42,8 +50,6 @@ struct Frame {
     /// Index of the last entry written (-1 before the first), as Jackson's
     /// `JsonWriteContext._index`.
     index: i64,
-    /// A field name was written and awaits its value.
-    got_name: bool,
 }
 
 /// What to do before writing a value (Jackson's `_verifyValueWrite` status).
@@ -55,8 +61,15 @@ enum Status {
 }
 
 /// Streaming JSON generator with Jackson's pretty-printing behaviour.
+///
+/// Everything is built in one reusable `String` and handed to the writer in
+/// blocks of [`FLUSH_AT`] bytes ([`JsonGen::maybe_flush`], called after
+/// each object) and at [`JsonGen::flush`]; a generator dropped without a
+/// flush writes what it holds (errors ignored), like a `BufWriter`.
 pub struct JsonGen<W: Write> {
-    w: W,
+    /// Always `Some` until [`JsonGen::into_inner`].
+    w: Option<W>,
+    out: String,
     minimal: bool,
     /// Compact flag of the object indenter.
     pub object_compact: bool,
@@ -64,6 +77,14 @@ pub struct JsonGen<W: Write> {
     pub array_compact: bool,
     nesting: usize,
     stack: Vec<Frame>,
+}
+
+impl<W: Write> Drop for JsonGen<W> {
+    fn drop(&mut self) {
+        if let Some(w) = &mut self.w {
+            let _ = w.write_all(self.out.as_bytes());
+        }
+    }
 }
 
 impl<W: Write> JsonGen<W> {
@@ -79,7 +100,8 @@ impl<W: Write> JsonGen<W> {
 
     fn new(w: W, minimal: bool) -> Self {
         JsonGen {
-            w,
+            w: Some(w),
+            out: String::new(),
             minimal,
             object_compact: false,
             array_compact: false,
@@ -87,19 +109,44 @@ impl<W: Write> JsonGen<W> {
             stack: vec![Frame {
                 ctx: Ctx::Root,
                 index: -1,
-                got_name: false,
             }],
         }
     }
 
-    /// The underlying writer.
-    pub fn get_mut(&mut self) -> &mut W {
-        &mut self.w
+    /// Write out what is buffered.
+    fn write_buffered(&mut self) -> io::Result<()> {
+        if !self.out.is_empty() {
+            if let Some(w) = &mut self.w {
+                w.write_all(self.out.as_bytes())?;
+            }
+            self.out.clear();
+        }
+        Ok(())
     }
 
-    /// Consume the generator, returning the writer.
-    pub fn into_inner(self) -> W {
+    /// Hand the buffer to the writer once it holds [`FLUSH_AT`] bytes.
+    #[inline]
+    pub fn maybe_flush(&mut self) -> io::Result<()> {
+        if self.out.len() >= FLUSH_AT {
+            self.write_buffered()?;
+        }
+        Ok(())
+    }
+
+    /// The underlying writer, after writing out what is buffered.
+    pub fn get_mut(&mut self) -> io::Result<&mut W> {
+        self.write_buffered()?;
         self.w
+            .as_mut()
+            .ok_or_else(|| io::Error::other("JSON generator: writer taken"))
+    }
+
+    /// Write out what is buffered and return the writer.
+    pub fn into_inner(mut self) -> io::Result<W> {
+        self.write_buffered()?;
+        self.w
+            .take()
+            .ok_or_else(|| io::Error::other("JSON generator: writer taken"))
     }
 
     fn top(&mut self) -> &mut Frame {
@@ -108,26 +155,26 @@ impl<W: Write> JsonGen<W> {
         &mut self.stack[n]
     }
 
-    fn indent(&mut self, compact: bool) -> io::Result<()> {
+    #[inline]
+    fn indent(&mut self, compact: bool) {
         if self.minimal {
-            return Ok(());
+            return;
         }
         if compact {
-            self.w.write_all(b" ")
+            self.out.push(' ');
         } else {
-            const SPACES: &[u8; 64] =
-                b"                                                                ";
-            self.w.write_all(b"\n")?;
+            const SPACES: &str = "                                                                ";
+            self.out.push('\n');
             let mut n = self.nesting * 2;
             while n > 0 {
                 let k = n.min(SPACES.len());
-                self.w.write_all(&SPACES[..k])?;
+                self.out.push_str(&SPACES[..k]);
                 n -= k;
             }
-            Ok(())
         }
     }
 
+    #[inline]
     fn value_status(&mut self) -> Status {
         let f = self.top();
         match f.ctx {
@@ -149,26 +196,24 @@ impl<W: Write> JsonGen<W> {
                 }
             }
             Ctx::Object => {
-                f.got_name = false;
                 f.index += 1;
                 Status::AfterColon
             }
         }
     }
 
-    fn before_value(&mut self) -> io::Result<()> {
+    #[inline]
+    fn before_value(&mut self) {
         match self.value_status() {
             Status::AfterComma => {
-                self.w.write_all(b",")?;
+                self.out.push(',');
                 self.indent(self.array_compact)
             }
-            Status::AfterColon => self.w.write_all(if self.minimal { b":" } else { b" : " }),
-            Status::AfterSpace => self.w.write_all(if self.minimal { b"\n" } else { b" " }),
+            Status::AfterColon => self.out.push_str(if self.minimal { ":" } else { " : " }),
+            Status::AfterSpace => self.out.push(if self.minimal { '\n' } else { ' ' }),
             Status::AsIs => {
                 if self.top().ctx == Ctx::Array {
                     self.indent(self.array_compact)
-                } else {
-                    Ok(())
                 }
             }
         }
@@ -182,23 +227,19 @@ impl<W: Write> JsonGen<W> {
                 "JSON generator: unbalanced end of container",
             ));
         }
-        Ok(self.stack.pop().unwrap_or(Frame {
-            ctx,
-            index: -1,
-            got_name: false,
-        }))
+        Ok(self.stack.pop().unwrap_or(Frame { ctx, index: -1 }))
     }
 
     /// `writeStartObject`.
     pub fn start_object(&mut self) -> io::Result<()> {
-        self.before_value()?;
+        self.before_value();
         self.nesting += 1;
         self.stack.push(Frame {
             ctx: Ctx::Object,
             index: -1,
-            got_name: false,
         });
-        self.w.write_all(b"{")
+        self.out.push('{');
+        Ok(())
     }
 
     /// `writeEndObject`.
@@ -207,24 +248,25 @@ impl<W: Write> JsonGen<W> {
         self.nesting -= 1;
         if !self.minimal {
             if f.index >= 0 {
-                self.indent(self.object_compact)?;
+                self.indent(self.object_compact);
             } else {
-                self.w.write_all(b" ")?;
+                self.out.push(' ');
             }
         }
-        self.w.write_all(b"}")
+        self.out.push('}');
+        self.maybe_flush()
     }
 
     /// `writeStartArray`.
     pub fn start_array(&mut self) -> io::Result<()> {
-        self.before_value()?;
+        self.before_value();
         self.nesting += 1;
         self.stack.push(Frame {
             ctx: Ctx::Array,
             index: -1,
-            got_name: false,
         });
-        self.w.write_all(b"[")
+        self.out.push('[');
+        Ok(())
     }
 
     /// `writeEndArray`.
@@ -233,52 +275,73 @@ impl<W: Write> JsonGen<W> {
         self.nesting -= 1;
         if !self.minimal {
             if f.index >= 0 {
-                self.indent(self.array_compact)?;
+                self.indent(self.array_compact);
             } else {
-                self.w.write_all(b" ")?;
+                self.out.push(' ');
             }
         }
-        self.w.write_all(b"]")
+        self.out.push(']');
+        Ok(())
     }
 
     /// `writeFieldName`.
     pub fn field(&mut self, name: &str) -> io::Result<()> {
-        let f = self.top();
-        f.got_name = true;
-        let first = f.index < 0;
+        let first = self.top().index < 0;
         if !first {
-            self.w.write_all(b",")?;
+            self.out.push(',');
         }
-        self.indent(self.object_compact)?;
-        self.w.write_all(b"\"")?;
-        write_escaped(&mut self.w, name)?;
-        self.w.write_all(b"\"")
+        self.indent(self.object_compact);
+        self.out.push('"');
+        java::json_escape_into(&mut self.out, name);
+        self.out.push('"');
+        Ok(())
     }
 
     /// `writeString`.
     pub fn string(&mut self, s: &str) -> io::Result<()> {
-        self.before_value()?;
-        self.w.write_all(b"\"")?;
-        write_escaped(&mut self.w, s)?;
-        self.w.write_all(b"\"")
+        self.before_value();
+        self.out.push('"');
+        java::json_escape_into(&mut self.out, s);
+        self.out.push('"');
+        Ok(())
+    }
+
+    /// `writeString` of text that `f` appends straight to the buffer; the
+    /// caller guarantees it holds nothing to escape (dates, numbers).
+    pub fn string_with(&mut self, f: impl FnOnce(&mut String)) -> io::Result<()> {
+        self.before_value();
+        self.out.push('"');
+        f(&mut self.out);
+        self.out.push('"');
+        Ok(())
     }
 
     /// `writeNumber(long)`.
     pub fn number(&mut self, n: i64) -> io::Result<()> {
-        self.before_value()?;
-        write!(self.w, "{n}")
+        self.before_value();
+        java::push_i64(&mut self.out, n);
+        Ok(())
     }
 
     /// `writeBoolean`.
     pub fn boolean(&mut self, b: bool) -> io::Result<()> {
-        self.before_value()?;
-        self.w.write_all(if b { b"true" } else { b"false" })
+        self.before_value();
+        self.out.push_str(if b { "true" } else { "false" });
+        Ok(())
     }
 
     /// `writeRawValue`: already-serialized JSON, with the value separators.
-    pub fn raw_value(&mut self, raw: &[u8]) -> io::Result<()> {
-        self.before_value()?;
-        self.w.write_all(raw)
+    pub fn raw_value(&mut self, raw: &str) -> io::Result<()> {
+        self.before_value();
+        self.out.push_str(raw);
+        Ok(())
+    }
+
+    /// `writeRawValue` of JSON that `f` appends straight to the buffer.
+    pub fn raw_value_with(&mut self, f: impl FnOnce(&mut String)) -> io::Result<()> {
+        self.before_value();
+        f(&mut self.out);
+        Ok(())
     }
 
     /// `writeStringField`-like helper: field name then string.
@@ -293,9 +356,13 @@ impl<W: Write> JsonGen<W> {
         self.number(v)
     }
 
-    /// Flush the writer.
+    /// Write out what is buffered and flush the writer.
     pub fn flush(&mut self) -> io::Result<()> {
-        self.w.flush()
+        self.write_buffered()?;
+        match &mut self.w {
+            Some(w) => w.flush(),
+            None => Ok(()),
+        }
     }
 }
 
@@ -304,37 +371,9 @@ impl<W: Write> JsonGen<W> {
 /// characters below 0x20 as `\u00XX` (upper-case hex); everything else,
 /// including `/`, DEL and non-ASCII, written as is.
 pub fn write_escaped<W: Write + ?Sized>(w: &mut W, s: &str) -> io::Result<()> {
-    let b = s.as_bytes();
-    let mut start = 0;
-    for (i, &c) in b.iter().enumerate() {
-        let esc: &[u8] = match c {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            0x08 => b"\\b",
-            b'\t' => b"\\t",
-            b'\n' => b"\\n",
-            0x0c => b"\\f",
-            b'\r' => b"\\r",
-            0..=0x1f => b"",
-            _ => continue,
-        };
-        w.write_all(&b[start..i])?;
-        if esc.is_empty() {
-            const HEX: &[u8; 16] = b"0123456789ABCDEF";
-            w.write_all(&[
-                b'\\',
-                b'u',
-                b'0',
-                b'0',
-                HEX[(c >> 4) as usize],
-                HEX[(c & 15) as usize],
-            ])?;
-        } else {
-            w.write_all(esc)?;
-        }
-        start = i + 1;
-    }
-    w.write_all(&b[start..])
+    let mut out = String::with_capacity(s.len() + 8);
+    java::json_escape_into(&mut out, s);
+    w.write_all(out.as_bytes())
 }
 
 /// `s` JSON-escaped as a `String` (Jackson's `JsonStringEncoder.quoteAsString`).
@@ -346,31 +385,7 @@ pub fn escaped(s: &str) -> String {
 
 /// Append `s` JSON-escaped ([`write_escaped`] rules) to `out`.
 pub fn escape_into(out: &mut String, s: &str) {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    let mut start = 0;
-    for (i, c) in s.bytes().enumerate() {
-        let esc = match c {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            0x08 => "\\b",
-            b'\t' => "\\t",
-            b'\n' => "\\n",
-            0x0c => "\\f",
-            b'\r' => "\\r",
-            0..=0x1f => "",
-            _ => continue,
-        };
-        out.push_str(&s[start..i]);
-        if esc.is_empty() {
-            out.push_str("\\u00");
-            out.push(HEX[(c >> 4) as usize] as char);
-            out.push(HEX[(c & 15) as usize] as char);
-        } else {
-            out.push_str(esc);
-        }
-        start = i + 1;
-    }
-    out.push_str(&s[start..]);
+    java::json_escape_into(out, s)
 }
 
 #[cfg(test)]
@@ -392,7 +407,7 @@ mod tests {
         }
         g.end_array().unwrap();
         assert_eq!(
-            String::from_utf8(g.into_inner()).unwrap(),
+            String::from_utf8(g.into_inner().unwrap()).unwrap(),
             "[ [ \"1\" ], [ \"2\" ]\n]"
         );
     }
@@ -406,7 +421,7 @@ mod tests {
         g.end_array().unwrap();
         g.end_object().unwrap();
         assert_eq!(
-            String::from_utf8(g.into_inner()).unwrap(),
+            String::from_utf8(g.into_inner().unwrap()).unwrap(),
             "{\n  \"rows\" : [ ]\n}"
         );
         let mut g = JsonGen::minimal(Vec::new());
@@ -419,7 +434,7 @@ mod tests {
             g.end_object().unwrap();
         }
         assert_eq!(
-            String::from_utf8(g.into_inner()).unwrap(),
+            String::from_utf8(g.into_inner().unwrap()).unwrap(),
             "{\"a\":1,\"b\":[]}\n{\"a\":1,\"b\":[]}"
         );
     }

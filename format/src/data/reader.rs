@@ -593,6 +593,11 @@ impl<'s> ScanReader<'s> {
         self.inner.src.plan(end);
     }
 
+    /// End of the loaded window ([`DataSource::loaded_end`]).
+    pub fn loaded_end(&self) -> DataPos {
+        self.inner.src.loaded_end()
+    }
+
     /// Drop the window (start of an operation; [`DataSource::reset`]).
     pub fn reset_window(&mut self) {
         self.inner.src.reset();

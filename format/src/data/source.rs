@@ -250,6 +250,11 @@ impl<'s> DataSource<'s> {
         DataPos(self.buf_start + self.pos as u64)
     }
 
+    /// End of the loaded window (the next load starts here).
+    pub fn loaded_end(&self) -> DataPos {
+        DataPos(self.buf_start + self.buf.len() as u64)
+    }
+
     /// Bytes between the position and the end of the data.
     pub fn remaining(&self) -> u64 {
         self.data_len.saturating_sub(self.position().0)

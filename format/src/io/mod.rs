@@ -29,9 +29,10 @@
 //! # The index cache
 //!
 //! [`IoLayer::read_cached`] serves Index.db through an LRU of `unit`-sized
-//! pages (plus parsed promoted-index blocks, kept by the readers in
-//! [`crate::read`]), bounded by `index_cache_bytes` and kept across
-//! operations (lookups) for the life of the sstable. Each page (or block)
+//! pages (plus parsed objects the readers in [`crate::read`] keep there:
+//! promoted-index blocks, and the header + static row of partitions with a
+//! promoted index, accounted on Data.db), bounded by `index_cache_bytes` and
+//! kept across operations (lookups) for the life of the sstable. Each page (or block)
 //! access counts a cache hit or miss, each eviction an eviction, on the
 //! Index component; missing pages are read with the rules above. With
 //! `index_cache_bytes == 0` (`--no-index-cache`) pages and blocks are kept

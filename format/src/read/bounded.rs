@@ -137,6 +137,7 @@ struct Ctx<'s> {
     types: Vec<CqlType>,
     has_static: bool,
     max_io: u64,
+    unit: u64,
 }
 
 /// Bounded reads of one sstable's partitions (see the module docs). One
@@ -184,6 +185,7 @@ impl<'s> BoundedReader<'s> {
                 types: header.clustering_types.clone(),
                 has_static: !header.static_columns.is_empty(),
                 max_io: sst.io.options().max_io,
+                unit: sst.io.options().unit,
             },
             reader,
         })
@@ -493,6 +495,26 @@ fn shift(mut e: Error, pos: DataPos) -> Error {
     e
 }
 
+/// A planned range read in growing windows (row limits: the rows needed
+/// may end long before the range).
+struct Grow {
+    /// End of the current window.
+    plan_end: DataPos,
+    /// End of the whole range.
+    data_end: DataPos,
+    /// Size of the last window; each next one is twice as large.
+    window: u64,
+    /// The IO unit: windows end on unit boundaries (the physical reads
+    /// cover whole units anyway).
+    unit: u64,
+}
+
+impl Grow {
+    fn end_at(&self, x: u64) -> DataPos {
+        DataPos(x.div_ceil(self.unit).saturating_mul(self.unit)).min(self.data_end)
+    }
+}
+
 /// Read rows and markers from the reader's position until the slice or the
 /// partition ends, or (`stop_at`) the end of the last planned block.
 /// Returns where reading stopped.
@@ -500,11 +522,21 @@ fn drive<E: From<Error>>(
     reader: &mut ScanReader<'_>,
     clip: &mut Clip<'_>,
     stop_at: Option<DataPos>,
+    mut grow: Option<Grow>,
     f: &mut Visitor<'_, E>,
 ) -> std::result::Result<DataPos, E> {
     loop {
         if stop_at.is_some_and(|e| reader.position() >= e) {
             return Ok(reader.position());
+        }
+        if let Some(g) = grow.as_mut() {
+            // The window reached the plan's end: plan the next, twice as large.
+            let loaded = reader.loaded_end();
+            if loaded >= g.plan_end && g.plan_end < g.data_end {
+                g.window = g.window.saturating_mul(2);
+                g.plan_end = g.end_at(loaded.0.saturating_add(g.window));
+                reader.plan_read(Some(g.plan_end));
+            }
         }
         let at = reader.position();
         match reader.next_fragment()? {
@@ -577,6 +609,7 @@ fn read_indexed<E: From<Error>>(
     } else {
         None
     };
+    // (start, end, last block, end of the first block)
     let data = match range {
         Some((i, j)) => {
             let (bi, bj) = (ri.block(sst, i)?, ri.block(sst, j)?);
@@ -585,12 +618,14 @@ fn read_indexed<E: From<Error>>(
             if let Some(e) = end {
                 stop = stop.min(e);
             }
-            Some((start, stop.max(start), j + 1 == n))
+            let stop = stop.max(start);
+            let first_end = DataPos(start.0 + bi.width).min(stop);
+            Some((start, stop, j + 1 == n, first_end))
         }
         None => None,
     };
     clip.plan.block_range = range;
-    clip.plan.data = data.map(|(s, e, _)| (s, e));
+    clip.plan.data = data.map(|(s, e, _, _)| (s, e));
 
     // 2. Header and static row.
     let header_end = DataPos(pos.0 + ri.header_length());
@@ -604,7 +639,7 @@ fn read_indexed<E: From<Error>>(
                 // One read for both when the blocks follow the header
                 // closely and everything fits in one `max_io` read.
                 let plan_end = match data {
-                    Some((s, e, _))
+                    Some((s, e, _, _))
                         if s >= header_end
                             && s.0 - header_end.0 <= COALESCE_GAP
                             && e.0 - pos.0 <= ctx.max_io =>
@@ -640,12 +675,26 @@ fn read_indexed<E: From<Error>>(
 
     // 3. The rows.
     let stop = match data {
-        Some((start, stop, last)) if !clip.limited => {
-            reader.plan_read(Some(stop));
+        Some((start, stop, last, first_end)) if !clip.limited => {
+            // With a row limit the rows may end long before the range: read
+            // the first block, then windows twice as large each time.
+            let grow = (clip.limit != u64::MAX && first_end < stop).then(|| {
+                let g = Grow {
+                    plan_end: first_end,
+                    data_end: stop,
+                    window: (first_end.0 - start.0).max(1),
+                    unit: ctx.unit,
+                };
+                Grow {
+                    plan_end: g.end_at(first_end.0),
+                    ..g
+                }
+            });
+            reader.plan_read(Some(grow.as_ref().map_or(stop, |g| g.plan_end)));
             reader.seek_to(pos, key, start)?;
-            drive(reader, clip, if last { None } else { Some(stop) }, f)?
+            drive(reader, clip, if last { None } else { Some(stop) }, grow, f)?
         }
-        Some((start, _, _)) => start,
+        Some((start, _, _, _)) => start,
         None => header_end,
     };
     clip.finish(stop, f)?;
@@ -740,8 +789,44 @@ fn read_whole<E: From<Error>>(
     debug_assert!(header_done);
     let stop = match stop {
         Some(s) => s,
-        None => drive(reader, clip, None, f)?,
+        None => drive(reader, clip, None, None, f)?,
     };
     clip.finish(stop, f)?;
     f(Event::PartitionEnd { position: stop })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn search_and_gallop_find_the_first_false() {
+        for n in 0..40usize {
+            for t in 0..=n {
+                for lo in 0..=t {
+                    let mut probes = 0;
+                    let mut pred = |k: usize| {
+                        probes += 1;
+                        Ok(k < t)
+                    };
+                    assert_eq!(search(lo, n, &mut pred).unwrap(), t);
+                    assert_eq!(gallop(lo, n, &mut pred).unwrap(), t, "n {n} t {t} lo {lo}");
+                }
+            }
+        }
+        // Galloping from the answer costs O(1) probes.
+        let mut probes = 0;
+        let mut pred = |k: usize| {
+            probes += 1;
+            Ok(k < 501)
+        };
+        assert_eq!(gallop(500, 1_000_000, &mut pred).unwrap(), 501);
+        assert!(probes <= 3, "{probes}");
+        // Errors propagate.
+        let mut bad = |_k: usize| -> Result<bool> {
+            Err(Error::new(ErrorKind::BadValue("x".into()), "test"))
+        };
+        assert!(search(0, 10, &mut bad).is_err());
+    }
 }

@@ -124,7 +124,7 @@ pub struct PartitionHandle {
 }
 
 /// Why a key was not found (for reports).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Absence {
     /// The bloom filter ruled it out (no other read).
     Filter,

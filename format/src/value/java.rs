@@ -68,8 +68,18 @@ impl<const N: usize> StackStr<N> {
     }
 
     fn as_str(&self) -> &str {
-        // Only whole `&str`s are ever copied in.
+        // Only whole `&str`s and ASCII are ever copied in.
         std::str::from_utf8(&self.buf[..self.len]).unwrap_or_default()
+    }
+
+    /// Append ASCII bytes (dropped when full; callers size `N` for the
+    /// longest text they build).
+    fn push_bytes(&mut self, b: &[u8]) {
+        let end = self.len + b.len();
+        if let Some(dst) = self.buf.get_mut(self.len..end) {
+            dst.copy_from_slice(b);
+            self.len = end;
+        }
     }
 }
 
@@ -80,6 +90,48 @@ impl<const N: usize> fmt::Write for StackStr<N> {
         dst.copy_from_slice(s.as_bytes());
         self.len = end;
         Ok(())
+    }
+}
+
+// ------------------------------------------------- fast text primitives
+//
+// `sstkit dump-data` spends most of its time here (gigabytes of JSON for a
+// few hundred MB of Data.db), so the leaf formatters avoid `core::fmt`
+// (`write!` goes through a `dyn Write` and pads every integer): integers go
+// through `itoa`, fixed-width fields are laid out in small stack arrays.
+
+/// Append ASCII bytes (built by the formatters below) to `out`.
+#[inline]
+fn push_ascii(out: &mut String, b: &[u8]) {
+    // Always ASCII here; the check is a few word-sized compares.
+    out.push_str(std::str::from_utf8(b).unwrap_or_default());
+}
+
+/// Append the decimal form of `v` (`Long.toString`).
+#[inline]
+pub fn push_i64(out: &mut String, v: i64) {
+    out.push_str(itoa::Buffer::new().format(v));
+}
+
+/// Write `v` as exactly `N` zero-padded decimal digits into `b` (`v` must
+/// fit; higher digits are dropped).
+#[inline]
+fn digits<const N: usize>(b: &mut [u8], mut v: u64) {
+    for d in b[..N].iter_mut().rev() {
+        *d = b'0' + (v % 10) as u8;
+        v /= 10;
+    }
+}
+
+/// Append `v` zero-padded to `N` digits (more digits when it does not fit).
+#[inline]
+fn push_padded<const N: usize>(out: &mut String, v: u64) {
+    let mut b = [0u8; N];
+    if v < 10u64.pow(N as u32) {
+        digits::<N>(&mut b, v);
+        push_ascii(out, &b);
+    } else {
+        out.push_str(itoa::Buffer::new().format(v));
     }
 }
 
@@ -146,47 +198,64 @@ fn one_digit(e: &str) -> bool {
 }
 
 /// Lay out Rust's `{:e}` form (`-1.2345e-7`) of a finite non-zero value the
-/// way `Double.toString` does.
+/// way `Double.toString` does, in one push (the layout is built on the
+/// stack: at most 1 + 7 + 1 + 17 bytes).
 fn fp_layout_into(out: &mut String, e: &str) {
-    let (mant, exp) = e.split_once('e').unwrap_or((e, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    if mant.starts_with('-') {
-        out.push('-');
+    let b = e.as_bytes();
+    let epos = b.iter().position(|&c| c == b'e').unwrap_or(b.len());
+    let (mant, exp_txt) = (&b[..epos], b.get(epos + 1..).unwrap_or(&[]));
+    let (exp_neg, exp_digits) = match exp_txt.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, exp_txt),
+    };
+    let mut exp: i32 = 0;
+    for &c in exp_digits {
+        exp = exp * 10 + i32::from(c - b'0');
     }
-    let mut digits = StackStr::<40>::new();
-    for c in mant.bytes().filter(u8::is_ascii_digit) {
-        if let Some(d) = digits.buf.get_mut(digits.len) {
+    if exp_neg {
+        exp = -exp;
+    }
+    let mut digits = [0u8; 24];
+    let mut n = 0;
+    for &c in mant.iter().filter(|c| c.is_ascii_digit()) {
+        if let Some(d) = digits.get_mut(n) {
             *d = c;
-            digits.len += 1;
+            n += 1;
         }
     }
-    while digits.len > 1 && digits.buf[digits.len - 1] == b'0' {
-        digits.len -= 1;
+    while n > 1 && digits[n - 1] == b'0' {
+        n -= 1;
     }
-    let d = digits.as_str();
+    let d = &digits[..n];
+    let mut o = StackStr::<48>::new();
+    if mant.first() == Some(&b'-') {
+        o.push_bytes(b"-");
+    }
     if (-3..7).contains(&exp) {
         if exp >= 0 {
             let int_len = exp as usize + 1;
             if d.len() > int_len {
-                out.push_str(&d[..int_len]);
-                out.push('.');
-                out.push_str(&d[int_len..]);
+                o.push_bytes(&d[..int_len]);
+                o.push_bytes(b".");
+                o.push_bytes(&d[int_len..]);
             } else {
-                out.push_str(d);
-                out.extend(std::iter::repeat_n('0', int_len - d.len()));
-                out.push_str(".0");
+                o.push_bytes(d);
+                o.push_bytes(&b"000000"[..int_len - d.len()]);
+                o.push_bytes(b".0");
             }
         } else {
-            out.push_str("0.");
-            out.extend(std::iter::repeat_n('0', (-exp - 1) as usize));
-            out.push_str(d);
+            o.push_bytes(b"0.");
+            o.push_bytes(&b"00"[..(-exp - 1) as usize]);
+            o.push_bytes(d);
         }
     } else {
-        out.push_str(&d[..1]);
-        out.push('.');
-        out.push_str(if d.len() > 1 { &d[1..] } else { "0" });
-        let _ = write!(out, "E{exp}");
+        o.push_bytes(&d[..1]);
+        o.push_bytes(b".");
+        o.push_bytes(if d.len() > 1 { &d[1..] } else { b"0" });
+        o.push_bytes(b"E");
+        o.push_bytes(itoa::Buffer::new().format(exp).as_bytes());
     }
+    out.push_str(o.as_str());
 }
 
 // ------------------------------------------------------- big numbers
@@ -216,7 +285,7 @@ fn magnitude(b: &[u8]) -> (bool, Digits) {
             u = (u << 8) | u128::from(x);
         }
         let mut s = StackStr::new();
-        let _ = write!(s, "{}", (u as i128).unsigned_abs());
+        s.push_bytes(itoa::Buffer::new().format((u as i128).unsigned_abs()).as_bytes());
         return (neg, Digits::Small(s));
     }
     let mut mag: Vec<u8> = if neg {
@@ -355,23 +424,39 @@ pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
 /// `ISO_LOCAL_DATE` / `Instant` year (`uuuu`): 4 digits zero-padded, `+`
 /// above 9999, `-` below 0.
 fn iso_year_into(out: &mut String, y: i64) {
-    let _ = if y > 9999 {
-        write!(out, "+{y}")
+    if y > 9999 {
+        out.push('+');
     } else if y < 0 {
-        write!(out, "-{:04}", -y)
-    } else {
-        write!(out, "{y:04}")
-    };
+        out.push('-');
+    }
+    push_padded::<4>(out, y.unsigned_abs());
 }
 
 /// `yyyy` (year-of-era, `SignStyle.EXCEEDS_PAD`): years `<= 0` are `1 - y`.
 fn year_of_era_into(out: &mut String, y: i64) {
     let yoe = if y >= 1 { y } else { 1 - y };
-    let _ = if yoe > 9999 {
-        write!(out, "+{yoe}")
-    } else {
-        write!(out, "{yoe:04}")
-    };
+    if yoe > 9999 {
+        out.push('+');
+    }
+    push_padded::<4>(out, yoe.unsigned_abs());
+}
+
+/// Append `-MM-DD` (`hms`: then `<sep>HH:MM:SS`) built on the stack.
+#[inline]
+fn push_month_day_time(out: &mut String, m: u32, d: u32, hms: Option<(u8, i64, i64, i64)>) {
+    let mut b = *b"-MM-DD HH:MM:SS";
+    digits::<2>(&mut b[1..], u64::from(m));
+    digits::<2>(&mut b[4..], u64::from(d));
+    match hms {
+        None => push_ascii(out, &b[..6]),
+        Some((sep, h, mi, s)) => {
+            b[6] = sep;
+            digits::<2>(&mut b[7..], h as u64);
+            digits::<2>(&mut b[10..], mi as u64);
+            digits::<2>(&mut b[13..], s as u64);
+            push_ascii(out, &b);
+        }
+    }
 }
 
 /// Milliseconds since the epoch → (days, hour, minute, second, milli).
@@ -393,7 +478,11 @@ pub fn timestamp_into(out: &mut String, ms: i64, sep: char) {
     let (days, h, mi, s, milli) = split_ms(ms);
     let (y, mo, d) = civil_from_days(days);
     year_of_era_into(out, y);
-    let _ = write!(out, "-{mo:02}-{d:02}{sep}{h:02}:{mi:02}:{s:02}.{milli:03}Z");
+    // `sep` is `T` or a space (ASCII).
+    push_month_day_time(out, mo, d, Some((sep as u8, h, mi, s)));
+    let mut b = *b".000Z";
+    digits::<3>(&mut b[1..], milli as u64);
+    push_ascii(out, &b);
 }
 
 /// cqlsh's default display, `2023-11-14 22:13:20.000000+0000` (UTC),
@@ -402,11 +491,10 @@ pub fn timestamp_cqlsh_into(out: &mut String, ms: i64) {
     let (days, h, mi, s, milli) = split_ms(ms);
     let (y, mo, d) = civil_from_days(days);
     iso_year_into(out, y);
-    let _ = write!(
-        out,
-        "-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}.{:06}+0000",
-        milli * 1000
-    );
+    push_month_day_time(out, mo, d, Some((b' ', h, mi, s)));
+    let mut b = *b".000000+0000";
+    digits::<3>(&mut b[1..], milli as u64);
+    push_ascii(out, &b);
 }
 
 /// Cassandra `TimestampType.getString`: `2051-07-16T01:33:31.000Z`.
@@ -431,23 +519,23 @@ pub fn instant_into(out: &mut String, secs: i64, nanos: u32) {
     let sod = secs.rem_euclid(86_400);
     let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
     iso_year_into(out, y);
-    let _ = write!(
-        out,
-        "-{m:02}-{d:02}T{:02}:{:02}:{:02}",
-        sod / 3600,
-        sod / 60 % 60,
-        sod % 60
-    );
-    let _ = if nanos == 0 {
-        Ok(())
+    push_month_day_time(out, m, d, Some((b'T', sod / 3600, sod / 60 % 60, sod % 60)));
+    let mut b = *b".000000000Z";
+    let n = u64::from(nanos);
+    let len = if nanos == 0 {
+        0
     } else if nanos % 1_000_000 == 0 {
-        write!(out, ".{:03}", nanos / 1_000_000)
+        digits::<3>(&mut b[1..], n / 1_000_000);
+        4
     } else if nanos % 1000 == 0 {
-        write!(out, ".{:06}", nanos / 1000)
+        digits::<6>(&mut b[1..], n / 1000);
+        7
     } else {
-        write!(out, ".{nanos:09}")
+        digits::<9>(&mut b[1..], n);
+        10
     };
-    out.push('Z');
+    b[len] = b'Z';
+    push_ascii(out, &b[..len + 1]);
 }
 
 /// `JsonTransformer.dateString(MICROSECONDS, t)` (sstabledump's timestamps),
@@ -484,7 +572,7 @@ pub fn format_seconds_instant(secs: i64) -> String {
 pub fn local_date_into(out: &mut String, days: i64) {
     let (y, m, d) = civil_from_days(days);
     iso_year_into(out, y);
-    let _ = write!(out, "-{m:02}-{d:02}");
+    push_month_day_time(out, m, d, None);
 }
 
 /// Cassandra `SimpleDateType` days (epoch at 2^31) as `ISO_LOCAL_DATE`,
@@ -503,19 +591,17 @@ pub fn format_date(days: u32) -> String {
 /// be written through CQL (Cassandra's tools fail an assertion on them) and
 /// are printed as the raw number.
 pub fn time_into(out: &mut String, nanos: i64) {
-    let _ = if (0..86_400_000_000_000).contains(&nanos) {
-        let s = nanos / 1_000_000_000;
-        write!(
-            out,
-            "{:02}:{:02}:{:02}.{:09}",
-            s / 3600,
-            s / 60 % 60,
-            s % 60,
-            nanos % 1_000_000_000
-        )
+    if (0..86_400_000_000_000).contains(&nanos) {
+        let s = (nanos / 1_000_000_000) as u64;
+        let mut b = *b"HH:MM:SS.000000000";
+        digits::<2>(&mut b, s / 3600);
+        digits::<2>(&mut b[3..], s / 60 % 60);
+        digits::<2>(&mut b[6..], s % 60);
+        digits::<9>(&mut b[9..], (nanos % 1_000_000_000) as u64);
+        push_ascii(out, &b);
     } else {
-        write!(out, "{nanos}")
-    };
+        push_i64(out, nanos);
+    }
 }
 
 /// Cassandra `TimeSerializer.toString` (see [`time_into`]).
@@ -530,7 +616,8 @@ pub fn duration_into(out: &mut String, months: i64, days: i64, nanos: i64) {
         if dividend == 0 || dividend < divisor {
             return dividend;
         }
-        let _ = write!(out, "{}{unit}", dividend / divisor);
+        out.push_str(itoa::Buffer::new().format(dividend / divisor));
+        out.push_str(unit);
         dividend % divisor
     }
     if months < 0 || days < 0 || nanos < 0 {
@@ -561,21 +648,41 @@ pub fn format_duration(months: i32, days: i32, nanos: i64) -> String {
 /// (`fe80:0:0:0:0:0:0:32a4`). An IPv4-mapped IPv6 address (`::ffff:a.b.c.d`)
 /// is an `Inet4Address` in Java and prints dotted.
 pub fn inet_into(out: &mut String, ip: &IpAddr) {
-    let _ = match ip {
-        IpAddr::V4(v4) => write!(out, "{v4}"),
+    let v4 = match ip {
+        IpAddr::V4(v4) => *v4,
         IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => write!(out, "{v4}"),
+            Some(v4) => v4,
             None => {
+                const D: &[u8; 16] = b"0123456789abcdef";
+                let mut o = StackStr::<40>::new();
                 for (i, g) in v6.segments().iter().enumerate() {
                     if i > 0 {
-                        out.push(':');
+                        o.push_bytes(b":");
                     }
-                    let _ = write!(out, "{g:x}");
+                    // Lower-case hex without leading zeros (`Integer.toHexString`).
+                    let mut h = [0u8; 4];
+                    digits_hex(&mut h, *g, D);
+                    let lead = h[..3].iter().take_while(|&&c| c == b'0').count();
+                    o.push_bytes(&h[lead..]);
                 }
-                Ok(())
+                out.push_str(o.as_str());
+                return;
             }
         },
     };
+    for (i, x) in v4.octets().iter().enumerate() {
+        if i > 0 {
+            out.push('.');
+        }
+        out.push_str(itoa::Buffer::new().format(*x));
+    }
+}
+
+/// The 4 hex digits of `v`.
+fn digits_hex(b: &mut [u8; 4], v: u16, d: &[u8; 16]) {
+    for (i, x) in b.iter_mut().enumerate() {
+        *x = d[usize::from((v >> (12 - 4 * i)) & 15)];
+    }
 }
 
 /// Java `InetAddress.getHostAddress()` (see [`inet_into`]).
@@ -585,24 +692,32 @@ pub fn format_inet_java(ip: &IpAddr) -> String {
 
 /// `UUID.toString()` (`8-4-4-4-12` lower-case hex), appended to `out`.
 pub fn uuid_into(out: &mut String, u: &[u8; 16]) {
-    for (i, part) in [&u[..4], &u[4..6], &u[6..8], &u[8..10], &u[10..]]
-        .into_iter()
-        .enumerate()
-    {
-        if i > 0 {
-            out.push('-');
+    let mut b = [b'-'; 36];
+    let mut o = 0;
+    for (i, x) in u.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            o += 1; // the dash
         }
-        hex_into(out, part);
+        b[o] = HEX_LOWER[usize::from(x >> 4)];
+        b[o + 1] = HEX_LOWER[usize::from(x & 15)];
+        o += 2;
     }
+    push_ascii(out, &b);
 }
 
-/// Lower-case hex without prefix, appended to `out`.
+const HEX_LOWER: &[u8; 16] = b"0123456789abcdef";
+
+/// Lower-case hex without prefix, appended to `out` (built in stack blocks
+/// of 64 input bytes: one `push_str` per block, not one per digit).
 pub fn hex_into(out: &mut String, b: &[u8]) {
-    const D: &[u8; 16] = b"0123456789abcdef";
     out.reserve(b.len() * 2);
-    for x in b {
-        out.push(D[usize::from(x >> 4)] as char);
-        out.push(D[usize::from(x & 15)] as char);
+    let mut buf = [0u8; 128];
+    for chunk in b.chunks(64) {
+        for (x, o) in chunk.iter().zip(buf.chunks_exact_mut(2)) {
+            o[0] = HEX_LOWER[usize::from(x >> 4)];
+            o[1] = HEX_LOWER[usize::from(x & 15)];
+        }
+        push_ascii(out, &buf[..chunk.len() * 2]);
     }
 }
 
@@ -611,33 +726,87 @@ pub fn hex(b: &[u8]) -> String {
     string(|s| hex_into(s, b))
 }
 
+/// Jackson's escape of each ASCII byte (`CharTypes.sOutputEscapes128`):
+/// 0 = written as is, `u` = `\u00XX`, else the character after the `\`.
+static JSON_ESCAPES: [u8; 128] = {
+    let mut t = [0u8; 128];
+    let mut c = 0;
+    while c < 0x20 {
+        t[c] = b'u';
+        c += 1;
+    }
+    t[0x08] = b'b';
+    t[b'\t' as usize] = b't';
+    t[b'\n' as usize] = b'n';
+    t[0x0c] = b'f';
+    t[b'\r' as usize] = b'r';
+    t[b'"' as usize] = b'"';
+    t[b'\\' as usize] = b'\\';
+    t
+};
+
+/// True when one of the 8 bytes of `w` is a control character, `"` or `\`
+/// (the bytes JSON escapes). Exact as a yes/no answer: the SWAR tests
+/// (`hasless` / `haszero`) only report false positives above a true one.
+#[inline]
+fn word_needs_escape(w: u64) -> bool {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let control = w.wrapping_sub(LO * 0x20) & !w;
+    let q = w ^ (LO * u64::from(b'"'));
+    let quote = q.wrapping_sub(LO) & !q;
+    let b = w ^ (LO * u64::from(b'\\'));
+    let backslash = b.wrapping_sub(LO) & !b;
+    (control | quote | backslash) & HI != 0
+}
+
 /// JSON string escaping as Jackson's `JsonStringEncoder.quoteAsString`
 /// (Cassandra's `JsonUtils.quoteAsJsonString`), appended to `out`: `"` and
-/// `\` escaped, control characters as `\b \t \n \f \r` or `\u00XX`.
+/// `\` escaped, control characters as `\b \t \n \f \r` or `\u00XX`
+/// (upper-case hex); everything else, including `/`, DEL and non-ASCII,
+/// as is.
+///
+/// Runs of plain bytes are found 8 at a time and copied with one push (most
+/// strings have nothing to escape).
 pub fn json_escape_into(out: &mut String, s: &str) {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    let b = s.as_bytes();
     let mut start = 0;
-    for (i, c) in s.bytes().enumerate() {
-        let esc = match c {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            0x08 => "\\b",
-            b'\t' => "\\t",
-            b'\n' => "\\n",
-            0x0c => "\\f",
-            b'\r' => "\\r",
-            0..=0x1f => "",
-            _ => continue,
-        };
-        out.push_str(&s[start..i]);
-        if esc.is_empty() {
-            out.push_str("\\u00");
-            out.push(HEX[usize::from(c >> 4)] as char);
-            out.push(HEX[usize::from(c & 15)] as char);
-        } else {
-            out.push_str(esc);
+    let mut i = 0;
+    while i < b.len() {
+        if let Some(w) = b.get(i..i + 8) {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(w);
+            if !word_needs_escape(u64::from_le_bytes(a)) {
+                i += 8;
+                continue;
+            }
         }
-        start = i + 1;
+        let c = b[i];
+        let e = JSON_ESCAPES.get(usize::from(c)).copied().unwrap_or(0);
+        if e == 0 {
+            i += 1;
+            continue;
+        }
+        // `i` is an ASCII byte, so both ends are char boundaries.
+        out.push_str(&s[start..i]);
+        if e == b'u' {
+            push_ascii(
+                out,
+                &[
+                    b'\\',
+                    b'u',
+                    b'0',
+                    b'0',
+                    HEX[usize::from(c >> 4)],
+                    HEX[usize::from(c & 15)],
+                ],
+            );
+        } else {
+            push_ascii(out, &[b'\\', e]);
+        }
+        i += 1;
+        start = i;
     }
     out.push_str(&s[start..]);
 }
@@ -775,6 +944,48 @@ pub(crate) trait Source<'a>: Copy {
 #[inline]
 pub fn render(ty: &CqlType, b: &[u8], form: Form, out: &mut String) {
     write(Raw { ty, b: Some(b) }, form, out)
+}
+
+/// Append the `form` text of value `b` of type `ty` to `out` JSON-escaped
+/// (the inside of a JSON string, [`json_escape_into`]): what `render` into
+/// a temporary and an escape would give, without the temporary in the
+/// common cases. Text is escaped straight from its bytes; other native types
+/// never produce a character to escape outside [`Form::Json`] and are
+/// rendered in place; the rest goes through `scratch` (a reusable buffer).
+pub fn render_json_escaped(
+    ty: &CqlType,
+    b: &[u8],
+    form: Form,
+    out: &mut String,
+    scratch: &mut String,
+) {
+    let mut t = ty;
+    while let CqlType::Reversed(i) | CqlType::Frozen(i) = t {
+        t = i;
+    }
+    if form != Form::Json {
+        match t {
+            CqlType::Native(Native::Text | Native::Ascii) if form == Form::Str => {
+                let valid = match t {
+                    CqlType::Native(Native::Ascii) => b.is_ascii(),
+                    _ => true,
+                };
+                match std::str::from_utf8(b) {
+                    Ok(s) if valid => json_escape_into(out, s),
+                    // Invalid text renders lossily (as `render` does).
+                    _ => json_escape_into(out, &String::from_utf8_lossy(b)),
+                }
+                return;
+            }
+            CqlType::Native(n) if !matches!(n, Native::Text | Native::Ascii) => {
+                return render(t, b, form, out);
+            }
+            _ => {}
+        }
+    }
+    scratch.clear();
+    render(t, b, form, scratch);
+    json_escape_into(out, scratch);
 }
 
 /// Serialized bytes of a type; `None` is a null element.
@@ -1037,9 +1248,7 @@ pub(crate) fn write<'a, S: Source<'a>>(s: S, form: Form, out: &mut String) {
         Node::Text(t) => text_into(form, t, out),
         Node::BadText(b) if form == Cqlsh => hex_form(form, out, |o| hex_into(o, b)),
         Node::BadText(b) => text_into(form, &String::from_utf8_lossy(b), out),
-        Node::Int(v) => {
-            let _ = write!(out, "{v}");
-        }
+        Node::Int(v) => push_i64(out, v),
         Node::Varint(b) => varint_into(out, b),
         Node::Decimal { scale, unscaled } => decimal_into(out, scale, unscaled),
         Node::Float(x) if form == Json && !x.is_finite() => out.push_str("null"),
@@ -1072,9 +1281,7 @@ pub(crate) fn write<'a, S: Source<'a>>(s: S, form: Form, out: &mut String) {
         }),
         Node::Inet(ip) => wrap_opt(text_quote(form), out, |o| inet_into(o, &ip)),
         Node::Counter { first, total } => match if form == Cqlsh { total } else { first } {
-            Some(v) => {
-                let _ = write!(out, "{v}");
-            }
+            Some(v) => push_i64(out, v),
             None => hex_form(form, out, |o| s.hex_into(o)),
         },
         node => write_nested(s, node, form, out),
