@@ -15,6 +15,9 @@ mod dump_data;
 // read: bounded reads equal the filtered dump-data output; IO counts.
 mod read;
 
+// --reverse: reversed dumps and reads equal the forward ones reversed; IO counts.
+mod reversed;
+
 // validate-checksums: fixtures and intact corpus valid; damaged copies report the damage.
 mod validate_checksums;
 
@@ -23,3 +26,6 @@ mod validate_scrub;
 
 // The corruption suite: seeded damaged copies of the fixtures.
 mod corruption;
+
+// BTI (da): dump-trie, read and dump-data --key through the trie indexes.
+mod bti;

@@ -79,6 +79,21 @@ serialization header's clustering types), offset, width and open range tombstone
         after_long_help = EXIT_STATUS
     )]
     DumpIndex(DumpIndexArgs),
+    /// Dump the trie indexes of BTI sstables: Partitions.db, and Rows.db with --rows
+    #[command(
+        long_about = "Dump the trie indexes of BTI-format sstables (Cassandra 5.0 `da`, ScyllaDB \
+`ms`/`mt`), which no other tool prints.\n\n\
+Partitions.db: the footer (root node, key count, first and last key) and every partition entry \
+in key order: the byte-comparable key prefix the trie stores, the filter hash byte, and where it \
+points - the partition's offset in Data.db, or its entry in Rows.db - with the key read back \
+from there. With --rows, every row index of Rows.db: the partition's key, Data.db position, \
+deletion and block count, then each block's separator (hex), offset from the partition start \
+and open range tombstone; the last entry points at the end-of-partition byte.\n\n\
+--output json (default) writes one object per sstable, ndjson one line per entry (with a \
+\"type\": footer, partition, rows), text tables. BIG-format sstables have no tries: exit 3.",
+        after_long_help = EXIT_STATUS
+    )]
+    DumpTrie(DumpTrieArgs),
     /// Decode CompressionInfo.db: compressor, options, chunk length and chunk offsets
     #[command(after_long_help = EXIT_STATUS)]
     DumpCompressionInfo(SstArgs),
@@ -412,6 +427,16 @@ pub struct DumpIndexArgs {
     /// List every promoted index block of each partition
     #[arg(long)]
     pub promoted_index: bool,
+}
+
+/// `dump-trie` arguments.
+#[derive(Debug, Clone, Args)]
+pub struct DumpTrieArgs {
+    #[command(flatten)]
+    pub sst: SstArgs,
+    /// Also dump every row index of Rows.db (block separators, offsets, open markers)
+    #[arg(long)]
+    pub rows: bool,
 }
 
 /// `dump-filter` arguments.

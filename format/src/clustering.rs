@@ -137,6 +137,20 @@ pub fn decode_values<'a>(
     fixed: &[Option<usize>],
     count: usize,
 ) -> Result<Vec<Option<&'a [u8]>>> {
+    let mut values = Vec::new();
+    decode_values_into(cur, fixed, count, &mut values)?;
+    Ok(values)
+}
+
+/// [`decode_values`] into `values` (cleared first), so that a caller
+/// decoding many prefixes can reuse one allocation.
+pub fn decode_values_into<'a>(
+    cur: &mut Cur<'a>,
+    fixed: &[Option<usize>],
+    count: usize,
+    values: &mut Vec<Option<&'a [u8]>>,
+) -> Result<()> {
+    values.clear();
     if count > fixed.len() {
         return Err(cur.bad(
             "clustering",
@@ -148,7 +162,7 @@ pub fn decode_values<'a>(
     }
     // Every non-null value costs at least a header bit; no sane bound beyond
     // `count <= fixed.len()` is needed, and `fixed` comes from the caller.
-    let mut values = Vec::with_capacity(count);
+    values.reserve(count);
     let mut header = 0u64;
     for (i, fixed_len) in fixed.iter().take(count).enumerate() {
         if i % 32 == 0 {
@@ -167,7 +181,7 @@ pub fn decode_values<'a>(
         };
         values.push(v);
     }
-    Ok(values)
+    Ok(())
 }
 
 /// Decode a row clustering (Data.db rows): one value per clustering column.
@@ -175,9 +189,20 @@ pub fn decode_clustering<'a>(
     cur: &mut Cur<'a>,
     fixed: &[Option<usize>],
 ) -> Result<ClusteringPrefix<'a>> {
+    decode_clustering_in(cur, fixed, Vec::new())
+}
+
+/// [`decode_clustering`] into `values` (cleared first; its allocation is
+/// reused).
+pub fn decode_clustering_in<'a>(
+    cur: &mut Cur<'a>,
+    fixed: &[Option<usize>],
+    mut values: Vec<Option<&'a [u8]>>,
+) -> Result<ClusteringPrefix<'a>> {
+    decode_values_into(cur, fixed, fixed.len(), &mut values)?;
     Ok(ClusteringPrefix {
         kind: BoundKind::Clustering,
-        values: decode_values(cur, fixed, fixed.len())?,
+        values,
     })
 }
 
@@ -192,6 +217,15 @@ pub fn decode_bound<'a>(
     cur: &mut Cur<'a>,
     fixed: &[Option<usize>],
 ) -> Result<ClusteringPrefix<'a>> {
+    decode_bound_in(cur, fixed, Vec::new())
+}
+
+/// [`decode_bound`] into `values` (cleared first; its allocation is reused).
+pub fn decode_bound_in<'a>(
+    cur: &mut Cur<'a>,
+    fixed: &[Option<usize>],
+    values: Vec<Option<&'a [u8]>>,
+) -> Result<ClusteringPrefix<'a>> {
     let at = cur.clone();
     let kind = kind_byte(cur, "bound kind")?;
     if matches!(kind, BoundKind::Clustering | BoundKind::StaticClustering) {
@@ -200,16 +234,17 @@ pub fn decode_bound<'a>(
             format!("{kind} is not a bound or boundary kind"),
         ));
     }
-    bound_rest(cur, fixed, kind)
+    bound_rest(cur, fixed, kind, values)
 }
 
 fn bound_rest<'a>(
     cur: &mut Cur<'a>,
     fixed: &[Option<usize>],
     kind: BoundKind,
+    mut values: Vec<Option<&'a [u8]>>,
 ) -> Result<ClusteringPrefix<'a>> {
     let size = cur.u16("bound size")? as usize;
-    let values = decode_values(cur, fixed, size)?;
+    decode_values_into(cur, fixed, size, &mut values)?;
     Ok(ClusteringPrefix { kind, values })
 }
 
@@ -227,7 +262,7 @@ pub fn decode_prefix<'a>(
             "clustering prefix kind",
             "STATIC_CLUSTERING is never serialized",
         )),
-        kind => bound_rest(cur, fixed, kind),
+        kind => bound_rest(cur, fixed, kind, Vec::new()),
     }
 }
 

@@ -1,35 +1,137 @@
 //! The clustering order: how Cassandra compares serialized values of each
 //! type, and clustering prefixes (rows, range-tombstone bounds, promoted
-//! index block names) with their kinds.
+//! index block names) with their kinds. The one comparator of the crate:
+//! the bounded reader, `validate` and `scrub` all sort through it.
 //!
 //! C\* `o.a.c/db/ClusteringComparator.java` (`compare`, `compareComponent`),
 //! `o.a.c/db/ClusteringPrefix.java` (`Kind`: `comparison`,
-//! `comparedToClustering`), and each type's `compareCustom` under
-//! `o.a.c/db/marshal/`:
+//! `comparedToClustering`), and each type's `compareCustom` (or byte order)
+//! under `o.a.c/db/marshal/`:
 //!
 //! | type | order |
 //! |---|---|
-//! | int, bigint, smallint, tinyint, counter, timestamp, time | signed numeric |
-//! | varint, decimal | numeric (arbitrary precision) |
+//! | int, bigint, smallint, timestamp, counter | first byte signed, then all bytes unsigned (`LongType.compareLongs`): numeric |
+//! | tinyint | the first byte, signed (`ByteType`) |
+//! | varint, decimal | numeric (arbitrary precision; `1.50 == 1.5`) |
 //! | float, double | Java `Float.compare` / `Double.compare` (`-0.0 < 0.0`, NaN last) |
-//! | boolean | false < true |
+//! | boolean | false (0) < true (any other byte) |
 //! | timeuuid | timestamp, then the low 8 bytes as *signed* bytes |
 //! | uuid | version, then timestamp (v1) or the high long unsigned, then the low long unsigned |
+//! | timeuuid, uuid of another length than 16 | before any 16-byte value |
 //! | LexicalUUIDType | Java `UUID.compareTo` (signed longs) |
-//! | date | unsigned (the epoch is at 2^31) |
+//! | date, time, legacy `DateType` | unsigned bytes (`BYTE_ORDER`; pre-1970 `DateType` values sort last) |
 //! | text, ascii, blob, inet, duration, anything else | unsigned bytes |
-//! | frozen list / set / map | element by element (map: key then value), then size |
-//! | tuple, UDT | field by field (null first), trailing nulls ignored |
-//! | vector | element by element |
+//! | `EmptyType` | all values equal |
+//! | frozen list / set / map | element by element (map: key then value), then count |
+//! | tuple, UDT | field by field (null first); trailing null or empty fields ignored |
+//! | CompositeType | static marker first, then component by component with the end-of-component byte (signed) |
+//! | vector | element by element (fixed-length or vint-length-prefixed elements) |
 //! | `ReversedType(T)` | T's order inverted (empty values included) |
 //!
 //! An empty value sorts before every non-empty one (before inversion by
-//! `ReversedType`); a null clustering component sorts first.
+//! `ReversedType`); a null clustering component sorts first. Malformed
+//! values never panic: they fall back to unsigned byte order.
 
 use std::cmp::Ordering;
 
 use crate::clustering::{BoundKind, ClusteringPrefix};
 use crate::types::{CqlType, Native};
+
+// ------------------------------------------------------------- prefixes
+
+/// Anything that reads as a clustering prefix: a kind and values.
+pub trait PrefixLike {
+    /// The kind.
+    fn kind(&self) -> BoundKind;
+    /// Number of values.
+    fn size(&self) -> usize;
+    /// Value `i` (`None` = null or out of range).
+    fn value(&self, i: usize) -> Option<&[u8]>;
+}
+
+impl PrefixLike for ClusteringPrefix<'_> {
+    fn kind(&self) -> BoundKind {
+        self.kind
+    }
+    fn size(&self) -> usize {
+        self.values.len()
+    }
+    fn value(&self, i: usize) -> Option<&[u8]> {
+        self.values.get(i).copied().flatten()
+    }
+}
+
+/// An owned copy of a clustering prefix whose buffers are reused across
+/// [`OwnedPrefix::set`] calls (no allocation per row once warm).
+#[derive(Debug, Clone)]
+pub struct OwnedPrefix {
+    kind: BoundKind,
+    values: Vec<(bool, Vec<u8>)>,
+    len: usize,
+}
+
+impl Default for OwnedPrefix {
+    fn default() -> Self {
+        OwnedPrefix {
+            kind: BoundKind::StaticClustering,
+            values: Vec::new(),
+            len: 0,
+        }
+    }
+}
+
+impl OwnedPrefix {
+    /// A copy of `p`.
+    pub fn of(p: &impl PrefixLike) -> OwnedPrefix {
+        let mut o = OwnedPrefix::default();
+        o.set(p);
+        o
+    }
+
+    /// Overwrite with a copy of `p`.
+    pub fn set(&mut self, p: &impl PrefixLike) {
+        self.kind = p.kind();
+        self.len = p.size();
+        for i in 0..self.len {
+            if self.values.len() <= i {
+                self.values.push((false, Vec::new()));
+            }
+            let slot = &mut self.values[i];
+            slot.1.clear();
+            match p.value(i) {
+                Some(v) => {
+                    slot.0 = true;
+                    slot.1.extend_from_slice(v);
+                }
+                None => slot.0 = false,
+            }
+        }
+    }
+
+    /// True when kind and values equal `p`'s.
+    pub fn same_as(&self, p: &impl PrefixLike) -> bool {
+        self.kind == p.kind()
+            && self.len == p.size()
+            && (0..self.len).all(|i| self.value(i) == p.value(i))
+    }
+}
+
+impl PrefixLike for OwnedPrefix {
+    fn kind(&self) -> BoundKind {
+        self.kind
+    }
+    fn size(&self) -> usize {
+        self.len
+    }
+    fn value(&self, i: usize) -> Option<&[u8]> {
+        if i >= self.len {
+            return None;
+        }
+        self.values
+            .get(i)
+            .and_then(|(present, v)| present.then_some(v.as_slice()))
+    }
+}
 
 /// `ClusteringPrefix.Kind.comparison`.
 fn kind_rank(k: BoundKind) -> i8 {
@@ -48,10 +150,45 @@ fn kind_rank(k: BoundKind) -> i8 {
 /// `ClusteringPrefix.Kind.comparedToClustering`: where a prefix of this kind
 /// sorts relative to the clusterings it is a prefix of.
 fn compared_to_clustering(k: BoundKind) -> Ordering {
-    match kind_rank(k) {
-        0 | 1 => Ordering::Less,
-        2 => Ordering::Equal,
-        _ => Ordering::Greater,
+    match k {
+        BoundKind::Clustering => Ordering::Equal,
+        BoundKind::InclEndExclStartBoundary
+        | BoundKind::InclEndBound
+        | BoundKind::ExclStartBound => Ordering::Greater,
+        _ => Ordering::Less,
+    }
+}
+
+/// Compares clustering prefixes of one table (`ClusteringComparator`).
+#[derive(Debug, Clone)]
+pub struct ClusteringComparator {
+    types: Vec<CqlType>,
+}
+
+impl ClusteringComparator {
+    /// A comparator for the clustering types (from the serialization header).
+    pub fn new(types: Vec<CqlType>) -> ClusteringComparator {
+        ClusteringComparator { types }
+    }
+
+    /// The clustering types.
+    pub fn types(&self) -> &[CqlType] {
+        &self.types
+    }
+
+    /// Compare two prefixes (rows, bounds, boundaries).
+    pub fn compare(&self, a: &ClusteringPrefix<'_>, b: &ClusteringPrefix<'_>) -> Ordering {
+        compare_prefixes(&self.types, a, b)
+    }
+
+    /// Compare any two prefix-like values (borrowed or [`OwnedPrefix`]).
+    pub fn compare_any(&self, a: &impl PrefixLike, b: &impl PrefixLike) -> Ordering {
+        compare_prefixes(&self.types, a, b)
+    }
+
+    /// Compare the values of clustering column `i` (`None` = null).
+    pub fn compare_component(&self, i: usize, a: Option<&[u8]>, b: Option<&[u8]>) -> Ordering {
+        compare_component(self.types.get(i), a, b)
     }
 }
 
@@ -64,21 +201,26 @@ pub fn compare_clustering(
     a: &ClusteringPrefix<'_>,
     b: &ClusteringPrefix<'_>,
 ) -> Ordering {
-    let n = a.values.len().min(b.values.len());
-    for i in 0..n {
-        let c = compare_component(types.get(i), a.values[i], b.values[i]);
+    compare_prefixes(types, a, b)
+}
+
+fn compare_prefixes(types: &[CqlType], a: &impl PrefixLike, b: &impl PrefixLike) -> Ordering {
+    let (sa, sb) = (a.size(), b.size());
+    for i in 0..sa.min(sb) {
+        let c = compare_component(types.get(i), a.value(i), b.value(i));
         if c != Ordering::Equal {
             return c;
         }
     }
-    match a.values.len().cmp(&b.values.len()) {
-        Ordering::Equal => kind_rank(a.kind).cmp(&kind_rank(b.kind)),
-        Ordering::Less => compared_to_clustering(a.kind),
-        Ordering::Greater => compared_to_clustering(b.kind).reverse(),
+    match sa.cmp(&sb) {
+        Ordering::Equal => kind_rank(a.kind()).cmp(&kind_rank(b.kind())),
+        Ordering::Less => compared_to_clustering(a.kind()),
+        Ordering::Greater => compared_to_clustering(b.kind()).reverse(),
     }
 }
 
-/// `ClusteringComparator.compareComponent`: null sorts first.
+/// `ClusteringComparator.compareComponent`: null sorts first; a column
+/// without a type compares as unsigned bytes.
 fn compare_component(ty: Option<&CqlType>, a: Option<&[u8]>, b: Option<&[u8]>) -> Ordering {
     match (a, b) {
         (None, None) => Ordering::Equal,
@@ -91,8 +233,11 @@ fn compare_component(ty: Option<&CqlType>, a: Option<&[u8]>, b: Option<&[u8]>) -
     }
 }
 
-/// Compare two serialized values of type `ty` in Cassandra's order (see the
-/// module docs). Malformed values fall back to unsigned byte order.
+// --------------------------------------------------------------- values
+
+/// Compare two serialized values of type `ty` in Cassandra's order
+/// (`AbstractType.compare`; see the module docs). Malformed values fall back
+/// to unsigned byte order.
 pub fn compare_value(ty: &CqlType, a: &[u8], b: &[u8]) -> Ordering {
     compare_depth(ty, a, b, 0)
 }
@@ -106,66 +251,56 @@ fn compare_depth(ty: &CqlType, a: &[u8], b: &[u8], depth: u32) -> Ordering {
     match ty {
         CqlType::Reversed(t) => return compare_depth(t, b, a, depth + 1),
         CqlType::Frozen(t) => return compare_depth(t, a, b, depth + 1),
+        // EmptyType.compareCustom: always 0, even for (invalid) bytes.
+        CqlType::Native(Native::Empty) => return Ordering::Equal,
         _ => {}
     }
-    // AbstractType.compareCustom: empty values first.
+    // The empty guard of every compareCustom (and of byte order).
     if a.is_empty() || b.is_empty() {
         return (!a.is_empty()).cmp(&!b.is_empty());
     }
-    match ty {
-        CqlType::Native(n) => compare_native(*n, a, b),
-        CqlType::List(e) | CqlType::Set(e) => {
-            compare_collection(&[e.as_ref()], a, b, depth).unwrap_or_else(|| a.cmp(b))
-        }
-        CqlType::Map(k, v) => {
-            compare_collection(&[k.as_ref(), v.as_ref()], a, b, depth).unwrap_or_else(|| a.cmp(b))
-        }
-        CqlType::Tuple(ts) => {
-            let refs: Vec<&CqlType> = ts.iter().collect();
-            compare_fields(&refs, a, b, depth).unwrap_or_else(|| a.cmp(b))
-        }
-        CqlType::Udt { fields, .. } => {
-            let refs: Vec<&CqlType> = fields.iter().map(|(_, t)| t).collect();
-            compare_fields(&refs, a, b, depth).unwrap_or_else(|| a.cmp(b))
-        }
-        CqlType::Vector(t, n) => compare_vector(t, *n, a, b, depth).unwrap_or_else(|| a.cmp(b)),
-        _ => a.cmp(b),
-    }
+    let structured = match ty {
+        CqlType::Native(n) => return compare_native(*n, a, b),
+        CqlType::List(e) | CqlType::Set(e) => compare_collection(&[e.as_ref()], a, b, depth),
+        CqlType::Map(k, v) => compare_collection(&[k.as_ref(), v.as_ref()], a, b, depth),
+        CqlType::Tuple(ts) => compare_fields(ts.iter(), a, b, depth),
+        CqlType::Udt { fields, .. } => compare_fields(fields.iter().map(|(_, t)| t), a, b, depth),
+        CqlType::Composite(ts) => compare_composite(ts, a, b, depth),
+        CqlType::Vector(t, n) => compare_vector(t, *n, a, b, depth),
+        // DynamicCompositeType, ColumnToCollectionType, custom classes.
+        _ => None,
+    };
+    structured.unwrap_or_else(|| a.cmp(b))
 }
 
-fn signed(x: &[u8]) -> Option<i64> {
-    if x.is_empty() || x.len() > 8 {
-        return None;
-    }
-    let mut v: i64 = if x[0] & 0x80 != 0 { -1 } else { 0 };
-    for &c in x {
-        v = (v << 8) | c as i64;
-    }
-    Some(v)
+fn be_u64(x: &[u8], at: usize) -> u64 {
+    x.get(at..at + 8)
+        .and_then(|s| s.try_into().ok())
+        .map_or(0, u64::from_be_bytes)
 }
 
-fn be_u64(x: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_be_bytes(x.get(at..at + 8)?.try_into().ok()?))
-}
-
-/// `TimeUUIDType.reorderTimestampBytes`.
+/// `TimeUUIDType.reorderTimestampBytes`: the v1 timestamp (version nibble
+/// on top) as a long.
 fn reorder_timestamp(msb: u64) -> i64 {
     ((msb << 48) | ((msb << 16) & 0xFFFF_0000_0000) | (msb >> 32)) as i64
 }
 
+/// `TimeUUIDType.signedBytesToNativeLong`: a long whose order is that of its
+/// 8 big-endian bytes compared as signed bytes.
+fn signed_bytes_order(x: u64) -> i64 {
+    (x ^ 0x0080_8080_8080_8080) as i64
+}
+
+/// Values of both `a` and `b` are non-empty.
 fn compare_native(n: Native, a: &[u8], b: &[u8]) -> Ordering {
     match n {
-        Native::Int
-        | Native::Bigint
-        | Native::Smallint
-        | Native::Tinyint
-        | Native::Counter
-        | Native::Timestamp
-        | Native::LegacyDate
-        | Native::Time => match (signed(a), signed(b)) {
-            (Some(x), Some(y)) => x.cmp(&y),
-            _ => a.cmp(b),
-        },
+        // LongType.compareLongs (also Int32Type, ShortType, TimestampType,
+        // CounterColumnType): the first byte signed, then unsigned bytes.
+        Native::Int | Native::Bigint | Native::Smallint | Native::Timestamp | Native::Counter => {
+            (a[0] as i8).cmp(&(b[0] as i8)).then_with(|| a.cmp(b))
+        }
+        Native::Tinyint => (a[0] as i8).cmp(&(b[0] as i8)),
+        Native::Boolean => (a[0] != 0).cmp(&(b[0] != 0)),
         Native::Varint => compare_varint(a, b),
         Native::Decimal => compare_decimal(a, b).unwrap_or_else(|| a.cmp(b)),
         Native::Float if a.len() == 4 && b.len() == 4 => {
@@ -173,40 +308,39 @@ fn compare_native(n: Native, a: &[u8], b: &[u8]) -> Ordering {
             java_double_compare(f(a), f(b))
         }
         Native::Double if a.len() == 8 && b.len() == 8 => {
-            let f = |x: &[u8]| f64::from_bits(be_u64(x, 0).unwrap_or(0));
+            let f = |x: &[u8]| f64::from_bits(be_u64(x, 0));
             java_double_compare(f(a), f(b))
         }
-        Native::Boolean => (a[0] != 0).cmp(&(b[0] != 0)),
-        Native::Timeuuid if a.len() == 16 && b.len() == 16 => {
-            let (ma, mb) = (be_u64(a, 0).unwrap_or(0), be_u64(b, 0).unwrap_or(0));
-            reorder_timestamp(ma)
-                .cmp(&reorder_timestamp(mb))
-                .then_with(|| {
-                    // Signed per-byte comparison of the low long.
-                    a[8..]
-                        .iter()
-                        .map(|&c| c as i8)
-                        .cmp(b[8..].iter().map(|&c| c as i8))
-                })
-        }
-        Native::Uuid if a.len() == 16 && b.len() == 16 => {
-            let (ma, mb) = (be_u64(a, 0).unwrap_or(0), be_u64(b, 0).unwrap_or(0));
-            let (va, vb) = ((ma >> 12) & 0xf, (mb >> 12) & 0xf);
-            if va != vb {
-                return va.cmp(&vb);
+        // TimeUUIDType / UUIDType: a 16-byte value after any other length.
+        Native::Timeuuid | Native::Uuid if a.len() != 16 || b.len() != 16 => {
+            match (a.len() == 16, b.len() == 16) {
+                (true, false) => Ordering::Greater,
+                (false, true) => Ordering::Less,
+                _ => a.cmp(b),
             }
-            let hi = if va == 1 {
+        }
+        Native::Timeuuid => reorder_timestamp(be_u64(a, 0))
+            .cmp(&reorder_timestamp(be_u64(b, 0)))
+            .then_with(|| signed_bytes_order(be_u64(a, 8)).cmp(&signed_bytes_order(be_u64(b, 8)))),
+        Native::Uuid => {
+            let (ma, mb) = (be_u64(a, 0), be_u64(b, 0));
+            let (va, vb) = ((ma >> 12) & 0xf, (mb >> 12) & 0xf);
+            let hi = if va != vb {
+                va.cmp(&vb)
+            } else if va == 1 {
                 reorder_timestamp(ma).cmp(&reorder_timestamp(mb))
             } else {
                 ma.cmp(&mb)
             };
+            // Unsigned, unlike TimeUUIDType (CASSANDRA-8730).
             hi.then_with(|| be_u64(a, 8).cmp(&be_u64(b, 8)))
         }
         Native::LexicalUuid if a.len() == 16 && b.len() == 16 => {
-            let s = |x: &[u8], at| be_u64(x, at).unwrap_or(0) as i64;
+            let s = |x: &[u8], at| be_u64(x, at) as i64;
             s(a, 0).cmp(&s(b, 0)).then_with(|| s(a, 8).cmp(&s(b, 8)))
         }
-        // date (unsigned, epoch at 2^31), text, ascii, blob, inet, duration, ...
+        // BYTE_ORDER: date (epoch at 2^31), time, legacy DateType, text,
+        // ascii, blob, inet, duration.
         _ => a.cmp(b),
     }
 }
@@ -221,18 +355,19 @@ fn java_double_compare(x: f64, y: f64) -> Ordering {
     }
 }
 
-/// Two's complement big-endian integers of any length, numerically.
-fn compare_varint(a: &[u8], b: &[u8]) -> Ordering {
-    fn strip(x: &[u8]) -> &[u8] {
-        // Drop redundant sign-extension bytes.
-        let mut s = x;
-        while s.len() > 1 && ((s[0] == 0 && s[1] & 0x80 == 0) || (s[0] == 0xff && s[1] & 0x80 != 0))
-        {
-            s = &s[1..];
-        }
-        s
+/// Drop redundant sign-extension bytes of a two's complement integer.
+fn trim_varint(x: &[u8]) -> &[u8] {
+    let mut s = x;
+    while s.len() > 1 && ((s[0] == 0 && s[1] & 0x80 == 0) || (s[0] == 0xff && s[1] & 0x80 != 0)) {
+        s = &s[1..];
     }
-    let (a, b) = (strip(a), strip(b));
+    s
+}
+
+/// Two's complement big-endian integers of any length, numerically
+/// (`IntegerType.compareIntegers`). Both non-empty.
+fn compare_varint(a: &[u8], b: &[u8]) -> Ordering {
+    let (a, b) = (trim_varint(a), trim_varint(b));
     let (na, nb) = (a[0] & 0x80 != 0, b[0] & 0x80 != 0);
     match (na, nb) {
         (true, false) => Ordering::Less,
@@ -244,56 +379,74 @@ fn compare_varint(a: &[u8], b: &[u8]) -> Ordering {
     }
 }
 
-/// `decimal`: `scale:i32` + unscaled varint; compared numerically.
+/// -1, 0 or 1: the sign of a two's complement integer (empty = 0).
+fn varint_sign(x: &[u8]) -> i8 {
+    match x.first() {
+        Some(f) if f & 0x80 != 0 => -1,
+        _ if x.iter().all(|&c| c == 0) => 0,
+        _ => 1,
+    }
+}
+
+/// `decimal`: `scale:i32` + unscaled varint, compared numerically
+/// (`BigDecimal.compareTo`). None when shorter than the scale.
 fn compare_decimal(a: &[u8], b: &[u8]) -> Option<Ordering> {
-    // (negative, digits without leading zeros, exponent of the last digit)
-    fn parts(x: &[u8]) -> Option<(bool, String, i64)> {
+    fn split(x: &[u8]) -> Option<(i64, &[u8])> {
         let scale = i32::from_be_bytes(x.get(..4)?.try_into().ok()?);
-        let unscaled = x.get(4..)?;
-        if unscaled.is_empty() {
-            return Some((false, String::new(), 0));
-        }
-        let s = crate::value::varint_to_string(unscaled);
-        let (neg, d) = match s.strip_prefix('-') {
-            Some(d) => (true, d),
-            None => (false, s.as_str()),
-        };
-        let d = d.trim_start_matches('0');
-        // Trailing zeros do not change the value: normalise them away.
-        let t = d.trim_end_matches('0');
-        let exp = -(scale as i64) + (d.len() - t.len()) as i64;
-        Some((neg && !t.is_empty(), t.to_string(), exp))
+        Some((i64::from(scale), trim_varint(&x[4..])))
     }
-    let (na, da, ea) = parts(a)?;
-    let (nb, db, eb) = parts(b)?;
-    let sign = |neg: bool, d: &str| -> i8 {
-        if d.is_empty() {
-            0
-        } else if neg {
-            -1
-        } else {
-            1
-        }
-    };
-    let (sa, sb) = (sign(na, &da), sign(nb, &db));
-    if sa != sb || sa == 0 {
-        return Some(sa.cmp(&sb));
+    let ((sa, ua), (sb, ub)) = (split(a)?, split(b)?);
+    let (ga, gb) = (varint_sign(ua), varint_sign(ub));
+    if ga != gb || ga == 0 {
+        return Some(ga.cmp(&gb));
     }
-    // Same sign, both non-zero: compare magnitudes. The magnitude's order of
-    // the leading digit is digits.len() - 1 + exp.
-    let ma = da.len() as i64 + ea;
-    let mb = db.len() as i64 + eb;
-    let mag = ma.cmp(&mb).then_with(|| {
-        // Same leading order: compare digit strings, padded with zeros.
+    if sa == sb {
+        return Some(compare_varint(ua, ub));
+    }
+    let mag = magnitude_bounds(ua, sa, ub, sb).unwrap_or_else(|| {
+        let (da, ea) = decimal_digits(ua, sa);
+        let (db, eb) = decimal_digits(ub, sb);
+        // Orders of the leading digits, then the digits, zero-padded.
         let n = da.len().max(db.len());
         let pa = da.bytes().chain(std::iter::repeat(b'0')).take(n);
         let pb = db.bytes().chain(std::iter::repeat(b'0')).take(n);
-        pa.cmp(pb)
+        (da.len() as i64 + ea)
+            .cmp(&(db.len() as i64 + eb))
+            .then_with(|| pa.cmp(pb))
     });
-    Some(if sa < 0 { mag.reverse() } else { mag })
+    Some(if ga < 0 { mag.reverse() } else { mag })
 }
 
-/// `i32` count, then `i32`-length elements (`-1` = null).
+/// Order of `|ua| × 10^-sa` and `|ub| × 10^-sb` (both non-zero, trimmed)
+/// when their decimal orders of magnitude are apart, from byte lengths
+/// alone: an `n`-byte trimmed integer has `2^(8n-9) <= |x| <= 2^(8n-1)`.
+fn magnitude_bounds(ua: &[u8], sa: i64, ub: &[u8], sb: i64) -> Option<Ordering> {
+    let log10 = |u: &[u8], s: i64| {
+        let bits = 8.0 * u.len() as f64;
+        let lo = (bits - 9.0).max(0.0) * std::f64::consts::LOG10_2 - s as f64;
+        let hi = (bits - 1.0) * std::f64::consts::LOG10_2 - s as f64;
+        (lo, hi)
+    };
+    let ((la, ha), (lb, hb)) = (log10(ua, sa), log10(ub, sb));
+    if ha + 0.01 < lb {
+        Some(Ordering::Less)
+    } else if hb + 0.01 < la {
+        Some(Ordering::Greater)
+    } else {
+        None
+    }
+}
+
+/// Significant decimal digits of `|unscaled|` (no leading or trailing
+/// zeros) and the power of ten of the last one.
+fn decimal_digits(unscaled: &[u8], scale: i64) -> (String, i64) {
+    let s = crate::value::varint_to_string(unscaled);
+    let d = s.trim_start_matches('-').trim_start_matches('0');
+    let t = d.trim_end_matches('0');
+    (t.to_string(), -scale + (d.len() - t.len()) as i64)
+}
+
+/// `i32`-length elements (`-1` = null), as in frozen collections and tuples.
 struct Elements<'a> {
     b: &'a [u8],
     i: usize,
@@ -306,7 +459,7 @@ impl<'a> Elements<'a> {
         if len < 0 {
             return Some(None);
         }
-        let v = self.b.get(self.i..self.i + len as usize)?;
+        let v = self.b.get(self.i..self.i.checked_add(len as usize)?)?;
         self.i += len as usize;
         Some(Some(v))
     }
@@ -316,30 +469,8 @@ impl<'a> Elements<'a> {
     }
 }
 
-/// `CollectionType.compareListOrSet` / `MapType.compareMaps`: element by
-/// element (`types` cycles: [elem] or [key, value]), then by size.
-fn compare_collection(types: &[&CqlType], a: &[u8], b: &[u8], depth: u32) -> Option<Ordering> {
-    let count =
-        |x: &[u8]| -> Option<i32> { Some(i32::from_be_bytes(x.get(..4)?.try_into().ok()?)) };
-    let (ca, cb) = (count(a)?, count(b)?);
-    let (mut ea, mut eb) = (Elements { b: a, i: 4 }, Elements { b, i: 4 });
-    for _ in 0..ca.min(cb) {
-        for t in types {
-            let c = compare_component_value(t, ea.next()?, eb.next()?, depth);
-            if c != Ordering::Equal {
-                return Some(c);
-            }
-        }
-    }
-    Some(ca.cmp(&cb))
-}
-
-fn compare_component_value(
-    t: &CqlType,
-    a: Option<&[u8]>,
-    b: Option<&[u8]>,
-    depth: u32,
-) -> Ordering {
+/// Nested values, nulls first.
+fn compare_nested(t: &CqlType, a: Option<&[u8]>, b: Option<&[u8]>, depth: u32) -> Ordering {
     match (a, b) {
         (None, None) => Ordering::Equal,
         (None, Some(_)) => Ordering::Less,
@@ -348,17 +479,43 @@ fn compare_component_value(
     }
 }
 
-/// `TupleType.compareCustom`: field by field, then trailing non-null fields
-/// make a value larger.
-fn compare_fields(types: &[&CqlType], a: &[u8], b: &[u8], depth: u32) -> Option<Ordering> {
+/// `CollectionType.compareListOrSet` / `MapType.compareMaps`: `i32` count,
+/// then element by element (`types` cycles: [elem] or [key, value]), then
+/// by count.
+fn compare_collection(types: &[&CqlType], a: &[u8], b: &[u8], depth: u32) -> Option<Ordering> {
+    let count =
+        |x: &[u8]| -> Option<i32> { Some(i32::from_be_bytes(x.get(..4)?.try_into().ok()?)) };
+    let (ca, cb) = (count(a)?, count(b)?);
+    let (mut ea, mut eb) = (Elements { b: a, i: 4 }, Elements { b, i: 4 });
+    for _ in 0..ca.min(cb) {
+        for t in types {
+            let c = compare_nested(t, ea.next()?, eb.next()?, depth);
+            if c != Ordering::Equal {
+                return Some(c);
+            }
+        }
+    }
+    Some(ca.cmp(&cb))
+}
+
+/// `TupleType.compareCustom` (UDTs too): field by field while both have
+/// fields, then any trailing field that is neither null nor empty makes a
+/// value larger (a value written before fields were added equals one with
+/// those fields null).
+fn compare_fields<'t>(
+    types: impl IntoIterator<Item = &'t CqlType>,
+    a: &[u8],
+    b: &[u8],
+    depth: u32,
+) -> Option<Ordering> {
     let (mut ea, mut eb) = (Elements { b: a, i: 0 }, Elements { b, i: 0 });
-    let mut i = 0;
-    while !ea.at_end() && !eb.at_end() && i < types.len() {
-        let c = compare_component_value(types[i], ea.next()?, eb.next()?, depth);
+    let mut types = types.into_iter();
+    while !ea.at_end() && !eb.at_end() {
+        let Some(t) = types.next() else { break };
+        let c = compare_nested(t, ea.next()?, eb.next()?, depth);
         if c != Ordering::Equal {
             return Some(c);
         }
-        i += 1;
     }
     while !ea.at_end() {
         if ea.next()?.is_some_and(|v| !v.is_empty()) {
@@ -373,7 +530,43 @@ fn compare_fields(types: &[&CqlType], a: &[u8], b: &[u8], depth: u32) -> Option<
     Some(Ordering::Equal)
 }
 
-/// `VectorType`: `n` elements, fixed-length or vint-length-prefixed.
+/// `AbstractCompositeType.compareCustom`: a static name (`0xFFFF` header)
+/// first; then per component `u16 len, bytes, end-of-component byte`,
+/// compared by value then by the end-of-component byte (signed); a value
+/// that runs out first is smaller.
+fn compare_composite(types: &[CqlType], a: &[u8], b: &[u8], depth: u32) -> Option<Ordering> {
+    /// Whether static, and each component's value and end-of-component byte.
+    type Split<'a> = (bool, Vec<(&'a [u8], u8)>);
+    fn split(x: &[u8]) -> Option<Split<'_>> {
+        let is_static = x.starts_with(&[0xff, 0xff]);
+        let mut rest = if is_static { &x[2..] } else { x };
+        let mut out = Vec::new();
+        while !rest.is_empty() {
+            let n = u16::from_be_bytes([*rest.first()?, *rest.get(1)?]) as usize;
+            let v = rest.get(2..2 + n)?;
+            out.push((v, *rest.get(2 + n)?));
+            rest = &rest[3 + n..];
+        }
+        Some((is_static, out))
+    }
+    let ((sa, ca), (sb, cb)) = (split(a)?, split(b)?);
+    if sa != sb {
+        return Some(sb.cmp(&sa));
+    }
+    for (i, (x, y)) in ca.iter().zip(&cb).enumerate() {
+        let c = match types.get(i) {
+            Some(t) => compare_depth(t, x.0, y.0, depth + 1),
+            None => x.0.cmp(y.0),
+        };
+        let c = c.then_with(|| (x.1 as i8).cmp(&(y.1 as i8)));
+        if c != Ordering::Equal {
+            return Some(c);
+        }
+    }
+    Some(ca.len().cmp(&cb.len()))
+}
+
+/// `VectorType`: `n` elements, fixed-length or unsigned-vint-length-prefixed.
 fn compare_vector(t: &CqlType, n: usize, a: &[u8], b: &[u8], depth: u32) -> Option<Ordering> {
     fn split<'a>(t: &CqlType, n: usize, x: &'a [u8]) -> Option<Vec<&'a [u8]>> {
         let mut out = Vec::with_capacity(n.min(x.len()));
@@ -401,6 +594,8 @@ fn compare_vector(t: &CqlType, n: usize, a: &[u8], b: &[u8], depth: u32) -> Opti
 mod tests {
     use super::*;
     use crate::value::parse_cql_literal;
+    use proptest::prelude::*;
+    use Ordering::*;
 
     fn t(s: &str) -> CqlType {
         CqlType::parse(s).unwrap()
@@ -415,9 +610,12 @@ mod tests {
         compare_value(&ty, &x, &y)
     }
 
+    fn raw(ty: &str, a: &[u8], b: &[u8]) -> Ordering {
+        compare_value(&t(ty), a, b)
+    }
+
     #[test]
     fn natives() {
-        use Ordering::*;
         assert_eq!(cmp("Int32Type", "-1", "1"), Less);
         assert_eq!(cmp("LongType", "-5", "-6"), Greater);
         assert_eq!(cmp("ShortType", "-300", "2"), Less);
@@ -426,12 +624,17 @@ mod tests {
         assert_eq!(cmp("IntegerType", "128", "127"), Greater);
         assert_eq!(cmp("IntegerType", "-1", "100000000000000000000"), Less);
         assert_eq!(cmp("IntegerType", "-100000000000000000000", "-1"), Less);
+        assert_eq!(raw("IntegerType", &[0xff], &[0x00, 0x80]), Less);
+        assert_eq!(raw("IntegerType", &[0x01, 0x00], &[0x7f]), Greater);
+        assert_eq!(raw("IntegerType", &[0xff, 0x00], &[0xff]), Less);
         assert_eq!(cmp("DecimalType", "1.50", "1.5"), Equal);
         assert_eq!(cmp("DecimalType", "-1.5", "1"), Less);
         assert_eq!(cmp("DecimalType", "10", "9.99"), Greater);
         assert_eq!(cmp("DecimalType", "-10", "-9.99"), Less);
         assert_eq!(cmp("DecimalType", "0.001", "0"), Greater);
         assert_eq!(cmp("DecimalType", "1E+3", "999"), Greater);
+        assert_eq!(cmp("DecimalType", "1E+3", "1000.000"), Equal);
+        assert_eq!(cmp("DecimalType", "-0.5", "-0.50001"), Greater);
         assert_eq!(cmp("DoubleType", "-0.0", "0.0"), Less);
         assert_eq!(cmp("DoubleType", "NaN", "Infinity"), Greater);
         assert_eq!(cmp("FloatType", "-1.5", "-1"), Less);
@@ -441,13 +644,14 @@ mod tests {
         assert_eq!(cmp("BytesType", "0x80", "0x7f"), Greater);
         assert_eq!(cmp("TimestampType", "-1", "1"), Less);
         assert_eq!(cmp("SimpleDateType", "1969-12-31", "1970-01-01"), Less);
+        assert_eq!(cmp("TimeType", "'00:00:01'", "'23:59:59'"), Less);
         // Version 1 UUIDs by time, not by bytes.
         let early = "00000000-0000-1000-8000-000000000000";
         let late = "ffffffff-0000-1000-8000-000000000000";
         let later = "00000000-0001-1000-8000-000000000000";
         assert_eq!(cmp("TimeUUIDType", early, late), Less);
         assert_eq!(cmp("TimeUUIDType", late, later), Less);
-        // Low long as signed bytes.
+        // timeuuid: the low long as signed bytes.
         assert_eq!(
             cmp(
                 "TimeUUIDType",
@@ -474,16 +678,17 @@ mod tests {
             Less
         );
         // Empty sorts first; reversed inverts.
-        let i = t("Int32Type");
-        assert_eq!(compare_value(&i, &[], &[0, 0, 0, 0]), Less);
-        let r = t("ReversedType(Int32Type)");
-        assert_eq!(compare_value(&r, &[0, 0, 0, 1], &[0, 0, 0, 2]), Greater);
-        assert_eq!(compare_value(&r, &[], &[0, 0, 0, 0]), Greater);
+        assert_eq!(raw("Int32Type", &[], &[0, 0, 0, 0]), Less);
+        assert_eq!(
+            raw("ReversedType(Int32Type)", &[0, 0, 0, 1], &[0, 0, 0, 2]),
+            Greater
+        );
+        assert_eq!(raw("ReversedType(Int32Type)", &[], &[0, 0, 0, 0]), Greater);
+        assert_eq!(raw("UTF8Type", b"\xc3", b"b"), Greater);
     }
 
     #[test]
     fn collections_and_tuples() {
-        use Ordering::*;
         let l = "FrozenType(ListType(Int32Type))";
         assert_eq!(cmp(l, "[1, 2]", "[1, 3]"), Less);
         assert_eq!(cmp(l, "[1, 2]", "[1]"), Greater);
@@ -496,6 +701,190 @@ mod tests {
         assert_eq!(cmp(tt, "(1, null)", "(1, 'a')"), Less);
     }
 
+    // ---- Where the two former comparators (this module and
+    // ---- `validate/compare.rs`) disagreed; each checked against C*.
+
+    /// `ClusteringPrefix.Kind`: STATIC_CLUSTERING has comparison 1 (after
+    /// start bounds, before rows); validate's copy put it before bounds.
+    #[test]
+    fn static_kind_sorts_after_bottom() {
+        let c = ClusteringComparator::new(vec![t("Int32Type")]);
+        let stat = ClusteringPrefix {
+            kind: BoundKind::StaticClustering,
+            values: vec![],
+        };
+        let bottom = ClusteringPrefix {
+            kind: BoundKind::InclStartBound,
+            values: vec![],
+        };
+        let top = ClusteringPrefix {
+            kind: BoundKind::InclEndBound,
+            values: vec![],
+        };
+        assert_eq!(c.compare(&bottom, &stat), Less);
+        assert_eq!(c.compare(&stat, &bottom), Greater);
+        assert_eq!(c.compare(&stat, &top), Less);
+        let row = ClusteringPrefix {
+            kind: BoundKind::Clustering,
+            values: vec![Some(&[0u8, 0, 0, 1][..])],
+        };
+        assert_eq!(c.compare(&stat, &row), Less);
+    }
+
+    /// `UUIDType`: the low long of version 1 UUIDs is unsigned (unlike
+    /// `TimeUUIDType`, CASSANDRA-8730); validate's copy compared it signed.
+    #[test]
+    fn uuid_v1_low_long_unsigned() {
+        let hi = "00000000-0000-1000-8000-000000000000";
+        let lo = "00000000-0000-1000-7f00-000000000000";
+        assert_eq!(cmp("UUIDType", hi, lo), Greater);
+        assert_eq!(cmp("TimeUUIDType", hi, lo), Less);
+    }
+
+    /// `BooleanType`: any non-zero byte is true; validate's copy compared
+    /// bytes (1 < 2).
+    #[test]
+    fn boolean_nonzero_bytes_equal() {
+        assert_eq!(raw("BooleanType", &[1], &[2]), Equal);
+        assert_eq!(raw("BooleanType", &[0], &[0xff]), Less);
+    }
+
+    /// Legacy `DateType` is BYTE_ORDER (pre-1970 values sort after
+    /// post-1970 ones); this module's copy compared it signed.
+    #[test]
+    fn legacy_date_type_unsigned() {
+        let before = (-1i64).to_be_bytes();
+        let after = 1i64.to_be_bytes();
+        assert_eq!(raw("DateType", &before, &after), Greater);
+        assert_eq!(raw("TimestampType", &before, &after), Less);
+    }
+
+    /// `TupleType.compareCustom`: trailing null (or empty) fields are
+    /// ignored, so a tuple/UDT value written before a field was added equals
+    /// the same value with that field null; validate's copy made the longer
+    /// one larger.
+    #[test]
+    fn tuple_trailing_nulls_ignored() {
+        let one = [0, 0, 0, 4, 0, 0, 0, 1];
+        let one_null = [0, 0, 0, 4, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff];
+        let one_empty = [0, 0, 0, 4, 0, 0, 0, 1, 0, 0, 0, 0];
+        let one_two = [0, 0, 0, 4, 0, 0, 0, 1, 0, 0, 0, 1, b'x'];
+        let tt = "TupleType(Int32Type,UTF8Type)";
+        assert_eq!(raw(tt, &one, &one_null), Equal);
+        assert_eq!(raw(tt, &one_null, &one), Equal);
+        assert_eq!(raw(tt, &one, &one_empty), Equal);
+        assert_eq!(raw(tt, &one, &one_two), Less);
+        let udt = "UserType(ks,75,61:Int32Type,62:UTF8Type)";
+        assert_eq!(raw(udt, &one_null, &one), Equal);
+    }
+
+    /// `CompositeType` component by component; this module's copy compared
+    /// raw bytes (so -1 sorted after 1). A static name sorts first.
+    #[test]
+    fn composite_by_component() {
+        let comp = |v: &[&[u8]], eoc: u8| {
+            let mut o = Vec::new();
+            for x in v {
+                o.extend_from_slice(&(x.len() as u16).to_be_bytes());
+                o.extend_from_slice(x);
+                o.push(0);
+            }
+            if let Some(l) = o.last_mut() {
+                *l = eoc;
+            }
+            o
+        };
+        let ty = "CompositeType(Int32Type,UTF8Type)";
+        let m1 = (-1i32).to_be_bytes();
+        let p1 = 1i32.to_be_bytes();
+        assert_eq!(
+            raw(ty, &comp(&[&m1, b"a"], 0), &comp(&[&p1, b"a"], 0)),
+            Less
+        );
+        assert_eq!(
+            raw(ty, &comp(&[&p1, b"a"], 0), &comp(&[&p1, b"b"], 0)),
+            Less
+        );
+        // End-of-component: -1 (start) < 0 < 1 (end); a prefix is smaller.
+        assert_eq!(raw(ty, &comp(&[&p1], 0xff), &comp(&[&p1], 0)), Less);
+        assert_eq!(raw(ty, &comp(&[&p1], 1), &comp(&[&p1, b"z"], 0)), Greater);
+        assert_eq!(raw(ty, &comp(&[&p1], 0), &comp(&[&p1, b"z"], 0)), Less);
+        let mut stat = vec![0xff, 0xff];
+        stat.extend(comp(&[&p1], 0));
+        assert_eq!(raw(ty, &stat, &comp(&[&m1], 0)), Less);
+    }
+
+    /// Vectors of variable-length elements (vint-prefixed); validate's copy
+    /// fell back to bytes.
+    #[test]
+    fn vector_variable_length_elements() {
+        let ty = "VectorType(IntegerType,2)";
+        // [-1, 5] vs [1, 0]: bytes say 0x01 0xff.. > 0x01 0x01..
+        let a = [1, 0xff, 1, 5];
+        let b = [1, 1, 1, 0];
+        assert_eq!(raw(ty, &a, &b), Less);
+        // [1, 300] vs [1, 5]
+        let c = [1, 1, 2, 0x01, 0x2c];
+        let d = [1, 1, 1, 5];
+        assert_eq!(raw(ty, &c, &d), Greater);
+    }
+
+    /// Int types (`LongType.compareLongs`): first byte signed, then unsigned
+    /// bytes, whatever the lengths; this module's copy compared malformed
+    /// lengths numerically.
+    #[test]
+    fn int_mixed_lengths_like_compare_longs() {
+        assert_eq!(raw("Int32Type", &[1], &[0, 0, 0, 2]), Greater);
+        assert_eq!(raw("Int32Type", &[0xff], &[0, 0, 0, 2]), Less);
+        assert_eq!(raw("ByteType", &[1, 0xff], &[1, 0]), Equal);
+    }
+
+    /// Large decimals compare exactly; validate's copy fell back to bytes
+    /// past 4096 bytes.
+    #[test]
+    fn decimal_large_and_scaled() {
+        let dec = |scale: i32, unscaled: &[u8]| {
+            let mut o = scale.to_be_bytes().to_vec();
+            o.extend_from_slice(unscaled);
+            o
+        };
+        let d = |x: &[u8], y: &[u8]| raw("DecimalType", x, y);
+        let mut big = vec![0x01];
+        big.extend(std::iter::repeat_n(0u8, 5000));
+        // 2^40000 × 10^-5 vs 2 × 10^0: far apart.
+        assert_eq!(d(&dec(5, &big), &dec(0, &[2])), Greater);
+        // -(2^40000) vs -2.
+        let mut neg = vec![0xff];
+        neg.extend(std::iter::repeat_n(0u8, 5000));
+        assert_eq!(d(&dec(5, &neg), &dec(0, &[0xfe])), Less);
+        // Same magnitude, different scales: exact digits. 256 vs 2560e-1,
+        // 256 vs 2561e-1.
+        assert_eq!(d(&dec(0, &[0x01, 0x00]), &dec(1, &[0x0a, 0x00])), Equal);
+        assert_eq!(d(&dec(0, &[0x01, 0x00]), &dec(1, &[0x0a, 0x01])), Less);
+    }
+
+    /// Shared deviations of both former copies: `TimeType` is BYTE_ORDER
+    /// (they compared it signed) and `EmptyType` values are all equal.
+    #[test]
+    fn time_unsigned_and_empty_type_equal() {
+        let neg = (-1i64).to_be_bytes();
+        let pos = 1i64.to_be_bytes();
+        assert_eq!(raw("TimeType", &neg, &pos), Greater);
+        assert_eq!(raw("EmptyType", &[], &[1]), Equal);
+        assert_eq!(raw("EmptyType", &[1], &[2]), Equal);
+    }
+
+    /// Non-16-byte UUIDs sort before 16-byte ones (`UUIDType` /
+    /// `TimeUUIDType` length guard).
+    #[test]
+    fn uuid_bad_length_first() {
+        let u = [0x10u8; 16];
+        assert_eq!(raw("TimeUUIDType", &[0xff; 17], &u), Less);
+        assert_eq!(raw("UUIDType", &u, &[0xff; 3]), Greater);
+    }
+
+    // ---------------------------------------------------------- prefixes
+
     fn prefix(kind: BoundKind, vals: &[&'static [u8]]) -> ClusteringPrefix<'static> {
         ClusteringPrefix {
             kind,
@@ -506,35 +895,20 @@ mod tests {
     #[test]
     fn prefixes_and_kinds() {
         use BoundKind::*;
-        use Ordering::*;
         let types = [t("Int32Type"), t("UTF8Type")];
         let one: &[u8] = &[0, 0, 0, 1];
         let two: &[u8] = &[0, 0, 0, 2];
         let row = prefix(Clustering, &[one, b"m"]);
+        let c =
+            |a: &ClusteringPrefix<'_>, b: &ClusteringPrefix<'_>| compare_clustering(&types, a, b);
         // Start bound on a prefix sorts before the rows it prefixes, end after.
+        assert_eq!(c(&prefix(InclStartBound, &[one]), &row), Less);
+        assert_eq!(c(&prefix(ExclEndBound, &[one]), &row), Less);
+        assert_eq!(c(&prefix(InclEndBound, &[one]), &row), Greater);
+        assert_eq!(c(&prefix(ExclStartBound, &[one]), &row), Greater);
+        assert_eq!(c(&row, &prefix(ExclStartBound, &[one])), Less);
         assert_eq!(
-            compare_clustering(&types, &prefix(InclStartBound, &[one]), &row),
-            Less
-        );
-        assert_eq!(
-            compare_clustering(&types, &prefix(ExclEndBound, &[one]), &row),
-            Less
-        );
-        assert_eq!(
-            compare_clustering(&types, &prefix(InclEndBound, &[one]), &row),
-            Greater
-        );
-        assert_eq!(
-            compare_clustering(&types, &prefix(ExclStartBound, &[one]), &row),
-            Greater
-        );
-        assert_eq!(
-            compare_clustering(&types, &row, &prefix(ExclStartBound, &[one])),
-            Less
-        );
-        assert_eq!(
-            compare_clustering(
-                &types,
+            c(
                 &prefix(InclEndBound, &[one]),
                 &prefix(InclStartBound, &[two])
             ),
@@ -542,37 +916,89 @@ mod tests {
         );
         // Same values: by kind.
         let full = |k| prefix(k, &[one, b"m"]);
+        assert_eq!(c(&full(InclStartBound), &row), Less);
+        assert_eq!(c(&full(InclEndBound), &row), Greater);
         assert_eq!(
-            compare_clustering(&types, &full(InclStartBound), &row),
-            Less
-        );
-        assert_eq!(
-            compare_clustering(&types, &full(InclEndBound), &row),
-            Greater
-        );
-        assert_eq!(
-            compare_clustering(
-                &types,
-                &full(ExclEndInclStartBoundary),
-                &full(InclStartBound)
-            ),
+            c(&full(ExclEndInclStartBoundary), &full(InclStartBound)),
             Equal
         );
-        assert_eq!(compare_clustering(&types, &row, &row), Equal);
+        assert_eq!(c(&row, &row), Equal);
         // Empty prefix bounds: the whole partition.
-        assert_eq!(
-            compare_clustering(&types, &prefix(InclStartBound, &[]), &row),
-            Less
-        );
-        assert_eq!(
-            compare_clustering(&types, &prefix(InclEndBound, &[]), &row),
-            Greater
-        );
+        assert_eq!(c(&prefix(InclStartBound, &[]), &row), Less);
+        assert_eq!(c(&prefix(InclEndBound, &[]), &row), Greater);
         // Null component first.
         let null = ClusteringPrefix {
             kind: Clustering,
             values: vec![None, Some(&b"m"[..])],
         };
-        assert_eq!(compare_clustering(&types, &null, &row), Less);
+        assert_eq!(c(&null, &row), Less);
+    }
+
+    #[test]
+    fn comparator_and_owned_prefix() {
+        let c = ClusteringComparator::new(vec![t("Int32Type"), t("Int32Type")]);
+        let one: &[u8] = &[0, 0, 0, 1];
+        let two: &[u8] = &[0, 0, 0, 2];
+        let r11 = prefix(BoundKind::Clustering, &[one, one]);
+        let r12 = prefix(BoundKind::Clustering, &[one, two]);
+        assert_eq!(c.compare(&r11, &r12), Less);
+        let start1 = prefix(BoundKind::InclStartBound, &[one]);
+        let end1 = prefix(BoundKind::InclEndBound, &[one]);
+        assert_eq!(c.compare(&start1, &r11), Less);
+        assert_eq!(c.compare(&end1, &r12), Greater);
+        assert_eq!(c.compare(&start1, &end1), Less);
+        assert_eq!(c.compare(&r12, &prefix(BoundKind::InclEndBound, &[])), Less);
+        // Owned copies compare like the borrowed prefix and reuse buffers.
+        let mut o = OwnedPrefix::of(&r12);
+        assert!(o.same_as(&r12));
+        assert_eq!(c.compare_any(&o, &r11), Greater);
+        o.set(&start1);
+        assert!(o.same_as(&start1) && !o.same_as(&r11));
+        assert_eq!(o.size(), 1);
+        assert_eq!(o.value(1), None);
+        assert_eq!(c.compare_any(&o, &r11), Less);
+        assert_eq!(c.compare_component(0, None, Some(one)), Less);
+        assert_eq!(c.compare_component(5, Some(two), Some(one)), Greater);
+    }
+
+    proptest! {
+        #[test]
+        fn ints_match_numeric_order(a: i64, b: i64) {
+            let ty = t("LongType");
+            prop_assert_eq!(compare_value(&ty, &a.to_be_bytes(), &b.to_be_bytes()), a.cmp(&b));
+        }
+
+        #[test]
+        fn varint_matches_numeric_order(a: i64, b: i64) {
+            let ty = t("IntegerType");
+            prop_assert_eq!(compare_value(&ty, &a.to_be_bytes(), &b.to_be_bytes()), a.cmp(&b));
+        }
+
+        #[test]
+        fn decimal_matches_numeric_order(a: i32, sa in -12i32..12, b: i32, sb in -12i32..12) {
+            // a × 10^-sa vs b × 10^-sb, exactly, in i128 at a common scale.
+            let ty = t("DecimalType");
+            let enc = |u: i32, s: i32| {
+                let mut o = s.to_be_bytes().to_vec();
+                o.extend_from_slice(&u.to_be_bytes());
+                o
+            };
+            let m = sa.max(sb);
+            let want = (a as i128 * 10i128.pow((m - sa) as u32))
+                .cmp(&(b as i128 * 10i128.pow((m - sb) as u32)));
+            prop_assert_eq!(compare_value(&ty, &enc(a, sa), &enc(b, sb)), want);
+        }
+
+        #[test]
+        fn never_panics(a in proptest::collection::vec(any::<u8>(), 0..40),
+                        b in proptest::collection::vec(any::<u8>(), 0..40)) {
+            for s in ["DecimalType", "UUIDType", "TimeUUIDType", "FloatType", "BooleanType",
+                      "TupleType(Int32Type,UTF8Type)", "FrozenType(MapType(Int32Type,UTF8Type))",
+                      "CompositeType(Int32Type,UTF8Type)", "ReversedType(DoubleType)",
+                      "VectorType(IntegerType,3)", "VectorType(Int32Type,2)"] {
+                let ty = t(s);
+                let _ = compare_value(&ty, &a, &b);
+            }
+        }
     }
 }

@@ -36,21 +36,25 @@ impl<'a> Cur<'a> {
     }
 
     /// Bytes not yet consumed.
+    #[inline]
     pub fn remaining(&self) -> usize {
         self.buf.len() - self.pos
     }
 
     /// True when nothing remains.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.remaining() == 0
     }
 
     /// Absolute offset (in the component) of the next byte.
+    #[inline]
     pub fn abs_offset(&self) -> u64 {
         self.base + self.pos as u64
     }
 
     /// Position relative to the start of this cursor's slice.
+    #[inline]
     pub fn pos(&self) -> usize {
         self.pos
     }
@@ -66,6 +70,7 @@ impl<'a> Cur<'a> {
     }
 
     /// An error located at the current position.
+    #[cold]
     pub fn err(&self, kind: ErrorKind, what: &'static str) -> Error {
         Error::at(kind, self.comp, self.abs_offset(), what)
     }
@@ -75,6 +80,8 @@ impl<'a> Cur<'a> {
         self.err(ErrorKind::BadValue(msg.into()), what)
     }
 
+    #[cold]
+    #[inline(never)]
     fn eof(&self, need: u64, what: &'static str) -> Error {
         self.err(
             ErrorKind::UnexpectedEof {
@@ -86,6 +93,7 @@ impl<'a> Cur<'a> {
     }
 
     /// Consume exactly `n` bytes.
+    #[inline]
     pub fn bytes(&mut self, n: usize, what: &'static str) -> Result<&'a [u8]> {
         if n > self.remaining() {
             return Err(self.eof(n as u64, what));
@@ -97,6 +105,7 @@ impl<'a> Cur<'a> {
 
     /// Consume `len` bytes where `len` was read from the file: an out-of-range
     /// length is reported as such (not as an EOF).
+    #[inline]
     pub fn bytes_len(&mut self, len: u64, what: &'static str) -> Result<&'a [u8]> {
         if len > self.remaining() as u64 {
             return Err(self.err(
@@ -111,6 +120,7 @@ impl<'a> Cur<'a> {
     }
 
     /// A sub-cursor over the next `len` bytes (consumed from this one).
+    #[inline]
     pub fn split(&mut self, len: u64, what: &'static str) -> Result<Cur<'a>> {
         let base = self.abs_offset();
         let b = self.bytes_len(len, what)?;
@@ -123,6 +133,7 @@ impl<'a> Cur<'a> {
     }
 
     /// Skip `n` bytes.
+    #[inline]
     pub fn skip(&mut self, n: u64, what: &'static str) -> Result<()> {
         self.bytes_len(n, what).map(|_| ())
     }
@@ -142,6 +153,7 @@ impl<'a> Cur<'a> {
         Ok(())
     }
 
+    #[inline]
     fn array<const N: usize>(&mut self, what: &'static str) -> Result<[u8; N]> {
         let b = self.bytes(N, what)?;
         let mut a = [0u8; N];
@@ -150,10 +162,12 @@ impl<'a> Cur<'a> {
     }
 
     /// One byte.
+    #[inline]
     pub fn u8(&mut self, what: &'static str) -> Result<u8> {
         Ok(self.array::<1>(what)?[0])
     }
     /// Peek at the next byte without consuming it.
+    #[inline]
     pub fn peek_u8(&self, what: &'static str) -> Result<u8> {
         self.buf
             .get(self.pos)
@@ -161,22 +175,27 @@ impl<'a> Cur<'a> {
             .ok_or_else(|| self.eof(1, what))
     }
     /// Big-endian u16.
+    #[inline]
     pub fn u16(&mut self, what: &'static str) -> Result<u16> {
         Ok(u16::from_be_bytes(self.array(what)?))
     }
     /// Big-endian u32.
+    #[inline]
     pub fn u32(&mut self, what: &'static str) -> Result<u32> {
         Ok(u32::from_be_bytes(self.array(what)?))
     }
     /// Big-endian i32.
+    #[inline]
     pub fn i32(&mut self, what: &'static str) -> Result<i32> {
         Ok(i32::from_be_bytes(self.array(what)?))
     }
     /// Big-endian u64.
+    #[inline]
     pub fn u64(&mut self, what: &'static str) -> Result<u64> {
         Ok(u64::from_be_bytes(self.array(what)?))
     }
     /// Big-endian i64.
+    #[inline]
     pub fn i64(&mut self, what: &'static str) -> Result<i64> {
         Ok(i64::from_be_bytes(self.array(what)?))
     }
@@ -198,22 +217,44 @@ impl<'a> Cur<'a> {
     }
 
     /// Cassandra unsigned vint (`VIntCoding.readUnsignedVInt`).
-    #[inline]
+    #[inline(always)]
     pub fn uvint(&mut self, what: &'static str) -> Result<u64> {
+        // One byte (values below 128) is the common case: kept inline.
+        match self.buf.get(self.pos) {
+            Some(&first) if first < 0x80 => {
+                self.pos += 1;
+                Ok(u64::from(first))
+            }
+            _ => self.uvint_long(what),
+        }
+    }
+
+    /// [`Cur::uvint`] of two bytes or more (or at the end).
+    #[inline(never)]
+    fn uvint_long(&mut self, what: &'static str) -> Result<u64> {
         let first = self.peek_u8(what)?;
         let extra = first.leading_ones() as usize;
-        if extra == 0 {
-            self.pos += 1;
-            return Ok(first as u64);
-        }
         if extra + 1 > self.remaining() {
             return Err(self.eof(extra as u64 + 1, what));
         }
-        let mut v: u64 = if extra == 8 {
+        let high = if extra == 8 {
             0
         } else {
-            (first & (0xFFu8 >> extra)) as u64
+            u64::from(first & (0xFFu8 >> extra))
         };
+        // With 8 bytes after the first one available, read them in one load
+        // and keep the top `extra`.
+        if let Some(w) = self.buf.get(self.pos + 1..self.pos + 9) {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(w);
+            let w = u64::from_be_bytes(a);
+            let shift = 8 * (8 - extra);
+            let low = if extra == 8 { w } else { w >> shift };
+            let v = if extra == 8 { low } else { (high << (8 * extra)) | low };
+            self.pos += extra + 1;
+            return Ok(v);
+        }
+        let mut v = high;
         for i in 0..extra {
             v = (v << 8) | self.buf[self.pos + 1 + i] as u64;
         }
@@ -267,7 +308,24 @@ impl<'a> Cur<'a> {
     }
 
     /// `uvint length + bytes`.
+    #[inline]
     pub fn vint_bytes(&mut self, what: &'static str) -> Result<&'a [u8]> {
+        // Fast path (most cell values and paths): a one-byte length, and
+        // the bytes all there.
+        if let Some(&n) = self.buf.get(self.pos) {
+            if n < 0x80 {
+                let start = self.pos + 1;
+                if let Some(b) = self.buf.get(start..start + usize::from(n)) {
+                    self.pos = start + usize::from(n);
+                    return Ok(b);
+                }
+            }
+        }
+        self.vint_bytes_slow(what)
+    }
+
+    #[inline(never)]
+    fn vint_bytes_slow(&mut self, what: &'static str) -> Result<&'a [u8]> {
         let n = self.uvint(what)?;
         self.bytes_len(n, what)
     }
@@ -280,6 +338,7 @@ impl<'a> Cur<'a> {
 
     /// A count read from the file that will drive a loop allocating `elem_min`
     /// bytes of input per element: rejects counts that cannot fit in what remains.
+    #[inline]
     pub fn count(&mut self, n: u64, elem_min: u64, what: &'static str) -> Result<usize> {
         let need = n.saturating_mul(elem_min.max(1));
         if need > self.remaining() as u64 {
@@ -359,6 +418,22 @@ mod tests {
             write_uvint(&mut out, v);
             assert_eq!(out.len(), uvint_size(v), "size of {v}");
             assert_eq!(dec(&out), v);
+        }
+    }
+
+    #[test]
+    fn vint_with_bytes_after_it() {
+        // The multi-byte path reads 8 bytes at once when they are there.
+        for shift in 0..64 {
+            for v in [1u64 << shift, (1u64 << shift) - 1, u64::MAX >> shift] {
+                let mut out = Vec::new();
+                write_uvint(&mut out, v);
+                let n = out.len();
+                out.extend_from_slice(&[0xA5; 9]);
+                let mut c = Cur::new(&out, Component::Data, 0);
+                assert_eq!(c.uvint("t").unwrap(), v, "{v:#x}");
+                assert_eq!(c.pos(), n, "{v:#x}");
+            }
         }
     }
 

@@ -17,10 +17,16 @@
 //! `--key`/`--key-hex`/`--keys-file` on BIG sstables (Index.db + Summary.db),
 //! each key is located through Filter.db (skipped when it says "absent"),
 //! Summary.db (binary search) and one bounded read of Index.db, and only that
-//! partition of Data.db is read; sstables without Index.db (BTI `da`) or
-//! Summary.db are scanned and filtered instead. `--token-range`,
+//! partition of Data.db is read; on BTI sstables (`da`) through Filter.db,
+//! Partitions.db and Rows.db ([`super::dump_trie::lookup_positions`]);
+//! BIG sstables without Summary.db are scanned and filtered instead. `--token-range`,
 //! `--exclude-key` and `--limit` filter a scan (skipped partitions are not
 //! decoded: `skip_partition` steps over them by their size fields).
+//!
+//! `--reverse`: each partition's rows and range tombstones in reverse
+//! clustering order (partitions stay in Data.db order), in bounded memory
+//! through the promoted indexes of Index.db (see [`super::read`]); BIG
+//! sstables only (BTI: exit 3).
 //!
 //! `--token-range` takes `(START,END]` in the partitioner's token syntax
 //! (Murmur3: signed 64-bit; write `--token-range=-5,10` when START is
@@ -179,7 +185,14 @@ fn dump_one(
             a.output == DataOutputFormat::Ndjson,
             a.tombstones_only,
         );
-        let r = drive(a, sst, &table, &sel, &mut sink);
+        let mut r = drive(a, sst, &table, &sel, &mut sink);
+        // What the writer buffers goes out before the payload is closed.
+        if !matches!(r, Err(CmdError::Output(_))) {
+            if let Err(e) = sink.flush() {
+                r = Err(CmdError::Output(e));
+            }
+        }
+        drop(sink);
         let msg = match &r {
             Err(CmdError::Output(_)) => return r,
             Err(e) => Some(e.to_string()),
@@ -249,13 +262,23 @@ fn drive(
     sel: &Selection,
     sink: &mut dyn Sink,
 ) -> CmdResult<()> {
+    if a.reverse && !a.keys_only {
+        // Each partition in reverse clustering order, through the index.
+        return super::read::dump_reversed(a, sst, t, sel, sink);
+    }
     let mut reader = ScanReader::new(sst, t.header)?;
     let mut emitted: u64 = 0;
     let limit = a.limit.unwrap_or(u64::MAX);
     if limit == 0 {
         return Ok(());
     }
-    if let Some(positions) = select::lookup_positions(sst, t, sel)? {
+    // BIG: Filter/Summary/Index.db; BTI: Filter/Partitions/Rows.db.
+    let positions = if sst.features().trie_index {
+        super::dump_trie::lookup_positions(sst, t, sel)?
+    } else {
+        select::lookup_positions(sst, t, sel)?
+    };
+    if let Some(positions) = positions {
         // Point lookups: each key's partition, in Data.db order.
         for pos in positions {
             reader.seek_partition(pos)?;
@@ -351,6 +374,7 @@ fn one_partition(
                     "end of partition",
                 ))));
             };
+            let mut first_static = false;
             if !started {
                 let header_end = match &f {
                     Fragment::StaticRow(r) => r.position.0 + r.size,
@@ -360,16 +384,18 @@ fn one_partition(
                 started = true;
                 if let Fragment::StaticRow(r) = &f {
                     sink.static_row(t, r, header_end)?;
-                    continue;
+                    first_static = true;
                 }
             }
+            let mut end = false;
             match &f {
+                _ if first_static => {}
                 Fragment::StaticRow(r) => sink.static_row(t, r, r.position.0)?,
                 Fragment::Row(r) => sink.row(t, r)?,
                 Fragment::Marker(m) => sink.marker(t, m)?,
                 Fragment::PartitionEnd { .. } => {
                     sink.partition_end(t)?;
-                    return Ok(());
+                    end = true;
                 }
                 Fragment::PartitionStart { position, .. } => {
                     return Err(Stop::Err(CmdError::from(sstkit_format::Error::at(
@@ -381,6 +407,12 @@ fn one_partition(
                         "partition",
                     ))))
                 }
+            }
+            // The next rows reuse this one's allocations.
+            let spare = f.into_spare();
+            reader.recycle(spare);
+            if end {
+                return Ok(());
             }
         }
     })();

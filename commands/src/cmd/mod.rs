@@ -10,6 +10,7 @@ pub mod dump_scylla_metadata;
 pub mod dump_statistics;
 pub mod dump_summary;
 pub mod dump_toc;
+pub mod dump_trie;
 pub mod generate;
 pub mod info;
 pub mod read;

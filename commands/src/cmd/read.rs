@@ -52,8 +52,23 @@
 //! early. The hidden `--naive` flag ignores the promoted index and scans the
 //! partition from its start (the benchmark's baseline, `bench/bounded-read.sh`).
 //!
-//! BTI (`da`) sstables: trie index lookups are not implemented yet (exit 3).
-//! `--reverse` is not supported yet (exit 2).
+//! `--reverse`: the rows and range tombstones of the slice in reverse
+//! clustering order ([`sstkit_format::read::ReversedReader`]): the static
+//! row and partition deletion first, then the promoted-index blocks from the
+//! last one that can hold the slice down to the first, each group of blocks
+//! read once and reversed in memory (bounded by `--max-io` or one block,
+//! never by the partition). Range tombstone bounds are reversed (a start
+//! bound becomes an end bound of the same inclusiveness and vice versa, a
+//! boundary swaps its sides), so sstabledump shows `end` for a forward
+//! `start`, and the scylla JSON changes sit where a reversed reader emits
+//! them. `--limit N` gives the last N rows of the slice, reading only the
+//! blocks at its end (one block, then twice as many each time). A whole
+//! partition reversed reads the Data.db bytes of the forward read plus its
+//! whole promoted index. Not with `--naive` (exit 2).
+//!
+//! BTI (`da`) sstables: the same lookups through Filter.db, Partitions.db
+//! and Rows.db ([`sstkit_format::bti::BtiIndex`]); row-index blocks are
+//! bounded by the trie's separators, so no Data.db byte is read to find them.
 
 use std::collections::HashSet;
 use std::io::{self, Write};
@@ -65,7 +80,8 @@ use sstkit_format::data::{ColumnData, RangeTombstoneMarker, Row};
 use sstkit_format::deletion::DeletionTime;
 use sstkit_format::io::IoStats;
 use sstkit_format::read::{
-    BigIndex, BoundedReader, ClusteringBound, Event, PartitionIndex, ReadOptions, ReadPlan, Slice,
+    BigIndex, BoundedReader, ClusteringBound, Event, PartitionHandle, ReadOptions, ReadPlan,
+    ReversedReader, Slice,
 };
 use sstkit_format::statistics::{SerializationHeader, Statistics};
 use sstkit_format::token::Partitioner;
@@ -135,9 +151,9 @@ fn key_args(a: &ReadArgs) -> CmdResult<Vec<KeyArg>> {
 
 /// Run the command.
 pub fn run(a: &ReadArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
-    if a.reverse {
+    if a.reverse && a.naive {
         return Err(CmdError::Usage(
-            "--reverse is not supported yet (planned: issue 5)".into(),
+            "--naive and --reverse cannot be combined".into(),
         ));
     }
     let opts = io_options(&a.io)?;
@@ -366,6 +382,27 @@ fn filter_columns<'a>(r: &Row<'a>, cols: &HashSet<String>) -> Row<'a> {
     Row { cells, ..r.clone() }
 }
 
+/// A forward (bounded) or reversed reader.
+enum Reader<'s> {
+    Forward(Box<BoundedReader<'s>>),
+    Reversed(Box<ReversedReader<'s>>),
+}
+
+impl Reader<'_> {
+    fn read<E: From<Error>>(
+        &mut self,
+        h: &mut PartitionHandle,
+        slice: &Slice,
+        opts: &ReadOptions,
+        f: &mut dyn FnMut(Event<'_>) -> Result<(), E>,
+    ) -> Result<ReadPlan, E> {
+        match self {
+            Reader::Forward(r) => r.read(h, slice, opts, f),
+            Reader::Reversed(r) => r.read(h, slice, opts, f),
+        }
+    }
+}
+
 fn plan_json(p: &ReadPlan) -> Value {
     json!({
         "blocks": p.blocks,
@@ -432,18 +469,6 @@ fn read_one(
     json: &mut JsonOut<'_>,
 ) -> CmdResult<()> {
     let t0 = Instant::now();
-    if sst.features().trie_index {
-        return Err(CmdError::from(
-            Error::new(
-                ErrorKind::Unsupported(
-                    "trie index lookups (Partitions.db / Rows.db, BTI format) not implemented yet"
-                        .into(),
-                ),
-                "partition index",
-            )
-            .in_file(&sst.data_path()),
-        ));
-    }
     let (header, partitioner) = table_of(sst)?;
     let slice = slice_of(a, &header)?;
     let cols = columns_of(a, &header)?;
@@ -461,9 +486,13 @@ fn read_one(
             KeyArg::Hex(b) => b.clone(),
         });
     }
-    let fixed = header.clustering_fixed_lens();
-    let mut index = BigIndex::open(sst, partitioner.clone(), &fixed)?;
-    let mut reader = BoundedReader::new(sst, &header)?;
+    // BIG: Filter/Summary/Index.db; BTI: Filter/Partitions/Rows.db.
+    let mut index = sstkit_format::read::open_index(sst, partitioner.clone(), &header)?;
+    let mut reader = if a.reverse {
+        Reader::Reversed(Box::new(ReversedReader::new(sst, &header)?))
+    } else {
+        Reader::Forward(Box::new(BoundedReader::new(sst, &header)?))
+    };
     report(
         a.io_stats,
         label,
@@ -575,5 +604,172 @@ fn read_one(
     let fin = renderer.finish();
     result?;
     fin?;
+    Ok(())
+}
+
+/// `dump-data --reverse`: the selected partitions in Data.db order, each in
+/// reverse clustering order ([`ReversedReader`]), fed to `sink`.
+///
+/// Partitions are walked through the index (the row index of each is what
+/// bounds the memory): with `--key`/`--key-hex`/`--keys-file`, one lookup
+/// per key (in Data.db order); otherwise, BIG: Index.db is read
+/// sequentially ([`BigIndex::scan`]) and `--token-range` /
+/// `--exclude-key` filter the entries before any Data.db read; BTI: from
+/// each partition's start in Data.db, its key is read and looked up in
+/// Partitions.db, which gives its row index and where the next partition
+/// starts. Partitions without a row index are read whole (with
+/// read-ahead, each chunk decompressed once), the others block group by
+/// block group from their end. `--limit` counts printed partitions.
+pub(crate) fn dump_reversed(
+    a: &crate::cli::DumpDataArgs,
+    sst: &Sstable,
+    t: &Table<'_>,
+    sel: &crate::dump::select::Selection,
+    sink: &mut dyn Sink,
+) -> CmdResult<()> {
+    let limit = a.limit.unwrap_or(u64::MAX);
+    if limit == 0 {
+        return Ok(());
+    }
+    let mut index = sstkit_format::read::open_index(sst, t.partitioner.clone(), t.header)?;
+    let mut reader = ReversedReader::new(sst, t.header)?;
+    let slice = Slice::all();
+    let ropts = ReadOptions::default();
+    let mut emitted = 0u64;
+    let mut one = |reader: &mut ReversedReader<'_>, h: &mut PartitionHandle| -> CmdResult<bool> {
+        let mut header_end = 0u64;
+        let mut started = false;
+        let mut visit = |ev: Event<'_>| -> CmdResult<()> {
+            match ev {
+                Event::PartitionStart {
+                    key,
+                    deletion,
+                    header_end: he,
+                    ..
+                } => {
+                    header_end = he.0;
+                    started = true;
+                    sink.partition_start(t, key, &deletion, he.0)?
+                }
+                Event::StaticRow(r) => sink.static_row(t, r, header_end)?,
+                Event::Row(r) => sink.row(t, r)?,
+                Event::Marker(m) => sink.marker(t, m)?,
+                Event::PartitionEnd { .. } => {
+                    started = false;
+                    sink.partition_end(t)?
+                }
+            }
+            Ok(())
+        };
+        match reader.read(h, &slice, &ropts, &mut visit) {
+            Ok(_) => Ok(sink.last_partition_written()),
+            Err(e) => {
+                if started && !matches!(e, CmdError::Output(_)) {
+                    let _ = sink.abort_partition(t);
+                }
+                Err(match e {
+                    CmdError::Format(e) => {
+                        let mut s = String::new();
+                        crate::dump::values::render(
+                            &t.header.partition_key_type,
+                            &h.key,
+                            crate::dump::values::Form::Str,
+                            &mut s,
+                        );
+                        CmdError::from(
+                            e.in_partition(format!("{s} (0x{})", crate::output::hex(&h.key))),
+                        )
+                    }
+                    e => e,
+                })
+            }
+        }
+    };
+    if let Some(keys) = &sel.keys {
+        // Lookups, in Data.db order (the selection sorts its keys).
+        for key in keys {
+            if !sel.wants(t, key) {
+                continue;
+            }
+            let Some(mut h) = index.find(key)? else {
+                continue;
+            };
+            if one(&mut reader, &mut h)? {
+                emitted += 1;
+                if emitted >= limit {
+                    break;
+                }
+            }
+        }
+        return Ok(());
+    }
+    reader.set_scan(true);
+    if !sst.features().trie_index {
+        // BIG: Index.db in order.
+        let big = BigIndex::open(
+            sst,
+            t.partitioner.clone(),
+            &t.header.clustering_fixed_lens(),
+        )?;
+        let mut scan = big.scan();
+        while let Some(mut h) = scan.next_handle()? {
+            if !sel.wants(t, &h.key) {
+                continue;
+            }
+            if one(&mut reader, &mut h)? {
+                emitted += 1;
+                if emitted >= limit {
+                    break;
+                }
+            }
+        }
+        return Ok(());
+    }
+    // BTI: from partition to partition in Data.db, each key looked up in
+    // the trie for the partition's row index and end.
+    let mut pos = sstkit_format::data::DataPos(0);
+    while let Some(key) = reader.partition_key(pos)? {
+        let Some(mut h) = index.find(&key)? else {
+            return Err(CmdError::from(
+                Error::at(
+                    ErrorKind::BadValue(format!(
+                        "partition key 0x{} at this position is not in the index",
+                        crate::output::hex(&key)
+                    )),
+                    Component::Data,
+                    pos.0,
+                    "partition",
+                )
+                .in_file(&sst.data_path()),
+            ));
+        };
+        if h.position != pos {
+            return Err(CmdError::from(
+                Error::at(
+                    ErrorKind::BadValue(format!(
+                        "the index places partition 0x{} at {}",
+                        crate::output::hex(&key),
+                        h.position
+                    )),
+                    Component::Data,
+                    pos.0,
+                    "partition",
+                )
+                .in_file(&sst.data_path()),
+            ));
+        }
+        let next = h.data_end(sst)?;
+        if sel.wants(t, &key) && one(&mut reader, &mut h)? {
+            emitted += 1;
+            if emitted >= limit {
+                break;
+            }
+        }
+        match next {
+            Some(n) if n > pos => pos = n,
+            // The last partition (its end unknown: the end of the data).
+            _ => break,
+        }
+    }
     Ok(())
 }

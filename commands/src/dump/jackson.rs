@@ -76,7 +76,11 @@ pub struct JsonGen<W: Write> {
     /// Compact flag of the array indenter.
     pub array_compact: bool,
     nesting: usize,
-    stack: Vec<Frame>,
+    /// The innermost container (kept out of `parents`: it is touched by
+    /// every call).
+    top: Frame,
+    /// The enclosing containers, outermost (the root) first.
+    parents: Vec<Frame>,
 }
 
 impl<W: Write> Drop for JsonGen<W> {
@@ -106,10 +110,11 @@ impl<W: Write> JsonGen<W> {
             object_compact: false,
             array_compact: false,
             nesting: 0,
-            stack: vec![Frame {
+            top: Frame {
                 ctx: Ctx::Root,
                 index: -1,
-            }],
+            },
+            parents: Vec::new(),
         }
     }
 
@@ -149,34 +154,37 @@ impl<W: Write> JsonGen<W> {
             .ok_or_else(|| io::Error::other("JSON generator: writer taken"))
     }
 
-    fn top(&mut self) -> &mut Frame {
-        // The root frame is never popped.
-        let n = self.stack.len() - 1;
-        &mut self.stack[n]
-    }
-
-    #[inline]
+    #[inline(always)]
     fn indent(&mut self, compact: bool) {
         if self.minimal {
             return;
         }
         if compact {
             self.out.push(' ');
-        } else {
-            const SPACES: &str = "                                                                ";
-            self.out.push('\n');
-            let mut n = self.nesting * 2;
-            while n > 0 {
-                let k = n.min(SPACES.len());
-                self.out.push_str(&SPACES[..k]);
-                n -= k;
-            }
+            return;
         }
+        // A newline and two spaces per level: literals (constant-length
+        // copies) for the depths sstabledump uses (6 at most).
+        self.out.push_str(match self.nesting {
+            0 => "\n",
+            1 => "\n  ",
+            2 => "\n    ",
+            3 => "\n      ",
+            4 => "\n        ",
+            5 => "\n          ",
+            6 => "\n            ",
+            7 => "\n              ",
+            n => {
+                self.out.push('\n');
+                self.out.extend(std::iter::repeat_n(' ', n * 2));
+                return;
+            }
+        });
     }
 
     #[inline]
     fn value_status(&mut self) -> Status {
-        let f = self.top();
+        let f = &mut self.top;
         match f.ctx {
             Ctx::Root => {
                 f.index += 1;
@@ -202,7 +210,7 @@ impl<W: Write> JsonGen<W> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn before_value(&mut self) {
         match self.value_status() {
             Status::AfterComma => {
@@ -212,7 +220,7 @@ impl<W: Write> JsonGen<W> {
             Status::AfterColon => self.out.push_str(if self.minimal { ":" } else { " : " }),
             Status::AfterSpace => self.out.push(if self.minimal { '\n' } else { ' ' }),
             Status::AsIs => {
-                if self.top().ctx == Ctx::Array {
+                if self.top.ctx == Ctx::Array {
                     self.indent(self.array_compact)
                 }
             }
@@ -222,22 +230,29 @@ impl<W: Write> JsonGen<W> {
     /// Close the innermost container, which must be of kind `ctx` (a
     /// mismatch is a caller bug, reported as an error rather than a panic).
     fn pop(&mut self, ctx: Ctx) -> io::Result<Frame> {
-        if self.stack.len() < 2 || self.stack[self.stack.len() - 1].ctx != ctx {
+        if self.top.ctx != ctx {
             return Err(io::Error::other(
                 "JSON generator: unbalanced end of container",
             ));
         }
-        Ok(self.stack.pop().unwrap_or(Frame { ctx, index: -1 }))
+        // Arrays and objects always have a parent (the root at least).
+        let parent = self.parents.pop().unwrap_or(Frame {
+            ctx: Ctx::Root,
+            index: 0,
+        });
+        Ok(std::mem::replace(&mut self.top, parent))
+    }
+
+    fn push(&mut self, ctx: Ctx) {
+        let parent = std::mem::replace(&mut self.top, Frame { ctx, index: -1 });
+        self.parents.push(parent);
     }
 
     /// `writeStartObject`.
     pub fn start_object(&mut self) -> io::Result<()> {
         self.before_value();
         self.nesting += 1;
-        self.stack.push(Frame {
-            ctx: Ctx::Object,
-            index: -1,
-        });
+        self.push(Ctx::Object);
         self.out.push('{');
         Ok(())
     }
@@ -261,10 +276,7 @@ impl<W: Write> JsonGen<W> {
     pub fn start_array(&mut self) -> io::Result<()> {
         self.before_value();
         self.nesting += 1;
-        self.stack.push(Frame {
-            ctx: Ctx::Array,
-            index: -1,
-        });
+        self.push(Ctx::Array);
         self.out.push('[');
         Ok(())
     }
@@ -284,15 +296,18 @@ impl<W: Write> JsonGen<W> {
         Ok(())
     }
 
-    /// `writeFieldName`.
-    pub fn field(&mut self, name: &str) -> io::Result<()> {
-        let first = self.top().index < 0;
-        if !first {
+    /// `writeFieldName` of a name with nothing to escape (sstabledump's
+    /// field names are all literals; inlined, their copies have a constant
+    /// length).
+    #[inline(always)]
+    pub fn field(&mut self, name: &'static str) -> io::Result<()> {
+        debug_assert!(!name.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\'));
+        if self.top.index >= 0 {
             self.out.push(',');
         }
         self.indent(self.object_compact);
         self.out.push('"');
-        java::json_escape_into(&mut self.out, name);
+        self.out.push_str(name);
         self.out.push('"');
         Ok(())
     }
@@ -339,19 +354,25 @@ impl<W: Write> JsonGen<W> {
 
     /// `writeRawValue` of JSON that `f` appends straight to the buffer.
     pub fn raw_value_with(&mut self, f: impl FnOnce(&mut String)) -> io::Result<()> {
-        self.before_value();
-        f(&mut self.out);
+        f(self.value_out());
         Ok(())
     }
 
+    /// Start a value (separators, indentation) and return the buffer for
+    /// the caller to append the value's JSON to.
+    pub fn value_out(&mut self) -> &mut String {
+        self.before_value();
+        &mut self.out
+    }
+
     /// `writeStringField`-like helper: field name then string.
-    pub fn string_field(&mut self, name: &str, v: &str) -> io::Result<()> {
+    pub fn string_field(&mut self, name: &'static str, v: &str) -> io::Result<()> {
         self.field(name)?;
         self.string(v)
     }
 
     /// `writeNumberField`.
-    pub fn number_field(&mut self, name: &str, v: i64) -> io::Result<()> {
+    pub fn number_field(&mut self, name: &'static str, v: i64) -> io::Result<()> {
         self.field(name)?;
         self.number(v)
     }

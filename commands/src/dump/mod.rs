@@ -109,8 +109,95 @@ pub struct Table<'h> {
 
 use std::io;
 
-use sstkit_format::data::{ColumnData, RangeTombstoneMarker, Row};
+use sstkit_format::data::{Column, ColumnData, RangeTombstoneMarker, Row};
 use sstkit_format::deletion::DeletionTime;
+use sstkit_format::types::{CqlType, Native};
+
+/// Per-column data a renderer computes once (the name in its JSON form,
+/// element types) instead of once per cell.
+///
+/// A renderer serves one table, so entries are found by the column's index
+/// in its set; each entry also remembers the address of the column it was
+/// built from and is rebuilt when another column object shows up (e.g. a
+/// renderer fed by two readers).
+pub(crate) struct ColumnCache<T> {
+    regular: Vec<Option<(usize, T)>>,
+    statics: Vec<Option<(usize, T)>>,
+}
+
+impl<T> ColumnCache<T> {
+    pub(crate) fn new() -> Self {
+        ColumnCache {
+            regular: Vec::new(),
+            statics: Vec::new(),
+        }
+    }
+
+    /// The entry of `c` (a static column when `is_static`), built by `make`
+    /// the first time.
+    #[inline(always)]
+    pub(crate) fn get(&mut self, is_static: bool, c: &Column, make: impl FnOnce(&Column) -> T) -> &T {
+        let v = if is_static {
+            &mut self.statics
+        } else {
+            &mut self.regular
+        };
+        if v.len() <= c.index {
+            Self::grow(v, c.index);
+        }
+        let addr = c as *const Column as usize;
+        let slot = &mut v[c.index];
+        if matches!(slot, Some((a, _)) if *a != addr) {
+            *slot = None;
+        }
+        &slot.get_or_insert_with(|| (addr, make(c))).1
+    }
+
+    #[cold]
+    fn grow(v: &mut Vec<Option<(usize, T)>>, index: usize) {
+        v.resize_with(index + 1, || None);
+    }
+}
+
+/// The types of a column's cells, computed once per column: what
+/// [`sstabledump::cell_value_type`] and [`CqlType::path_type`] give per cell,
+/// without cloning a type per cell.
+pub(crate) struct CellTypes {
+    /// The column type without `ReversedType`.
+    pub ty: CqlType,
+    /// List/map value and set (empty) element type of complex cells.
+    pub elem: Option<CqlType>,
+    /// Type of the cell paths of complex cells.
+    pub path: Option<CqlType>,
+}
+
+static BLOB: CqlType = CqlType::Native(Native::Blob);
+
+impl CellTypes {
+    pub(crate) fn of(c: &Column) -> CellTypes {
+        let ty = c.ty().unreversed().clone();
+        CellTypes {
+            elem: ty.cell_value_type(),
+            path: ty.path_type(),
+            ty,
+        }
+    }
+
+    /// The type of a cell's value (see [`sstabledump::cell_value_type`]).
+    #[inline]
+    pub fn value_type(&self, path: Option<&[u8]>) -> &CqlType {
+        match (&self.ty, path) {
+            (CqlType::Udt { fields, .. }, Some(p)) => {
+                match sstabledump::udt_field_index(p).and_then(|i| fields.get(i)) {
+                    Some((_, t)) => t,
+                    None => &BLOB,
+                }
+            }
+            (u, Some(_)) => self.elem.as_ref().unwrap_or(u),
+            (u, None) => u,
+        }
+    }
+}
 
 /// A consumer of the fragments of the selected partitions. Every method has
 /// a do-nothing default so a renderer implements only what it prints.

@@ -1,57 +1,168 @@
 //! `--output json` / `ndjson`: the `scylla sstable dump-data` schema (see the
 //! schema in [`crate::dump`]).
 //!
-//! Each partition is serialized by hand into a reused buffer (no JSON value
-//! tree). For `json` the buffer is flushed to the output whenever it grows
-//! past 64 KiB, so a huge partition is streamed; `ndjson` needs the whole
-//! partition on one line and writes it at the partition's end.
+//! Partitions are serialized by hand (no JSON value tree) into one reused
+//! buffer, framing included ([`JsonOut::open_item_object`]), which is handed
+//! to the output in blocks of [`FLUSH_AT`] bytes: between partitions, and
+//! inside a partition once it is sure to be printed. So memory stays flat
+//! however large a partition is, for `ndjson` too (a line is streamed), and
+//! a `BufWriter` underneath passes the blocks through without copying them.
+//!
+//! Per-column data (the name as a JSON key, the cell `type`, element types)
+//! is computed once per writer ([`ColumnCache`]); a writer serves one table.
+//! The hot path pushes straight into the buffer: integers through `itoa`,
+//! values through [`render_json_escaped`], the row timestamp (shared by most
+//! cells of a row) and deletion times from a one-entry cache.
 
-use std::fmt::Write as _;
-use std::io::{self, Write};
+use std::io;
 
 use sstkit_format::clustering::{BoundKind, ClusteringPrefix};
-use sstkit_format::data::{Cell, ColumnData, MarkerDeletion, RangeTombstoneMarker, Row};
+use sstkit_format::data::{Cell, Column, ColumnData, MarkerDeletion, RangeTombstoneMarker, Row};
 use sstkit_format::deletion::DeletionTime;
 use sstkit_format::types::CqlType;
-use sstkit_format::value::java::{self, render, Form};
-use sstkit_format::value::Uuid;
+use sstkit_format::value::java::{self, render, render_json_escaped, Form};
 
-use super::jackson::write_escaped;
-use super::sstabledump::{cell_value_type, udt_field_index};
-use super::{row_is_empty, tombstones_of, Sink, Table};
-use crate::output::JsonOut;
-
-const FLUSH_AT: usize = 64 * 1024;
+use super::jackson::FLUSH_AT;
+use super::sstabledump::udt_field_index;
+use super::{row_is_empty, tombstones_of, CellTypes, ColumnCache, Sink, Table};
+use crate::output::{ItemMark, JsonOut};
 
 /// Writer of the scylla dump-data schema into a [`JsonOut`].
+///
+/// What it buffers is written out at [`ScyllaWriter::flush`] or, failing
+/// that, when the writer is dropped (errors then ignored).
 pub struct ScyllaWriter<'a, 'w> {
     json: &'a mut JsonOut<'w>,
-    ndjson: bool,
     tombstones_only: bool,
-    buf: Vec<u8>,
-    s: String,
-    /// In a partition whose item prefix was written (json streaming).
-    streaming: bool,
-    /// `"clustering_elements":[` was opened and how many elements it holds.
-    elements: Option<usize>,
-    /// A partition is open.
-    open: bool,
+    out: Out,
+    cols: ColumnCache<ScyllaColumn>,
+    /// Where the open partition starts in the buffer and the framing state
+    /// before it: a partition `--tombstones-only` drops is taken back.
+    part: Option<(usize, ItemMark)>,
+    /// `"clustering_elements":[` was opened.
+    elements: bool,
     /// The open partition has something to print under `--tombstones-only`.
     content: bool,
     /// The last partition was written.
     written: bool,
 }
 
+/// The output buffer and the one-entry caches of the hot path.
+struct Out {
+    buf: String,
+    /// For values that need escaping after rendering.
+    scratch: String,
+    /// The last cell / liveness timestamp.
+    ts: LastText,
+    /// The last deletion / expiry time (`gc_time`).
+    gc: LastText,
+}
+
+/// The text of the last value rendered, reused while the value repeats.
+struct LastText {
+    value: Option<i64>,
+    text: String,
+    /// `text` in a fixed-size array when it fits (copied without a `memcpy`
+    /// call, [`java::push_ascii_prefix`]).
+    fixed: Option<[u8; 32]>,
+}
+
+impl LastText {
+    fn new() -> Self {
+        LastText {
+            value: None,
+            text: String::new(),
+            fixed: None,
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, out: &mut String, v: i64, render: fn(&mut String, i64)) {
+        if self.value != Some(v) {
+            self.text.clear();
+            render(&mut self.text, v);
+            self.value = Some(v);
+            let t = self.text.as_bytes();
+            self.fixed = (t.len() <= 32 && t.is_ascii()).then(|| {
+                let mut a = [b' '; 32];
+                a[..t.len()].copy_from_slice(t);
+                a
+            });
+        }
+        match &self.fixed {
+            Some(a) => java::push_ascii_prefix(out, a, self.text.len()),
+            None => out.push_str(&self.text),
+        }
+    }
+}
+
+/// What the writer needs of a column, computed once.
+struct ScyllaColumn {
+    /// `"name":`, the column's key in `$COLUMNS`.
+    key: String,
+    /// The start of a simple cell, up to its timestamp, live and dead:
+    /// `"name":{"is_live":true,"type":"regular","timestamp":` (one push).
+    simple: [String; 2],
+    /// The same for the element cells of a complex column (no key).
+    element: [&'static str; 2],
+    counter: bool,
+    types: CellTypes,
+}
+
+/// The start of a cell, up to its timestamp, live (`[0]`) and dead.
+fn cell_heads(kind: &str) -> [String; 2] {
+    [true, false].map(|live| format!("{{\"is_live\":{live},\"type\":\"{kind}\",\"timestamp\":"))
+}
+
+impl ScyllaColumn {
+    fn of(c: &Column) -> ScyllaColumn {
+        let mut key = String::from("\"");
+        java::json_escape_into(&mut key, c.name());
+        key.push_str("\":");
+        let kind = if c.counter {
+            "counter-shards"
+        } else if is_frozen_collection(c.ty()) {
+            "frozen-collection"
+        } else {
+            "regular"
+        };
+        let simple = cell_heads(kind).map(|h| format!("{key}{h}"));
+        let element = if c.counter {
+            [
+                "{\"is_live\":true,\"type\":\"counter-shards\",\"timestamp\":",
+                "{\"is_live\":false,\"type\":\"counter-shards\",\"timestamp\":",
+            ]
+        } else {
+            [
+                "{\"is_live\":true,\"type\":\"regular\",\"timestamp\":",
+                "{\"is_live\":false,\"type\":\"regular\",\"timestamp\":",
+            ]
+        };
+        ScyllaColumn {
+            key,
+            simple,
+            element,
+            counter: c.counter,
+            types: CellTypes::of(c),
+        }
+    }
+}
+
 /// Scylla's text form of a value: CQL literal for collections, tuples and
 /// UDTs, `getString` for the rest.
 pub fn scylla_value(ty: &CqlType, b: &[u8], out: &mut String) {
+    render(ty, b, scylla_form(ty), out)
+}
+
+/// The form [`scylla_value`] uses for `ty`.
+fn scylla_form(ty: &CqlType) -> Form {
     let mut t = ty;
     while let CqlType::Reversed(i) | CqlType::Frozen(i) = t {
         t = i;
     }
     match t {
-        CqlType::Native(_) | CqlType::Composite(_) => render(t, b, Form::Str, out),
-        _ => render(t, b, Form::Cql, out),
+        CqlType::Native(_) | CqlType::Composite(_) => Form::Str,
+        _ => Form::Cql,
     }
 }
 
@@ -65,233 +176,268 @@ fn is_frozen_collection(ty: &CqlType) -> bool {
 
 /// `YYYY-MM-DD HH:MM:SSz` of seconds since the epoch (Scylla's gc_clock format).
 pub fn gc_time(secs: i64) -> String {
-    let sod = secs.rem_euclid(86_400);
     let mut s = String::with_capacity(24);
-    java::local_date_into(&mut s, secs.div_euclid(86_400));
-    let _ = write!(
-        s,
-        " {:02}:{:02}:{:02}z",
-        sod / 3600,
-        sod / 60 % 60,
-        sod % 60
-    );
+    gc_time_into(&mut s, secs);
     s
 }
 
-impl<'a, 'w> ScyllaWriter<'a, 'w> {
-    /// A writer for one sstable's partitions (the sstable was begun on `json`).
-    pub fn new(json: &'a mut JsonOut<'w>, ndjson: bool, tombstones_only: bool) -> Self {
-        ScyllaWriter {
-            json,
-            ndjson,
-            tombstones_only,
-            buf: Vec::with_capacity(FLUSH_AT + 4096),
-            s: String::new(),
-            streaming: false,
-            elements: None,
-            open: false,
-            content: false,
-            written: false,
-        }
+/// [`gc_time`], appended to `out`.
+pub fn gc_time_into(out: &mut String, secs: i64) {
+    let sod = secs.rem_euclid(86_400);
+    java::local_date_into(out, secs.div_euclid(86_400));
+    let mut b = *b" 00:00:00z";
+    for (i, v) in [sod / 3600, sod / 60 % 60, sod % 60].into_iter().enumerate() {
+        b[1 + 3 * i] = b'0' + (v / 10) as u8;
+        b[2 + 3 * i] = b'0' + (v % 10) as u8;
     }
+    out.push_str(std::str::from_utf8(&b).unwrap_or_default());
+}
 
-    fn maybe_flush(&mut self) -> io::Result<()> {
-        self.content = true;
-        if !self.ndjson && self.buf.len() >= FLUSH_AT {
-            if !self.streaming {
-                // Writes the array separator; the item follows as raw bytes.
-                self.json.item_raw(b"")?;
-                self.streaming = true;
-            }
-            self.json.raw().write_all(&self.buf)?;
-            self.buf.clear();
-        }
-        Ok(())
-    }
-
-    fn str(&mut self, s: &str) {
-        self.buf.push(b'"');
-        let _ = write_escaped(&mut self.buf, s);
-        self.buf.push(b'"');
+impl Out {
+    /// `"<text>"`: a value's Scylla text as a JSON string.
+    #[inline]
+    fn value_string(&mut self, ty: &CqlType, b: &[u8]) {
+        self.buf.push('"');
+        render_json_escaped(ty, b, scylla_form(ty), &mut self.buf, &mut self.scratch);
+        self.buf.push('"');
     }
 
     fn tombstone(&mut self, d: Option<&DeletionTime>) {
         match d {
-            None => self.buf.extend_from_slice(b"{}"),
+            None => self.buf.push_str("{}"),
             Some(d) => {
-                let _ = write!(
-                    self.buf,
-                    "{{\"timestamp\":{},\"deletion_time\":\"{}\"}}",
-                    d.marked_for_delete_at,
-                    gc_time(d.local_deletion_time)
-                );
+                self.buf.push_str("{\"timestamp\":");
+                java::push_i64(&mut self.buf, d.marked_for_delete_at);
+                self.buf.push_str(",\"deletion_time\":\"");
+                self.gc.push(&mut self.buf, d.local_deletion_time, gc_time_into);
+                self.buf.push_str("\"}");
             }
         }
     }
 
     fn clustering_key(&mut self, t: &Table<'_>, c: &ClusteringPrefix<'_>) {
-        let mut raw = String::new();
-        self.s.clear();
+        self.buf.push_str("{\"raw\":\"");
+        for v in c.values.iter().flatten() {
+            let len = v.len().min(0xffff) as u16;
+            java::hex_into(&mut self.buf, &len.to_be_bytes());
+            java::hex_into(&mut self.buf, v);
+        }
+        self.buf.push_str("\",\"value\":\"");
+        // The values joined by `:` (escaping each piece escapes the whole).
         for (i, v) in c.values.iter().enumerate() {
             let Some(v) = v else { continue };
-            let _ = write!(raw, "{:04x}", v.len().min(0xffff));
-            raw.push_str(&crate::output::hex(v));
             if i > 0 {
-                self.s.push(':');
+                self.buf.push(':');
             }
             match t.header.clustering_types.get(i) {
-                Some(ty) => scylla_value(ty, v, &mut self.s),
-                None => self.s.push_str(&crate::output::hex(v)),
+                Some(ty) => render_json_escaped(
+                    ty,
+                    v,
+                    scylla_form(ty),
+                    &mut self.buf,
+                    &mut self.scratch,
+                ),
+                None => java::hex_into(&mut self.buf, v),
             }
         }
-        let value = std::mem::take(&mut self.s);
-        let _ = write!(self.buf, "{{\"raw\":\"{raw}\",\"value\":");
-        self.str(&value);
-        self.buf.push(b'}');
-        self.s = value;
+        self.buf.push_str("\"}");
+    }
+
+    /// `{"token","raw","value"}` of a partition key, without the braces.
+    fn key_fields(&mut self, t: &Table<'_>, key: &[u8]) {
+        let token = t.partitioner.token(key);
+        self.buf.push_str("\"token\":\"");
+        {
+            use std::fmt::Write as _;
+            let _ = write!(self.buf, "{token}");
+        }
+        self.buf.push_str("\",\"raw\":\"");
+        java::hex_into(&mut self.buf, key);
+        self.buf.push_str("\",\"value\":");
+        self.value_string(&t.header.partition_key_type, key);
+    }
+
+    /// One cell; `heads` are its start up to the timestamp, live and dead
+    /// ([`ScyllaColumn`]).
+    #[inline]
+    fn cell<S: AsRef<str>>(&mut self, col: &ScyllaColumn, heads: &[S; 2], c: &Cell<'_>) {
+        let dead = c.is_deleted();
+        self.buf.push_str(heads[usize::from(dead)].as_ref());
+        self.ts.push(&mut self.buf, c.timestamp, java::push_i64);
+        if dead {
+            self.buf.push_str(",\"deletion_time\":\"");
+            self.gc
+                .push(&mut self.buf, c.local_deletion_time.unwrap_or(0), gc_time_into);
+            self.buf.push_str("\"}");
+            return;
+        }
+        if c.is_expiring() {
+            self.buf.push_str(",\"ttl\":\"");
+            java::push_i64(&mut self.buf, c.ttl.unwrap_or(0));
+            self.buf.push_str("s\",\"expiry\":\"");
+            self.gc
+                .push(&mut self.buf, c.local_deletion_time.unwrap_or(0), gc_time_into);
+            self.buf.push('"');
+        }
+        self.buf.push_str(",\"value\":");
+        if col.counter {
+            counter_shards(&mut self.buf, c.value);
+        } else {
+            self.value_string(col.types.value_type(c.path), c.value);
+        }
+        self.buf.push('}');
+    }
+
+    /// The `"key"` of an element cell: the UDT field name, or the path's text.
+    fn element_key(&mut self, col: &ScyllaColumn, path: &[u8]) {
+        self.buf.push('"');
+        match (&col.types.ty, &col.types.path) {
+            (CqlType::Udt { fields, .. }, _) => {
+                match udt_field_index(path).and_then(|i| fields.get(i)) {
+                    Some((n, _)) => java::json_escape_into(&mut self.buf, n),
+                    None => java::hex_into(&mut self.buf, path),
+                }
+            }
+            (_, Some(pt)) => render_json_escaped(
+                pt,
+                path,
+                scylla_form(pt),
+                &mut self.buf,
+                &mut self.scratch,
+            ),
+            (_, None) => java::hex_into(&mut self.buf, path),
+        }
+        self.buf.push('"');
+    }
+}
+
+impl<'a, 'w> ScyllaWriter<'a, 'w> {
+    /// A writer for one sstable's partitions (the sstable was begun on
+    /// `json`). `ndjson` must match `json`'s format (it decides the framing).
+    pub fn new(json: &'a mut JsonOut<'w>, ndjson: bool, tombstones_only: bool) -> Self {
+        let _ = ndjson;
+        ScyllaWriter {
+            json,
+            tombstones_only,
+            out: Out {
+                buf: String::new(),
+                scratch: String::new(),
+                ts: LastText::new(),
+                gc: LastText::new(),
+            },
+            cols: ColumnCache::new(),
+            part: None,
+            elements: false,
+            content: false,
+            written: false,
+        }
+    }
+
+    /// Write out what is buffered (everything before the open partition,
+    /// and the open partition when it is sure to be printed).
+    pub fn flush(&mut self) -> io::Result<()> {
+        let end = match self.part {
+            Some((start, _)) if !self.committed() => start,
+            _ => self.out.buf.len(),
+        };
+        if end > 0 {
+            self.json.raw().write_all(&self.out.buf.as_bytes()[..end])?;
+            self.out.buf.drain(..end);
+            if let Some((start, _)) = &mut self.part {
+                *start = start.saturating_sub(end);
+            }
+        }
+        Ok(())
+    }
+
+    /// The open partition will be printed whatever comes next.
+    fn committed(&self) -> bool {
+        self.content || !self.tombstones_only
+    }
+
+    /// Something was written: the partition has content; flush a full buffer.
+    fn wrote(&mut self) -> io::Result<()> {
+        self.content = true;
+        if self.out.buf.len() >= FLUSH_AT {
+            self.flush()?;
+        }
+        Ok(())
     }
 
     fn element_sep(&mut self) {
-        match &mut self.elements {
-            None => {
-                self.buf.extend_from_slice(b",\"clustering_elements\":[");
-                self.elements = Some(1);
-            }
-            Some(n) => {
-                self.buf.push(b',');
-                *n += 1;
-            }
+        if self.elements {
+            self.out.buf.push(',');
+        } else {
+            self.out.buf.push_str(",\"clustering_elements\":[");
+            self.elements = true;
         }
     }
 
-    fn cell(&mut self, t: &Table<'_>, ty: &CqlType, counter: bool, c: &Cell<'_>) {
-        let dead = c.is_deleted();
-        let kind = if counter {
-            "counter-shards"
-        } else if c.path.is_none() && is_frozen_collection(ty) {
-            "frozen-collection"
-        } else {
-            "regular"
-        };
-        let _ = write!(
-            self.buf,
-            "{{\"is_live\":{},\"type\":\"{kind}\",\"timestamp\":{}",
-            !dead, c.timestamp
-        );
-        if dead {
-            let _ = write!(
-                self.buf,
-                ",\"deletion_time\":\"{}\"",
-                gc_time(c.local_deletion_time.unwrap_or(0))
-            );
-        } else {
-            if c.is_expiring() {
-                let _ = write!(
-                    self.buf,
-                    ",\"ttl\":\"{}s\",\"expiry\":\"{}\"",
-                    c.ttl.unwrap_or(0),
-                    gc_time(c.local_deletion_time.unwrap_or(0))
-                );
-            }
-            self.buf.extend_from_slice(b",\"value\":");
-            if counter {
-                counter_shards(&mut self.buf, c.value);
-            } else {
-                self.s.clear();
-                let vt = cell_value_type(ty, c.path);
-                scylla_value(&vt, c.value, &mut self.s);
-                let v = std::mem::take(&mut self.s);
-                self.str(&v);
-                self.s = v;
-            }
-        }
-        let _ = t;
-        self.buf.push(b'}');
-    }
-
-    fn columns(&mut self, t: &Table<'_>, row: &Row<'_>) {
-        self.buf.push(b'{');
+    fn columns(&mut self, row: &Row<'_>) {
+        let is_static = row.is_static();
+        let out = &mut self.out;
+        out.buf.push('{');
         for (i, cd) in row.cells.iter().enumerate() {
             if i > 0 {
-                self.buf.push(b',');
+                out.buf.push(',');
             }
-            let col = cd.column();
-            self.str(col.name());
-            self.buf.push(b':');
+            let col = self.cols.get(is_static, cd.column(), ScyllaColumn::of);
             match cd {
-                ColumnData::Simple { column, cell } => {
-                    self.cell(t, column.ty(), column.counter, cell)
-                }
+                ColumnData::Simple { cell, .. } => out.cell(col, &col.simple, cell),
                 ColumnData::Complex {
-                    column,
                     complex_deletion,
                     cells,
+                    ..
                 } => {
-                    self.buf.push(b'{');
+                    out.buf.push_str(&col.key);
+                    out.buf.push('{');
                     if let Some(d) = complex_deletion {
-                        self.buf.extend_from_slice(b"\"tombstone\":");
-                        self.tombstone(Some(d));
-                        self.buf.push(b',');
+                        out.buf.push_str("\"tombstone\":");
+                        out.tombstone(Some(d));
+                        out.buf.push(',');
                     }
-                    self.buf.extend_from_slice(b"\"cells\":[");
-                    let ty = column.ty().unreversed();
+                    out.buf.push_str("\"cells\":[");
                     for (j, c) in cells.iter().enumerate() {
-                        if j > 0 {
-                            self.buf.push(b',');
-                        }
-                        self.s.clear();
-                        let path = c.path.unwrap_or(&[]);
-                        match ty {
-                            CqlType::Udt { fields, .. } => {
-                                match udt_field_index(path).and_then(|i| fields.get(i)) {
-                                    Some((n, _)) => self.s.push_str(n),
-                                    None => self.s.push_str(&crate::output::hex(path)),
-                                }
-                            }
-                            _ => match ty.path_type() {
-                                Some(pt) => scylla_value(&pt, path, &mut self.s),
-                                None => self.s.push_str(&crate::output::hex(path)),
-                            },
-                        }
-                        let k = std::mem::take(&mut self.s);
-                        self.buf.extend_from_slice(b"{\"key\":");
-                        self.str(&k);
-                        self.s = k;
-                        self.buf.extend_from_slice(b",\"value\":");
-                        self.cell(t, column.ty(), column.counter, c);
-                        self.buf.push(b'}');
+                        out.buf
+                            .push_str(if j > 0 { ",{\"key\":" } else { "{\"key\":" });
+                        out.element_key(col, c.path.unwrap_or(&[]));
+                        out.buf.push_str(",\"value\":");
+                        out.cell(col, &col.element, c);
+                        out.buf.push('}');
                     }
-                    self.buf.extend_from_slice(b"]}");
+                    out.buf.push_str("]}");
                 }
             }
         }
-        self.buf.push(b'}');
+        out.buf.push('}');
     }
 
     fn write_row(&mut self, t: &Table<'_>, row: &Row<'_>) -> io::Result<()> {
         self.element_sep();
-        self.buf
-            .extend_from_slice(b"{\"type\":\"clustering-row\",\"key\":");
-        self.clustering_key(t, &row.clustering);
+        let out = &mut self.out;
+        out.buf
+            .push_str("{\"type\":\"clustering-row\",\"key\":");
+        out.clustering_key(t, &row.clustering);
         if let Some(d) = &row.deletion {
-            self.buf.extend_from_slice(b",\"tombstone\":");
-            self.tombstone(Some(&d.time));
+            out.buf.push_str(",\"tombstone\":");
+            out.tombstone(Some(&d.time));
         }
         if let Some(l) = &row.liveness {
-            let _ = write!(self.buf, ",\"marker\":{{\"timestamp\":{}", l.timestamp);
+            out.buf.push_str(",\"marker\":{\"timestamp\":");
+            out.ts.push(&mut out.buf, l.timestamp, java::push_i64);
             if let (Some(ttl), Some(ldt)) = (l.ttl, l.local_expiration_time) {
-                let _ = write!(
-                    self.buf,
-                    ",\"ttl\":\"{ttl}s\",\"expiry\":\"{}\"",
-                    gc_time(ldt)
-                );
+                out.buf.push_str(",\"ttl\":\"");
+                java::push_i64(&mut out.buf, ttl);
+                out.buf.push_str("s\",\"expiry\":\"");
+                out.gc.push(&mut out.buf, ldt, gc_time_into);
+                out.buf.push('"');
             }
-            self.buf.push(b'}');
+            out.buf.push('}');
         }
-        self.buf.extend_from_slice(b",\"columns\":");
-        self.columns(t, row);
-        self.buf.push(b'}');
-        self.maybe_flush()
+        out.buf.push_str(",\"columns\":");
+        self.columns(row);
+        self.out.buf.push('}');
+        self.wrote()
     }
 
     fn change(
@@ -302,43 +448,58 @@ impl<'a, 'w> ScyllaWriter<'a, 'w> {
         d: Option<&DeletionTime>,
     ) {
         self.element_sep();
-        self.buf
-            .extend_from_slice(b"{\"type\":\"range-tombstone-change\"");
+        let out = &mut self.out;
+        out.buf.push_str("{\"type\":\"range-tombstone-change\"");
         if !c.values.is_empty() {
-            self.buf.extend_from_slice(b",\"key\":");
-            self.clustering_key(t, c);
+            out.buf.push_str(",\"key\":");
+            out.clustering_key(t, c);
         }
-        let _ = write!(self.buf, ",\"weight\":{weight},\"tombstone\":");
-        self.tombstone(d);
-        self.buf.push(b'}');
+        out.buf.push_str(if weight < 0 {
+            ",\"weight\":-1,\"tombstone\":"
+        } else {
+            ",\"weight\":1,\"tombstone\":"
+        });
+        out.tombstone(d);
+        out.buf.push('}');
+    }
+}
+
+impl Drop for ScyllaWriter<'_, '_> {
+    fn drop(&mut self) {
+        let _ = self.flush();
     }
 }
 
 /// Counter context shards: `[{"id","value","clock"}]`.
-fn counter_shards(buf: &mut Vec<u8>, b: &[u8]) {
+fn counter_shards(buf: &mut String, b: &[u8]) {
     let shards = b
         .get(..2)
         .map(|h| i16::from_be_bytes([h[0], h[1]]).unsigned_abs() as usize)
         .and_then(|h| b.get(2 + 2 * h..))
         .filter(|s| s.len() % 32 == 0);
     let Some(shards) = shards else {
-        let _ = write!(buf, "\"0x{}\"", crate::output::hex(b));
+        buf.push_str("\"0x");
+        java::hex_into(buf, b);
+        buf.push('"');
         return;
     };
-    buf.push(b'[');
+    buf.push('[');
     for (i, s) in shards.chunks_exact(32).enumerate() {
         if i > 0 {
-            buf.push(b',');
+            buf.push(',');
         }
-        let id = Uuid(s[..16].try_into().unwrap_or([0; 16]));
+        let id: [u8; 16] = s[..16].try_into().unwrap_or([0; 16]);
         let clock = i64::from_be_bytes(s[16..24].try_into().unwrap_or([0; 8]));
         let count = i64::from_be_bytes(s[24..32].try_into().unwrap_or([0; 8]));
-        let _ = write!(
-            buf,
-            "{{\"id\":\"{id}\",\"value\":{count},\"clock\":{clock}}}"
-        );
+        buf.push_str("{\"id\":\"");
+        java::uuid_into(buf, &id);
+        buf.push_str("\",\"value\":");
+        java::push_i64(buf, count);
+        buf.push_str(",\"clock\":");
+        java::push_i64(buf, clock);
+        buf.push('}');
     }
-    buf.push(b']');
+    buf.push(']');
 }
 
 impl Sink for ScyllaWriter<'_, '_> {
@@ -349,21 +510,22 @@ impl Sink for ScyllaWriter<'_, '_> {
         deletion: &DeletionTime,
         _header_end: u64,
     ) -> io::Result<()> {
-        self.buf.clear();
-        self.streaming = false;
-        self.elements = None;
-        self.open = true;
+        let start = self.out.buf.len();
+        let mark = self.json.open_item_object(&mut self.out.buf);
+        self.part = Some((start, mark));
+        self.elements = false;
         self.content = !deletion.is_live();
-        self.buf.extend_from_slice(b"{\"key\":");
-        self.key_object(t, key);
+        self.out.buf.push_str("\"key\":{");
+        self.out.key_fields(t, key);
+        self.out.buf.push('}');
         if !deletion.is_live() {
-            self.buf.extend_from_slice(b",\"tombstone\":");
-            self.tombstone(Some(deletion));
+            self.out.buf.push_str(",\"tombstone\":");
+            self.out.tombstone(Some(deletion));
         }
         Ok(())
     }
 
-    fn static_row(&mut self, t: &Table<'_>, row: &Row<'_>, _position: u64) -> io::Result<()> {
+    fn static_row(&mut self, _t: &Table<'_>, row: &Row<'_>, _position: u64) -> io::Result<()> {
         let filtered;
         let row = if self.tombstones_only {
             match tombstones_of(row) {
@@ -379,9 +541,9 @@ impl Sink for ScyllaWriter<'_, '_> {
         if row_is_empty(row) {
             return Ok(());
         }
-        self.buf.extend_from_slice(b",\"static_row\":");
-        self.columns(t, row);
-        self.maybe_flush()
+        self.out.buf.push_str(",\"static_row\":");
+        self.columns(row);
+        self.wrote()
     }
 
     fn row(&mut self, t: &Table<'_>, row: &Row<'_>) -> io::Result<()> {
@@ -412,29 +574,27 @@ impl Sink for ScyllaWriter<'_, '_> {
                 self.change(t, &m.bound, w, Some(&start));
             }
         }
-        self.maybe_flush()
+        self.wrote()
     }
 
     fn partition_end(&mut self, _t: &Table<'_>) -> io::Result<()> {
-        if !self.open {
+        let Some((start, mark)) = self.part.take() else {
             return Ok(());
-        }
-        self.open = false;
-        self.written = self.content || !self.tombstones_only;
+        };
+        self.written = self.committed();
         if !self.written {
-            self.buf.clear();
+            // Dropped by --tombstones-only: take the partition back.
+            self.out.buf.truncate(start);
+            self.json.cancel_item(mark);
             return Ok(());
         }
-        if self.elements.is_some() {
-            self.buf.push(b']');
+        if self.elements {
+            self.out.buf.push(']');
         }
-        self.buf.push(b'}');
-        if self.streaming {
-            self.json.raw().write_all(&self.buf)?;
-        } else {
-            self.json.item_raw(&self.buf)?;
+        self.json.close_item_object(&mut self.out.buf);
+        if self.out.buf.len() >= FLUSH_AT {
+            self.flush()?;
         }
-        self.buf.clear();
         Ok(())
     }
 
@@ -443,29 +603,12 @@ impl Sink for ScyllaWriter<'_, '_> {
     }
 
     fn key_only(&mut self, t: &Table<'_>, key: &[u8]) -> io::Result<()> {
-        self.buf.clear();
-        self.key_object(t, key);
-        let b = std::mem::take(&mut self.buf);
-        let r = self.json.item_raw(&b);
-        self.buf = b;
-        r
-    }
-}
-
-impl ScyllaWriter<'_, '_> {
-    /// `{"token","raw","value"}` of a partition key, into the buffer.
-    fn key_object(&mut self, t: &Table<'_>, key: &[u8]) {
-        let token = t.partitioner.token(key);
-        let _ = write!(
-            self.buf,
-            "{{\"token\":\"{token}\",\"raw\":\"{}\",\"value\":",
-            crate::output::hex(key)
-        );
-        self.s.clear();
-        scylla_value(&t.header.partition_key_type, key, &mut self.s);
-        let v = std::mem::take(&mut self.s);
-        self.str(&v);
-        self.s = v;
-        self.buf.push(b'}');
+        self.json.open_item_object(&mut self.out.buf);
+        self.out.key_fields(t, key);
+        self.json.close_item_object(&mut self.out.buf);
+        if self.out.buf.len() >= FLUSH_AT {
+            self.flush()?;
+        }
+        Ok(())
     }
 }

@@ -17,24 +17,44 @@
 //! time, as Cassandra does: row liveness `expires_at < now`, cells
 //! `now >= expires_at`.
 
-use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use sstkit_format::clustering::{BoundKind, ClusteringPrefix};
-use sstkit_format::data::{Cell, ColumnData, MarkerDeletion, RangeTombstoneMarker, Row};
+use sstkit_format::data::{Cell, Column, ColumnData, MarkerDeletion, RangeTombstoneMarker, Row};
 use sstkit_format::deletion::DeletionTime;
 use sstkit_format::types::{quote_ident, CqlType};
-use sstkit_format::value::java::{self, render, Form};
+use sstkit_format::value::java::{self, render, render_json_escaped, DateStrings, Form};
 
 use super::jackson::JsonGen;
-use super::Table;
+use super::{CellTypes, ColumnCache, Table};
 
-/// Streaming writer of one sstable's sstabledump output.
+/// What the writer needs of a column, computed once.
+struct SdColumn {
+    /// `"name"` as `ColumnIdentifier.toCQLString` spells it, as a JSON string.
+    name: String,
+    types: CellTypes,
+}
+
+impl SdColumn {
+    fn of(c: &Column) -> SdColumn {
+        let mut name = String::from("\"");
+        java::json_escape_into(&mut name, &quote_ident(c.name()));
+        name.push('"');
+        SdColumn {
+            name,
+            types: CellTypes::of(c),
+        }
+    }
+}
+
+/// Streaming writer of one sstable's sstabledump output (a writer serves
+/// one table; see [`ColumnCache`]).
 pub struct SstabledumpWriter<W: Write> {
     g: JsonGen<W>,
     lines: bool,
     buf: String,
-    tbuf: String,
+    cols: ColumnCache<SdColumn>,
+    dates: DateStrings,
 }
 
 impl<W: Write> SstabledumpWriter<W> {
@@ -49,7 +69,8 @@ impl<W: Write> SstabledumpWriter<W> {
             g,
             lines,
             buf: String::with_capacity(256),
-            tbuf: String::with_capacity(32),
+            cols: ColumnCache::new(),
+            dates: DateStrings::default(),
         }
     }
 
@@ -67,11 +88,11 @@ impl<W: Write> SstabledumpWriter<W> {
             self.g.end_array()?;
         }
         self.g.flush()?;
-        Ok(self.g.into_inner())
+        self.g.into_inner()
     }
 
-    /// The underlying writer.
-    pub fn writer(&mut self) -> &mut W {
+    /// The underlying writer (what is buffered is written out first).
+    pub fn writer(&mut self) -> io::Result<&mut W> {
         self.g.get_mut()
     }
 
@@ -116,39 +137,12 @@ impl<W: Write> SstabledumpWriter<W> {
         self.g.end_object()
     }
 
-    /// A timestamp in µs as `dateString` prints it.
     fn micros(&mut self, t: &Table<'_>, v: i64) -> io::Result<()> {
-        self.tbuf.clear();
-        if t.raw_timestamps {
-            let _ = write!(self.tbuf, "{v}");
-        } else {
-            java::date_string_micros_into(&mut self.tbuf, v);
-        }
-        self.g.string(&self.tbuf)
+        micros(&mut self.g, &mut self.dates, t, v)
     }
 
-    /// A time in seconds as `dateString` prints it.
     fn secs(&mut self, t: &Table<'_>, v: i64) -> io::Result<()> {
-        self.tbuf.clear();
-        if t.raw_timestamps {
-            let _ = write!(self.tbuf, "{v}");
-        } else {
-            java::date_string_secs_into(&mut self.tbuf, v);
-        }
-        self.g.string(&self.tbuf)
-    }
-
-    /// A column name as `ColumnIdentifier.toCQLString` prints it (quoted
-    /// unless a plain lower-case identifier; no allocation when plain).
-    fn name(&mut self, n: &str) -> io::Result<()> {
-        let plain = n.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
-            && n.bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
-        if plain {
-            self.g.string(n)
-        } else {
-            self.g.string(&quote_ident(n))
-        }
+        secs(&mut self.g, &mut self.dates, t, v)
     }
 
     fn deletion(&mut self, t: &Table<'_>, d: &DeletionTime) -> io::Result<()> {
@@ -175,12 +169,8 @@ impl<W: Write> SstabledumpWriter<W> {
         for (i, ty) in t.header.clustering_types.iter().enumerate() {
             match c.values.get(i) {
                 None => self.g.string("*")?,
-                Some(None) => self.g.raw_value(b"null")?,
-                Some(Some(v)) => {
-                    self.buf.clear();
-                    render(ty, v, Form::Json, &mut self.buf);
-                    self.g.raw_value(self.buf.as_bytes())?;
-                }
+                Some(None) => self.g.raw_value("null")?,
+                Some(Some(v)) => self.g.raw_value_with(|o| render(ty, v, Form::Json, o))?,
             }
         }
         self.g.end_array()?;
@@ -226,10 +216,11 @@ impl<W: Write> SstabledumpWriter<W> {
         }
         self.g.field("cells")?;
         self.g.start_array()?;
+        let is_static = row.is_static();
         for cd in &row.cells {
             match cd {
                 ColumnData::Simple { column, cell } => {
-                    self.cell(t, row, column.name(), column.ty(), cell)?;
+                    self.cell(t, row, is_static, column, cell)?;
                 }
                 ColumnData::Complex {
                     column,
@@ -240,14 +231,15 @@ impl<W: Write> SstabledumpWriter<W> {
                         self.g.object_compact = true;
                         self.g.start_object()?;
                         self.g.field("name")?;
-                        self.name(column.name())?;
+                        let info = self.cols.get(is_static, column, SdColumn::of);
+                        self.g.raw_value(&info.name)?;
                         self.deletion(t, d)?;
                         self.g.object_compact = true;
                         self.g.end_object()?;
                         self.g.object_compact = false;
                     }
                     for c in cells {
-                        self.cell(t, row, column.name(), column.ty(), c)?;
+                        self.cell(t, row, is_static, column, c)?;
                     }
                 }
             }
@@ -260,67 +252,70 @@ impl<W: Write> SstabledumpWriter<W> {
         &mut self,
         t: &Table<'_>,
         row: &Row<'_>,
-        name: &str,
-        ty: &CqlType,
+        is_static: bool,
+        column: &Column,
         cell: &Cell<'_>,
     ) -> io::Result<()> {
-        self.g.start_object()?;
-        self.g.object_compact = true;
-        self.g.field("name")?;
-        self.name(name)?;
-        let value_ty = cell_value_type(ty, cell.path);
-        if let (Some(path), Some(path_ty)) = (cell.path, ty.unreversed().path_type()) {
-            self.g.field("path")?;
-            self.g.array_compact = true;
-            self.g.start_array()?;
-            self.buf.clear();
-            match ty.unreversed() {
+        // `self.g` and `self.buf` are used directly below: `info` borrows
+        // `self.cols` for the whole cell.
+        let info = self.cols.get(is_static, column, SdColumn::of);
+        let g = &mut self.g;
+        g.start_object()?;
+        g.object_compact = true;
+        g.field("name")?;
+        g.raw_value(&info.name)?;
+        if let (Some(path), Some(path_ty)) = (cell.path, &info.types.path) {
+            g.field("path")?;
+            g.array_compact = true;
+            g.start_array()?;
+            let o = g.value_out();
+            o.push('"');
+            match &info.types.ty {
                 CqlType::Udt { fields, .. } => {
                     match udt_field_index(path).and_then(|i| fields.get(i)) {
-                        Some((fname, _)) => self.buf.push_str(fname),
-                        None => render(&path_ty, path, Form::Str, &mut self.buf),
+                        Some((fname, _)) => java::json_escape_into(o, fname),
+                        None => render_json_escaped(path_ty, path, Form::Str, o, &mut self.buf),
                     }
                 }
-                _ => render(&path_ty, path, Form::Str, &mut self.buf),
+                _ => render_json_escaped(path_ty, path, Form::Str, o, &mut self.buf),
             }
-            self.g.string(&self.buf)?;
-            self.g.end_array()?;
-            self.g.array_compact = false;
+            o.push('"');
+            g.end_array()?;
+            g.array_compact = false;
         }
         if cell.is_deleted() {
-            self.g.field("deletion_info")?;
-            self.g.object_compact = true;
-            self.g.start_object()?;
-            self.g.field("local_delete_time")?;
-            self.secs(t, cell.local_deletion_time.unwrap_or(i64::MAX))?;
-            self.g.end_object()?;
-            self.g.object_compact = false;
+            g.field("deletion_info")?;
+            g.object_compact = true;
+            g.start_object()?;
+            g.field("local_delete_time")?;
+            secs(g, &mut self.dates, t, cell.local_deletion_time.unwrap_or(i64::MAX))?;
+            g.end_object()?;
+            g.object_compact = false;
         } else {
-            self.g.field("value")?;
-            self.buf.clear();
-            render(&value_ty, cell.value, Form::Json, &mut self.buf);
-            self.g.raw_value(self.buf.as_bytes())?;
+            g.field("value")?;
+            let value_ty = info.types.value_type(cell.path);
+            render(value_ty, cell.value, Form::Json, g.value_out());
         }
         let live_ts = row.liveness.map(|l| l.timestamp);
         if live_ts != Some(cell.timestamp) {
-            self.g.field("tstamp")?;
-            self.micros(t, cell.timestamp)?;
+            g.field("tstamp")?;
+            micros(g, &mut self.dates, t, cell.timestamp)?;
         }
         if cell.is_expiring() {
             let row_ttl = row.liveness.map(|l| l.ttl.unwrap_or(0));
             let ttl = cell.ttl.unwrap_or(0);
             if row_ttl != Some(ttl) {
                 let ldt = cell.local_deletion_time.unwrap_or(i64::MAX);
-                self.g.number_field("ttl", ttl)?;
-                self.g.field("expires_at")?;
-                self.secs(t, ldt)?;
-                self.g.field("expired")?;
+                g.number_field("ttl", ttl)?;
+                g.field("expires_at")?;
+                secs(g, &mut self.dates, t, ldt)?;
+                g.field("expired")?;
                 // !cell.isLive(now): live while now < expiration.
-                self.g.boolean(t.now_secs >= ldt)?;
+                g.boolean(t.now_secs >= ldt)?;
             }
         }
-        self.g.end_object()?;
-        self.g.object_compact = false;
+        g.end_object()?;
+        g.object_compact = false;
         Ok(())
     }
 
@@ -362,6 +357,34 @@ impl<W: Write> SstabledumpWriter<W> {
         self.clustering(t, c)?;
         self.deletion(t, d)?;
         self.g.end_object()
+    }
+}
+
+/// A timestamp in µs as `dateString` prints it (nothing to escape).
+fn micros<W: Write>(
+    g: &mut JsonGen<W>,
+    dates: &mut DateStrings,
+    t: &Table<'_>,
+    v: i64,
+) -> io::Result<()> {
+    if t.raw_timestamps {
+        g.string_with(|o| java::push_i64(o, v))
+    } else {
+        g.string_with(|o| dates.micros_into(o, v))
+    }
+}
+
+/// A time in seconds as `dateString` prints it (nothing to escape).
+fn secs<W: Write>(
+    g: &mut JsonGen<W>,
+    dates: &mut DateStrings,
+    t: &Table<'_>,
+    v: i64,
+) -> io::Result<()> {
+    if t.raw_timestamps {
+        g.string_with(|o| java::push_i64(o, v))
+    } else {
+        g.string_with(|o| dates.secs_into(o, v))
     }
 }
 

@@ -26,7 +26,17 @@ pub struct JsonOut<'w> {
     ndjson: bool,
     text: bool,
     path: String,
+    /// NDJSON: `{"sstable":"<path>",`, the start of a line of an object item.
+    line_prefix: String,
     sstables: usize,
+    items: usize,
+    in_array: bool,
+}
+
+/// The framing state before [`JsonOut::open_item_object`], to take the item
+/// back with [`JsonOut::cancel_item`].
+#[derive(Debug, Clone, Copy)]
+pub struct ItemMark {
     items: usize,
     in_array: bool,
 }
@@ -39,6 +49,7 @@ impl<'w> JsonOut<'w> {
             ndjson: fmt == OutputFormat::Ndjson,
             text: fmt == OutputFormat::Text,
             path: String::new(),
+            line_prefix: String::new(),
             sstables: 0,
             items: 0,
             in_array: false,
@@ -48,6 +59,10 @@ impl<'w> JsonOut<'w> {
     /// Start the payload of one sstable.
     pub fn begin_sstable(&mut self, path: &str) -> io::Result<()> {
         self.path = path.to_string();
+        self.line_prefix = format!(
+            "{{\"sstable\":{},",
+            serde_json::to_string(path).map_err(io::Error::from)?
+        );
         self.items = 0;
         self.in_array = false;
         if !self.ndjson {
@@ -112,6 +127,40 @@ impl<'w> JsonOut<'w> {
         self.in_array = true;
         self.items += 1;
         self.w.write_all(raw)
+    }
+
+    /// Open one object element of an array-shaped payload in `out` instead
+    /// of writing it: append the framing up to and including the object's
+    /// `{` (NDJSON: `{"sstable":"<path>",`, so the object must have at least
+    /// one field). The caller appends the object's fields, then
+    /// [`JsonOut::close_item_object`], and writes `out` to [`JsonOut::raw`]
+    /// (in order with whatever else is written). This lets a renderer batch
+    /// many items, or stream a large one, in its own buffer.
+    pub fn open_item_object(&mut self, out: &mut String) -> ItemMark {
+        let mark = ItemMark {
+            items: self.items,
+            in_array: self.in_array,
+        };
+        if self.ndjson {
+            out.push_str(&self.line_prefix);
+        } else {
+            out.push_str(if self.items == 0 { "[{" } else { ",{" });
+            self.in_array = true;
+            self.items += 1;
+        }
+        mark
+    }
+
+    /// Close an item opened with [`JsonOut::open_item_object`].
+    pub fn close_item_object(&self, out: &mut String) {
+        out.push_str(if self.ndjson { "}\n" } else { "}" });
+    }
+
+    /// Take back an item opened with [`JsonOut::open_item_object`] whose
+    /// bytes the caller dropped.
+    pub fn cancel_item(&mut self, mark: ItemMark) {
+        self.items = mark.items;
+        self.in_array = mark.in_array;
     }
 
     /// The whole payload of an object-shaped command.

@@ -70,6 +70,7 @@ pub use model::{
     Cell, ColumnData, Fragment, LivenessInfo, MarkerDeletion, RangeTombstoneMarker, Row,
     RowDeletion, RowFlags,
 };
+pub use decode::Spare;
 pub use reader::{Finding, FindingKind, PartitionReader, ReaderOptions, ScanReader};
 pub use schema::{Column, ColumnSet, DataSchema, DeltaBase};
 pub use source::DataSource;

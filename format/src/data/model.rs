@@ -16,6 +16,7 @@ use std::fmt;
 use crate::clustering::{BoundKind, ClusteringPrefix};
 use crate::deletion::DeletionTime;
 
+use super::decode::Spare;
 use super::schema::Column;
 use super::DataPos;
 
@@ -92,6 +93,17 @@ pub enum Fragment<'a> {
 }
 
 impl Fragment<'_> {
+    /// The fragment's allocations (column list, element lists, clustering
+    /// values), emptied and detached from the reader's window: hand them
+    /// back with [`ScanReader::recycle`](super::ScanReader::recycle) once the
+    /// fragment is done with, and the next rows reuse them instead of
+    /// allocating.
+    pub fn into_spare(self) -> Spare {
+        let mut s = Spare::default();
+        s.keep(self);
+        s
+    }
+
     /// Uncompressed position where this fragment starts.
     pub fn position(&self) -> DataPos {
         match self {

@@ -27,7 +27,7 @@
 //! or one read per compressed chunk) plus CompressionInfo.db once;
 //! [`ScanReader::skip_partition`] skips whole chunks it does not need.
 
-use std::cell::Cell as Flag;
+use std::cell::{Cell as Flag, RefCell};
 use std::path::Path;
 
 use crate::component::Component;
@@ -36,7 +36,7 @@ use crate::sstable::Sstable;
 use crate::statistics::SerializationHeader;
 use crate::version::Features;
 
-use super::decode::{self, Head};
+use super::decode::{self, Head, Spare};
 use super::model::Fragment;
 use super::schema::DataSchema;
 use super::source::{DataSource, DEFAULT_BLOCK_SIZE, DEFAULT_MAX_WINDOW};
@@ -134,6 +134,10 @@ struct Inner<'s> {
     /// False right after [`Inner::seek_within`]: the previous unfiltered was
     /// not read, so the next `prev_unfiltered_size` cannot be checked.
     check_next_prev: bool,
+    /// Allocations handed back by the caller ([`ScanReader::recycle`]) for
+    /// the next rows. A `RefCell` because decoding borrows the reader
+    /// immutably (see `next_fragment`).
+    spare: RefCell<Spare>,
 }
 
 /// Lowercase hex with a `0x` prefix (error context for partition keys).
@@ -177,6 +181,7 @@ impl<'s> Inner<'s> {
             findings: Vec::new(),
             findings_dropped: 0,
             check_next_prev: true,
+            spare: RefCell::new(Spare::default()),
         }
     }
 
@@ -396,15 +401,24 @@ impl<'s> Inner<'s> {
                     position,
                 }
             }
-            Plan::Static { .. } => {
-                Fragment::StaticRow(decode::decode_row(&mut cur, &self.schema, position)?)
-            }
-            Plan::Row { .. } => {
-                Fragment::Row(decode::decode_row(&mut cur, &self.schema, position)?)
-            }
-            Plan::Marker { .. } => {
-                Fragment::Marker(decode::decode_marker(&mut cur, &self.schema, position)?)
-            }
+            Plan::Static { .. } => Fragment::StaticRow(decode::decode_row(
+                &mut cur,
+                &self.schema,
+                position,
+                &mut self.spare.borrow_mut(),
+            )?),
+            Plan::Row { .. } => Fragment::Row(decode::decode_row(
+                &mut cur,
+                &self.schema,
+                position,
+                &mut self.spare.borrow_mut(),
+            )?),
+            Plan::Marker { .. } => Fragment::Marker(decode::decode_marker(
+                &mut cur,
+                &self.schema,
+                position,
+                &mut self.spare.borrow_mut(),
+            )?),
             Plan::End => {
                 cur.u8("end of partition")?;
                 Fragment::PartitionEnd { position }
@@ -558,6 +572,39 @@ impl<'s> ScanReader<'s> {
     /// `false` when there was no partition left.
     pub fn skip_partition(&mut self) -> Result<bool> {
         self.inner.skip_partition()
+    }
+
+    /// Step over the next fragment using its size fields only (nothing is
+    /// decoded past its head): where it started and whether it was the
+    /// partition end; `Ok(None)` at the end of the data (or after an
+    /// error). Reversed reads ([`crate::read::ReversedReader`]) find where
+    /// the rows of a block start with it.
+    pub fn skip_fragment(&mut self) -> Result<Option<(DataPos, bool)>> {
+        if self.inner.failed.get() {
+            return Ok(None);
+        }
+        let at = self.inner.src.position();
+        match self.inner.prepare(true) {
+            Ok(Some(plan)) => Ok(Some((at, matches!(plan, Plan::End)))),
+            Ok(None) => Ok(None),
+            Err(e) => Err(self.inner.fail(e)),
+        }
+    }
+
+    /// Hand back the allocations of a fragment the caller is done with
+    /// ([`Fragment::into_spare`]): the next rows and markers reuse them
+    /// instead of allocating (a full scan otherwise allocates a few vectors
+    /// per row).
+    ///
+    /// ```ignore
+    /// while let Some(f) = reader.next_fragment()? {
+    ///     render(&f)?;
+    ///     let spare = f.into_spare();
+    ///     reader.recycle(spare);
+    /// }
+    /// ```
+    pub fn recycle(&mut self, spare: Spare) {
+        self.inner.spare.get_mut().merge(spare);
     }
 
     /// Continue at the partition starting at `pos` (e.g. from Index.db).
@@ -723,6 +770,11 @@ impl<'s> PartitionReader<'s> {
     /// Skip the rest of the partition using size fields only.
     pub fn skip_rest(&mut self) -> Result<bool> {
         self.inner.skip_partition()
+    }
+
+    /// Hand back the allocations of a fragment ([`ScanReader::recycle`]).
+    pub fn recycle(&mut self, spare: Spare) {
+        self.inner.spare.get_mut().merge(spare);
     }
 
     /// Position of the next byte to decode.

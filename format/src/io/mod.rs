@@ -20,7 +20,9 @@
 //!   of up to `max_io` bytes (a longer request is split into `max_io` pieces).
 //!   Within an operation, the last unit of the previous point read of a
 //!   component is kept: a following request that starts inside it (the next
-//!   compressed chunk, the rest of a row) does not read it again.
+//!   compressed chunk, the rest of a row) does not read it again. So is its
+//!   first unit: a following request that ends inside it (a backward walk,
+//!   [`crate::read::ReversedReader`]) does not read it again either.
 //! * **Read-ahead** ([`ReadKind::Scan`] only): a sequential scan reads
 //!   windows of `read_ahead` bytes (at least the request) and serves the
 //!   following requests from the window. Point reads ([`ReadKind::Point`],
@@ -165,6 +167,8 @@ impl IoOptions {
 struct Buffers {
     /// The last unit of the last point read: `(offset, bytes)`.
     tail: Option<(u64, Vec<u8>)>,
+    /// The first unit of the last point read: `(offset, bytes)`.
+    head: Option<(u64, Vec<u8>)>,
     /// The read-ahead window of scans: `(offset, bytes)`.
     ra: Option<(u64, Vec<u8>)>,
 }
@@ -399,32 +403,53 @@ impl IoLayer {
         let a0 = self.opts.align_down(off);
         let a1 = self.opts.align_up(off + len as u64).min(of.len);
         let mut have = Vec::new();
+        // The end of the request read from the kept first unit (`q..a1`).
+        let mut q = a1;
         {
             let bufs = self.bufs.borrow();
-            if let Some((ts, tb)) = bufs.get(&c).and_then(|b| b.tail.as_ref()) {
+            let kept = bufs.get(&c);
+            let units = kept.into_iter().flat_map(|b| [&b.tail, &b.head]).flatten();
+            for (ts, tb) in units {
                 let te = ts + tb.len() as u64;
-                if *ts <= a0 && a0 < te {
+                if have.is_empty() && *ts <= a0 && a0 < te {
                     let s = (a0 - ts) as usize;
                     let e = (te.min(a1) - ts) as usize;
                     have.extend_from_slice(&tb[s..e]);
                 }
             }
+            if let Some((hs, hb)) = kept.and_then(|b| b.head.as_ref()) {
+                let p = a0 + have.len() as u64;
+                if p < *hs && *hs < a1 && a1 <= hs + hb.len() as u64 {
+                    q = *hs;
+                }
+            }
         }
         let p = a0 + have.len() as u64;
-        if p < a1 {
-            let more = self.issue(c, of, p, a1, kind)?;
+        if p < q {
+            let more = self.issue(c, of, p, q, kind)?;
             if have.is_empty() {
                 have = more;
             } else {
                 have.extend_from_slice(&more);
             }
         }
+        if q < a1 {
+            let bufs = self.bufs.borrow();
+            if let Some((hs, hb)) = bufs.get(&c).and_then(|b| b.head.as_ref()) {
+                have.extend_from_slice(&hb[..(a1 - hs) as usize]);
+            }
+        }
         let s = (off - a0) as usize;
         out.extend_from_slice(&have[s..s + len]);
-        // Keep the last unit for the next request of this operation.
+        // Keep the first and last units for the next request of this operation.
         let last = self.opts.align_down(a1 - 1).max(a0);
         let tail = have[(last - a0) as usize..].to_vec();
-        self.bufs.borrow_mut().entry(c).or_default().tail = Some((last, tail));
+        let first_end = (a0 + self.opts.unit).min(a1);
+        let head = have[..(first_end - a0) as usize].to_vec();
+        let mut bufs = self.bufs.borrow_mut();
+        let b = bufs.entry(c).or_default();
+        b.tail = Some((last, tail));
+        b.head = Some((a0, head));
         Ok(())
     }
 
@@ -714,6 +739,40 @@ mod tests {
                 .is_err());
             let _ = std::fs::remove_file(p);
         }
+    }
+
+    #[test]
+    fn backward_point_reads_keep_the_first_unit() {
+        let (l, p, bytes) = layer(100_000, IoOptions::default());
+        // [50 000, 60 000): units 12..=14 (12 288 bytes).
+        let r = l
+            .read(Component::Data, 50_000, 10_000, ReadKind::Point)
+            .unwrap();
+        assert_eq!(r, &bytes[50_000..60_000]);
+        assert_eq!(data(&l).bytes, 12_288);
+        // The range just below, ending inside the kept first unit (49 152..):
+        // only the units before it are read.
+        let before = data(&l);
+        let r = l
+            .read(Component::Data, 41_000, 9_000, ReadKind::Point)
+            .unwrap();
+        assert_eq!(r, &bytes[41_000..50_000]);
+        let d = data(&l);
+        assert_eq!((d.reads - before.reads, d.bytes - before.bytes), (1, 8192));
+        // Entirely inside the kept first unit (40 960..45 056): nothing read.
+        let before = data(&l);
+        let r = l
+            .read(Component::Data, 41_500, 100, ReadKind::Point)
+            .unwrap();
+        assert_eq!(r, &bytes[41_500..41_600]);
+        assert_eq!(data(&l).reads, before.reads);
+        // Not across operations.
+        l.begin_operation();
+        let before = data(&l);
+        l.read(Component::Data, 40_000, 1_000, ReadKind::Point)
+            .unwrap();
+        assert_eq!(data(&l).bytes - before.bytes, 8192);
+        let _ = std::fs::remove_file(p);
     }
 
     #[test]

@@ -48,7 +48,13 @@ struct IndexBytes<'s> {
     unit: u64,
     off: u64,
     buf: Vec<u8>,
+    /// Sequential reads ([`BigIndex::scan`]): scan reads of at least
+    /// [`SCAN_READ`] bytes, not through the index cache.
+    scan: bool,
 }
+
+/// Index.db bytes read at a time by [`BigIndex::scan`].
+const SCAN_READ: u64 = 64 * 1024;
 
 impl<'s> IndexBytes<'s> {
     fn new(io: &'s IoLayer, len: u64) -> Self {
@@ -58,6 +64,7 @@ impl<'s> IndexBytes<'s> {
             unit: io.options().unit,
             off: 0,
             buf: Vec::new(),
+            scan: false,
         }
     }
 
@@ -69,11 +76,21 @@ impl<'s> IndexBytes<'s> {
         }
         let have_end = self.off + self.buf.len() as u64;
         if !(at >= self.off && end <= have_end) {
-            let page_end = (at / self.unit + 1) * self.unit;
-            let fetch_end = end.max(page_end).min(self.len);
-            self.buf = self
-                .io
-                .read_cached(Component::Index, at, (fetch_end - at) as usize)?;
+            if self.scan {
+                let fetch_end = end.max(at.saturating_add(SCAN_READ)).min(self.len);
+                self.buf = self.io.read(
+                    Component::Index,
+                    at,
+                    (fetch_end - at) as usize,
+                    crate::io::ReadKind::Scan,
+                )?;
+            } else {
+                let page_end = (at / self.unit + 1) * self.unit;
+                let fetch_end = end.max(page_end).min(self.len);
+                self.buf = self
+                    .io
+                    .read_cached(Component::Index, at, (fetch_end - at) as usize)?;
+            }
             self.off = at;
         }
         let s = (at - self.off) as usize;
@@ -289,6 +306,7 @@ impl<'s> BigIndex<'s> {
                 deletion,
                 fixed: Rc::clone(&self.fixed),
                 features: self.features,
+                walk: Default::default(),
             }));
         } else if e.next() < self.index_len {
             // A small partition: its end is the next partition's start.
@@ -300,6 +318,56 @@ impl<'s> BigIndex<'s> {
             end,
             row_index,
         })
+    }
+}
+
+impl<'s> BigIndex<'s> {
+    /// Every partition, in Index.db (= Data.db) order: what
+    /// [`PartitionIndex::find`] returns for each key, without lookups.
+    /// Index.db is read sequentially (scan reads; promoted-index blocks are
+    /// still read through the index cache when used).
+    pub fn scan(&self) -> BigIndexScan<'_, 's> {
+        let mut bytes = IndexBytes::new(&self.sst.io, self.index_len);
+        bytes.scan = true;
+        BigIndexScan {
+            index: self,
+            bytes,
+            at: 0,
+        }
+    }
+}
+
+/// The partitions of a BIG sstable in order ([`BigIndex::scan`]).
+pub struct BigIndexScan<'i, 's> {
+    index: &'i BigIndex<'s>,
+    bytes: IndexBytes<'s>,
+    at: u64,
+}
+
+impl std::fmt::Debug for BigIndexScan<'_, '_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BigIndexScan")
+            .field("at", &self.at)
+            .finish()
+    }
+}
+
+impl BigIndexScan<'_, '_> {
+    /// The next partition, `None` after the last.
+    pub fn next_handle(&mut self) -> Result<Option<PartitionHandle>> {
+        let ix = self.index;
+        if self.at >= ix.index_len {
+            return Ok(None);
+        }
+        let r = ix
+            .entry_head(&mut self.bytes, self.at)
+            .and_then(|e| {
+                let next = e.next();
+                ix.handle(&mut self.bytes, e).map(|h| (h, next))
+            })
+            .map_err(|e| ix.index_err(e))?;
+        self.at = r.1;
+        Ok(Some(r.0))
     }
 }
 
@@ -332,13 +400,67 @@ pub struct BigRowIndex {
     pub deletion: DeletionTime,
     fixed: Rc<[Option<usize>]>,
     features: Features,
+    /// [`RowIndex::block_walk`]'s windows: the offsets array, the blocks.
+    walk: (WalkWindow, WalkWindow),
+}
+
+/// Index.db bytes of a promoted index read in windows that extend
+/// downward: a walk from the last block to the first reads each byte once,
+/// without the index cache ([`RowIndex::block_walk`]).
+#[derive(Debug, Clone, Default)]
+struct WalkWindow {
+    start: u64,
+    bytes: Vec<u8>,
+}
+
+/// Size of a [`WalkWindow`] read.
+const WALK_WINDOW: u64 = 16 * 1024;
+
+impl WalkWindow {
+    /// `n` bytes at `at` (never below `floor`).
+    fn get(&mut self, io: &IoLayer, floor: u64, at: u64, n: usize) -> Result<Vec<u8>> {
+        let end = at + n as u64;
+        let have = self.start + self.bytes.len() as u64;
+        if self.bytes.is_empty() || at < self.start || end > have {
+            // Unit-aligned starts: consecutive windows share no unit.
+            let unit = io.options().unit;
+            let s = (end.saturating_sub(WALK_WINDOW) / unit * unit)
+                .max(floor)
+                .min(at);
+            // What the window holds of [s, end) is not read again.
+            let keep = !self.bytes.is_empty() && s < self.start && self.start < end && end <= have;
+            let upto = if keep { self.start } else { end };
+            let mut b = io.read(
+                Component::Index,
+                s,
+                (upto - s) as usize,
+                crate::io::ReadKind::Point,
+            )?;
+            if keep {
+                b.extend_from_slice(&self.bytes[..(end - self.start) as usize]);
+            }
+            self.bytes = b;
+            self.start = s;
+        }
+        let o = (at - self.start) as usize;
+        Ok(self.bytes[o..o + n].to_vec())
+    }
 }
 
 impl BigRowIndex {
     fn decode(&self, sst: &Sstable, i: usize) -> Result<IndexBlock> {
         let io = &sst.io;
+        self.decode_from(i, &mut |at, n| io.read_cached(Component::Index, at, n))
+    }
+
+    /// Decode block `i` with `get(offset, len)` reading Index.db.
+    fn decode_from(
+        &self,
+        i: usize,
+        get: &mut dyn FnMut(u64, usize) -> Result<Vec<u8>>,
+    ) -> Result<IndexBlock> {
         let slot = self.offsets_base + 4 * i as u64;
-        let b = io.read_cached(Component::Index, slot, 4)?;
+        let b = get(slot, 4)?;
         let o = u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as u64;
         let at = self.blocks_base + o;
         if at >= self.offsets_base {
@@ -354,7 +476,7 @@ impl BigRowIndex {
         let avail = self.offsets_base - at;
         let mut n = avail.min(256);
         loop {
-            let bytes = io.read_cached(Component::Index, at, n as usize)?;
+            let bytes = get(at, n as usize)?;
             let mut cur = Cur::new(&bytes, Component::Index, at);
             match decode_index_info(&mut cur, &self.fixed, &self.features) {
                 Ok(info) => {
@@ -428,6 +550,25 @@ impl RowIndex for BigRowIndex {
             size as u64,
         );
         Ok(b)
+    }
+
+    fn block_walk(&mut self, sst: &Sstable, i: usize) -> Result<Rc<IndexBlock>> {
+        if i >= self.block_count {
+            return self.block(sst, i);
+        }
+        let io = &sst.io;
+        let (mut offsets, mut blocks) = std::mem::take(&mut self.walk);
+        let (ob, bb) = (self.offsets_base, self.blocks_base);
+        let r = self.decode_from(i, &mut |at, n| {
+            if at >= ob {
+                offsets.get(io, ob, at, n)
+            } else {
+                blocks.get(io, bb, at, n)
+            }
+        });
+        self.walk = (offsets, blocks);
+        r.map(Rc::new)
+            .map_err(|e| e.in_file(&sst.path(Component::Index)))
     }
 
     fn header_length(&self) -> u64 {

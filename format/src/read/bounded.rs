@@ -35,7 +35,8 @@
 //! not emitted. With a row limit, a range tombstone open after the last
 //! row returned is closed at that row (`INCL_END_BOUND`, as C\*'s
 //! `RTBoundCloser` does). The static row and the partition deletion are
-//! always emitted.
+//! always emitted. An empty slice (lower bound at or after the upper one,
+//! [`Slice::is_empty`]) emits nothing else, not even a range tombstone.
 //!
 //! Expected IO of a read of a slice within one block, warm index cache: one
 //! Data.db read of at most one block plus alignment (a compressed file: the
@@ -61,14 +62,14 @@ use crate::types::CqlType;
 use super::{PartitionHandle, RowIndex, Slice};
 
 /// Cache namespace of partition headers + static rows (Data.db).
-const NS_HEADER: u8 = 2;
+pub(super) const NS_HEADER: u8 = 2;
 
 /// The header and the blocks are read together when at most this many
 /// bytes lie between them.
-const COALESCE_GAP: u64 = 16 * 1024;
+pub(super) const COALESCE_GAP: u64 = 16 * 1024;
 
 /// Headers + static rows larger than this are not cached.
-const MAX_CACHED_HEADER: u64 = 64 * 1024;
+pub(super) const MAX_CACHED_HEADER: u64 = 64 * 1024;
 
 /// Options of one read.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -209,7 +210,8 @@ impl<'s> BoundedReader<'s> {
             open: None,
             started: false,
             limit,
-            limited: limit == 0,
+            // An empty slice reads nothing past the header.
+            limited: limit == 0 || slice.is_empty(&self.ctx.types),
             plan: ReadPlan::default(),
         };
         match (&mut h.row_index, opts.naive) {
@@ -387,7 +389,7 @@ impl Clip<'_> {
     }
 }
 
-fn bad(what: &'static str, msg: String, at: DataPos) -> Error {
+pub(super) fn bad(what: &'static str, msg: String, at: DataPos) -> Error {
     Error::at(ErrorKind::BadValue(msg), Component::Data, at.0, what)
 }
 
@@ -430,8 +432,9 @@ fn gallop(lo: usize, hi: usize, pred: &mut dyn FnMut(usize) -> Result<bool>) -> 
 
 /// Emit `PartitionStart` and the static row decoded from the partition's
 /// header bytes (`bytes` = Data.db `[pos, pos + header_length)`).
-fn emit_header<E: From<Error>>(
-    ctx: &Ctx<'_>,
+pub(super) fn emit_header<E: From<Error>>(
+    sst: &Sstable,
+    header: &SerializationHeader,
     bytes: &[u8],
     key: &[u8],
     pos: DataPos,
@@ -441,9 +444,8 @@ fn emit_header<E: From<Error>>(
         check_prev_sizes: false,
         ..ReaderOptions::default()
     };
-    let mut r =
-        PartitionReader::from_bytes(bytes, &ctx.header, ctx.sst.features(), DataPos(0), opts)
-            .map_err(|e| shift(e, pos))?;
+    let mut r = PartitionReader::from_bytes(bytes, header, sst.features(), DataPos(0), opts)
+        .map_err(|e| shift(e, pos))?;
     let deletion = match r.next_fragment().map_err(|e| shift(e, pos))? {
         Some(Fragment::PartitionStart {
             key: k, deletion, ..
@@ -488,7 +490,7 @@ fn emit_header<E: From<Error>>(
 
 /// Errors of the in-memory header decoder carry offsets relative to the
 /// partition start.
-fn shift(mut e: Error, pos: DataPos) -> Error {
+pub(super) fn shift(mut e: Error, pos: DataPos) -> Error {
     if e.component == Some(Component::Data) {
         e.offset = e.offset.map(|o| o + pos.0);
     }
@@ -570,6 +572,39 @@ fn drive<E: From<Error>>(
     }
 }
 
+/// The blocks of `ri` that can hold the slice `(lower, upper)`: the first
+/// block whose last clustering is after `lower` (binary search), and the
+/// range up to the last block whose first clustering is before `upper`
+/// (galloping from there); `None` when the slice falls between blocks.
+pub(super) fn slice_blocks(
+    sst: &Sstable,
+    types: &[CqlType],
+    ri: &mut dyn RowIndex,
+    lower: Option<&ClusteringPrefix<'_>>,
+    upper: Option<&ClusteringPrefix<'_>>,
+) -> Result<(usize, Option<(usize, usize)>)> {
+    let n = ri.block_count();
+    let i = match lower {
+        None => 0,
+        Some(l) => search(0, n, &mut |k| {
+            let b = ri.block(sst, k)?;
+            Ok(compare_clustering(types, &b.last.as_prefix(), l) != Ordering::Greater)
+        })?,
+    };
+    let q = match upper {
+        None => n,
+        Some(u) => gallop(i.saturating_sub(1), n, &mut |k| {
+            let b = ri.block(sst, k)?;
+            Ok(compare_clustering(types, &b.first.as_prefix(), u) == Ordering::Less)
+        })?,
+    };
+    let range = q
+        .checked_sub(1)
+        .filter(|j| i < n && *j >= i)
+        .map(|j| (i, j));
+    Ok((i, range))
+}
+
 #[allow(clippy::too_many_arguments)]
 fn read_indexed<E: From<Error>>(
     ctx: &Ctx<'_>,
@@ -586,24 +621,7 @@ fn read_indexed<E: From<Error>>(
     let n = ri.block_count();
     reader.set_read_kind(ReadKind::Point);
     // 1. The blocks: [i, j].
-    let i = match &clip.lower {
-        None => 0,
-        Some(l) => search(0, n, &mut |k| {
-            let b = ri.block(sst, k)?;
-            Ok(compare_clustering(types, &b.last.as_prefix(), l) != Ordering::Greater)
-        })?,
-    };
-    let q = match &clip.upper {
-        None => n,
-        Some(u) => gallop(i.saturating_sub(1), n, &mut |k| {
-            let b = ri.block(sst, k)?;
-            Ok(compare_clustering(types, &b.first.as_prefix(), u) == Ordering::Less)
-        })?,
-    };
-    let range = q
-        .checked_sub(1)
-        .filter(|j| i < n && *j >= i)
-        .map(|j| (i, j));
+    let (i, range) = slice_blocks(sst, types, ri, clip.lower.as_ref(), clip.upper.as_ref())?;
     clip.open = if i > 0 {
         ri.block(sst, i - 1)?.end_open_marker
     } else {
@@ -663,7 +681,7 @@ fn read_indexed<E: From<Error>>(
                 b
             }
         };
-        emit_header(ctx, &bytes, key, pos, f)?;
+        emit_header(sst, &ctx.header, &bytes, key, pos, f)?;
     } else {
         f(Event::PartitionStart {
             key,

@@ -10,13 +10,20 @@
 //! ```
 //!
 //! * [`PartitionIndex`] is the lookup interface: [`BigIndex`] implements it
-//!   for BIG sstables (Filter.db, Summary.db, Index.db); the trie-indexed
-//!   formats (Partitions.db / Rows.db) will implement it next.
+//!   for BIG sstables (Filter.db, Summary.db, Index.db), [`BtiIndex`] for
+//!   the trie-indexed formats (Filter.db, Partitions.db, Rows.db; its row
+//!   index is a [`BtiRowIndex`]); [`open_index`] picks the one the sstable
+//!   needs.
 //! * [`RowIndex`] is a partition's row index: its blocks, decoded one at a
 //!   time ([`BigRowIndex`]: the promoted index, through its offsets array).
 //! * [`BoundedReader`] binary-searches the row index for the slice's lower
 //!   bound, gallops from there for the upper bound, and reads only that
 //!   Data.db range; range tombstones are clipped to the slice.
+//! * [`ReversedReader`] reads the same slice in reverse clustering order:
+//!   the blocks from the last to the first, a group of them at a time, each
+//!   decoded forward once and emitted backward (memory bounded by the
+//!   group, never by the partition); range tombstone markers are reversed
+//!   (`RangeTombstoneMarker::reversed`).
 //!
 //! Every read goes through the sstable's [`crate::io::IoLayer`]; Index.db
 //! pages, parsed promoted-index blocks and the header + static row of indexed
@@ -31,9 +38,12 @@
 
 mod big;
 mod bounded;
+mod reversed;
 
-pub use big::{BigIndex, BigRowIndex};
+pub use crate::bti::{BtiIndex, BtiRowIndex};
+pub use big::{BigIndex, BigIndexScan, BigRowIndex};
 pub use bounded::{BoundedReader, Event, ReadOptions, ReadPlan};
+pub use reversed::ReversedReader;
 
 use std::rc::Rc;
 
@@ -103,6 +113,13 @@ pub trait RowIndex: std::fmt::Debug {
     fn block_count(&self) -> usize;
     /// Block `i` (through the index cache of `sst`'s IO layer).
     fn block(&mut self, sst: &Sstable, i: usize) -> Result<Rc<IndexBlock>>;
+    /// Block `i` for a walk that visits the blocks one after the other
+    /// ([`ReversedReader`], last to first): implementations may read them
+    /// through a small window instead of the index cache, so that a walk
+    /// over a huge partition does not fill the cache. Default: `block`.
+    fn block_walk(&mut self, sst: &Sstable, i: usize) -> Result<Rc<IndexBlock>> {
+        self.block(sst, i)
+    }
     /// Length of the partition header plus static row in Data.db.
     fn header_length(&self) -> u64;
     /// The partition deletion.
@@ -153,6 +170,29 @@ pub trait PartitionIndex {
     /// Why the last [`PartitionIndex::find`] returned `None`.
     fn last_absence(&self) -> Option<Absence> {
         None
+    }
+}
+
+/// The [`PartitionIndex`] of `sst`: [`BtiIndex`] for trie-indexed (BTI)
+/// sstables, [`BigIndex`] otherwise. `header` (the serialization header)
+/// gives the clustering types the row indexes are decoded with.
+pub fn open_index<'s>(
+    sst: &'s Sstable,
+    partitioner: crate::token::Partitioner,
+    header: &crate::statistics::SerializationHeader,
+) -> Result<Box<dyn PartitionIndex + 's>> {
+    if sst.features().trie_index {
+        Ok(Box::new(BtiIndex::open(
+            sst,
+            partitioner,
+            &header.clustering_types,
+        )?))
+    } else {
+        Ok(Box::new(BigIndex::open(
+            sst,
+            partitioner,
+            &header.clustering_fixed_lens(),
+        )?))
     }
 }
 
@@ -230,6 +270,19 @@ impl Slice {
             },
             values: b.values.iter().map(|v| v.as_deref()).collect(),
         })
+    }
+
+    /// True when no clustering can lie between the bounds (the lower one
+    /// at or after the upper one, C\* `Slice.isEmpty`): such a slice reads
+    /// nothing but the partition header and static row, and no range
+    /// tombstone either.
+    pub fn is_empty(&self, types: &[CqlType]) -> bool {
+        match (self.start_prefix(), self.end_prefix()) {
+            (Some(l), Some(u)) => {
+                crate::compare::compare_clustering(types, &l, &u) != std::cmp::Ordering::Less
+            }
+            _ => false,
+        }
     }
 
     /// The upper bound as a prefix (`INCL_END_BOUND` / `EXCL_END_BOUND`).

@@ -10,13 +10,13 @@
 
 use std::cmp::Ordering;
 
+use crate::compare::{ClusteringComparator, OwnedPrefix};
 use crate::component::Component;
 use crate::data::{ColumnData, Finding, FindingKind, Fragment, RangeTombstoneMarker, Row};
 use crate::deletion::DeletionTime;
 use crate::statistics::SerializationHeader;
 use crate::token::Partitioner;
 
-use super::compare::{ClusteringComparator, OwnedPrefix};
 use super::problem::{Problem, ProblemClass, Problems};
 
 /// What the checker thinks of a fragment.

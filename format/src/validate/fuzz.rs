@@ -261,7 +261,7 @@ pub fn run(target: Target, bytes: &[u8]) {
             .map(|t| ty(t))
             .collect();
             let fixed: Vec<Option<usize>> = types.iter().map(|t| t.fixed_len()).collect();
-            let cmp = super::compare::ClusteringComparator::new(types);
+            let cmp = crate::compare::ClusteringComparator::new(types);
             let half = bytes.len() / 2;
             let (a, b) = bytes.split_at(half);
             let pa = decode_prefix(&mut Cur::new(a, Component::Index, 0), &fixed);
@@ -272,7 +272,7 @@ pub fn run(target: Target, bytes: &[u8]) {
                 let _ = cmp.compare(&y, &x);
             }
             for t in cmp.types() {
-                let _ = super::compare::compare_values(t, a, b);
+                let _ = crate::compare::compare_value(t, a, b);
             }
         }
     }

@@ -28,13 +28,12 @@
 //! `ka`/`la` Data.db (pre-3.0 cells) is not decoded: only the index,
 //! summary, filter and metadata checks run.
 
-pub mod compare;
 pub mod data;
 pub mod fuzz;
 pub mod problem;
 mod promoted;
 
-pub use compare::{compare_values, ClusteringComparator, OwnedPrefix, PrefixLike};
+pub use crate::compare::{compare_value, ClusteringComparator, OwnedPrefix, PrefixLike};
 pub use data::{DataChecker, Verdict};
 pub use problem::{Problem, ProblemClass, Problems};
 

@@ -2,11 +2,11 @@
 //! partition deletion, and for each IndexInfo block its offset (at an
 //! unfiltered boundary), first and last clustering, width and open marker.
 
+use crate::compare::{OwnedPrefix, PrefixLike};
 use crate::component::Component;
 use crate::deletion::DeletionTime;
 use crate::index::{IndexEntry, IndexName};
 
-use super::compare::{OwnedPrefix, PrefixLike};
 use super::problem::{Problem, ProblemClass, Problems};
 
 #[derive(Debug)]

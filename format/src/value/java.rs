@@ -72,6 +72,11 @@ impl<const N: usize> StackStr<N> {
         std::str::from_utf8(&self.buf[..self.len]).unwrap_or_default()
     }
 
+    /// The bytes written so far.
+    fn bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+
     /// Append ASCII bytes (dropped when full; callers size `N` for the
     /// longest text they build).
     fn push_bytes(&mut self, b: &[u8]) {
@@ -100,11 +105,30 @@ impl<const N: usize> fmt::Write for StackStr<N> {
 // (`write!` goes through a `dyn Write` and pads every integer): integers go
 // through `itoa`, fixed-width fields are laid out in small stack arrays.
 
-/// Append ASCII bytes (built by the formatters below) to `out`.
+/// Append ASCII bytes (built by the formatters below) to `out`. Non-ASCII
+/// input is a caller bug and is dropped.
 #[inline]
 fn push_ascii(out: &mut String, b: &[u8]) {
-    // Always ASCII here; the check is a few word-sized compares.
-    out.push_str(std::str::from_utf8(b).unwrap_or_default());
+    // `str::from_utf8` costs more than building these few digits; the ASCII
+    // check is a couple of word compares.
+    if b.is_ascii() {
+        // SAFETY: ASCII bytes are valid UTF-8 on their own, so appending them
+        // keeps the `String` valid UTF-8.
+        unsafe { out.as_mut_vec() }.extend_from_slice(b);
+    }
+}
+
+/// Append the first `len` bytes of the ASCII array `buf` to `out`.
+///
+/// Short pieces of varying length (numbers, cached dates) are the bulk of
+/// what the dumps write, and a `push_str` of a length unknown at compile
+/// time is a `memcpy` call each. This copies the whole fixed-size array
+/// (a few vector moves) and truncates instead.
+#[inline(always)]
+pub fn push_ascii_prefix<const N: usize>(out: &mut String, buf: &[u8; N], len: usize) {
+    let end = out.len() + len.min(N);
+    push_ascii(out, buf);
+    out.truncate(end);
 }
 
 /// Append the decimal form of `v` (`Long.toString`).
@@ -166,17 +190,17 @@ fn fp_into(out: &mut String, x: impl fmt::LowerExp, class: [bool; 4]) {
         [_, _, true, false] => "0.0",
         [_, _, true, true] => "-0.0",
         _ => {
-            let mut e = StackStr::<40>::new();
+            let mut e = ExpParts::default();
             let _ = write!(e, "{x:e}");
-            if one_digit(e.as_str()) {
+            if e.n == 1 {
                 // Java picks, when the shortest decimal has one digit, the
                 // two-digit decimal closest to the value (`Double.MIN_VALUE`
                 // is `4.9E-324`, not `5.0E-324`); Rust's `{:.1e}` rounds
                 // exactly.
-                e.len = 0;
+                e = ExpParts::default();
                 let _ = write!(e, "{x:.1e}");
             }
-            return fp_layout_into(out, e.as_str());
+            return e.layout_into(out);
         }
     })
 }
@@ -191,71 +215,93 @@ pub fn java_float_to_string(x: f32) -> String {
     string(|s| float_into(s, x))
 }
 
-/// True when the mantissa of a `{:e}` form has a single digit.
-fn one_digit(e: &str) -> bool {
-    let mant = e.split('e').next().unwrap_or(e);
-    mant.bytes().filter(u8::is_ascii_digit).count() == 1
+/// Rust's `{:e}` form of a finite non-zero value (`-1.2345e-7`), taken
+/// apart as it is written: sign, significant digits, exponent. (Collecting
+/// the parts directly saves writing the text and parsing it back.)
+#[derive(Default)]
+struct ExpParts {
+    negative: bool,
+    /// The significant digits (ASCII), `n` of them; at most 17 for shortest
+    /// forms.
+    digits: [u8; 24],
+    n: usize,
+    exp: i32,
+    exp_negative: bool,
+    in_exp: bool,
 }
 
-/// Lay out Rust's `{:e}` form (`-1.2345e-7`) of a finite non-zero value the
-/// way `Double.toString` does, in one push (the layout is built on the
-/// stack: at most 1 + 7 + 1 + 17 bytes).
-fn fp_layout_into(out: &mut String, e: &str) {
-    let b = e.as_bytes();
-    let epos = b.iter().position(|&c| c == b'e').unwrap_or(b.len());
-    let (mant, exp_txt) = (&b[..epos], b.get(epos + 1..).unwrap_or(&[]));
-    let (exp_neg, exp_digits) = match exp_txt.split_first() {
-        Some((b'-', rest)) => (true, rest),
-        _ => (false, exp_txt),
-    };
-    let mut exp: i32 = 0;
-    for &c in exp_digits {
-        exp = exp * 10 + i32::from(c - b'0');
-    }
-    if exp_neg {
-        exp = -exp;
-    }
-    let mut digits = [0u8; 24];
-    let mut n = 0;
-    for &c in mant.iter().filter(|c| c.is_ascii_digit()) {
-        if let Some(d) = digits.get_mut(n) {
-            *d = c;
-            n += 1;
+impl fmt::Write for ExpParts {
+    // `core::fmt` writes the form in parts (`-`, `7`, `.`, `0616…`, `e-`,
+    // `5`); a run of digits is taken whole.
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let mut b = s.as_bytes();
+        while let Some((&c, rest)) = b.split_first() {
+            if c.is_ascii_digit() {
+                let run = b.iter().take_while(|c| c.is_ascii_digit()).count();
+                let (digits, rest) = b.split_at(run);
+                if self.in_exp {
+                    for &d in digits {
+                        self.exp = self.exp.saturating_mul(10) + i32::from(d - b'0');
+                    }
+                } else if let Some(dst) = self.digits.get_mut(self.n..self.n + run) {
+                    dst.copy_from_slice(digits);
+                    self.n += run;
+                }
+                b = rest;
+                continue;
+            }
+            match c {
+                b'e' | b'E' => self.in_exp = true,
+                b'-' if self.in_exp => self.exp_negative = true,
+                b'-' => self.negative = true,
+                _ => {}
+            }
+            b = rest;
         }
+        Ok(())
     }
-    while n > 1 && digits[n - 1] == b'0' {
-        n -= 1;
-    }
-    let d = &digits[..n];
-    let mut o = StackStr::<48>::new();
-    if mant.first() == Some(&b'-') {
-        o.push_bytes(b"-");
-    }
-    if (-3..7).contains(&exp) {
-        if exp >= 0 {
-            let int_len = exp as usize + 1;
-            if d.len() > int_len {
-                o.push_bytes(&d[..int_len]);
-                o.push_bytes(b".");
-                o.push_bytes(&d[int_len..]);
+}
+
+impl ExpParts {
+    /// Lay the value out the way `Double.toString` does, in one push (built
+    /// on the stack: at most 1 + 7 + 1 + 17 bytes).
+    fn layout_into(&self, out: &mut String) {
+        let exp = if self.exp_negative { -self.exp } else { self.exp };
+        let mut n = self.n.max(1);
+        while n > 1 && self.digits[n - 1] == b'0' {
+            n -= 1;
+        }
+        let d = &self.digits[..n];
+        let mut o = StackStr::<48>::new();
+        if self.negative {
+            o.push_bytes(b"-");
+        }
+        if (-3..7).contains(&exp) {
+            if exp >= 0 {
+                let int_len = exp as usize + 1;
+                if d.len() > int_len {
+                    o.push_bytes(&d[..int_len]);
+                    o.push_bytes(b".");
+                    o.push_bytes(&d[int_len..]);
+                } else {
+                    o.push_bytes(d);
+                    o.push_bytes(&b"000000"[..int_len - d.len()]);
+                    o.push_bytes(b".0");
+                }
             } else {
+                o.push_bytes(b"0.");
+                o.push_bytes(&b"00"[..(-exp - 1) as usize]);
                 o.push_bytes(d);
-                o.push_bytes(&b"000000"[..int_len - d.len()]);
-                o.push_bytes(b".0");
             }
         } else {
-            o.push_bytes(b"0.");
-            o.push_bytes(&b"00"[..(-exp - 1) as usize]);
-            o.push_bytes(d);
+            o.push_bytes(&d[..1]);
+            o.push_bytes(b".");
+            o.push_bytes(if d.len() > 1 { &d[1..] } else { b"0" });
+            o.push_bytes(b"E");
+            o.push_bytes(itoa::Buffer::new().format(exp).as_bytes());
         }
-    } else {
-        o.push_bytes(&d[..1]);
-        o.push_bytes(b".");
-        o.push_bytes(if d.len() > 1 { &d[1..] } else { b"0" });
-        o.push_bytes(b"E");
-        o.push_bytes(itoa::Buffer::new().format(exp).as_bytes());
+        push_ascii(out, o.bytes());
     }
-    out.push_str(o.as_str());
 }
 
 // ------------------------------------------------------- big numbers
@@ -516,10 +562,22 @@ pub fn format_timestamp_cqlsh(ms: i64) -> String {
 /// `Instant.ofEpochSecond(secs, nanos).toString()` (`nanos` in `0..1e9`),
 /// appended to `out`: the fraction in groups of 3 digits, none when zero.
 pub fn instant_into(out: &mut String, secs: i64, nanos: u32) {
+    instant_seconds_into(out, secs);
+    instant_fraction_into(out, nanos);
+}
+
+/// The `yyyy-MM-ddTHH:mm:ss` part of [`instant_into`].
+fn instant_seconds_into(out: &mut String, secs: i64) {
     let sod = secs.rem_euclid(86_400);
     let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
     iso_year_into(out, y);
     push_month_day_time(out, m, d, Some((b'T', sod / 3600, sod / 60 % 60, sod % 60)));
+}
+
+/// The fraction (groups of 3 digits, none when zero) and `Z` of
+/// [`instant_into`].
+#[inline]
+fn instant_fraction_into(out: &mut String, nanos: u32) {
     let mut b = *b".000000000Z";
     let n = u64::from(nanos);
     let len = if nanos == 0 {
@@ -535,7 +593,7 @@ pub fn instant_into(out: &mut String, secs: i64, nanos: u32) {
         10
     };
     b[len] = b'Z';
-    push_ascii(out, &b[..len + 1]);
+    push_ascii_prefix(out, &b, len + 1);
 }
 
 /// `JsonTransformer.dateString(MICROSECONDS, t)` (sstabledump's timestamps),
@@ -553,6 +611,54 @@ pub fn date_string_micros_into(out: &mut String, t: i64) {
 pub fn date_string_secs_into(out: &mut String, t: i64) {
     let nanos = t.saturating_mul(1_000_000_000).rem_euclid(1_000_000_000) as u32;
     instant_into(out, t, nanos)
+}
+
+/// [`date_string_micros_into`] and [`date_string_secs_into`] with the
+/// `yyyy-MM-ddTHH:mm:ss` part of the last two seconds written kept for the
+/// next calls: the timestamps of neighbouring rows mostly fall in the same
+/// second, as do the deletion times of a bulk delete (two entries: rows
+/// alternate write timestamps and deletion times), and laying out the
+/// calendar date is most of the cost.
+#[derive(Debug, Clone, Default)]
+pub struct DateStrings {
+    /// Seconds and their text (`len` bytes of the array); `[0]` is the most
+    /// recent.
+    last: [Option<(i64, [u8; 32], usize)>; 2],
+}
+
+impl DateStrings {
+    /// [`date_string_micros_into`].
+    pub fn micros_into(&mut self, out: &mut String, t: i64) {
+        let nanos = t.saturating_mul(1000).rem_euclid(1_000_000_000) as u32;
+        self.instant_into(out, t / 1_000_000, nanos)
+    }
+
+    /// [`date_string_secs_into`].
+    pub fn secs_into(&mut self, out: &mut String, t: i64) {
+        let nanos = t.saturating_mul(1_000_000_000).rem_euclid(1_000_000_000) as u32;
+        self.instant_into(out, t, nanos)
+    }
+
+    fn instant_into(&mut self, out: &mut String, secs: i64, nanos: u32) {
+        match &self.last {
+            [Some((s, text, len)), _] | [_, Some((s, text, len))] if *s == secs => {
+                push_ascii_prefix(out, text, *len)
+            }
+            _ => {
+                let start = out.len();
+                instant_seconds_into(out, secs);
+                let b = &out.as_bytes()[start..];
+                // Far-off years do not fit: those are written, not kept.
+                if b.len() <= 32 {
+                    let mut text = [b'0'; 32];
+                    text[..b.len()].copy_from_slice(b);
+                    self.last[1] = self.last[0].take();
+                    self.last[0] = Some((secs, text, b.len()));
+                }
+            }
+        }
+        instant_fraction_into(out, nanos);
+    }
 }
 
 /// A microsecond timestamp as the exact `Instant.toString`:
@@ -692,15 +798,11 @@ pub fn format_inet_java(ip: &IpAddr) -> String {
 
 /// `UUID.toString()` (`8-4-4-4-12` lower-case hex), appended to `out`.
 pub fn uuid_into(out: &mut String, u: &[u8; 16]) {
+    // Where each byte's two digits go in `8-4-4-4-12`.
+    const AT: [usize; 16] = [0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34];
     let mut b = [b'-'; 36];
-    let mut o = 0;
-    for (i, x) in u.iter().enumerate() {
-        if matches!(i, 4 | 6 | 8 | 10) {
-            o += 1; // the dash
-        }
-        b[o] = HEX_LOWER[usize::from(x >> 4)];
-        b[o + 1] = HEX_LOWER[usize::from(x & 15)];
-        o += 2;
+    for (x, &o) in u.iter().zip(&AT) {
+        b[o..o + 2].copy_from_slice(&HEX_PAIRS[usize::from(*x)]);
     }
     push_ascii(out, &b);
 }
@@ -714,12 +816,22 @@ pub fn hex_into(out: &mut String, b: &[u8]) {
     let mut buf = [0u8; 128];
     for chunk in b.chunks(64) {
         for (x, o) in chunk.iter().zip(buf.chunks_exact_mut(2)) {
-            o[0] = HEX_LOWER[usize::from(x >> 4)];
-            o[1] = HEX_LOWER[usize::from(x & 15)];
+            o.copy_from_slice(&HEX_PAIRS[usize::from(*x)]);
         }
         push_ascii(out, &buf[..chunk.len() * 2]);
     }
 }
+
+/// The two lower-case hex digits of every byte.
+static HEX_PAIRS: [[u8; 2]; 256] = {
+    let mut t = [[0u8; 2]; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = [HEX_LOWER[i >> 4], HEX_LOWER[i & 15]];
+        i += 1;
+    }
+    t
+};
 
 /// Lower-case hex without prefix.
 pub fn hex(b: &[u8]) -> String {
@@ -769,7 +881,6 @@ fn word_needs_escape(w: u64) -> bool {
 /// Runs of plain bytes are found 8 at a time and copied with one push (most
 /// strings have nothing to escape).
 pub fn json_escape_into(out: &mut String, s: &str) {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
     let b = s.as_bytes();
     let mut start = 0;
     let mut i = 0;
@@ -790,25 +901,94 @@ pub fn json_escape_into(out: &mut String, s: &str) {
         }
         // `i` is an ASCII byte, so both ends are char boundaries.
         out.push_str(&s[start..i]);
-        if e == b'u' {
-            push_ascii(
-                out,
-                &[
-                    b'\\',
-                    b'u',
-                    b'0',
-                    b'0',
-                    HEX[usize::from(c >> 4)],
-                    HEX[usize::from(c & 15)],
-                ],
-            );
-        } else {
-            push_ascii(out, &[b'\\', e]);
-        }
+        json_escape_byte(out, c, e);
         i += 1;
         start = i;
     }
     out.push_str(&s[start..]);
+}
+
+/// [`json_escape_into`] straight from bytes that should be text: UTF-8, or
+/// ASCII when `ascii_only` (Cassandra's `AsciiType`). The ASCII text most
+/// values are is validated in the same pass as the escape scan; from the
+/// first non-ASCII byte on, the rest is validated as UTF-8 and escaped as a
+/// `str`. Invalid text is written as `String::from_utf8_lossy` would give
+/// it (what [`render`] does).
+pub fn json_escape_text_into(out: &mut String, b: &[u8], ascii_only: bool) {
+    let n = json_escape_ascii_prefix(out, b);
+    let rest = &b[n..];
+    if rest.is_empty() {
+        return;
+    }
+    match std::str::from_utf8(rest) {
+        Ok(s) if !ascii_only => json_escape_into(out, s),
+        // The prefix written is ASCII, so the lossy form of the whole is the
+        // prefix followed by the lossy form of the rest.
+        _ => json_escape_into(out, &String::from_utf8_lossy(rest)),
+    }
+}
+
+/// Escape the leading run of ASCII bytes of `b` into `out`; returns its
+/// length (the index of the first non-ASCII byte, or `b.len()`).
+fn json_escape_ascii_prefix(out: &mut String, b: &[u8]) -> usize {
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let mut start = 0;
+    let mut i = 0;
+    loop {
+        while let Some(w) = b.get(i..i + 8) {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(w);
+            let w = u64::from_le_bytes(a);
+            if w & HI != 0 || word_needs_escape(w) {
+                break;
+            }
+            i += 8;
+        }
+        let Some(&c) = b.get(i) else { break };
+        if c >= 0x80 {
+            break;
+        }
+        let e = JSON_ESCAPES[usize::from(c)];
+        if e != 0 {
+            push_ascii_run(out, &b[start..i]);
+            json_escape_byte(out, c, e);
+            start = i + 1;
+        }
+        i += 1;
+    }
+    push_ascii_run(out, &b[start..i]);
+    i
+}
+
+/// Append a run the escape scan found to be ASCII.
+#[inline]
+fn push_ascii_run(out: &mut String, run: &[u8]) {
+    debug_assert!(run.is_ascii());
+    // SAFETY: `json_escape_ascii_prefix` only passes bytes it checked are
+    // below 0x80 (whole words without a high bit, or single bytes), and
+    // ASCII is valid UTF-8 on its own.
+    unsafe { out.as_mut_vec() }.extend_from_slice(run);
+}
+
+/// The escape of ASCII byte `c` whose [`JSON_ESCAPES`] entry is `e`.
+#[inline]
+fn json_escape_byte(out: &mut String, c: u8, e: u8) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    if e == b'u' {
+        push_ascii(
+            out,
+            &[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[usize::from(c >> 4)],
+                HEX[usize::from(c & 15)],
+            ],
+        );
+    } else {
+        push_ascii(out, &[b'\\', e]);
+    }
 }
 
 /// Sum of the shard counts of a counter context (`CounterContext.total`):
@@ -937,12 +1117,31 @@ pub(crate) trait Source<'a>: Copy {
     /// The serialized value as bare hex (collections' `getString`, and the
     /// fallback for values that do not decode).
     fn hex_into(self, out: &mut String);
+    /// Write the value when a shortcut applies (see [`native_fast`]);
+    /// `false` to take the general path.
+    #[inline]
+    fn write_fast(self, _form: Form, _out: &mut String) -> bool {
+        false
+    }
 }
 
 /// Append the `form` text of value `b` of type `ty` to `out`, straight from
 /// the bytes (no [`Value`](super::Value) tree).
 #[inline]
 pub fn render(ty: &CqlType, b: &[u8], form: Form, out: &mut String) {
+    if form == Form::Json {
+        let mut t = ty;
+        while let CqlType::Reversed(i) | CqlType::Frozen(i) = t {
+            t = i;
+        }
+        if let CqlType::Native(n @ (Native::Text | Native::Ascii)) = t {
+            // Validate and escape in one pass (what `write` does in two).
+            out.push('"');
+            json_escape_text_into(out, b, *n == Native::Ascii);
+            out.push('"');
+            return;
+        }
+    }
     write(Raw { ty, b: Some(b) }, form, out)
 }
 
@@ -965,17 +1164,8 @@ pub fn render_json_escaped(
     }
     if form != Form::Json {
         match t {
-            CqlType::Native(Native::Text | Native::Ascii) if form == Form::Str => {
-                let valid = match t {
-                    CqlType::Native(Native::Ascii) => b.is_ascii(),
-                    _ => true,
-                };
-                match std::str::from_utf8(b) {
-                    Ok(s) if valid => json_escape_into(out, s),
-                    // Invalid text renders lossily (as `render` does).
-                    _ => json_escape_into(out, &String::from_utf8_lossy(b)),
-                }
-                return;
+            CqlType::Native(n @ (Native::Text | Native::Ascii)) if form == Form::Str => {
+                return json_escape_text_into(out, b, *n == Native::Ascii);
             }
             CqlType::Native(n) if !matches!(n, Native::Text | Native::Ascii) => {
                 return render(t, b, form, out);
@@ -1013,6 +1203,58 @@ impl<'a> Source<'a> for Raw<'a> {
     fn hex_into(self, out: &mut String) {
         hex_into(out, self.b.unwrap_or_default())
     }
+
+    #[inline]
+    fn write_fast(self, form: Form, out: &mut String) -> bool {
+        let Some(b) = self.b else { return false };
+        let mut t = self.ty;
+        while let CqlType::Reversed(i) | CqlType::Frozen(i) = t {
+            t = i;
+        }
+        match t {
+            CqlType::Native(n) => native_fast(*n, b, form, out),
+            _ => false,
+        }
+    }
+}
+
+/// The most common native values (valid fixed-size numbers, booleans,
+/// UUIDs, timestamps, blobs) written straight from the bytes, as [`write`]
+/// writes their [`Node`] but without building one (the dump hot path);
+/// `false`, writing nothing, for everything else.
+#[inline]
+fn native_fast(n: Native, b: &[u8], form: Form, out: &mut String) -> bool {
+    use Native::*;
+    match (n, b.len()) {
+        (Int, 4) => push_i64(out, i32::from_be_bytes([b[0], b[1], b[2], b[3]]).into()),
+        (Bigint, 8) => push_i64(out, i64::from_be_bytes(be::<8>(b).unwrap_or_default())),
+        (Smallint, 2) => push_i64(out, i16::from_be_bytes([b[0], b[1]]).into()),
+        (Tinyint, 1) => push_i64(out, i8::from_be_bytes([b[0]]).into()),
+        (Boolean, 1) => out.push_str(if b[0] != 0 { "true" } else { "false" }),
+        (Double, 8) => {
+            let x = f64::from_be_bytes(be::<8>(b).unwrap_or_default());
+            if form == Form::Json && !x.is_finite() {
+                out.push_str("null");
+            } else {
+                double_into(out, x);
+            }
+        }
+        (Uuid | Timeuuid | LexicalUuid, 16) => {
+            let u: [u8; 16] = be::<16>(b).unwrap_or_default();
+            wrap(form == Form::Json, '"', out, |o| uuid_into(o, &u));
+        }
+        (Timestamp | LegacyDate, 8) if matches!(form, Form::Json | Form::Str) => {
+            let ms = i64::from_be_bytes(be::<8>(b).unwrap_or_default());
+            if form == Form::Json {
+                wrap(true, '"', out, |o| timestamp_into(o, ms, ' '));
+            } else {
+                timestamp_into(out, ms, 'T');
+            }
+        }
+        (Blob, _) => hex_form(form, out, |o| hex_into(o, b)),
+        _ => return false,
+    }
+    true
 }
 
 #[inline]
@@ -1236,6 +1478,9 @@ fn vector<'a>(t: &'a CqlType, n: usize, b: &'a [u8]) -> Option<Vec<Raw<'a>>> {
 /// Append the `form` text of `s` to `out`.
 pub(crate) fn write<'a, S: Source<'a>>(s: S, form: Form, out: &mut String) {
     use Form::{Cql, Cqlsh, Json, Str};
+    if s.write_fast(form, out) {
+        return;
+    }
     match s.node() {
         Node::Null => out.push_str("null"),
         Node::Empty => out.push_str(match form {

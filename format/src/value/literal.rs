@@ -977,76 +977,8 @@ fn push_elem(out: &mut Vec<u8>, v: Option<Vec<u8>>) {
 /// map keys (numeric types numerically, time UUIDs by time, text and blobs by
 /// unsigned bytes; anything else by unsigned bytes).
 pub(crate) fn compare_serialized(ty: &CqlType, a: &[u8], b: &[u8]) -> Ordering {
-    let signed = |x: &[u8]| -> Option<i128> {
-        if x.is_empty() || x.len() > 16 {
-            return None;
-        }
-        let mut v: i128 = if x[0] & 0x80 != 0 { -1 } else { 0 };
-        for &c in x {
-            v = (v << 8) | c as i128;
-        }
-        Some(v)
-    };
-    if a.is_empty() || b.is_empty() {
-        return a.len().cmp(&b.len());
-    }
-    match ty.unreversed() {
-        CqlType::Native(n) => match n {
-            Native::Int
-            | Native::Bigint
-            | Native::Smallint
-            | Native::Tinyint
-            | Native::Timestamp
-            | Native::LegacyDate
-            | Native::Time
-            | Native::Counter => signed(a).cmp(&signed(b)),
-            Native::Varint => match (signed(a), signed(b)) {
-                (Some(x), Some(y)) => x.cmp(&y),
-                _ => {
-                    let (na, nb) = (a[0] & 0x80 != 0, b[0] & 0x80 != 0);
-                    match (na, nb) {
-                        (true, false) => Ordering::Less,
-                        (false, true) => Ordering::Greater,
-                        (false, false) => a.len().cmp(&b.len()).then_with(|| a.cmp(b)),
-                        (true, true) => b.len().cmp(&a.len()).then_with(|| a.cmp(b)),
-                    }
-                }
-            },
-            Native::Float if a.len() == 4 && b.len() == 4 => {
-                let f = |x: &[u8]| f32::from_be_bytes([x[0], x[1], x[2], x[3]]);
-                f(a).total_cmp(&f(b))
-            }
-            Native::Double if a.len() == 8 && b.len() == 8 => {
-                let f =
-                    |x: &[u8]| f64::from_bits(u64::from_be_bytes(x.try_into().unwrap_or([0; 8])));
-                f(a).total_cmp(&f(b))
-            }
-            Native::Decimal => {
-                let f = |x: &[u8]| -> f64 {
-                    super::decode(&CqlType::Native(Native::Decimal), x)
-                        .ok()
-                        .map(|v| v.to_plain_string())
-                        .and_then(|s| s.parse().ok())
-                        .unwrap_or(0.0)
-                };
-                f(a).total_cmp(&f(b))
-            }
-            Native::Timeuuid | Native::Uuid if a.len() == 16 && b.len() == 16 => {
-                let ua = super::Uuid(a.try_into().unwrap_or([0; 16]));
-                let ub = super::Uuid(b.try_into().unwrap_or([0; 16]));
-                let (va, vb) = (ua.version(), ub.version());
-                if *n == Native::Uuid && va != vb {
-                    return va.cmp(&vb);
-                }
-                match (ua.timestamp_100ns(), ub.timestamp_100ns()) {
-                    (Some(x), Some(y)) if x != y => x.cmp(&y),
-                    _ => a.iter().map(|&c| c as i8).cmp(b.iter().map(|&c| c as i8)),
-                }
-            }
-            _ => a.cmp(b),
-        },
-        _ => a.cmp(b),
-    }
+    // One comparator for the whole crate: Cassandra's order per type.
+    crate::compare::compare_value(ty.unreversed(), a, b)
 }
 
 #[cfg(test)]
