@@ -601,6 +601,23 @@ pub fn decode_prefix(types: &[CqlType], b: &[u8]) -> DecodedPrefix {
 pub fn separator_bounds(types: &[CqlType], sep: &[u8]) -> (OwnedClustering, OwnedClustering) {
     let d = decode_prefix(types, sep);
     let mut values = d.values;
+    // NOTE: row clusterings are never null, so a real separator holds no null
+    // component; a hostile one might. The comparator does not order nulls
+    // the way the byte-comparable form does, so bound only by the components
+    // before the first null (looser, never wrong).
+    if let Some(i) = values.iter().position(Option::is_none) {
+        values.truncate(i);
+        return (
+            OwnedClustering {
+                kind: BoundKind::InclStartBound,
+                values: values.clone(),
+            },
+            OwnedClustering {
+                kind: BoundKind::InclEndBound,
+                values,
+            },
+        );
+    }
     let ceiling_kind = if let Some(t) = d.partial {
         values.push(Some(t));
         BoundKind::ExclEndBound
