@@ -833,3 +833,51 @@ fn reverse_flags_and_errors() {
     assert_eq!(ops[1]["result"], "found");
     assert!(ops[1]["plan"]["rows"].as_u64().unwrap() > 0);
 }
+
+/// The `--io-stats=json` counters of a dump-data run: component → counters.
+fn dump_stats(sst: &Path, reverse: bool) -> Value {
+    let p = s(sst);
+    let mut a = vec!["dump-data", "-o", "ndjson", "--io-stats=json"];
+    if reverse {
+        a.push("--reverse");
+    }
+    a.push(&p);
+    let r = sstkit(&a);
+    assert_eq!(r.code, 0, "{a:?}: {}", r.stderr);
+    stats(&r.stderr).pop().expect("io stats")["components"].clone()
+}
+
+#[test]
+fn reversed_dumps_read_the_data_of_the_forward_dump() {
+    let mut checked = 0;
+    for sst in all_fixtures() {
+        let (f, r) = (dump_stats(&sst, false), dump_stats(&sst, true));
+        let ctx = format!("{}:\n  fwd {f}\n  rev {r}", sst.display());
+        let get = |v: &Value, c: &str, k: &str| v[c][k].as_u64().unwrap_or(0);
+        if s(&sst).contains("-bti-") {
+            // BTI: each partition's key is looked up (its chunk may be
+            // decompressed once more); the bytes read stay those of the scan.
+            assert!(
+                get(&r, "data", "bytes") * 10 <= get(&f, "data", "bytes") * 11,
+                "{ctx}"
+            );
+        } else {
+            // BIG: every Data.db byte and chunk once, as forward; Index.db once.
+            assert_eq!(get(&r, "data", "bytes"), get(&f, "data", "bytes"), "{ctx}");
+            assert_eq!(
+                get(&r, "data", "chunks_decompressed"),
+                get(&f, "data", "chunks_decompressed"),
+                "{ctx}"
+            );
+            let index_len = std::fs::metadata(s(&sst).replace("-Data.db", "-Index.db"))
+                .unwrap()
+                .len();
+            assert!(
+                get(&r, "index", "bytes") <= index_len.div_ceil(4096) * 4096,
+                "{ctx}"
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked > 40, "{checked}");
+}

@@ -234,13 +234,23 @@ pub struct ReadArgs {
     #[arg(long, value_name = "FILE")]
     pub keys_file: Option<PathBuf>,
     /// Lower clustering bound, inclusive (prefix allowed; composite as a:b)
-    #[arg(long, value_name = "CK", conflicts_with = "after", allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_name = "CK",
+        conflicts_with = "after",
+        allow_hyphen_values = true
+    )]
     pub from: Option<String>,
     /// Lower clustering bound, exclusive
     #[arg(long, value_name = "CK", allow_hyphen_values = true)]
     pub after: Option<String>,
     /// Upper clustering bound, inclusive
-    #[arg(long, value_name = "CK", conflicts_with = "before", allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_name = "CK",
+        conflicts_with = "before",
+        allow_hyphen_values = true
+    )]
     pub to: Option<String>,
     /// Upper clustering bound, exclusive
     #[arg(long, value_name = "CK", allow_hyphen_values = true)]
@@ -390,7 +400,8 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         "g" | "gb" | "gib" => 1 << 30,
         _ => return Err(format!("unknown size unit in {s:?} (use B, KiB, MiB, GiB)")),
     };
-    n.checked_mul(mult).ok_or_else(|| format!("size too large: {s:?}"))
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("size too large: {s:?}"))
 }
 
 /// How `--io-stats` prints.

@@ -250,7 +250,11 @@ impl<'a> Cur<'a> {
             let w = u64::from_be_bytes(a);
             let shift = 8 * (8 - extra);
             let low = if extra == 8 { w } else { w >> shift };
-            let v = if extra == 8 { low } else { (high << (8 * extra)) | low };
+            let v = if extra == 8 {
+                low
+            } else {
+                (high << (8 * extra)) | low
+            };
             self.pos += extra + 1;
             return Ok(v);
         }

@@ -136,7 +136,12 @@ impl<T> ColumnCache<T> {
     /// The entry of `c` (a static column when `is_static`), built by `make`
     /// the first time.
     #[inline(always)]
-    pub(crate) fn get(&mut self, is_static: bool, c: &Column, make: impl FnOnce(&Column) -> T) -> &T {
+    pub(crate) fn get(
+        &mut self,
+        is_static: bool,
+        c: &Column,
+        make: impl FnOnce(&Column) -> T,
+    ) -> &T {
         let v = if is_static {
             &mut self.statics
         } else {

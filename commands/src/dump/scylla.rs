@@ -9,7 +9,7 @@
 //! a `BufWriter` underneath passes the blocks through without copying them.
 //!
 //! Per-column data (the name as a JSON key, the cell `type`, element types)
-//! is computed once per writer ([`ColumnCache`]); a writer serves one table.
+//! is computed once per writer (`ColumnCache`); a writer serves one table.
 //! The hot path pushes straight into the buffer: integers through `itoa`,
 //! values through [`render_json_escaped`], the row timestamp (shared by most
 //! cells of a row) and deletion times from a one-entry cache.
@@ -62,9 +62,6 @@ struct Out {
 struct LastText {
     value: Option<i64>,
     text: String,
-    /// `text` in a fixed-size array when it fits (copied without a `memcpy`
-    /// call, [`java::push_ascii_prefix`]).
-    fixed: Option<[u8; 32]>,
 }
 
 impl LastText {
@@ -72,27 +69,17 @@ impl LastText {
         LastText {
             value: None,
             text: String::new(),
-            fixed: None,
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, out: &mut String, v: i64, render: fn(&mut String, i64)) {
         if self.value != Some(v) {
             self.text.clear();
             render(&mut self.text, v);
             self.value = Some(v);
-            let t = self.text.as_bytes();
-            self.fixed = (t.len() <= 32 && t.is_ascii()).then(|| {
-                let mut a = [b' '; 32];
-                a[..t.len()].copy_from_slice(t);
-                a
-            });
         }
-        match &self.fixed {
-            Some(a) => java::push_ascii_prefix(out, a, self.text.len()),
-            None => out.push_str(&self.text),
-        }
+        out.push_str(&self.text);
     }
 }
 
@@ -186,7 +173,10 @@ pub fn gc_time_into(out: &mut String, secs: i64) {
     let sod = secs.rem_euclid(86_400);
     java::local_date_into(out, secs.div_euclid(86_400));
     let mut b = *b" 00:00:00z";
-    for (i, v) in [sod / 3600, sod / 60 % 60, sod % 60].into_iter().enumerate() {
+    for (i, v) in [sod / 3600, sod / 60 % 60, sod % 60]
+        .into_iter()
+        .enumerate()
+    {
         b[1 + 3 * i] = b'0' + (v / 10) as u8;
         b[2 + 3 * i] = b'0' + (v % 10) as u8;
     }
@@ -209,7 +199,8 @@ impl Out {
                 self.buf.push_str("{\"timestamp\":");
                 java::push_i64(&mut self.buf, d.marked_for_delete_at);
                 self.buf.push_str(",\"deletion_time\":\"");
-                self.gc.push(&mut self.buf, d.local_deletion_time, gc_time_into);
+                self.gc
+                    .push(&mut self.buf, d.local_deletion_time, gc_time_into);
                 self.buf.push_str("\"}");
             }
         }
@@ -230,13 +221,9 @@ impl Out {
                 self.buf.push(':');
             }
             match t.header.clustering_types.get(i) {
-                Some(ty) => render_json_escaped(
-                    ty,
-                    v,
-                    scylla_form(ty),
-                    &mut self.buf,
-                    &mut self.scratch,
-                ),
+                Some(ty) => {
+                    render_json_escaped(ty, v, scylla_form(ty), &mut self.buf, &mut self.scratch)
+                }
                 None => java::hex_into(&mut self.buf, v),
             }
         }
@@ -266,8 +253,11 @@ impl Out {
         self.ts.push(&mut self.buf, c.timestamp, java::push_i64);
         if dead {
             self.buf.push_str(",\"deletion_time\":\"");
-            self.gc
-                .push(&mut self.buf, c.local_deletion_time.unwrap_or(0), gc_time_into);
+            self.gc.push(
+                &mut self.buf,
+                c.local_deletion_time.unwrap_or(0),
+                gc_time_into,
+            );
             self.buf.push_str("\"}");
             return;
         }
@@ -275,8 +265,11 @@ impl Out {
             self.buf.push_str(",\"ttl\":\"");
             java::push_i64(&mut self.buf, c.ttl.unwrap_or(0));
             self.buf.push_str("s\",\"expiry\":\"");
-            self.gc
-                .push(&mut self.buf, c.local_deletion_time.unwrap_or(0), gc_time_into);
+            self.gc.push(
+                &mut self.buf,
+                c.local_deletion_time.unwrap_or(0),
+                gc_time_into,
+            );
             self.buf.push('"');
         }
         self.buf.push_str(",\"value\":");
@@ -298,13 +291,9 @@ impl Out {
                     None => java::hex_into(&mut self.buf, path),
                 }
             }
-            (_, Some(pt)) => render_json_escaped(
-                pt,
-                path,
-                scylla_form(pt),
-                &mut self.buf,
-                &mut self.scratch,
-            ),
+            (_, Some(pt)) => {
+                render_json_escaped(pt, path, scylla_form(pt), &mut self.buf, &mut self.scratch)
+            }
             (_, None) => java::hex_into(&mut self.buf, path),
         }
         self.buf.push('"');
@@ -415,8 +404,7 @@ impl<'a, 'w> ScyllaWriter<'a, 'w> {
     fn write_row(&mut self, t: &Table<'_>, row: &Row<'_>) -> io::Result<()> {
         self.element_sep();
         let out = &mut self.out;
-        out.buf
-            .push_str("{\"type\":\"clustering-row\",\"key\":");
+        out.buf.push_str("{\"type\":\"clustering-row\",\"key\":");
         out.clustering_key(t, &row.clustering);
         if let Some(d) = &row.deletion {
             out.buf.push_str(",\"tombstone\":");

@@ -32,6 +32,9 @@ use super::{CellTypes, ColumnCache, Table};
 struct SdColumn {
     /// `"name"` as `ColumnIdentifier.toCQLString` spells it, as a JSON string.
     name: String,
+    /// The start of a cell object up to its name, pretty (`[0]`) and
+    /// minimal: `{ "name" : "b"`, `{"name":"b"` (see [`SstabledumpWriter::cell`]).
+    head: [String; 2],
     types: CellTypes,
 }
 
@@ -41,14 +44,48 @@ impl SdColumn {
         java::json_escape_into(&mut name, &quote_ident(c.name()));
         name.push('"');
         SdColumn {
+            head: [
+                format!("{{ \"name\" : {name}"),
+                format!("{{\"name\":{name}"),
+            ],
             name,
             types: CellTypes::of(c),
         }
     }
 }
 
+/// The separators of a compact object (the cells), pretty and minimal.
+struct Compact {
+    /// Before a field name after the first: `, "` / `,"`.
+    next: &'static str,
+    /// Between a field name and its value: `" : ` / `":`.
+    colon: &'static str,
+    /// Around a one-element compact array: `[ ` / `[`, ` ]` / `]`.
+    open: &'static str,
+    close: &'static str,
+    /// The end of the object: ` }` / `}`.
+    end: &'static str,
+}
+
+const COMPACT: [Compact; 2] = [
+    Compact {
+        next: ", \"",
+        colon: "\" : ",
+        open: "[ ",
+        close: " ]",
+        end: " }",
+    },
+    Compact {
+        next: ",\"",
+        colon: "\":",
+        open: "[",
+        close: "]",
+        end: "}",
+    },
+];
+
 /// Streaming writer of one sstable's sstabledump output (a writer serves
-/// one table; see [`ColumnCache`]).
+/// one table; see `ColumnCache`).
 pub struct SstabledumpWriter<W: Write> {
     g: JsonGen<W>,
     lines: bool,
@@ -260,6 +297,85 @@ impl<W: Write> SstabledumpWriter<W> {
         // `self.cols` for the whole cell.
         let info = self.cols.get(is_static, column, SdColumn::of);
         let g = &mut self.g;
+        let live_ts = row.liveness.map(|l| l.timestamp);
+        if !cell.is_deleted() {
+            // A live cell is one compact object: `JsonTransformer` sets the
+            // object indenter compact right after `writeStartObject` and
+            // nothing in it resets that (a tombstone's `deletion_info`
+            // does, hence the general path below). So its text is fixed
+            // separators around the values, written here in one go after
+            // the generator's array separator — what the generator would
+            // write call by call (`start_object`, `field`, ... `end_object`).
+            let c = &COMPACT[usize::from(self.lines)];
+            let mut has_path = false;
+            let o = g.value_out();
+            o.push_str(&info.head[usize::from(self.lines)]);
+            if let (Some(path), Some(path_ty)) = (cell.path, &info.types.path) {
+                o.push_str(c.next);
+                o.push_str("path");
+                o.push_str(c.colon);
+                o.push_str(c.open);
+                o.push('"');
+                match &info.types.ty {
+                    CqlType::Udt { fields, .. } => {
+                        match udt_field_index(path).and_then(|i| fields.get(i)) {
+                            Some((fname, _)) => java::json_escape_into(o, fname),
+                            None => render_json_escaped(path_ty, path, Form::Str, o, &mut self.buf),
+                        }
+                    }
+                    _ => render_json_escaped(path_ty, path, Form::Str, o, &mut self.buf),
+                }
+                o.push('"');
+                o.push_str(c.close);
+                has_path = true;
+            }
+            o.push_str(c.next);
+            o.push_str("value");
+            o.push_str(c.colon);
+            render(info.types.value_type(cell.path), cell.value, Form::Json, o);
+            let quoted_time = |o: &mut String, dates: &mut DateStrings, micros: bool, v: i64| {
+                o.push('"');
+                match (t.raw_timestamps, micros) {
+                    (true, _) => java::push_i64(o, v),
+                    (false, true) => dates.micros_into(o, v),
+                    (false, false) => dates.secs_into(o, v),
+                }
+                o.push('"');
+            };
+            if live_ts != Some(cell.timestamp) {
+                o.push_str(c.next);
+                o.push_str("tstamp");
+                o.push_str(c.colon);
+                quoted_time(o, &mut self.dates, true, cell.timestamp);
+            }
+            if cell.is_expiring() {
+                let row_ttl = row.liveness.map(|l| l.ttl.unwrap_or(0));
+                let ttl = cell.ttl.unwrap_or(0);
+                if row_ttl != Some(ttl) {
+                    let ldt = cell.local_deletion_time.unwrap_or(i64::MAX);
+                    o.push_str(c.next);
+                    o.push_str("ttl");
+                    o.push_str(c.colon);
+                    java::push_i64(o, ttl);
+                    o.push_str(c.next);
+                    o.push_str("expires_at");
+                    o.push_str(c.colon);
+                    quoted_time(o, &mut self.dates, false, ldt);
+                    o.push_str(c.next);
+                    o.push_str("expired");
+                    o.push_str(c.colon);
+                    // !cell.isLive(now): live while now < expiration.
+                    o.push_str(if t.now_secs >= ldt { "true" } else { "false" });
+                }
+            }
+            o.push_str(c.end);
+            // The indenter flags as the calls would leave them.
+            g.object_compact = false;
+            if has_path {
+                g.array_compact = false;
+            }
+            return g.maybe_flush();
+        }
         g.start_object()?;
         g.object_compact = true;
         g.field("name")?;
@@ -288,7 +404,12 @@ impl<W: Write> SstabledumpWriter<W> {
             g.object_compact = true;
             g.start_object()?;
             g.field("local_delete_time")?;
-            secs(g, &mut self.dates, t, cell.local_deletion_time.unwrap_or(i64::MAX))?;
+            secs(
+                g,
+                &mut self.dates,
+                t,
+                cell.local_deletion_time.unwrap_or(i64::MAX),
+            )?;
             g.end_object()?;
             g.object_compact = false;
         } else {
@@ -296,7 +417,6 @@ impl<W: Write> SstabledumpWriter<W> {
             let value_ty = info.types.value_type(cell.path);
             render(value_ty, cell.value, Form::Json, g.value_out());
         }
-        let live_ts = row.liveness.map(|l| l.timestamp);
         if live_ts != Some(cell.timestamp) {
             g.field("tstamp")?;
             micros(g, &mut self.dates, t, cell.timestamp)?;

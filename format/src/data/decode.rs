@@ -51,7 +51,7 @@ use super::DataPos;
 /// complex columns and the clustering values. A reader that is never given
 /// any allocates as usual.
 ///
-/// The vectors are stored empty with a `'static` lifetime parameter; [`reuse`]
+/// The vectors are stored empty with a `'static` lifetime parameter; `reuse`
 /// moves an allocation between lifetimes without `unsafe` (an empty vector
 /// has no element to outlive anything).
 #[derive(Debug, Default)]
@@ -621,11 +621,14 @@ pub(crate) fn decode_row<'a>(
             for _ in 0..n {
                 push(&mut cs, cell(&mut body, column, d, liveness.as_ref())?);
             }
-            push(&mut cells, ColumnData::Complex {
-                column,
-                complex_deletion,
-                cells: cs,
-            });
+            push(
+                &mut cells,
+                ColumnData::Complex {
+                    column,
+                    complex_deletion,
+                    cells: cs,
+                },
+            );
         } else {
             let c = cell(&mut body, column, d, liveness.as_ref())?;
             push(&mut cells, ColumnData::Simple { column, cell: c });

@@ -66,11 +66,11 @@ mod tests;
 #[cfg(test)]
 mod corpus_tests;
 
+pub use decode::Spare;
 pub use model::{
     Cell, ColumnData, Fragment, LivenessInfo, MarkerDeletion, RangeTombstoneMarker, Row,
     RowDeletion, RowFlags,
 };
-pub use decode::Spare;
 pub use reader::{Finding, FindingKind, PartitionReader, ReaderOptions, ScanReader};
 pub use schema::{Column, ColumnSet, DataSchema, DeltaBase};
 pub use source::DataSource;

@@ -22,7 +22,10 @@
 //!   component is kept: a following request that starts inside it (the next
 //!   compressed chunk, the rest of a row) does not read it again. So is its
 //!   first unit: a following request that ends inside it (a backward walk,
-//!   [`crate::read::ReversedReader`]) does not read it again either.
+//!   [`crate::read::ReversedReader`]) does not read it again either. A point
+//!   read that lies inside the read-ahead window of a scan of the same
+//!   component (a reversed dump: small partitions scanned, large ones
+//!   walked backward) is served from the window.
 //! * **Read-ahead** ([`ReadKind::Scan`] only): a sequential scan reads
 //!   windows of `read_ahead` bytes (at least the request) and serves the
 //!   following requests from the window. Point reads ([`ReadKind::Point`],
@@ -400,6 +403,17 @@ impl IoLayer {
         kind: ReadKind,
         out: &mut Vec<u8>,
     ) -> Result<()> {
+        {
+            // Inside the read-ahead window of a scan: served from it.
+            let bufs = self.bufs.borrow();
+            if let Some((rs, rb)) = bufs.get(&c).and_then(|b| b.ra.as_ref()) {
+                if *rs <= off && off + len as u64 <= rs + rb.len() as u64 {
+                    let s = (off - rs) as usize;
+                    out.extend_from_slice(&rb[s..s + len]);
+                    return Ok(());
+                }
+            }
+        }
         let a0 = self.opts.align_down(off);
         let a1 = self.opts.align_up(off + len as u64).min(of.len);
         let mut have = Vec::new();
@@ -772,6 +786,27 @@ mod tests {
         l.read(Component::Data, 40_000, 1_000, ReadKind::Point)
             .unwrap();
         assert_eq!(data(&l).bytes - before.bytes, 8192);
+        let _ = std::fs::remove_file(p);
+    }
+
+    #[test]
+    fn point_reads_inside_the_read_ahead_window_are_free() {
+        let opts = IoOptions {
+            read_ahead: 64 * 1024,
+            ..IoOptions::default()
+        };
+        let (l, p, bytes) = layer(200_000, opts);
+        l.read(Component::Data, 1000, 10, ReadKind::Scan).unwrap();
+        let before = data(&l);
+        let r = l
+            .read(Component::Data, 30_000, 5_000, ReadKind::Point)
+            .unwrap();
+        assert_eq!(r, &bytes[30_000..35_000]);
+        assert_eq!(data(&l), before);
+        // Past the window: a point read.
+        l.read(Component::Data, 70_000, 10, ReadKind::Point)
+            .unwrap();
+        assert_eq!(data(&l).reads, before.reads + 1);
         let _ = std::fs::remove_file(p);
     }
 

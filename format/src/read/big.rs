@@ -297,6 +297,12 @@ impl<'s> BigIndex<'s> {
                         ),
                     )
                 })?;
+            // A scan has read a small promoted index already: keep it.
+            let inline = if bytes.scan && e.pi_size <= SCAN_READ {
+                Some(Rc::from(bytes.get(e.pi_start, e.pi_size)?))
+            } else {
+                None
+            };
             row_index = Some(Box::new(BigRowIndex {
                 pi_position: e.pi_start,
                 blocks_base,
@@ -307,6 +313,7 @@ impl<'s> BigIndex<'s> {
                 fixed: Rc::clone(&self.fixed),
                 features: self.features,
                 walk: Default::default(),
+                inline,
             }));
         } else if e.next() < self.index_len {
             // A small partition: its end is the next partition's start.
@@ -402,6 +409,9 @@ pub struct BigRowIndex {
     features: Features,
     /// [`RowIndex::block_walk`]'s windows: the offsets array, the blocks.
     walk: (WalkWindow, WalkWindow),
+    /// The whole promoted index, when a scan read it ([`BigIndex::scan`]):
+    /// blocks are decoded from it, without IO or the index cache.
+    inline: Option<Rc<[u8]>>,
 }
 
 /// Index.db bytes of a promoted index read in windows that extend
@@ -448,6 +458,31 @@ impl WalkWindow {
 }
 
 impl BigRowIndex {
+    /// Block `i` decoded from the inline promoted index.
+    fn decode_inline(&self, sst: &Sstable, i: usize) -> Option<Result<Rc<IndexBlock>>> {
+        let b = self.inline.as_ref()?;
+        let base = self.pi_position;
+        let r = self.decode_from(i, &mut |at, n| {
+            let s = at.checked_sub(base).map(|s| s as usize);
+            match s.and_then(|s| b.get(s..s.checked_add(n)?)) {
+                Some(x) => Ok(x.to_vec()),
+                None => Err(Error::at(
+                    ErrorKind::UnexpectedEof {
+                        need: n as u64,
+                        have: 0,
+                    },
+                    Component::Index,
+                    at,
+                    "promoted index",
+                )),
+            }
+        });
+        Some(
+            r.map(Rc::new)
+                .map_err(|e| e.in_file(&sst.path(Component::Index))),
+        )
+    }
+
     fn decode(&self, sst: &Sstable, i: usize) -> Result<IndexBlock> {
         let io = &sst.io;
         self.decode_from(i, &mut |at, n| io.read_cached(Component::Index, at, n))
@@ -527,6 +562,9 @@ impl RowIndex for BigRowIndex {
                 "promoted index block",
             ));
         }
+        if let Some(r) = self.decode_inline(sst, i) {
+            return r;
+        }
         let io = &sst.io;
         if let Some(b) = io.cached_object::<IndexBlock>(
             Component::Index,
@@ -553,7 +591,7 @@ impl RowIndex for BigRowIndex {
     }
 
     fn block_walk(&mut self, sst: &Sstable, i: usize) -> Result<Rc<IndexBlock>> {
-        if i >= self.block_count {
+        if i >= self.block_count || self.inline.is_some() {
             return self.block(sst, i);
         }
         let io = &sst.io;

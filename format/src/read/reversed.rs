@@ -20,24 +20,35 @@
 //!
 //! # Walk
 //!
-//! For a partition with a row index (promoted index):
+//! For a partition with a row index (promoted index, or BTI row trie):
 //!
 //! 1. The blocks that can hold the slice, as a forward read finds them
-//!    ([`super::bounded`]): `[i, j]`.
+//!    ([`super::bounded`]): `[i, j]`. An empty slice ([`Slice::is_empty`])
+//!    reads nothing past the header.
 //! 2. The header and static row (tables with static columns), from the
-//!    index cache or one read — together with the blocks when the whole
-//!    partition fits in one `max_io` read and is read whole.
+//!    index cache or one read — together with the blocks when the
+//!    partition is read whole and fits in one `max_io` read (scans: in the
+//!    read-ahead window).
 //! 3. The blocks from `j` down to `i`, in *groups* of consecutive blocks of
 //!    at most `max_io` bytes (one block when a single block is larger). A
-//!    group is read in one request, decoded forward once to find where each
-//!    row or marker starts, then decoded again from the last to the first.
-//!    With a row limit the first group is block `j` alone and each next one
-//!    twice as large, so a short read touches only the end of the slice.
-//!    The range tombstone open above block `j` is its `end_open_marker`;
-//!    below that, every marker passed tells what is open under it.
+//!    group is read in one request; its rows and markers are located with
+//!    their size fields only ([`ScanReader::skip_fragment`]), then decoded
+//!    from the last to the first. With a row limit the first group is block
+//!    `j` alone and each next one twice as large, so a short read touches
+//!    only the end of the slice. The range tombstone open above block `j` is
+//!    its `end_open_marker`; below that, every marker passed tells what is
+//!    open under it. The first blocks of the walk go through the index cache
+//!    (a short read is warm the next time), the rest through the row
+//!    index's own window ([`RowIndex::block_walk`]: a walk over a huge
+//!    partition does not fill the cache).
 //!
 //! A partition without a row index is smaller than one block by
 //! construction: it is read whole (one request) and reversed.
+//!
+//! In scan mode ([`ReversedReader::set_scan`], `dump-data --reverse`),
+//! partitions come in Data.db order: small ones are read with read-ahead
+//! and what a read loaded serves the next one, nothing goes to the index
+//! cache.
 //!
 //! # IO
 //!
@@ -47,12 +58,13 @@
 //! every unit read once (the IO layer keeps the first unit of the previous
 //! request, so requests that end inside it do not read it again). A whole
 //! partition reversed therefore reads the Data.db bytes of the forward read
-//! (plus at most the unit or chunk of the header), and the whole promoted
-//! index (one `IndexInfo` per block, a few percent of the data).
+//! (plus at most the unit of the header), and the whole promoted index (one
+//! `IndexInfo` per block, a few percent of the data).
 //!
 //! Memory: the current group (at most `max_io`, or one block) held twice (the
 //! bytes and the decoder's window), the start offsets of its rows, the chunk
-//! or unit kept for the next group, and one decoded row or marker.
+//! or unit kept for the next group, 16 KiB windows of the promoted index,
+//! and one decoded row or marker.
 //!
 //! Reference: C\* `o.a.c/db/columniterator/SSTableReversedIterator.java`
 //! (`ReverseIndexedReader`: blocks last to first, each read forward and
@@ -383,6 +395,7 @@ pub struct ReversedReader<'s> {
     features: Features,
     has_static: bool,
     max_io: u64,
+    read_ahead: u64,
     back: Back<'s>,
     /// Partitions are read in Data.db order (dump-data): the reads of small
     /// partitions read ahead and share what they loaded.
@@ -437,6 +450,7 @@ impl<'s> ReversedReader<'s> {
             features: sst.features(),
             has_static: !header.static_columns.is_empty(),
             max_io: opts.max_io,
+            read_ahead: opts.read_ahead,
             back: Back {
                 src,
                 align,
@@ -536,6 +550,11 @@ impl<'s> ReversedReader<'s> {
             features: self.features,
             has_static: self.has_static,
             max_io: self.max_io,
+            whole_max: if self.scan {
+                self.max_io.max(self.read_ahead)
+            } else {
+                self.max_io
+            },
             scan: self.scan,
         };
         let r = match &mut h.row_index {
@@ -579,6 +598,8 @@ struct Ctx<'a, 's> {
     features: Features,
     has_static: bool,
     max_io: u64,
+    /// Largest partition read whole in one request.
+    whole_max: u64,
     scan: bool,
 }
 
@@ -697,9 +718,20 @@ fn read_indexed<E: From<Error>>(
         clip.lower.as_ref(),
         clip.upper.as_ref(),
     )?;
+    // Blocks through the index cache (a short read, e.g. with a limit, is
+    // warm the next time), except in scans and past the first blocks of a
+    // long walk: through the row index's own window (not filling the cache).
+    let scan = ctx.scan;
+    let block = |ri: &mut dyn RowIndex, k: usize, from_top: usize| {
+        if scan || from_top >= CACHED_WALK {
+            ri.block_walk(sst, k)
+        } else {
+            ri.block(sst, k)
+        }
+    };
     let data = match range {
         Some((i, j)) => {
-            let (bi, bj) = (ri.block(sst, i)?, ri.block(sst, j)?);
+            let (bj, bi) = (block(ri, j, 0)?, block(ri, i, 0)?);
             let start = pos.0 + bi.offset;
             let stop = (pos.0 + bj.offset + bj.width).max(start);
             Some((start, stop))
@@ -709,38 +741,51 @@ fn read_indexed<E: From<Error>>(
     clip.plan.block_range = range;
     clip.plan.data = data.map(|(s, e)| (DataPos(s), DataPos(e)));
 
-    // 2. Header and static row.
+    // 2. Header and static row. The whole partition in one read when it is
+    // read whole and fits (`max_io`; scans: the read-ahead window, which
+    // the read is served from); otherwise the header (static row) up to the
+    // end of its unit or chunk. Kept as the front: the last group needs it.
     let header_end = pos.0 + ri.header_length();
+    let whole = match data {
+        Some((s, e))
+            if clip.limit == u64::MAX
+                && s >= header_end
+                && s - header_end <= COALESCE_GAP
+                && e - pos.0 <= ctx.whole_max =>
+        {
+            Some(e)
+        }
+        _ => None,
+    };
+    let cached = if ctx.has_static && !scan {
+        sst.io
+            .cached_object::<Vec<u8>>(Component::Data, NS_HEADER, pos.0, 0)
+    } else {
+        None
+    };
+    clip.plan.header_cached = cached.is_some();
+    if cached.is_none() && (ctx.has_static || (scan && whole.is_some())) {
+        let to = whole.unwrap_or(header_end);
+        let from = back.align_down(pos.0);
+        let to = back.align_up(to).max(header_end);
+        back.src.set_read_kind(if scan {
+            ReadKind::Scan
+        } else {
+            ReadKind::Point
+        });
+        back.front = Span {
+            start: from,
+            bytes: back.read(from, to)?,
+        };
+        back.src.set_read_kind(ReadKind::Point);
+    }
     if ctx.has_static {
-        let io = &sst.io;
-        let cached = io.cached_object::<Vec<u8>>(Component::Data, NS_HEADER, pos.0, 0);
-        clip.plan.header_cached = cached.is_some();
         let bytes = match cached {
             Some(b) => b,
             None => {
-                // The whole partition in one read when it is read whole and
-                // fits; otherwise the header up to the end of its unit or
-                // chunk (kept: the last group read needs it again).
-                let whole = match data {
-                    Some((s, e))
-                        if clip.limit == u64::MAX
-                            && s >= header_end
-                            && s - header_end <= COALESCE_GAP
-                            && e - pos.0 <= ctx.max_io =>
-                    {
-                        e
-                    }
-                    _ => header_end,
-                };
-                let from = back.align_down(pos.0);
-                let to = back.align_up(whole).max(header_end);
-                back.front = Span {
-                    start: from,
-                    bytes: back.read(from, to)?,
-                };
                 let b = Rc::new(back.front.slice(pos.0, header_end).to_vec());
-                if ri.header_length() <= MAX_CACHED_HEADER {
-                    io.cache_object(
+                if !scan && ri.header_length() <= MAX_CACHED_HEADER {
+                    sst.io.cache_object(
                         Component::Data,
                         NS_HEADER,
                         pos.0,
@@ -765,27 +810,17 @@ fn read_indexed<E: From<Error>>(
     // 3. The blocks, last to first, in groups.
     let mut stop = DataPos(data.map_or(header_end, |(s, _)| s));
     if let (Some((i, j)), false) = (range, clip.limited) {
-        clip.open = ri.block(sst, j)?.end_open_marker;
+        clip.open = block(ri, j, 0)?.end_open_marker;
         let max_group = ctx.max_io.max(1);
         let mut target = if clip.limit == u64::MAX { max_group } else { 0 };
         let mut top = j;
-        // The first blocks through the index cache (a short read, e.g. with
-        // a limit, is warm the next time), the rest of a long walk through
-        // the row index's own window (not filling the cache).
-        let block = |ri: &mut dyn RowIndex, k: usize| {
-            if j - k < CACHED_WALK {
-                ri.block(sst, k)
-            } else {
-                ri.block_walk(sst, k)
-            }
-        };
         loop {
-            let b = block(ri, top)?;
+            let b = block(ri, top, j - top)?;
             let e = pos.0 + b.offset + b.width;
             let mut s = pos.0 + b.offset;
             let mut lo = top;
             while lo > i {
-                let p = block(ri, lo - 1)?;
+                let p = block(ri, lo - 1, j - (lo - 1))?;
                 let ps = pos.0 + p.offset;
                 if ps + p.width != s || e - ps > target {
                     break;

@@ -6,7 +6,7 @@
 //! | class | check |
 //! |---|---|
 //! | `partition_order` | partitions strictly increasing by (token, key bytes); in Data.db, and in Index.db |
-//! | `clustering_order` | rows and markers strictly increasing under the table's clustering comparator ([`compare`]) |
+//! | `clustering_order` | rows and markers strictly increasing under the table's clustering comparator ([`crate::compare`]) |
 //! | `rt_unclosed`, `rt_not_opened`, `rt_mismatch` | range tombstone bounds open and close in pairs with the same deletion |
 //! | `prev_size_mismatch` | every `prev_unfiltered_size` (reader finding) |
 //! | `row_size_mismatch` | `row_size` / `marker_size` against the body (reader error) |

@@ -266,7 +266,11 @@ impl ExpParts {
     /// Lay the value out the way `Double.toString` does, in one push (built
     /// on the stack: at most 1 + 7 + 1 + 17 bytes).
     fn layout_into(&self, out: &mut String) {
-        let exp = if self.exp_negative { -self.exp } else { self.exp };
+        let exp = if self.exp_negative {
+            -self.exp
+        } else {
+            self.exp
+        };
         let mut n = self.n.max(1);
         while n > 1 && self.digits[n - 1] == b'0' {
             n -= 1;
@@ -331,7 +335,11 @@ fn magnitude(b: &[u8]) -> (bool, Digits) {
             u = (u << 8) | u128::from(x);
         }
         let mut s = StackStr::new();
-        s.push_bytes(itoa::Buffer::new().format((u as i128).unsigned_abs()).as_bytes());
+        s.push_bytes(
+            itoa::Buffer::new()
+                .format((u as i128).unsigned_abs())
+                .as_bytes(),
+        );
         return (neg, Digits::Small(s));
     }
     let mut mag: Vec<u8> = if neg {
@@ -934,15 +942,23 @@ fn json_escape_ascii_prefix(out: &mut String, b: &[u8]) -> usize {
     const HI: u64 = 0x8080_8080_8080_8080;
     let mut start = 0;
     let mut i = 0;
+    let clean = |w: &[u8]| {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(w);
+        let w = u64::from_le_bytes(a);
+        w & HI == 0 && !word_needs_escape(w)
+    };
     loop {
         while let Some(w) = b.get(i..i + 8) {
-            let mut a = [0u8; 8];
-            a.copy_from_slice(w);
-            let w = u64::from_le_bytes(a);
-            if w & HI != 0 || word_needs_escape(w) {
+            if !clean(w) {
                 break;
             }
             i += 8;
+        }
+        // Fewer than 8 bytes left: test the last 8 (overlapping what was
+        // checked) in one go rather than byte by byte.
+        if b.len() - i < 8 && b.len() >= 8 && clean(&b[b.len() - 8..]) {
+            i = b.len();
         }
         let Some(&c) = b.get(i) else { break };
         if c >= 0x80 {
@@ -1168,7 +1184,10 @@ pub fn render_json_escaped(
                 return json_escape_text_into(out, b, *n == Native::Ascii);
             }
             CqlType::Native(n) if !matches!(n, Native::Text | Native::Ascii) => {
-                return render(t, b, form, out);
+                if !native_fast(*n, b, form, out) {
+                    write(Raw { ty: t, b: Some(b) }, form, out);
+                }
+                return;
             }
             _ => {}
         }
@@ -1213,6 +1232,12 @@ impl<'a> Source<'a> for Raw<'a> {
         }
         match t {
             CqlType::Native(n) => native_fast(*n, b, form, out),
+            // An empty value is `Empty`, and `getString` of a collection is
+            // its hex: the general path.
+            _ if b.is_empty() || form == Form::Str => false,
+            CqlType::List(e) => seq_fast(e, b, form, ('[', ']'), out),
+            CqlType::Set(e) if form == Form::Json => seq_fast(e, b, form, ('[', ']'), out),
+            CqlType::Set(e) => seq_fast(e, b, form, ('{', '}'), out),
             _ => false,
         }
     }
@@ -1370,26 +1395,67 @@ fn native_node<S>(n: Native, b: &[u8]) -> Option<Node<'_, S>> {
 /// prefixed value per type in `tys` (negative length = null); elements
 /// flattened. `None` when truncated.
 fn collection<'a>(b: &'a [u8], tys: &[&'a CqlType]) -> Option<Vec<Raw<'a>>> {
-    let (n, mut rest) = b.split_first_chunk::<4>()?;
+    let n = b
+        .first_chunk::<4>()
+        .map_or(0, |n| usize::try_from(i32::from_be_bytes(*n)).unwrap_or(0));
+    let mut items = Vec::with_capacity(n.min(b.len() / 4) * tys.len());
+    walk_collection(b, tys, |r| items.push(r)).then_some(items)
+}
+
+/// Call `f` with each element of a frozen collection body ([`collection`])
+/// in order; `false` when the body is truncated (`f` has then seen a prefix).
+fn walk_collection<'a>(b: &'a [u8], tys: &[&'a CqlType], mut f: impl FnMut(Raw<'a>)) -> bool {
+    let Some((n, mut rest)) = b.split_first_chunk::<4>() else {
+        return false;
+    };
     let n = usize::try_from(i32::from_be_bytes(*n)).unwrap_or(0);
-    let mut items = Vec::with_capacity(n.min(rest.len() / 4) * tys.len());
     for _ in 0..n {
         for &ty in tys {
-            let (len, r) = rest.split_first_chunk::<4>()?;
+            let Some((len, r)) = rest.split_first_chunk::<4>() else {
+                return false;
+            };
             let len = i32::from_be_bytes(*len);
             rest = r;
             let b = match usize::try_from(len) {
                 Ok(len) => {
-                    let v = rest.get(..len)?;
+                    let Some(v) = rest.get(..len) else {
+                        return false;
+                    };
                     rest = &rest[len..];
                     Some(v)
                 }
                 Err(_) => None,
             };
-            items.push(Raw { ty, b });
+            f(Raw { ty, b });
         }
     }
-    Some(items)
+    true
+}
+
+/// A list or set written as [`write_nested`] does, without collecting its
+/// elements first (frozen lists and sets are common cell values); `false`
+/// when the body does not decode (the general path then writes the hex).
+fn seq_fast(
+    elem: &CqlType,
+    b: &[u8],
+    form: Form,
+    (open, close): (char, char),
+    out: &mut String,
+) -> bool {
+    if !walk_collection(b, &[elem], |_| {}) {
+        return false;
+    }
+    out.push(open);
+    let mut first = true;
+    walk_collection(b, &[elem], |r| {
+        if !first {
+            out.push_str(", ");
+        }
+        first = false;
+        write(r, form, out);
+    });
+    out.push(close);
+    true
 }
 
 /// Tuple/UDT body: `i32`-length-prefixed fields until the bytes run out.
@@ -1917,6 +1983,66 @@ mod tests {
             "2026-11-22T15:12:55Z"
         );
         assert_eq!(string(|s| local_date_into(s, -719_162)), "0001-01-01");
+    }
+
+    /// The byte-at-a-time escape the fast paths must match.
+    fn escape_reference(s: &str) -> String {
+        let mut out = String::new();
+        for c in s.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\u{8}' => out.push_str("\\b"),
+                '\t' => out.push_str("\\t"),
+                '\n' => out.push_str("\\n"),
+                '\u{c}' => out.push_str("\\f"),
+                '\r' => out.push_str("\\r"),
+                c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04X}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn escapes_match_the_reference() {
+        // Every position of every special byte, in strings of 0..40 bytes
+        // (word-sized runs, the overlapping tail), ASCII and not.
+        let specials = ["\"", "\\", "\n", "\u{1}", "\u{1f}", "é", "€", "\u{7f}", "/"];
+        for len in 0..40 {
+            for sp in specials {
+                for at in 0..=len {
+                    let mut s: String = "abcdefghijklmnopqrstuvwxyz0123456789ABCD"[..len].into();
+                    s.insert_str(at, sp);
+                    let want = escape_reference(&s);
+                    let mut a = String::new();
+                    json_escape_into(&mut a, &s);
+                    assert_eq!(a, want, "{s:?}");
+                    let mut b = String::new();
+                    json_escape_text_into(&mut b, s.as_bytes(), false);
+                    assert_eq!(b, want, "{s:?}");
+                }
+            }
+        }
+        // Invalid UTF-8 and non-ASCII `ascii`: lossy, as `render`.
+        for bytes in [
+            &b"abcdefghij\xff\"xyz"[..],
+            b"\xc3",
+            b"0123456789abcdef\xe2\x82",
+        ] {
+            let want = escape_reference(&String::from_utf8_lossy(bytes));
+            let mut a = String::new();
+            json_escape_text_into(&mut a, bytes, false);
+            assert_eq!(a, want);
+        }
+        // `ascii` with non-ASCII bytes is the lossy UTF-8 form (`BadText`).
+        let mut a = String::new();
+        json_escape_text_into(&mut a, "naïve\"".as_bytes(), true);
+        assert_eq!(a, "naïve\\\"");
+        assert_eq!(
+            string(|s| render(&t("AsciiType"), "naïve\"".as_bytes(), Form::Json, s)),
+            "\"naïve\\\"\""
+        );
     }
 
     #[test]
