@@ -217,7 +217,9 @@ impl<W: Write> JsonGen<W> {
                 self.out.push(',');
                 self.indent(self.array_compact)
             }
-            Status::AfterColon => self.out.push_str(if self.minimal { ":" } else { " : " }),
+            // Literals per branch: constant-length copies, not `memcpy` calls.
+            Status::AfterColon if self.minimal => self.out.push(':'),
+            Status::AfterColon => self.out.push_str(" : "),
             Status::AfterSpace => self.out.push(if self.minimal { '\n' } else { ' ' }),
             Status::AsIs => {
                 if self.top.ctx == Ctx::Array {
@@ -346,6 +348,7 @@ impl<W: Write> JsonGen<W> {
     }
 
     /// `writeRawValue`: already-serialized JSON, with the value separators.
+    #[inline(always)]
     pub fn raw_value(&mut self, raw: &str) -> io::Result<()> {
         self.before_value();
         self.out.push_str(raw);
@@ -366,12 +369,14 @@ impl<W: Write> JsonGen<W> {
     }
 
     /// `writeStringField`-like helper: field name then string.
+    #[inline(always)]
     pub fn string_field(&mut self, name: &'static str, v: &str) -> io::Result<()> {
         self.field(name)?;
         self.string(v)
     }
 
     /// `writeNumberField`.
+    #[inline(always)]
     pub fn number_field(&mut self, name: &'static str, v: i64) -> io::Result<()> {
         self.field(name)?;
         self.number(v)

@@ -387,8 +387,10 @@ impl<'a, 'w> ScyllaWriter<'a, 'w> {
                     }
                     out.buf.push_str("\"cells\":[");
                     for (j, c) in cells.iter().enumerate() {
-                        out.buf
-                            .push_str(if j > 0 { ",{\"key\":" } else { "{\"key\":" });
+                        if j > 0 {
+                            out.buf.push(',');
+                        }
+                        out.buf.push_str("{\"key\":");
                         out.element_key(col, c.path.unwrap_or(&[]));
                         out.buf.push_str(",\"value\":");
                         out.cell(col, &col.element, c);

@@ -54,35 +54,42 @@ impl SdColumn {
     }
 }
 
-/// The separators of a compact object (the cells), pretty and minimal.
-struct Compact {
-    /// Before a field name after the first: `, "` / `,"`.
-    next: &'static str,
-    /// Between a field name and its value: `" : ` / `":`.
-    colon: &'static str,
-    /// Around a one-element compact array: `[ ` / `[`, ` ]` / `]`.
-    open: &'static str,
-    close: &'static str,
-    /// The end of the object: ` }` / `}`.
-    end: &'static str,
+// Separators of compact objects (the cells, `liveness_info`, cells'
+// `deletion_info`), pretty or minimal (`-l`, `$min`). Each arm pushes one
+// literal: a constant-length copy rather than a `memcpy` call.
+
+/// `{ "NAME" : ` / `{"NAME":`: an object and its first field name.
+macro_rules! first_field {
+    ($o:expr, $min:expr, $name:literal) => {
+        if $min {
+            $o.push_str(concat!("{\"", $name, "\":"))
+        } else {
+            $o.push_str(concat!("{ \"", $name, "\" : "))
+        }
+    };
 }
 
-const COMPACT: [Compact; 2] = [
-    Compact {
-        next: ", \"",
-        colon: "\" : ",
-        open: "[ ",
-        close: " ]",
-        end: " }",
-    },
-    Compact {
-        next: ",\"",
-        colon: "\":",
-        open: "[",
-        close: "]",
-        end: "}",
-    },
-];
+/// `, "NAME" : ` / `,"NAME":`: a later field name.
+macro_rules! next_field {
+    ($o:expr, $min:expr, $name:literal) => {
+        if $min {
+            $o.push_str(concat!(",\"", $name, "\":"))
+        } else {
+            $o.push_str(concat!(", \"", $name, "\" : "))
+        }
+    };
+}
+
+/// ` }` / `}`: the end of a compact object.
+macro_rules! end_object {
+    ($o:expr, $min:expr) => {
+        if $min {
+            $o.push('}')
+        } else {
+            $o.push_str(" }")
+        }
+    };
+}
 
 /// Streaming writer of one sstable's sstabledump output (a writer serves
 /// one table; see `ColumnCache`).
@@ -234,18 +241,20 @@ impl<W: Write> SstabledumpWriter<W> {
         if let Some(l) = &row.liveness {
             self.g.object_compact = false;
             self.g.field("liveness_info")?;
-            self.g.object_compact = true;
-            self.g.start_object()?;
-            self.g.field("tstamp")?;
-            self.micros(t, l.timestamp)?;
+            // A compact object, written in one go (see `cell`).
+            let min = self.lines;
+            let o = self.g.value_out();
+            first_field!(o, min, "tstamp");
+            quoted_time(o, &mut self.dates, t, true, l.timestamp);
             if let (Some(ttl), Some(ldt)) = (l.ttl, l.local_expiration_time) {
-                self.g.number_field("ttl", ttl)?;
-                self.g.field("expires_at")?;
-                self.secs(t, ldt)?;
-                self.g.field("expired")?;
-                self.g.boolean(ldt < t.now_secs)?;
+                next_field!(o, min, "ttl");
+                java::push_i64(o, ttl);
+                next_field!(o, min, "expires_at");
+                quoted_time(o, &mut self.dates, t, false, ldt);
+                next_field!(o, min, "expired");
+                o.push_str(if ldt < t.now_secs { "true" } else { "false" });
             }
-            self.g.end_object()?;
+            end_object!(o, min);
             self.g.object_compact = false;
         }
         if let Some(d) = &row.deletion {
@@ -265,15 +274,17 @@ impl<W: Write> SstabledumpWriter<W> {
                     cells,
                 } => {
                     if let Some(d) = complex_deletion {
-                        self.g.object_compact = true;
-                        self.g.start_object()?;
-                        self.g.field("name")?;
+                        // `{ "name" : …, "deletion_info" : { … } }`, all
+                        // compact: written in one go (see `cell`).
+                        let min = self.lines;
                         let info = self.cols.get(is_static, column, SdColumn::of);
-                        self.g.raw_value(&info.name)?;
-                        self.deletion(t, d)?;
-                        self.g.object_compact = true;
-                        self.g.end_object()?;
+                        let o = self.g.value_out();
+                        o.push_str(&info.head[usize::from(self.lines)]);
+                        next_field!(o, min, "deletion_info");
+                        compact_deletion(o, min, &mut self.dates, t, d);
+                        end_object!(o, min);
                         self.g.object_compact = false;
+                        self.g.maybe_flush()?;
                     }
                     for c in cells {
                         self.cell(t, row, is_static, column, c)?;
@@ -306,16 +317,17 @@ impl<W: Write> SstabledumpWriter<W> {
             // separators around the values, written here in one go after
             // the generator's array separator — what the generator would
             // write call by call (`start_object`, `field`, ... `end_object`).
-            let c = &COMPACT[usize::from(self.lines)];
+            let min = self.lines;
             let mut has_path = false;
             let o = g.value_out();
             o.push_str(&info.head[usize::from(self.lines)]);
             if let (Some(path), Some(path_ty)) = (cell.path, &info.types.path) {
-                o.push_str(c.next);
-                o.push_str("path");
-                o.push_str(c.colon);
-                o.push_str(c.open);
-                o.push('"');
+                // A one-string compact array: `[ "…" ]` / `["…"]`.
+                if min {
+                    o.push_str(",\"path\":[\"");
+                } else {
+                    o.push_str(", \"path\" : [ \"");
+                }
                 match &info.types.ty {
                     CqlType::Udt { fields, .. } => {
                         match udt_field_index(path).and_then(|i| fields.get(i)) {
@@ -325,27 +337,20 @@ impl<W: Write> SstabledumpWriter<W> {
                     }
                     _ => render_json_escaped(path_ty, path, Form::Str, o, &mut self.buf),
                 }
-                o.push('"');
-                o.push_str(c.close);
+                if min {
+                    o.push_str("\"]");
+                } else {
+                    o.push_str("\" ]");
+                }
                 has_path = true;
             }
-            o.push_str(c.next);
-            o.push_str("value");
-            o.push_str(c.colon);
+            next_field!(o, min, "value");
             render(info.types.value_type(cell.path), cell.value, Form::Json, o);
             let quoted_time = |o: &mut String, dates: &mut DateStrings, micros: bool, v: i64| {
-                o.push('"');
-                match (t.raw_timestamps, micros) {
-                    (true, _) => java::push_i64(o, v),
-                    (false, true) => dates.micros_into(o, v),
-                    (false, false) => dates.secs_into(o, v),
-                }
-                o.push('"');
+                quoted_time(o, dates, t, micros, v)
             };
             if live_ts != Some(cell.timestamp) {
-                o.push_str(c.next);
-                o.push_str("tstamp");
-                o.push_str(c.colon);
+                next_field!(o, min, "tstamp");
                 quoted_time(o, &mut self.dates, true, cell.timestamp);
             }
             if cell.is_expiring() {
@@ -353,22 +358,16 @@ impl<W: Write> SstabledumpWriter<W> {
                 let ttl = cell.ttl.unwrap_or(0);
                 if row_ttl != Some(ttl) {
                     let ldt = cell.local_deletion_time.unwrap_or(i64::MAX);
-                    o.push_str(c.next);
-                    o.push_str("ttl");
-                    o.push_str(c.colon);
+                    next_field!(o, min, "ttl");
                     java::push_i64(o, ttl);
-                    o.push_str(c.next);
-                    o.push_str("expires_at");
-                    o.push_str(c.colon);
+                    next_field!(o, min, "expires_at");
                     quoted_time(o, &mut self.dates, false, ldt);
-                    o.push_str(c.next);
-                    o.push_str("expired");
-                    o.push_str(c.colon);
+                    next_field!(o, min, "expired");
                     // !cell.isLive(now): live while now < expiration.
                     o.push_str(if t.now_secs >= ldt { "true" } else { "false" });
                 }
             }
-            o.push_str(c.end);
+            end_object!(o, min);
             // The indenter flags as the calls would leave them.
             g.object_compact = false;
             if has_path {
@@ -478,6 +477,34 @@ impl<W: Write> SstabledumpWriter<W> {
         self.deletion(t, d)?;
         self.g.end_object()
     }
+}
+
+/// A time as the JSON string `dateString` prints (µs when `micros`, else
+/// seconds; the raw number with `--raw-timestamps`).
+fn quoted_time(o: &mut String, dates: &mut DateStrings, t: &Table<'_>, micros: bool, v: i64) {
+    o.push('"');
+    match (t.raw_timestamps, micros) {
+        (true, _) => java::push_i64(o, v),
+        (false, true) => dates.micros_into(o, v),
+        (false, false) => dates.secs_into(o, v),
+    }
+    o.push('"');
+}
+
+/// A `deletion_info` object of a compact object (see
+/// [`SstabledumpWriter::cell`]): `{ "marked_deleted" : …, "local_delete_time" : … }`.
+fn compact_deletion(
+    o: &mut String,
+    min: bool,
+    dates: &mut DateStrings,
+    t: &Table<'_>,
+    d: &DeletionTime,
+) {
+    first_field!(o, min, "marked_deleted");
+    quoted_time(o, dates, t, true, d.marked_for_delete_at);
+    next_field!(o, min, "local_delete_time");
+    quoted_time(o, dates, t, false, d.local_deletion_time);
+    end_object!(o, min);
 }
 
 /// A timestamp in µs as `dateString` prints it (nothing to escape).

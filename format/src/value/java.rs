@@ -118,19 +118,6 @@ fn push_ascii(out: &mut String, b: &[u8]) {
     }
 }
 
-/// Append the first `len` bytes of the ASCII array `buf` to `out`.
-///
-/// Short pieces of varying length (numbers, cached dates) are the bulk of
-/// what the dumps write, and a `push_str` of a length unknown at compile
-/// time is a `memcpy` call each. This copies the whole fixed-size array
-/// (a few vector moves) and truncates instead.
-#[inline(always)]
-pub fn push_ascii_prefix<const N: usize>(out: &mut String, buf: &[u8; N], len: usize) {
-    let end = out.len() + len.min(N);
-    push_ascii(out, buf);
-    out.truncate(end);
-}
-
 /// Append the decimal form of `v` (`Long.toString`).
 #[inline]
 pub fn push_i64(out: &mut String, v: i64) {
@@ -586,22 +573,23 @@ fn instant_seconds_into(out: &mut String, secs: i64) {
 /// [`instant_into`].
 #[inline]
 fn instant_fraction_into(out: &mut String, nanos: u32) {
-    let mut b = *b".000000000Z";
+    // One fixed-size array per case: constant-length copies.
     let n = u64::from(nanos);
-    let len = if nanos == 0 {
-        0
+    if nanos == 0 {
+        out.push('Z');
     } else if nanos % 1_000_000 == 0 {
+        let mut b = *b".000Z";
         digits::<3>(&mut b[1..], n / 1_000_000);
-        4
+        push_ascii(out, &b);
     } else if nanos % 1000 == 0 {
+        let mut b = *b".000000Z";
         digits::<6>(&mut b[1..], n / 1000);
-        7
+        push_ascii(out, &b);
     } else {
+        let mut b = *b".000000000Z";
         digits::<9>(&mut b[1..], n);
-        10
-    };
-    b[len] = b'Z';
-    push_ascii_prefix(out, &b, len + 1);
+        push_ascii(out, &b);
+    }
 }
 
 /// `JsonTransformer.dateString(MICROSECONDS, t)` (sstabledump's timestamps),
@@ -629,9 +617,9 @@ pub fn date_string_secs_into(out: &mut String, t: i64) {
 /// calendar date is most of the cost.
 #[derive(Debug, Clone, Default)]
 pub struct DateStrings {
-    /// Seconds and their text (`len` bytes of the array); `[0]` is the most
-    /// recent.
-    last: [Option<(i64, [u8; 32], usize)>; 2],
+    /// Seconds and their text; `[0]` is the most recent. Only 4-digit
+    /// years are kept: their text has a fixed length (a constant-size copy).
+    last: [Option<(i64, [u8; 19])>; 2],
 }
 
 impl DateStrings {
@@ -649,19 +637,13 @@ impl DateStrings {
 
     fn instant_into(&mut self, out: &mut String, secs: i64, nanos: u32) {
         match &self.last {
-            [Some((s, text, len)), _] | [_, Some((s, text, len))] if *s == secs => {
-                push_ascii_prefix(out, text, *len)
-            }
+            [Some((s, text)), _] | [_, Some((s, text))] if *s == secs => push_ascii(out, text),
             _ => {
                 let start = out.len();
                 instant_seconds_into(out, secs);
-                let b = &out.as_bytes()[start..];
-                // Far-off years do not fit: those are written, not kept.
-                if b.len() <= 32 {
-                    let mut text = [b'0'; 32];
-                    text[..b.len()].copy_from_slice(b);
+                if let Ok(text) = <[u8; 19]>::try_from(&out.as_bytes()[start..]) {
                     self.last[1] = self.last[0].take();
-                    self.last[0] = Some((secs, text, b.len()));
+                    self.last[0] = Some((secs, text));
                 }
             }
         }
