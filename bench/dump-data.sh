@@ -125,7 +125,7 @@ runs = [tuple(map(float, l.split())) for l in open(path) if l.strip()]
 walls = sorted(w for w, _ in runs)
 best, med = walls[0], statistics.median(walls)
 rss = max(r for _, r in runs) / 1024
-print(f"{label:<22} best {best:7.2f} s  median {med:7.2f} s  {size/1e6/best:8.1f} MB/s  "
+print(f"{label:<26} best {best:7.2f} s  median {med:7.2f} s  {size/1e6/best:8.1f} MB/s  "
       f"{rows/best/1e6:6.2f} M rows/s  max RSS {rss:7.1f} MB")
 EOF
 }

@@ -363,6 +363,7 @@ impl<W: Write> JsonGen<W> {
 
     /// Start a value (separators, indentation) and return the buffer for
     /// the caller to append the value's JSON to.
+    #[inline(always)]
     pub fn value_out(&mut self) -> &mut String {
         self.before_value();
         &mut self.out

@@ -258,6 +258,19 @@ pub fn row_is_empty(r: &Row<'_>) -> bool {
 /// and tombstone cells, without liveness and live cells; `None` when the row
 /// holds no deletion at all.
 pub fn tombstones_of<'a>(r: &Row<'a>) -> Option<Row<'a>> {
+    // Most rows of most tables have nothing to keep: find out without
+    // allocating.
+    let has_tombstone = |cd: &ColumnData<'_>| match cd {
+        ColumnData::Simple { cell, .. } => cell.is_deleted(),
+        ColumnData::Complex {
+            complex_deletion,
+            cells,
+            ..
+        } => complex_deletion.is_some() || cells.iter().any(|c| c.is_deleted()),
+    };
+    if r.deletion.is_none() && !r.cells.iter().any(has_tombstone) {
+        return None;
+    }
     let mut cells = Vec::new();
     for cd in &r.cells {
         match cd {
@@ -282,12 +295,17 @@ pub fn tombstones_of<'a>(r: &Row<'a>) -> Option<Row<'a>> {
             }
         }
     }
-    if r.deletion.is_none() && cells.is_empty() {
-        return None;
-    }
+    // Field by field: `..r.clone()` would clone the cells too.
     Some(Row {
+        position: r.position,
+        size: r.size,
+        clustering: r.clustering.clone(),
+        flags: r.flags,
+        row_size: r.row_size,
+        prev_unfiltered_size: r.prev_unfiltered_size,
         liveness: None,
+        deletion: r.deletion,
+        scylla_shadowable_deletion: r.scylla_shadowable_deletion,
         cells,
-        ..r.clone()
     })
 }

@@ -302,7 +302,8 @@ impl Out {
 
 impl<'a, 'w> ScyllaWriter<'a, 'w> {
     /// A writer for one sstable's partitions (the sstable was begun on
-    /// `json`). `ndjson` must match `json`'s format (it decides the framing).
+    /// `json`). `ndjson` is `json`'s format, which decides the framing
+    /// ([`JsonOut::open_item_object`]); kept for the callers' sake.
     pub fn new(json: &'a mut JsonOut<'w>, ndjson: bool, tombstones_only: bool) -> Self {
         let _ = ndjson;
         ScyllaWriter {

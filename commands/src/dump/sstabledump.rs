@@ -226,14 +226,13 @@ impl<W: Write> SstabledumpWriter<W> {
     /// A row (`serializeRow`); `position` as described in the module docs.
     pub fn row(&mut self, t: &Table<'_>, row: &Row<'_>, position: u64) -> io::Result<()> {
         self.g.start_object()?;
-        self.g.string_field(
-            "type",
-            if row.is_static() {
-                "static_block"
-            } else {
-                "row"
-            },
-        )?;
+        self.g.field("type")?;
+        // Literal JSON strings (nothing to escape): constant-length copies.
+        if row.is_static() {
+            self.g.raw_value("\"static_block\"")?;
+        } else {
+            self.g.raw_value("\"row\"")?;
+        }
         self.g.number_field("position", position as i64)?;
         if !row.is_static() {
             self.clustering(t, &row.clustering)?;

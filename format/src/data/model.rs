@@ -191,9 +191,10 @@ pub struct Row<'a> {
     pub scylla_shadowable_deletion: Option<DeletionTime>,
     /// Present columns, in data order.
     ///
-    /// NOTE: one `Vec` per row (and one per complex column); cells and
-    /// values themselves are borrowed. Reusing buffers across rows needs a
-    /// different (callback or lazy) API and is left for later.
+    /// One `Vec` per row (and one per complex column); cells and values
+    /// themselves are borrowed. A caller that hands the fragment back
+    /// ([`Fragment::into_spare`], `ScanReader::recycle`) has the next rows
+    /// reuse these vectors instead of allocating.
     pub cells: Vec<ColumnData<'a>>,
 }
 
