@@ -24,6 +24,9 @@ mod validate_checksums;
 // validate and scrub: fixtures valid, salvage = dump-data, corrupt corpus sets.
 mod validate_scrub;
 
+// ka/la with --schema: multi-version differential dumps, exact contents, exit 3 without it.
+mod legacy;
+
 // The corruption suite: seeded damaged copies of the fixtures.
 mod corruption;
 

@@ -424,7 +424,16 @@ fn intact_corpus_validates_clean() {
                 continue;
             }
             n += 1;
-            let r = sstkit(["validate", set.to_str().unwrap()]);
+            // The row-format sstables only: ka/la of the multi-version sets
+            // need --schema (tests/legacy.rs validates them).
+            let mut args = vec!["validate".to_string()];
+            args.extend(
+                data_files(&set)
+                    .iter()
+                    .filter(|p| is_row_format(p))
+                    .map(|p| p.to_string_lossy().into_owned()),
+            );
+            let r = sstkit(&args);
             if r.code != 0 {
                 failures.push(format!(
                     "{name}: exit {}: {}",
@@ -439,11 +448,13 @@ fn intact_corpus_validates_clean() {
 }
 
 fn has_row_format_sstable(dir: &Path) -> bool {
-    data_files(dir).iter().any(|p| {
-        let n = p.file_name().unwrap().to_string_lossy().into_owned();
-        let v = n.split('-').rev().nth(3).unwrap_or("");
-        v >= "ma" && v.len() == 2
-    })
+    data_files(dir).iter().any(|p| is_row_format(p))
+}
+
+fn is_row_format(p: &Path) -> bool {
+    let n = p.file_name().unwrap().to_string_lossy().into_owned();
+    let v = n.split('-').rev().nth(3).unwrap_or("");
+    v >= "ma" && v.len() == 2
 }
 
 /// Every input kept under tests/regressions/<target>/ runs through its
@@ -468,4 +479,160 @@ fn regression_inputs_replay() {
         }
     }
     assert!(n > 0, "no regression inputs found under {}", root.display());
+}
+
+/// The deliberately corrupt `ka`/`la` sets (read with `--schema`): `(set,
+/// table, command, exit code, finding classes, message the upstream test
+/// expects)`. Scylla `test/boost/broken_sstable_test.cc` for the scylladb
+/// sets (the messages are Scylla's `malformed_sstable_exception` texts).
+const CORRUPT_LEGACY: &[(&str, &str, &[&str], i32, &[&str], &str)] = &[
+    (
+        "scylladb/bad_column_name",
+        "CREATE TABLE ks.cf (key blob PRIMARY KEY);",
+        &["validate"],
+        1,
+        &["decode_error"],
+        "Found 3 clustering elements in column name. Was not expecting that!",
+    ),
+    (
+        "scylladb/bad_column_name",
+        "CREATE TABLE ks.cf (key blob PRIMARY KEY);",
+        &["scrub", "--mode", "skip"],
+        1,
+        &["decode_error", "data_lost"],
+        "Found 3 clustering elements in column name",
+    ),
+    (
+        "scylladb/broken_start_composite",
+        "CREATE TABLE test_ks.test_table (test_key text, test_val text, PRIMARY KEY (test_key, test_val));",
+        &["validate"],
+        1,
+        &["decode_error"],
+        "Unexpected start composite marker 2",
+    ),
+    (
+        "scylladb/broken_start_composite",
+        "CREATE TABLE test_ks.test_table (test_key text, test_val text, PRIMARY KEY (test_key, test_val));",
+        &["scrub", "--mode", "skip"],
+        1,
+        &["decode_error", "data_lost"],
+        "Unexpected start composite marker 2",
+    ),
+    (
+        "scylladb/broken_end_composite",
+        "CREATE TABLE test_ks.test_table (test_key text, test_val text, PRIMARY KEY (test_key, test_val));",
+        &["validate"],
+        1,
+        &["decode_error"],
+        "Unexpected end composite marker 3",
+    ),
+    (
+        "scylladb/broken_end_composite",
+        "CREATE TABLE test_ks.test_table (test_key text, test_val text, PRIMARY KEY (test_key, test_val));",
+        &["scrub", "--mode", "skip"],
+        1,
+        &["decode_error", "data_lost"],
+        "Unexpected end composite marker 3",
+    ),
+    // Read with a schema where 'static' is a regular column.
+    (
+        "scylladb/static_column",
+        "CREATE TABLE k.t (test_foo_bar_zed_baz_key text, test_foo_bar_zed_baz_val text, \
+         test_foo_bar_zed_baz_static text, \
+         PRIMARY KEY (test_foo_bar_zed_baz_key, test_foo_bar_zed_baz_val));",
+        &["validate"],
+        1,
+        &["decode_error"],
+        "Mismatch between static cell and non-static column definition",
+    ),
+    // ... and with the right schema it is valid.
+    (
+        "scylladb/static_column",
+        "CREATE TABLE k.t (test_foo_bar_zed_baz_key text, test_foo_bar_zed_baz_val text, \
+         test_foo_bar_zed_baz_static text static, \
+         PRIMARY KEY (test_foo_bar_zed_baz_key, test_foo_bar_zed_baz_val));",
+        &["scrub", "--mode", "skip"],
+        0,
+        &[],
+        "",
+    ),
+    (
+        "scylladb/static_with_clustering",
+        "CREATE TABLE k.t (test_foo_bar_zed_baz_key text, test_foo_bar_zed_baz_val text, \
+         test_foo_bar_zed_baz_static text static, \
+         PRIMARY KEY (test_foo_bar_zed_baz_key, test_foo_bar_zed_baz_val));",
+        &["validate"],
+        1,
+        &["decode_error"],
+        "Static row has clustering key information. I didn't expect that!",
+    ),
+    (
+        "scylladb/static_with_clustering",
+        "CREATE TABLE k.t (test_foo_bar_zed_baz_key text, test_foo_bar_zed_baz_val text, \
+         test_foo_bar_zed_baz_static text static, \
+         PRIMARY KEY (test_foo_bar_zed_baz_key, test_foo_bar_zed_baz_val));",
+        &["scrub", "--mode", "skip"],
+        1,
+        &["decode_error", "data_lost"],
+        "Static row has clustering key information",
+    ),
+    // CASSANDRA-10791: range tombstones written after the partition's end
+    // marker read as (out of order) partitions.
+    (
+        "cassandra/corrupt-ka-Keyspace1-StandardInteger1",
+        "CREATE TABLE \"Keyspace1\".\"StandardInteger1\" (key blob, column1 varint, value blob, \
+         PRIMARY KEY (key, column1)) WITH COMPACT STORAGE;",
+        &["validate"],
+        1,
+        &["partition_order", "decode_error"],
+        "",
+    ),
+];
+
+#[test]
+fn corrupt_legacy_sets_give_the_expected_findings() {
+    let Some(root) = corpus() else { return };
+    let tmp = std::env::temp_dir().join(format!("sstkit-corrupt-legacy-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut failures = Vec::new();
+    for (i, (set, cql, cmd, code, want, message)) in CORRUPT_LEGACY.iter().enumerate() {
+        let dir = root.join(set);
+        if !dir.is_dir() {
+            eprintln!("skipping absent corpus set {set}");
+            continue;
+        }
+        let schema = tmp.join(format!("{i}.cql"));
+        std::fs::write(&schema, cql).unwrap();
+        let mut args: Vec<String> = cmd.iter().map(|s| s.to_string()).collect();
+        args.push(dir.to_string_lossy().into_owned());
+        args.push("--schema".into());
+        args.push(schema.to_string_lossy().into_owned());
+        let r = sstkit(&args);
+        if r.code != *code {
+            failures.push(format!(
+                "{args:?}: exit {} (want {code}): {}{}",
+                r.code, r.stdout, r.stderr
+            ));
+            continue;
+        }
+        let reps = reports(&json(&r.stdout));
+        let got: BTreeSet<String> = reps.iter().flat_map(|(_, rep)| classes(rep)).collect();
+        for w in *want {
+            if !got.contains(*w) {
+                failures.push(format!("{set} {cmd:?}: no {w} finding (got {got:?})"));
+            }
+        }
+        // The upstream message is the first finding's.
+        let first = reps
+            .first()
+            .and_then(|(_, rep)| rep["findings"][0]["message"].as_str().map(String::from))
+            .unwrap_or_default();
+        if !first.contains(message) {
+            failures.push(format!(
+                "{set} {cmd:?}: first finding {first:?}, want {message:?}"
+            ));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    assert!(failures.is_empty(), "{failures:#?}");
 }

@@ -214,6 +214,9 @@ pub struct DumpDataArgs {
     /// Rows and range tombstones in reverse clustering order (bounded memory)
     #[arg(long)]
     pub reverse: bool,
+    /// CQL file with the table's CREATE TABLE: the schema of ka/la sstables, which store none
+    #[arg(long, value_name = "FILE", long_help = SCHEMA_HELP)]
+    pub schema: Option<PathBuf>,
     #[command(flatten)]
     pub io: IoArgs,
 }
@@ -349,9 +352,25 @@ pub struct CommonArgs {
     /// Print IO counters per sstable to stderr (table, or json)
     #[arg(long, value_name = "FORMAT", num_args = 0..=1, default_missing_value = "table")]
     pub io_stats: Option<IoStatsFormat>,
+    /// CQL file with the table's CREATE TABLE: the schema of ka/la sstables, which store none
+    #[arg(long, value_name = "FILE", long_help = SCHEMA_HELP)]
+    pub schema: Option<PathBuf>,
     #[command(flatten)]
     pub io: IoArgs,
 }
+
+/// Long help of `--schema`.
+const SCHEMA_HELP: &str = "CQL file with the table's CREATE TABLE statement (the first one in \
+the file; CREATE TYPE statements it uses may come with it). Pre-3.0 sstables (ka, la) store no \
+schema, so their Data.db can only be decoded with it: dump-data, validate and scrub need it for \
+them and exit with code 3 without it. Partition-key, clustering (with CLUSTERING ORDER BY ... \
+DESC), static, collection and counter columns and WITH COMPACT STORAGE are taken into account. \
+Sstables of the row format (ma and later) carry their own schema in Statistics.db, which is \
+used instead (the file is then ignored). The other commands use it to show the partition keys \
+of ka/la sstables typed.\n\n\
+A column the file does not declare (e.g. a dropped column) is skipped in ka/la data, and so is \
+a cell whose shape does not fit its column's type (a column dropped and re-added as another \
+type).";
 
 /// IO layer settings, shared by every command that reads sstables.
 #[derive(Debug, Clone, Args)]

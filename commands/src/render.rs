@@ -36,7 +36,12 @@ impl KeyCtx {
 
     /// Read Statistics.db of `sst` (lenient about checksum mismatches) and build.
     pub fn read(sst: &Sstable) -> Result<KeyCtx> {
-        Ok(KeyCtx::from_statistics(&read_statistics(sst)?))
+        let mut ctx = KeyCtx::from_statistics(&read_statistics(sst)?);
+        // ka/la: the key type comes from the --schema file.
+        if ctx.key_type.is_none() {
+            ctx.key_type = sst.table_schema().map(|s| s.partition_key_type());
+        }
+        Ok(ctx)
     }
 
     /// The typed text form of a key (CQL literal per component, composite

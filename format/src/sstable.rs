@@ -26,6 +26,11 @@ pub struct Sstable {
     pub toc_from_file: bool,
     /// The IO layer: every read goes through it.
     pub io: IoLayer,
+    /// The table schema given by the user (a CQL file), for versions whose
+    /// Statistics.db has no serialization header (`ka`/`la`): what the
+    /// legacy Data.db decoder reads the cells with. See
+    /// [`Sstable::set_table_schema`].
+    table_schema: Option<std::sync::Arc<crate::schema::TableSchema>>,
 }
 
 impl Sstable {
@@ -61,6 +66,7 @@ impl Sstable {
             toc,
             toc_from_file: from_file,
             io,
+            table_schema: None,
         })
     }
 
@@ -73,6 +79,55 @@ impl Sstable {
     pub fn open_path_with(path: &Path, opts: IoOptions) -> Result<Sstable> {
         let (d, _) = Descriptor::from_path(path)?;
         Sstable::open_with(d, opts)
+    }
+
+    /// Attach the table schema (from a CQL file) that the pre-3.0 cell-based
+    /// Data.db (`ka`/`la`, `legacy_cells`) is decoded with: those sstables
+    /// store no schema. Row-format sstables ignore it (their serialization
+    /// header is authoritative).
+    pub fn set_table_schema(&mut self, schema: std::sync::Arc<crate::schema::TableSchema>) {
+        self.table_schema = Some(schema);
+    }
+
+    /// The schema attached with [`Sstable::set_table_schema`], if any.
+    pub fn table_schema(&self) -> Option<&crate::schema::TableSchema> {
+        self.table_schema.as_deref()
+    }
+
+    /// The serialization header the Data.db decoders use: Statistics.db's
+    /// own for the row format; for `ka`/`la` (no header) one synthesized
+    /// from the attached table schema ([`crate::data::legacy::legacy_header`],
+    /// zero encoding stats). Fails with [`ErrorKind::Unsupported`] naming
+    /// the file when a `ka`/`la` sstable has no schema attached.
+    pub fn data_header(
+        &self,
+        stats: &crate::statistics::Statistics,
+    ) -> Result<crate::statistics::SerializationHeader> {
+        if self.features().legacy_cells {
+            return match &self.table_schema {
+                Some(s) => Ok(crate::data::legacy::legacy_header(s)),
+                None => Err(Error::new(
+                    ErrorKind::Unsupported(format!(
+                        "version {} stores no schema: pass the table's CREATE TABLE with \
+                         --schema FILE to decode Data.db",
+                        self.version()
+                    )),
+                    "table schema",
+                )
+                .in_component(Component::Data)
+                .in_file(&self.path(Component::Data))),
+            };
+        }
+        stats.header.clone().ok_or_else(|| {
+            Error::new(
+                ErrorKind::Unsupported(
+                    "no serialization header in Statistics.db: cannot decode Data.db".into(),
+                ),
+                "serialization header",
+            )
+            .in_component(Component::Statistics)
+            .in_file(&self.path(Component::Statistics))
+        })
     }
 
     /// The format version.

@@ -40,6 +40,9 @@
 //! * [`model`]: the borrowed fragment model.
 //! * [`schema`]: the decoder's view of the serialization header.
 //! * [`reader`]: [`ScanReader`] and [`PartitionReader`].
+//! * [`legacy`]: the pre-3.0 cell-based Data.db (`ka`, `la`, §11), converted
+//!   to the same fragments behind the same readers (the table schema comes
+//!   from a CQL file, [`crate::sstable::Sstable::set_table_schema`]).
 //!
 //! # Upstream
 //!
@@ -52,6 +55,7 @@
 use std::fmt;
 
 mod decode;
+pub mod legacy;
 pub mod model;
 pub mod reader;
 pub mod schema;

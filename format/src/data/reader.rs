@@ -37,6 +37,7 @@ use crate::statistics::SerializationHeader;
 use crate::version::Features;
 
 use super::decode::{self, Head, Spare};
+use super::legacy::{Layout, LegacyState, Step};
 use super::model::Fragment;
 use super::schema::DataSchema;
 use super::source::{DataSource, DEFAULT_BLOCK_SIZE, DEFAULT_MAX_WINDOW};
@@ -138,6 +139,10 @@ struct Inner<'s> {
     /// the next rows. A `RefCell` because decoding borrows the reader
     /// immutably (see `next_fragment`).
     spare: RefCell<Spare>,
+    /// `ka`/`la`: the cell-based decoder (see [`super::legacy`]); the
+    /// row-format machinery above is then unused except for the source,
+    /// schema, state and error context.
+    legacy: Option<Box<LegacyState>>,
 }
 
 /// Lowercase hex with a `0x` prefix (error context for partition keys).
@@ -182,7 +187,87 @@ impl<'s> Inner<'s> {
             findings_dropped: 0,
             check_next_prev: true,
             spare: RefCell::new(Spare::default()),
+            legacy: None,
         }
+    }
+
+    /// Switch to the legacy cell decoder for a table of layout `layout`.
+    fn with_legacy(mut self, layout: Layout) -> Self {
+        self.legacy = Some(Box::new(LegacyState::new(layout, &self.schema)));
+        self
+    }
+
+    /// Legacy: decode until a fragment is ready; false at the end.
+    fn legacy_advance(&mut self) -> Result<bool> {
+        let Inner {
+            legacy,
+            src,
+            schema,
+            key,
+            state,
+            single,
+            ..
+        } = self;
+        let Some(l) = legacy.as_deref_mut() else {
+            return Ok(false);
+        };
+        if *state == State::Done {
+            return Ok(false);
+        }
+        match l.advance(src, schema, key) {
+            Ok(Step::Done) => {
+                *state = State::Done;
+                Ok(false)
+            }
+            Ok(Step::Ready) => {
+                *state = if l.current_is_end() {
+                    if *single {
+                        State::Done
+                    } else {
+                        State::PartitionStart
+                    }
+                } else {
+                    State::Unfiltered
+                };
+                Ok(true)
+            }
+            Err(e) => {
+                // Errors before the key was read carry no partition.
+                if !matches!(*state, State::Unfiltered) && !l.in_partition() {
+                    *state = State::PartitionStart;
+                } else {
+                    *state = State::Unfiltered;
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Legacy: position of the next fragment (decoded ahead if needed).
+    fn legacy_peek(&mut self) -> Result<Option<DataPos>> {
+        let Inner {
+            legacy,
+            src,
+            schema,
+            key,
+            ..
+        } = self;
+        let Some(l) = legacy.as_deref_mut() else {
+            return Ok(None);
+        };
+        l.peek(src, schema, key).map(|p| p.map(DataPos))
+    }
+
+    fn legacy_unsupported(&self, what: &'static str) -> Error {
+        self.ctx(
+            Error::new(
+                ErrorKind::Unsupported(format!(
+                    "{what} is not available for the pre-3.0 cell format"
+                )),
+                what,
+            )
+            .in_component(Component::Data),
+        )
     }
 
     /// Attach file and partition context to an error.
@@ -438,6 +523,15 @@ impl<'s> Inner<'s> {
         if self.failed.get() {
             return Ok(None);
         }
+        if self.legacy.is_some() {
+            match self.legacy_advance() {
+                Ok(true) => {}
+                Ok(false) => return Ok(None),
+                Err(e) => return Err(self.fail(e)),
+            }
+            let this = &*self;
+            return Ok(this.legacy.as_deref().and_then(|l| l.view(&this.schema)));
+        }
         let plan = match self.prepare(false) {
             Ok(Some(p)) => p,
             Ok(None) => return Ok(None),
@@ -453,6 +547,22 @@ impl<'s> Inner<'s> {
     fn skip_partition(&mut self) -> Result<bool> {
         if self.failed.get() {
             return Ok(false);
+        }
+        if self.legacy.is_some() {
+            // No size fields to skip by: decode to the partition end.
+            let started = self.state != State::PartitionStart;
+            let mut seen_start = started;
+            loop {
+                match self.legacy_advance() {
+                    Ok(true) => {}
+                    Ok(false) => return Ok(seen_start),
+                    Err(e) => return Err(self.fail(e)),
+                }
+                seen_start = true;
+                if self.legacy.as_deref().is_some_and(|l| l.current_is_end()) {
+                    return Ok(true);
+                }
+            }
         }
         let single = self.single;
         // Do not let the END byte finish a single-partition reader early.
@@ -483,12 +593,18 @@ impl<'s> Inner<'s> {
 
     fn seek_partition(&mut self, pos: DataPos) -> Result<()> {
         self.failed.set(false);
+        if let Some(l) = self.legacy.as_deref_mut() {
+            l.reset();
+        }
         self.state = State::PartitionStart;
         self.check_next_prev = true;
         self.src.seek(pos).map_err(|e| self.fail(e))
     }
 
     fn seek_within(&mut self, partition: DataPos, key: &[u8], pos: DataPos) -> Result<()> {
+        if self.legacy.is_some() {
+            return Err(self.legacy_unsupported("seeking inside a partition"));
+        }
         self.failed.set(false);
         self.state = State::Unfiltered;
         self.key.clear();
@@ -500,20 +616,43 @@ impl<'s> Inner<'s> {
     }
 }
 
-/// The Data.db source of `sst`, refusing versions that are not the row format.
-fn open_source(sst: &Sstable) -> Result<DataSource<'_>> {
-    if sst.features().legacy_cells {
-        return Err(Error::new(
-            ErrorKind::Unsupported(format!(
-                "version {} uses the pre-3.0 cell format, not the row format",
-                sst.version()
-            )),
-            "Data.db format",
-        )
-        .in_component(Component::Data)
-        .in_file(&sst.path(Component::Data)));
+/// The Data.db source of `sst` and, for the pre-3.0 cell format, the
+/// table layout (from the schema attached to `sst`).
+fn open_source(sst: &Sstable) -> Result<(DataSource<'_>, Option<Layout>)> {
+    let layout = if sst.features().legacy_cells {
+        match sst.table_schema() {
+            Some(s) => Some(Layout::of(s)),
+            None => {
+                return Err(Error::new(
+                    ErrorKind::Unsupported(format!(
+                        "version {} stores no schema: pass the table's CREATE TABLE with \
+                         --schema FILE to decode Data.db",
+                        sst.version()
+                    )),
+                    "table schema",
+                )
+                .in_component(Component::Data)
+                .in_file(&sst.path(Component::Data)))
+            }
+        }
+    } else {
+        None
+    };
+    Ok((DataSource::open(sst)?, layout))
+}
+
+fn make_inner<'s>(
+    src: DataSource<'s>,
+    layout: Option<Layout>,
+    header: &SerializationHeader,
+    features: Features,
+    opts: ReaderOptions,
+) -> Inner<'s> {
+    let inner = Inner::new(src, header, features, opts);
+    match layout {
+        Some(l) => inner.with_legacy(l),
+        None => inner,
     }
-    DataSource::open(sst)
 }
 
 /// Forward reader over all partitions of a Data.db (see the module docs).
@@ -543,9 +682,9 @@ impl<'s> ScanReader<'s> {
         header: &SerializationHeader,
         opts: ReaderOptions,
     ) -> Result<ScanReader<'s>> {
-        let src = open_source(sst)?;
+        let (src, layout) = open_source(sst)?;
         Ok(ScanReader {
-            inner: Inner::new(src, header, sst.features(), opts),
+            inner: make_inner(src, layout, header, sst.features(), opts),
         })
     }
 
@@ -558,6 +697,55 @@ impl<'s> ScanReader<'s> {
     ) -> ScanReader<'s> {
         ScanReader {
             inner: Inner::new(DataSource::from_bytes(bytes), header, features, opts),
+        }
+    }
+
+    /// A reader over an in-memory, uncompressed `ka`/`la` Data.db of table
+    /// `schema` (tests, fuzzing); `features` of a legacy version.
+    pub fn legacy_from_bytes(
+        bytes: &'s [u8],
+        schema: &crate::schema::TableSchema,
+        features: Features,
+        opts: ReaderOptions,
+    ) -> ScanReader<'s> {
+        let header = super::legacy::legacy_header(schema);
+        ScanReader {
+            inner: Inner::new(DataSource::from_bytes(bytes), &header, features, opts)
+                .with_legacy(Layout::of(schema)),
+        }
+    }
+
+    /// True when this reader decodes the pre-3.0 cell format (`ka`/`la`).
+    pub fn is_legacy(&self) -> bool {
+        self.inner.legacy.is_some()
+    }
+
+    /// Bytes of the partition-end marker: 1 (`END_OF_PARTITION`), 2 in the
+    /// legacy format (`0x0000`).
+    pub fn end_marker_len(&self) -> u64 {
+        if self.is_legacy() {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// Where the fragment [`ScanReader::next_fragment`] returns next
+    /// starts. The row format decodes in place, so that is
+    /// [`ScanReader::position`]; the legacy decoder groups cells into rows
+    /// and may have decoded ahead (it decodes the next fragment here when
+    /// needed). After an error: the current position (the reader is fused).
+    pub fn next_position(&mut self) -> DataPos {
+        if self.inner.legacy.is_none() || self.inner.failed.get() {
+            return self.inner.src.position();
+        }
+        match self.inner.legacy_peek() {
+            Ok(Some(p)) => p,
+            Ok(None) => self.inner.src.position(),
+            Err(e) => {
+                let _ = self.inner.fail(e);
+                self.inner.src.position()
+            }
         }
     }
 
@@ -582,6 +770,11 @@ impl<'s> ScanReader<'s> {
     pub fn skip_fragment(&mut self) -> Result<Option<(DataPos, bool)>> {
         if self.inner.failed.get() {
             return Ok(None);
+        }
+        if self.inner.legacy.is_some() {
+            return Err(self
+                .inner
+                .legacy_unsupported("skipping a fragment by its size"));
         }
         let at = self.inner.src.position();
         match self.inner.prepare(true) {
@@ -740,8 +933,8 @@ impl<'s> PartitionReader<'s> {
         pos: DataPos,
         opts: ReaderOptions,
     ) -> Result<PartitionReader<'s>> {
-        let src = open_source(sst)?;
-        let mut inner = Inner::new(src, header, sst.features(), opts);
+        let (src, layout) = open_source(sst)?;
+        let mut inner = make_inner(src, layout, header, sst.features(), opts);
         inner.single = true;
         inner.src.seek(pos).map_err(|e| inner.ctx(e))?;
         Ok(PartitionReader { inner })

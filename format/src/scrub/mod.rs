@@ -249,11 +249,12 @@ fn decode_partition(
         Err(e) => return Err(fail(e, None)),
     };
     let mut drop = Vec::new();
+    let end_len = reader.end_marker_len();
     let end = loop {
         match reader.next_fragment() {
             Ok(Some(Fragment::PartitionEnd { position })) => {
                 checker.partition_end(position.0, out);
-                break position.0 + 1;
+                break position.0 + end_len;
             }
             Ok(Some(f)) => {
                 let at = f.position().0;
@@ -302,7 +303,7 @@ impl FragmentSource for Salvaged<'_, '_> {
             return Ok(None);
         }
         loop {
-            let pos = self.reader.position().0;
+            let pos = self.reader.next_position().0;
             if self.drop.binary_search(&pos).is_ok() {
                 self.reader.next_fragment()?;
                 continue;
@@ -321,6 +322,8 @@ struct Plausible {
     key_type: CqlType,
     key_fixed: Option<usize>,
     has_static: bool,
+    /// Pre-3.0 cell format (`ka`/`la`): atoms follow the header.
+    legacy: bool,
 }
 
 impl Plausible {
@@ -362,6 +365,21 @@ impl Plausible {
             }
         }
         let f = d + dlen;
+        if self.legacy {
+            // First atom: a cell name and a known mask, or the end marker
+            // of a partition that has a deletion (§11).
+            let Some(n) = w.get(f..f + 2) else {
+                return false;
+            };
+            let n = u16::from_be_bytes([n[0], n[1]]) as usize;
+            let ok = if n == 0 {
+                !(ldt_live(&w[d..]))
+            } else {
+                w.get(f + 2 + n).is_some_and(|m| *m & !0x57 == 0)
+            };
+            let key = &w[2..2 + klen];
+            return ok && crate::value::decode(&self.key_type, key).is_ok();
+        }
         let Some(&flags) = w.get(f) else {
             return false;
         };
@@ -386,6 +404,13 @@ impl Plausible {
         let key = &w[2..2 + klen];
         crate::value::decode(&self.key_type, key).is_ok()
     }
+}
+
+/// True when the 12 bytes at the start of `d` are the legacy LIVE deletion.
+fn ldt_live(d: &[u8]) -> bool {
+    d.get(..12).is_some_and(|b| {
+        b[..4] == [0x7f, 0xff, 0xff, 0xff] && b[4..] == [0x80, 0, 0, 0, 0, 0, 0, 0]
+    })
 }
 
 /// Partition positions (and the Index.db offsets of their entries) from Index.db.
@@ -676,10 +701,11 @@ fn settle(
     }
     if let (Some(s), Some(t)) = (sink.as_deref_mut(), target) {
         reader.seek_partition(DataPos(pos))?;
+        let end_byte = d.end - reader.end_marker_len();
         let mut src = Salvaged {
             reader,
             drop: &d.drop,
-            end_byte: d.end - 1,
+            end_byte,
             done: false,
         };
         s.partition(info, t, &mut src).map_err(Error::from)?;
@@ -704,19 +730,8 @@ pub fn scrub(
     let st_bytes = sst.read_component(Component::Statistics)?;
     let st = Statistics::parse_lenient(&st_bytes, features)
         .map_err(|e| e.in_file(&sst.path(Component::Statistics)))?;
-    let header = match (&st.header, features.legacy_cells) {
-        (Some(h), false) => h,
-        _ => {
-            return Err(Error::new(
-                ErrorKind::Unsupported(format!(
-                    "version {}: scrub reads the row format (ma and later) only",
-                    sst.version()
-                )),
-                "Data.db format",
-            )
-            .in_file(&sst.data_path()))
-        }
-    };
+    // ka/la: synthesized from the attached table schema (an error without).
+    let header = &sst.data_header(&st)?;
     let partitioner = partitioner_of(&st);
     let mut report = Report {
         problems: Problems::with_max(opts.max_problems),
@@ -743,6 +758,7 @@ pub fn scrub(
             key_type: header.partition_key_type.clone(),
             key_fixed: header.partition_key_type.fixed_len(),
             has_static: !header.static_columns.is_empty(),
+            legacy: features.legacy_cells,
         },
         chunk_len,
         hints: if opts.index_hints {
