@@ -485,7 +485,17 @@ fn regression_inputs_replay() {
 /// table, command, exit code, finding classes, message the upstream test
 /// expects)`. Scylla `test/boost/broken_sstable_test.cc` for the scylladb
 /// sets (the messages are Scylla's `malformed_sstable_exception` texts).
-const CORRUPT_LEGACY: &[(&str, &str, &[&str], i32, &[&str], &str)] = &[
+/// One corrupt legacy case: set, schema, command, exit code, classes, message.
+type LegacyCase = (
+    &'static str,
+    &'static str,
+    &'static [&'static str],
+    i32,
+    &'static [&'static str],
+    &'static str,
+);
+
+const CORRUPT_LEGACY: &[LegacyCase] = &[
     (
         "scylladb/bad_column_name",
         "CREATE TABLE ks.cf (key blob PRIMARY KEY);",
