@@ -59,29 +59,10 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 
-if [[ -d "$SSTABLE" ]]; then
-  mapfile -t found < <(find "$SSTABLE" -maxdepth 1 -name '*-Data.db' | sort)
-  if [[ ${#found[@]} -ne 1 ]]; then
-    echo "validate.sh: expected one *-Data.db in $SSTABLE, found ${#found[@]}" >&2
-    exit 2
-  fi
-  DATA="${found[0]}"
-else
-  DATA="$SSTABLE"
-fi
-[[ -f "$DATA" ]] || { echo "validate.sh: no such file: $DATA" >&2; exit 2; }
-
-TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
-if [[ -n "${SSTKIT:-}" ]]; then
-  BIN="$SSTKIT"
-else
-  if [[ $BUILD -eq 1 ]]; then
-    echo "building: cargo build --release -p sstkit (target dir $TARGET)" >&2
-    (cd "$ROOT" && cargo build --release -q -p sstkit)
-  fi
-  BIN="$TARGET/release/sstkit"
-fi
-[[ -x "$BIN" ]] || { echo "validate.sh: no binary at $BIN (build first)" >&2; exit 2; }
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
+DATA="$(data_file validate.sh "$SSTABLE")"
+BIN="$(sstkit_binary validate.sh "$BUILD")"
 
 python3 - "$BIN" "$DATA" "$RUNS" "$CORE" <<'EOF'
 import json, os, statistics, subprocess, sys, time
