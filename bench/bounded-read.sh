@@ -34,10 +34,9 @@ SEED="${SEED:-42}"
 IO_MODE="${IO_MODE:-pread}"
 EXTRA="${EXTRA:-}"
 
-if [[ -z "${SSTKIT:-}" ]]; then
-  (cd "$REPO" && cargo build -q --release --bin sstkit)
-  SSTKIT="$REPO/target/release/sstkit"
-fi
+# shellcheck source=bench/lib.sh
+source "$REPO/bench/lib.sh"
+SSTKIT="$(sstkit_binary bounded-read.sh 1)"
 [[ -e "$SST" ]] || { echo "bounded-read.sh: no sstable at $SST (run bench/make-bench-data.sh?)" >&2; exit 2; }
 
 exec python3 - "$SSTKIT" "$SST" "$KEY" "$N" "$SEED" "$IO_MODE" "$EXTRA" <<'PY'

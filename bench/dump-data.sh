@@ -63,30 +63,10 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 
-# The Data.db to dump.
-if [[ -d "$SSTABLE" ]]; then
-  mapfile -t found < <(find "$SSTABLE" -maxdepth 1 -name '*-Data.db' | sort)
-  if [[ ${#found[@]} -ne 1 ]]; then
-    echo "dump-data.sh: expected one *-Data.db in $SSTABLE, found ${#found[@]}" >&2
-    exit 2
-  fi
-  DATA="${found[0]}"
-else
-  DATA="$SSTABLE"
-fi
-[[ -f "$DATA" ]] || { echo "dump-data.sh: no such file: $DATA" >&2; exit 2; }
-
-if [[ -n "${SSTKIT:-}" ]]; then
-  BIN="$SSTKIT"
-else
-  TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
-  if [[ $BUILD -eq 1 ]]; then
-    echo "building: cargo build --release -p sstkit (target dir $TARGET)" >&2
-    (cd "$ROOT" && cargo build --release -q -p sstkit)
-  fi
-  BIN="$TARGET/release/sstkit"
-fi
-[[ -x "$BIN" ]] || { echo "dump-data.sh: no binary at $BIN (build first)" >&2; exit 2; }
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
+DATA="$(data_file dump-data.sh "$SSTABLE")"
+BIN="$(sstkit_binary dump-data.sh "$BUILD")"
 
 # Size and rows from `sstkit info`.
 read -r BYTES ROWS < <("$BIN" info -o json "$DATA" | python3 -c '

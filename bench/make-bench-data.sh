@@ -31,6 +31,8 @@
 #                             the harness's own setting (4KiB); Cassandra's default when unset
 #                             would be 64KiB for BIG
 #   BENCH_FLUSH_EVERY_ROWS    rows per flushed slice (default 250000)
+#   BENCH_COMPRESSION         table compression: unset = LZ4 (the default), none = uncompressed
+#                             Data.db with CRC.db, or a compressor class (ZstdCompressor, ...)
 #   BENCH_DUMP=1              also run sstabledump (JSON and -d, gzip'd): slow, ~GBs
 #   ORACLE_HEAP               node heap (default here 3G)
 #   ORACLE_DIR, SSTKIT_BENCH_WORK, SSTKIT_ORACLE_WORK   see above

@@ -34,10 +34,9 @@ RUNS="${RUNS:-3}"
 OUTPUT="${OUTPUT:-ndjson}"
 EXTRA="${EXTRA:-}"
 
-if [[ -z "${SSTKIT:-}" ]]; then
-  (cd "$REPO" && cargo build -q --release --bin sstkit)
-  SSTKIT="${CARGO_TARGET_DIR:-$REPO/target}/release/sstkit"
-fi
+# shellcheck source=bench/lib.sh
+source "$REPO/bench/lib.sh"
+SSTKIT="$(sstkit_binary reversed.sh 1)"
 [[ -e "$SST" ]] || { echo "reversed.sh: no sstable at $SST (run bench/make-bench-data.sh?)" >&2; exit 2; }
 [[ -x /usr/bin/time ]] || { echo "reversed.sh: needs /usr/bin/time (GNU time)" >&2; exit 2; }
 

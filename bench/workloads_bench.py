@@ -17,6 +17,9 @@ Tables (keyspace ``bench``, one sstable each, ``nb`` format):
     map<text,int> and frozen<list<int>> columns; ~5% of the rows have a null cell (cell
     tombstone), ~2% a TTL'd cell. Default LZ4 compression.
 
+BENCH_COMPRESSION (environment): empty for the table default (LZ4), ``none`` for uncompressed
+Data.db with CRC.db, or a compressor class (``ZstdCompressor``, ``SnappyCompressor``, ...).
+
 BENCH_SCALE (environment, default 1) multiplies the row count of one_partition and the
 partition count of many_partitions (e.g. 0.01 for a quick check).
 
@@ -43,6 +46,17 @@ ONE_PARTITION_ROWS = max(1, round(1_000_000 * SCALE))
 MANY_PARTITIONS = max(1, round(23_000 * SCALE))
 # Flush after about this many rows (keeps the node's heap small; compaction merges the slices).
 FLUSH_EVERY_ROWS = int(os.environ.get("BENCH_FLUSH_EVERY_ROWS", "250000"))
+# Table compression: "" = the table default (LZ4, 16 KiB chunks), "none" = uncompressed Data.db
+# with CRC.db, or a compressor class name such as "ZstdCompressor".
+COMPRESSION = os.environ.get("BENCH_COMPRESSION", "")
+
+
+def table_options():
+    if not COMPRESSION:
+        return ""
+    if COMPRESSION == "none":
+        return " WITH compression = {'enabled': 'false'}"
+    return " WITH compression = {'class': '%s'}" % COMPRESSION
 
 TABLES = {
     "one_partition": (1, f"ONE partition of {ONE_PARTITION_ROWS:,} rows of ~100 bytes "
@@ -94,13 +108,13 @@ def create_schema(session):
     session.set_keyspace(KS)
     session.execute("""CREATE TABLE one_partition (
         pk int, ck int, v text, n bigint,
-        PRIMARY KEY (pk, ck))""")
+        PRIMARY KEY (pk, ck))""" + table_options())
     session.execute("""CREATE TABLE many_partitions (
         pk bigint, ck int,
         s text static,
         t text, i int, b bigint, d double, flag boolean, ts timestamp, u uuid, blb blob,
         tags set<text>, attrs map<text, int>, fl frozen<list<int>>,
-        PRIMARY KEY (pk, ck))""")
+        PRIMARY KEY (pk, ck))""" + table_options())
 
 
 def load_one_partition(session, flush, rows, batch=500):

@@ -18,7 +18,7 @@ fn main() -> ExitCode {
         let mut lock = stdout.lock();
         sstkit_commands::run(cli, &mut lock)
     } else {
-        let mut w = BufWriter::with_capacity(256 * 1024, stdout.lock());
+        let mut w = BufWriter::with_capacity(256 * 1024, raw_stdout(&stdout));
         let r = sstkit_commands::run(cli, &mut w);
         match (r, w.flush()) {
             (Ok(_), Err(e)) => Err(sstkit_commands::CmdError::Output(e)),
@@ -33,4 +33,22 @@ fn main() -> ExitCode {
             ExitCode::from(e.exit_code())
         }
     }
+}
+
+/// Standard output for a pipe or file, written with plain `write(2)`s:
+/// `Stdout` is always line-buffered, which scans every block for its last
+/// newline and copies the tail (~2% of a JSON dump). On Unix a duplicate of
+/// the descriptor does without; elsewhere the locked `Stdout`.
+#[cfg(unix)]
+fn raw_stdout(stdout: &io::Stdout) -> Box<dyn Write + '_> {
+    use std::os::fd::AsFd;
+    match stdout.as_fd().try_clone_to_owned() {
+        Ok(fd) => Box::new(std::fs::File::from(fd)),
+        Err(_) => Box::new(stdout.lock()),
+    }
+}
+
+#[cfg(not(unix))]
+fn raw_stdout(stdout: &io::Stdout) -> Box<dyn Write + '_> {
+    Box::new(stdout.lock())
 }

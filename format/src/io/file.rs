@@ -79,6 +79,25 @@ impl OpenFile {
         }
     }
 
+    /// True when the file is memory-mapped (`--io-mode mmap`, non-empty).
+    pub(crate) fn is_mapped(&self) -> bool {
+        self.map.is_some()
+    }
+
+    /// The mapped bytes `[off, off + len)` when the file is mapped and the
+    /// range lies inside it (no copy: the page cache itself).
+    pub(crate) fn mapped(&self, off: u64, len: usize) -> Option<&[u8]> {
+        let m = self.map.as_ref()?;
+        let s = usize::try_from(off).ok()?;
+        m.get(s..s.checked_add(len)?)
+    }
+
+    /// `pread` exactly `buf.len()` bytes at `off` into `buf` (modes pread
+    /// and mmap; no zero-filling, no intermediate buffer).
+    pub(crate) fn read_exact_into(&self, off: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        read_exact_at(&self.file, buf, off)
+    }
+
     /// O_DIRECT: read `len` bytes (aligned) into an aligned buffer, keep the
     /// `avail` bytes that exist.
     fn read_direct(

@@ -203,17 +203,7 @@ impl<'s> BoundedReader<'s> {
     ) -> std::result::Result<ReadPlan, E> {
         self.reader.reset_window();
         let limit = opts.limit.unwrap_or(u64::MAX);
-        let mut clip = Clip {
-            types: &self.ctx.types,
-            lower: slice.start_prefix(),
-            upper: slice.end_prefix(),
-            open: None,
-            started: false,
-            limit,
-            // An empty slice reads nothing past the header.
-            limited: limit == 0 || slice.is_empty(&self.ctx.types),
-            plan: ReadPlan::default(),
-        };
+        let mut clip = Clip::new(&self.ctx.types, slice, limit, false);
         match (&mut h.row_index, opts.naive) {
             (Some(ri), false) => {
                 let ri: &mut dyn RowIndex = ri.as_mut();
@@ -238,29 +228,39 @@ impl<'s> BoundedReader<'s> {
     }
 }
 
-/// Where a clustering lies relative to the slice.
+/// Where a clustering lies relative to the slice, in the reading direction.
 #[derive(Debug, PartialEq, Eq)]
 enum Place {
-    /// At or before the lower bound.
-    Before,
+    /// Not reached yet: at or before the lower bound (forward), at or after
+    /// the upper bound (reversed).
+    Ahead,
     Inside,
-    /// At or after the upper bound.
-    After,
+    /// Past the slice: at or after the upper bound (forward), at or before
+    /// the lower bound (reversed).
+    Past,
 }
 
-/// The clipping state machine (see the module docs).
-struct Clip<'b> {
-    types: &'b [CqlType],
-    lower: Option<ClusteringPrefix<'b>>,
-    upper: Option<ClusteringPrefix<'b>>,
-    /// The range tombstone open at the current position.
-    open: Option<DeletionTime>,
-    /// The lower edge has been dealt with.
+/// The clipping state machine (see the module docs), shared by the forward
+/// reader and, walking down, the reversed one ([`super::reversed`]).
+/// Bounds and the markers passed in are in forward order; what a reversed
+/// clip emits is reversed.
+pub(super) struct Clip<'b> {
+    pub(super) types: &'b [CqlType],
+    /// Lower bound of the slice (forward kind).
+    pub(super) lower: Option<ClusteringPrefix<'b>>,
+    /// Upper bound of the slice (forward kind).
+    pub(super) upper: Option<ClusteringPrefix<'b>>,
+    /// The range tombstone open at the current position (forward: open
+    /// after the last element passed; reversed: open below it).
+    pub(super) open: Option<DeletionTime>,
+    /// The first edge has been dealt with.
     started: bool,
-    limit: u64,
+    pub(super) limit: u64,
     /// The row limit was reached.
-    limited: bool,
-    plan: ReadPlan,
+    pub(super) limited: bool,
+    pub(super) plan: ReadPlan,
+    /// Walking down (a reversed read).
+    reversed: bool,
 }
 
 fn synthetic<'v>(
@@ -283,23 +283,65 @@ fn synthetic<'v>(
     }
 }
 
-impl Clip<'_> {
-    fn place(&self, c: &ClusteringPrefix<'_>) -> Place {
-        if let Some(l) = &self.lower {
-            if compare_clustering(self.types, c, l) != Ordering::Greater {
-                return Place::Before;
-            }
+impl<'b> Clip<'b> {
+    /// A clip of `slice` for a read in the given direction.
+    pub(super) fn new(types: &'b [CqlType], slice: &'b Slice, limit: u64, reversed: bool) -> Self {
+        Clip {
+            types,
+            lower: slice.start_prefix(),
+            upper: slice.end_prefix(),
+            open: None,
+            started: false,
+            limit,
+            // An empty slice reads nothing past the header.
+            limited: limit == 0 || slice.is_empty(types),
+            plan: ReadPlan::default(),
+            reversed,
         }
-        if let Some(u) = &self.upper {
-            if compare_clustering(self.types, c, u) != Ordering::Less {
-                return Place::After;
-            }
-        }
-        Place::Inside
     }
 
-    /// Before the first element inside the slice: re-open at the lower
-    /// bound what is open there.
+    fn place(&self, c: &ClusteringPrefix<'_>) -> Place {
+        let below = || {
+            self.lower
+                .as_ref()
+                .is_some_and(|l| compare_clustering(self.types, c, l) != Ordering::Greater)
+        };
+        let above = || {
+            self.upper
+                .as_ref()
+                .is_some_and(|u| compare_clustering(self.types, c, u) != Ordering::Less)
+        };
+        // The edge not reached yet is tested first (an empty slice is Ahead).
+        let ahead = if self.reversed { above() } else { below() };
+        if ahead {
+            return Place::Ahead;
+        }
+        let past = if self.reversed { below() } else { above() };
+        if past {
+            Place::Past
+        } else {
+            Place::Inside
+        }
+    }
+
+    /// The bound a tombstone open at an edge is re-opened (`first`) or
+    /// closed at, with the kind to emit.
+    fn edge(&self, first: bool) -> Option<(&ClusteringPrefix<'b>, BoundKind)> {
+        let bound = if first != self.reversed {
+            self.lower.as_ref()
+        } else {
+            self.upper.as_ref()
+        }?;
+        let kind = if self.reversed {
+            bound.kind.reversed()
+        } else {
+            bound.kind
+        };
+        Some((bound, kind))
+    }
+
+    /// Before the first element inside the slice: re-open at the first edge
+    /// what is open there.
     fn start<E>(
         &mut self,
         position: DataPos,
@@ -309,8 +351,8 @@ impl Clip<'_> {
             return Ok(());
         }
         self.started = true;
-        if let (Some(l), Some(d)) = (&self.lower, self.open) {
-            let m = synthetic(l.kind, &l.values, d, position);
+        if let (Some((b, kind)), Some(d)) = (self.edge(true), self.open) {
+            let m = synthetic(kind, &b.values, d, position);
             self.plan.markers += 1;
             f(Event::Marker(&m))?;
         }
@@ -318,13 +360,17 @@ impl Clip<'_> {
     }
 
     /// A row; `false`: stop reading.
-    fn row<E>(&mut self, r: &Row<'_>, f: &mut Visitor<'_, E>) -> std::result::Result<bool, E> {
+    pub(super) fn row<E>(
+        &mut self,
+        r: &Row<'_>,
+        f: &mut Visitor<'_, E>,
+    ) -> std::result::Result<bool, E> {
         if self.limited {
             return Ok(false);
         }
         match self.place(&r.clustering) {
-            Place::Before => Ok(true),
-            Place::After => Ok(false),
+            Place::Ahead => Ok(true),
+            Place::Past => Ok(false),
             Place::Inside => {
                 self.start(r.position, f)?;
                 f(Event::Row(r))?;
@@ -344,8 +390,8 @@ impl Clip<'_> {
         }
     }
 
-    /// A range tombstone marker; `false`: stop reading.
-    fn marker<E>(
+    /// A range tombstone marker (forward kind); `false`: stop reading.
+    pub(super) fn marker<E>(
         &mut self,
         m: &RangeTombstoneMarker<'_>,
         f: &mut Visitor<'_, E>,
@@ -353,25 +399,30 @@ impl Clip<'_> {
         if self.limited {
             return Ok(false);
         }
-        match self.place(&m.bound) {
-            Place::Before => {
-                self.open = m.open_deletion();
-                Ok(true)
-            }
-            Place::After => Ok(false),
-            Place::Inside => {
-                self.start(m.position, f)?;
-                f(Event::Marker(m))?;
-                self.plan.markers += 1;
-                self.open = m.open_deletion();
-                Ok(true)
-            }
+        let place = self.place(&m.bound);
+        if place == Place::Past {
+            return Ok(false);
         }
+        if place == Place::Inside {
+            self.start(m.position, f)?;
+            if self.reversed {
+                f(Event::Marker(&m.reversed()))?;
+            } else {
+                f(Event::Marker(m))?;
+            }
+            self.plan.markers += 1;
+        }
+        self.open = if self.reversed {
+            m.close_deletion()
+        } else {
+            m.open_deletion()
+        };
+        Ok(true)
     }
 
-    /// After the last element: the lower edge if not yet dealt with, and
-    /// close at the upper bound what is still open.
-    fn finish<E>(
+    /// After the last element: the first edge if not yet dealt with, and
+    /// close at the last edge what is still open.
+    pub(super) fn finish<E>(
         &mut self,
         position: DataPos,
         f: &mut Visitor<'_, E>,
@@ -380,8 +431,9 @@ impl Clip<'_> {
             return Ok(());
         }
         self.start(position, f)?;
-        if let (Some(u), Some(d)) = (&self.upper, self.open.take()) {
-            let m = synthetic(u.kind, &u.values, d, position);
+        let open = self.open.take();
+        if let (Some((b, kind)), Some(d)) = (self.edge(false), open) {
+            let m = synthetic(kind, &b.values, d, position);
             self.plan.markers += 1;
             f(Event::Marker(&m))?;
         }

@@ -70,17 +70,13 @@
 //! (`ReverseIndexedReader`: blocks last to first, each read forward and
 //! buffered), `o.a.c/db/rows/RangeTombstoneBoundMarker.java` (`isOpen(reversed)`).
 
-use std::cmp::Ordering;
 use std::rc::Rc;
 
 use crate::clustering::{BoundKind, ClusteringPrefix};
-use crate::compare::compare_clustering;
 use crate::component::Component;
 use crate::data::{
-    DataPos, DataSource, Fragment, MarkerDeletion, RangeTombstoneMarker, ReaderOptions, Row,
-    ScanReader,
+    DataPos, DataSource, Fragment, MarkerDeletion, RangeTombstoneMarker, ReaderOptions, ScanReader,
 };
-use crate::deletion::DeletionTime;
 use crate::error::{Error, ErrorKind, Result};
 use crate::io::ReadKind;
 use crate::sstable::Sstable;
@@ -89,7 +85,8 @@ use crate::types::CqlType;
 use crate::version::Features;
 
 use super::bounded::{
-    bad, emit_header, shift, slice_blocks, Visitor, COALESCE_GAP, MAX_CACHED_HEADER, NS_HEADER,
+    bad, emit_header, shift, slice_blocks, Clip, Visitor, COALESCE_GAP, MAX_CACHED_HEADER,
+    NS_HEADER,
 };
 use super::{Event, PartitionHandle, ReadOptions, ReadPlan, RowIndex, Slice};
 
@@ -136,161 +133,6 @@ impl<'a> RangeTombstoneMarker<'a> {
 /// Blocks of a walk read through the index cache before the row index's
 /// walk window takes over ([`RowIndex::block_walk`]).
 const CACHED_WALK: usize = 32;
-
-/// Where a clustering lies relative to the slice, walking down.
-#[derive(Debug, PartialEq, Eq)]
-enum Place {
-    /// At or after the upper bound: not reached yet.
-    Above,
-    Inside,
-    /// At or before the lower bound: past the slice.
-    Below,
-}
-
-/// The clipping state machine of a reversed read: [`super::bounded`]'s,
-/// walking down (see the module docs). Comparisons use the forward kinds;
-/// what is emitted is reversed.
-struct RevClip<'b> {
-    types: &'b [CqlType],
-    /// Lower bound of the slice (forward kind).
-    lower: Option<ClusteringPrefix<'b>>,
-    /// Upper bound of the slice (forward kind).
-    upper: Option<ClusteringPrefix<'b>>,
-    /// The range tombstone open just below the last element passed.
-    open: Option<DeletionTime>,
-    /// The upper edge has been dealt with.
-    started: bool,
-    limit: u64,
-    /// The row limit was reached.
-    limited: bool,
-    plan: ReadPlan,
-}
-
-fn synthetic<'v>(
-    kind: BoundKind,
-    values: &[Option<&'v [u8]>],
-    d: DeletionTime,
-    position: DataPos,
-) -> RangeTombstoneMarker<'v> {
-    RangeTombstoneMarker {
-        position,
-        size: 0,
-        flags: crate::data::model::flags::IS_MARKER,
-        bound: ClusteringPrefix {
-            kind,
-            values: values.to_vec(),
-        },
-        marker_size: 0,
-        prev_unfiltered_size: 0,
-        deletion: MarkerDeletion::Bound(d),
-    }
-}
-
-impl RevClip<'_> {
-    fn place(&self, c: &ClusteringPrefix<'_>) -> Place {
-        if let Some(u) = &self.upper {
-            if compare_clustering(self.types, c, u) != Ordering::Less {
-                return Place::Above;
-            }
-        }
-        if let Some(l) = &self.lower {
-            if compare_clustering(self.types, c, l) != Ordering::Greater {
-                return Place::Below;
-            }
-        }
-        Place::Inside
-    }
-
-    /// Before the first element inside the slice: re-open at the upper
-    /// bound what is open there (a forward read closes it there).
-    fn start<E>(
-        &mut self,
-        position: DataPos,
-        f: &mut Visitor<'_, E>,
-    ) -> std::result::Result<(), E> {
-        if self.started {
-            return Ok(());
-        }
-        self.started = true;
-        if let (Some(u), Some(d)) = (&self.upper, self.open) {
-            let m = synthetic(u.kind.reversed(), &u.values, d, position);
-            self.plan.markers += 1;
-            f(Event::Marker(&m))?;
-        }
-        Ok(())
-    }
-
-    /// A row; `false`: stop reading.
-    fn row<E>(&mut self, r: &Row<'_>, f: &mut Visitor<'_, E>) -> std::result::Result<bool, E> {
-        if self.limited {
-            return Ok(false);
-        }
-        match self.place(&r.clustering) {
-            Place::Above => Ok(true),
-            Place::Below => Ok(false),
-            Place::Inside => {
-                self.start(r.position, f)?;
-                f(Event::Row(r))?;
-                self.plan.rows += 1;
-                if self.plan.rows >= self.limit {
-                    self.limited = true;
-                    if let Some(d) = self.open.take() {
-                        let m =
-                            synthetic(BoundKind::InclEndBound, &r.clustering.values, d, r.position);
-                        self.plan.markers += 1;
-                        f(Event::Marker(&m))?;
-                    }
-                    return Ok(false);
-                }
-                Ok(true)
-            }
-        }
-    }
-
-    /// A range tombstone marker (forward kind); `false`: stop reading.
-    fn marker<E>(
-        &mut self,
-        m: &RangeTombstoneMarker<'_>,
-        f: &mut Visitor<'_, E>,
-    ) -> std::result::Result<bool, E> {
-        if self.limited {
-            return Ok(false);
-        }
-        match self.place(&m.bound) {
-            Place::Above => {
-                self.open = m.close_deletion();
-                Ok(true)
-            }
-            Place::Below => Ok(false),
-            Place::Inside => {
-                self.start(m.position, f)?;
-                f(Event::Marker(&m.reversed()))?;
-                self.plan.markers += 1;
-                self.open = m.close_deletion();
-                Ok(true)
-            }
-        }
-    }
-
-    /// After the last element: the upper edge if not yet dealt with, and
-    /// close at the lower bound what is still open.
-    fn finish<E>(
-        &mut self,
-        position: DataPos,
-        f: &mut Visitor<'_, E>,
-    ) -> std::result::Result<(), E> {
-        if self.limited {
-            return Ok(());
-        }
-        self.start(position, f)?;
-        if let (Some(l), Some(d)) = (&self.lower, self.open.take()) {
-            let m = synthetic(l.kind.reversed(), &l.values, d, position);
-            self.plan.markers += 1;
-            f(Event::Marker(&m))?;
-        }
-        Ok(())
-    }
-}
 
 /// Uncompressed Data.db bytes `[start, start + bytes.len())`.
 #[derive(Debug, Default)]
@@ -534,16 +376,7 @@ impl<'s> ReversedReader<'s> {
         self.back.carry = Span::default();
         self.back.front = Span::default();
         let limit = opts.limit.unwrap_or(u64::MAX);
-        let mut clip = RevClip {
-            types: &self.types,
-            lower: slice.start_prefix(),
-            upper: slice.end_prefix(),
-            open: None,
-            started: false,
-            limit,
-            limited: limit == 0 || slice.is_empty(&self.types),
-            plan: ReadPlan::default(),
-        };
+        let mut clip = Clip::new(&self.types, slice, limit, true);
         let ctx = Ctx {
             sst: self.sst,
             header: &self.header,
@@ -636,7 +469,7 @@ fn reverse_group<E: From<Error>>(
     base: u64,
     key: &[u8],
     first: usize,
-    clip: &mut RevClip<'_>,
+    clip: &mut Clip<'_>,
     f: &mut Visitor<'_, E>,
 ) -> std::result::Result<Walk, E> {
     let mut r = ctx.decoder(bytes);
@@ -699,7 +532,7 @@ fn read_indexed<E: From<Error>>(
     ctx: &Ctx<'_, '_>,
     back: &mut Back<'_>,
     h: &mut PartitionHandle,
-    clip: &mut RevClip<'_>,
+    clip: &mut Clip<'_>,
     f: &mut Visitor<'_, E>,
 ) -> std::result::Result<(), E> {
     let sst = ctx.sst;
@@ -861,7 +694,7 @@ fn read_whole<E: From<Error>>(
     ctx: &Ctx<'_, '_>,
     back: &mut Back<'_>,
     h: &PartitionHandle,
-    clip: &mut RevClip<'_>,
+    clip: &mut Clip<'_>,
     f: &mut Visitor<'_, E>,
 ) -> std::result::Result<(), E> {
     let pos = h.position.0;
@@ -959,6 +792,7 @@ mod tests {
     use std::path::{Path, PathBuf};
 
     use super::*;
+    use crate::deletion::DeletionTime;
     use crate::io::IoOptions;
     use crate::read::{BigIndex, BoundedReader, ClusteringBound, PartitionIndex};
     use crate::statistics::Statistics;

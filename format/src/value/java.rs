@@ -157,14 +157,174 @@ fn string(f: impl FnOnce(&mut String)) -> String {
 
 /// Java `Double.toString(double)`, appended to `out`.
 pub fn double_into(out: &mut String, x: f64) {
+    let bits = x.to_bits();
+    let exp_field = ((bits >> 52) & 0x7ff) as i32;
+    if exp_field != 0 && exp_field != 0x7ff {
+        let fract = (bits & ((1 << 52) - 1)) | (1 << 52);
+        if java_integer_into(out, x < 0.0, fract, exp_field - 1023, 53)
+            || fast_fp_into(out, zmij::Buffer::new().format_finite(x))
+        {
+            return;
+        }
+    }
     let class = [x.is_nan(), x.is_infinite(), x == 0.0, x.is_sign_negative()];
     fp_into(out, x, class)
 }
 
 /// Java `Float.toString(float)`, appended to `out`.
 pub fn float_into(out: &mut String, x: f32) {
+    let bits = x.to_bits();
+    let exp_field = ((bits >> 23) & 0xff) as i32;
+    if exp_field != 0 && exp_field != 0xff {
+        let fract = u64::from((bits & 0x7f_ffff) | 0x80_0000) << 29;
+        if java_integer_into(out, x < 0.0, fract, exp_field - 127, 24)
+            || fast_fp_into(out, zmij::Buffer::new().format_finite(x))
+        {
+            return;
+        }
+    }
     let class = [x.is_nan(), x.is_infinite(), x == 0.0, x.is_sign_negative()];
     fp_into(out, x, class)
+}
+
+/// Java's "easy case" of `FloatingDecimal.BinaryToASCIIBuffer.dtoa`
+/// (JDK 8..18, what Cassandra 4/5 run on): a value that is an integer below
+/// 2^63 is printed from its exact `long` value, with only
+/// `insignificantDigitsForPow2` low digits rounded away, **not** as the
+/// shortest decimal: `(double) 44686722812153832L` prints
+/// `4.4686722812153832E16` (shortest: `4.468672281215383E16`), the float
+/// `11871847400f` prints `1.18718474E10`. `fract` is the significand with
+/// its hidden bit at bit 52, `bin_exp` the unbiased exponent,
+/// `significant_bits` 53 (double) or 24 (float). False (nothing written)
+/// when the value is not such an integer.
+fn java_integer_into(
+    out: &mut String,
+    negative: bool,
+    fract: u64,
+    bin_exp: i32,
+    significant_bits: i32,
+) -> bool {
+    /// `FloatingDecimal.insignificantDigitsNumber`.
+    const INSIGNIFICANT: [u32; 64] = [
+        0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 8, 8, 8,
+        9, 9, 9, 9, 10, 10, 10, 11, 11, 11, 12, 12, 12, 12, 13, 13, 13, 14, 14, 14, 15, 15, 15, 15,
+        16, 16, 16, 17, 17, 17, 18, 18, 18, 19,
+    ];
+    let fract_bits = 53 - fract.trailing_zeros() as i32;
+    // An integer (no significant bit right of the point), binExp <= 62.
+    if !(0..=62).contains(&bin_exp) || fract_bits > bin_exp + 1 {
+        return false;
+    }
+    let mut value = if bin_exp >= 52 {
+        fract << (bin_exp - 52)
+    } else {
+        fract >> (52 - bin_exp)
+    };
+    let p2 = bin_exp - significant_bits - 1;
+    let insignificant = if bin_exp > significant_bits && p2 > 1 {
+        INSIGNIFICANT.get(p2 as usize).copied().unwrap_or(0)
+    } else {
+        0
+    };
+    if insignificant > 0 {
+        let pow10 = 10u64.pow(insignificant);
+        let residue = value % pow10;
+        value /= pow10;
+        if residue >= pow10 / 2 {
+            value += 1;
+        }
+    }
+    let mut itoa_buf = itoa::Buffer::new();
+    let text = itoa_buf.format(value).as_bytes();
+    let mut e = ExpParts {
+        negative,
+        ..ExpParts::default()
+    };
+    let n = text.len().min(e.digits.len());
+    e.digits[..n].copy_from_slice(&text[..n]);
+    e.n = n;
+    e.exp = n as i32 - 1 + insignificant as i32;
+    e.layout_into(out);
+    true
+}
+
+/// The common case of [`double_into`] and [`float_into`]: `text` is the
+/// shortest round-trip decimal of a finite non-zero value from `zmij` (the
+/// same digits as Rust's `{:e}`, ~5x faster than `core::fmt`), in whatever
+/// notation it chose (`123.45`, `1e-7`, `1.5e+20`); its digits and exponent
+/// are taken apart and laid out as Java does. False (nothing written) when
+/// the shortest form has one digit (Java then prints the closest two-digit
+/// decimal, see [`fp_into`]) or the text is not understood.
+fn fast_fp_into(out: &mut String, text: &str) -> bool {
+    let mut e = ExpParts::default();
+    let b = text.as_bytes();
+    let (mant, exp_part) = match b.iter().position(|&c| c == b'e' || c == b'E') {
+        Some(i) => (&b[..i], Some(&b[i + 1..])),
+        None => (b, None),
+    };
+    let mant = match mant.split_first() {
+        Some((b'-', rest)) => {
+            e.negative = true;
+            rest
+        }
+        _ => mant,
+    };
+    // Digits before the point (`int_len`), leading zeros dropped.
+    let mut int_len: i32 = 0;
+    let mut seen_point = false;
+    for &c in mant {
+        match c {
+            b'.' => seen_point = true,
+            b'0'..=b'9' => {
+                if e.n == 0 && c == b'0' {
+                    if seen_point {
+                        int_len -= 1;
+                    }
+                    continue;
+                }
+                let Some(d) = e.digits.get_mut(e.n) else {
+                    return false;
+                };
+                *d = c;
+                e.n += 1;
+                if !seen_point {
+                    int_len += 1;
+                }
+            }
+            _ => return false,
+        }
+    }
+    let mut exp10: i32 = 0;
+    if let Some(x) = exp_part {
+        let (neg, digits) = match x.split_first() {
+            Some((b'-', r)) => (true, r),
+            Some((b'+', r)) => (false, r),
+            _ => (false, x),
+        };
+        if digits.is_empty() || digits.len() > 4 {
+            return false;
+        }
+        for &c in digits {
+            if !c.is_ascii_digit() {
+                return false;
+            }
+            exp10 = exp10 * 10 + i32::from(c - b'0');
+        }
+        if neg {
+            exp10 = -exp10;
+        }
+    }
+    while e.n > 1 && e.digits[e.n - 1] == b'0' {
+        e.n -= 1;
+    }
+    if e.n < 2 {
+        return false;
+    }
+    let exp = int_len - 1 + exp10;
+    e.exp_negative = exp < 0;
+    e.exp = exp.abs();
+    e.layout_into(out);
+    true
 }
 
 /// `Double`/`Float.toString` of `x`, classified as `[nan, infinite, zero,
@@ -1842,6 +2002,30 @@ mod tests {
         for (x, s) in cases {
             assert_eq!(java_float_to_string(*x), *s, "{x}");
         }
+    }
+
+    /// Against the JDK itself (testdata/java_floats.txt, written by JDK
+    /// 17.0.15): integers below 2^63 keep their exact digits (Java's "easy
+    /// case"), ties round to even. Known gap, not in the file: Java's general
+    /// path picks a different last digit for ~1 in 100,000 random doubles
+    /// and ~1 in 4,000 random floats, all above 10^19 (measured on 800,000
+    /// random values: 3 doubles, 96 floats).
+    #[test]
+    fn floats_like_the_jdk() {
+        let text = include_str!("testdata/java_floats.txt");
+        let mut n = 0;
+        for l in text.lines().filter(|l| !l.starts_with('#')) {
+            let mut it = l.split(' ');
+            let (kind, bits, want) = (it.next().unwrap(), it.next().unwrap(), it.next().unwrap());
+            let bits = u64::from_str_radix(bits, 16).unwrap();
+            let got = match kind {
+                "d" => java_double_to_string(f64::from_bits(bits)),
+                _ => java_float_to_string(f32::from_bits(bits as u32)),
+            };
+            assert_eq!(got, want, "{l}");
+            n += 1;
+        }
+        assert_eq!(n, 400);
     }
 
     #[test]
