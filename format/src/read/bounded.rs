@@ -593,16 +593,19 @@ fn drive<E: From<Error>>(
             }
         }
         let at = reader.position();
-        match reader.next_fragment()? {
+        // Rows and markers hand their allocations back (no allocation per row).
+        let spare = match reader.next_fragment()? {
             Some(Fragment::Row(r)) => {
                 if !clip.row(&r, f)? {
                     return Ok(r.position);
                 }
+                Fragment::Row(r).into_spare()
             }
             Some(Fragment::Marker(m)) => {
                 if !clip.marker(&m, f)? {
                     return Ok(m.position);
                 }
+                Fragment::Marker(m).into_spare()
             }
             Some(Fragment::PartitionEnd { position }) => return Ok(position),
             Some(other) => {
@@ -620,7 +623,8 @@ fn drive<E: From<Error>>(
                     "end of partition",
                 )))
             }
-        }
+        };
+        reader.recycle(spare);
     }
 }
 
