@@ -357,3 +357,84 @@ fn intact_legacy_sstables_validate_and_scrub_clean() {
     let _ = std::fs::remove_dir_all(&tmp);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// CASSANDRA-10791 (cassandra-2.1 `ScrubTest.testScrub10791`: "scrub -> 7
+/// cells"): 2.1 wrote range tombstones after a partition's end marker.
+/// `scrub --mode segregate` puts the two partitions in the main output and
+/// the two stray tombstones, as fragments of their partitions, in the
+/// segregated one: 4 + 1 + 1 + 1 = 7 atoms (rows and tombstone ranges).
+#[test]
+fn cassandra_10791_scrub_recovers_seven_cells() {
+    let Some(root) = corpus() else { return };
+    let dir = root.join("cassandra/corrupt-ka-Keyspace1-StandardInteger1");
+    if !dir.is_dir() {
+        return;
+    }
+    let tmp = scratch("10791");
+    let schema = schema_file(
+        &tmp,
+        "si",
+        "CREATE TABLE \"Keyspace1\".\"StandardInteger1\" (key blob, column1 varint, \
+         value blob, PRIMARY KEY (key, column1)) WITH COMPACT STORAGE;",
+    );
+    let out = tmp.join("out");
+    let r = sstkit([
+        "scrub",
+        dir.to_str().unwrap(),
+        "--mode",
+        "segregate",
+        "--output-dir",
+        out.to_str().unwrap(),
+        "--schema",
+        schema.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    // (key, rows, tombstone ranges) per output line.
+    let read = |suffix: &str| -> Vec<(String, usize, usize)> {
+        let f = std::fs::read_dir(&out)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.to_string_lossy().ends_with(suffix))
+            .unwrap();
+        std::fs::read_to_string(f)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let v: Value = serde_json::from_str(l).unwrap();
+                let els = v["clustering_elements"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default();
+                let rows = els.iter().filter(|e| e["type"] == "clustering-row").count();
+                let opens = els
+                    .iter()
+                    .filter(|e| {
+                        e["type"] == "range-tombstone-change"
+                            && e["tombstone"]["timestamp"].is_number()
+                    })
+                    .count();
+                (v["key"]["raw"].as_str().unwrap().to_string(), rows, opens)
+            })
+            .collect()
+    };
+    let main = read("-salvaged.ndjson");
+    let seg = read("-segregated.ndjson");
+    assert_eq!(
+        main,
+        [
+            ("6b657930".to_string(), 2, 2),
+            ("6b657931".to_string(), 1, 0)
+        ]
+    );
+    assert_eq!(
+        seg,
+        [
+            ("6b657930".to_string(), 0, 1),
+            ("6b657931".to_string(), 0, 1)
+        ]
+    );
+    let atoms: usize = main.iter().chain(&seg).map(|(_, r, t)| r + t).sum();
+    assert_eq!(atoms, 7);
+    let _ = std::fs::remove_dir_all(&tmp);
+}
