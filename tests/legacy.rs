@@ -1,6 +1,6 @@
 //! Pre-3.0 `ka`/`la` Data.db through the CLI with `--schema`: the nine
 //! ScyllaDB multi-version sets dump the same logical data from ka, la and
-//! md; exact contents from MANIFEST.md / the upstream tests; the corrupt
+//! md (dump-data and read); exact contents from MANIFEST.md / the upstream tests; the corrupt
 //! legacy sets give the findings their upstream tests expect; without
 //! `--schema` the data commands exit 3 and say why.
 //!
@@ -437,4 +437,65 @@ fn cassandra_10791_scrub_recovers_seven_cells() {
     let atoms: usize = main.iter().chain(&seg).map(|(_, r, t)| r + t).sum();
     assert_eq!(atoms, 7);
     let _ = std::fs::remove_dir_all(&tmp);
+}
+
+/// `read` on ka/la (whole-partition reads, the slice clipped) returns what
+/// the md sstable of the same set returns, timestamps aside.
+#[test]
+fn read_slices_agree_with_md() {
+    let Some(root) = corpus() else { return };
+    let tmp = scratch("read");
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "large_partition",
+            &["-k", "v1", "--from", "5aA", "--to", "5cZ"],
+        ),
+        ("large_partition", &["-k", "v1", "--after", "9zX"]),
+        ("promoted_index_read", &["-k", "0", "--from", "0:1"]),
+        (
+            "sliced_mutation_reads",
+            &["-k", "0", "--from", "1", "--before", "4"],
+        ),
+        ("partition_skipping", &["-k", "7", "-k", "3"]),
+    ];
+    let mut failures = Vec::new();
+    for (set, args) in cases {
+        let dir = root.join("scylladb").join(set);
+        if !dir.is_dir() {
+            continue;
+        }
+        let cql = MULTI.iter().find(|m| m.0 == *set).unwrap().1;
+        let schema = schema_file(&tmp, set, cql);
+        let run = |f: &Path, with_schema: bool| -> Vec<Value> {
+            let mut a: Vec<String> = vec!["read".into(), f.to_string_lossy().into_owned()];
+            a.extend(args.iter().map(|s| s.to_string()));
+            a.extend(["-o".to_string(), "ndjson".to_string()]);
+            if with_schema {
+                a.extend([
+                    "--schema".to_string(),
+                    schema.to_string_lossy().into_owned(),
+                ]);
+            }
+            let r = sstkit(&a);
+            assert_eq!(r.code, 0, "{a:?}: {}", r.stderr);
+            r.stdout
+                .lines()
+                .map(|l| {
+                    let mut v: Value = serde_json::from_str(l).unwrap();
+                    normalize(&mut v);
+                    v
+                })
+                .collect()
+        };
+        let md = run(&data_of(&dir, "md"), false);
+        assert!(!md.is_empty(), "{set} {args:?}: empty md read");
+        for v in ["ka", "la"] {
+            let got = run(&data_of(&dir, v), true);
+            if got != md {
+                failures.push(format!("{set} {v} {args:?}:\n  md: {md:?}\n  {v}: {got:?}"));
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
