@@ -867,7 +867,7 @@ impl LegacyState {
         // column-index block, even inside a row: one already covered by a
         // tombstone at least as new, to at least as far, changes nothing
         // (and must not split the row being grouped).
-        if self.covered(&stop.bound, &deletion) {
+        if self.covered(&start.bound, &stop.bound, &deletion) {
             return Ok(());
         }
         // Any other tombstone that starts before the row being grouped (or
@@ -931,12 +931,17 @@ impl LegacyState {
 
     /// True when an open or pending tombstone at least as new as `deletion`
     /// reaches at least to `end`.
-    fn covered(&self, end: &OBound, deletion: &DeletionTime) -> bool {
+    /// (Open ones started before the current position; a pending one must
+    /// start at or before `start`.)
+    fn covered(&self, start: &OBound, end: &OBound, deletion: &DeletionTime) -> bool {
         let reaches = |e: &OBound, d: &DeletionTime| {
             !newer(deletion, d) && self.cmp.compare_any(e, end) != Ordering::Less
         };
         self.open.iter().any(|o| reaches(&o.end, &o.deletion))
-            || self.pending.iter().any(|p| reaches(&p.end, &p.deletion))
+            || self.pending.iter().any(|p| {
+                self.cmp.compare_any(&p.start, start) != Ordering::Greater
+                    && reaches(&p.end, &p.deletion)
+            })
     }
 
     /// The newest open deletion.

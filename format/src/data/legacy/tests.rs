@@ -263,6 +263,111 @@ fn row_deletion_and_overlapping_range_tombstones() {
 }
 
 #[test]
+fn adjacent_tombstones_make_boundaries_or_merge() {
+    let s = schema("CREATE TABLE k.t (pk int, c int, v int, PRIMARY KEY (pk, c))");
+    let (c1, c2, c3, c4) = (
+        1i32.to_be_bytes(),
+        2i32.to_be_bytes(),
+        3i32.to_be_bytes(),
+        4i32.to_be_bytes(),
+    );
+    let mut b = Vec::new();
+    partition_start(&mut b, &1i32.to_be_bytes());
+    // [1, 2) @10 then [2, 3] @20: a boundary at 2.
+    rt(
+        &mut b,
+        &composite(false, &[(&c1, 0xFF)]),
+        &composite(false, &[(&c2, 0xFF)]),
+        10,
+        1,
+    );
+    rt(
+        &mut b,
+        &composite(false, &[(&c2, 0xFF)]),
+        &composite(false, &[(&c3, 1)]),
+        20,
+        1,
+    );
+    // (3, 4] @20 right after: the same deletion goes on, no marker at 3.
+    rt(
+        &mut b,
+        &composite(false, &[(&c3, 1)]),
+        &composite(false, &[(&c4, 1)]),
+        20,
+        1,
+    );
+    // An older tombstone over exactly one clustering inside it: a row
+    // deletion (C* LegacyLayout `isRowDeletion`), not a range.
+    rt(
+        &mut b,
+        &composite(false, &[(&c4, 0xFF)]),
+        &composite(false, &[(&c4, 1)]),
+        5,
+        1,
+    );
+    b.extend_from_slice(&[0, 0]);
+    assert_eq!(
+        summarize(&b, &s),
+        [
+            "start 00000001",
+            "marker INCL_START_BOUND [00000001] @10",
+            "marker EXCL_END_INCL_START_BOUNDARY [00000002] @10/@20",
+            "row [00000004] del@5",
+            "marker INCL_END_BOUND [00000004] @20",
+            "end",
+        ]
+    );
+}
+
+#[test]
+fn pending_tombstone_that_starts_later_does_not_cover() {
+    // Before the first row tombstones wait; a newer one starting later must
+    // not swallow an older one starting earlier.
+    let s = schema("CREATE TABLE k.t (pk int, c int, v int, PRIMARY KEY (pk, c))");
+    let (c1, c2, c5, c9) = (
+        1i32.to_be_bytes(),
+        2i32.to_be_bytes(),
+        5i32.to_be_bytes(),
+        9i32.to_be_bytes(),
+    );
+    let mut b = Vec::new();
+    partition_start(&mut b, &1i32.to_be_bytes());
+    rt(
+        &mut b,
+        &composite(false, &[(&c5, 0xFF)]),
+        &composite(false, &[(&c9, 1)]),
+        20,
+        1,
+    );
+    rt(
+        &mut b,
+        &composite(false, &[(&c1, 0xFF)]),
+        &composite(false, &[(&c2, 1)]),
+        10,
+        1,
+    );
+    cell(
+        &mut b,
+        &composite(false, &[(&c9, 0), (b"v", 0)]),
+        30,
+        &1i32.to_be_bytes(),
+    );
+    b.extend_from_slice(&[0, 0]);
+    assert_eq!(
+        summarize(&b, &s),
+        [
+            "start 00000001",
+            "marker INCL_START_BOUND [00000001] @10",
+            "marker INCL_END_BOUND [00000002] @10",
+            "marker INCL_START_BOUND [00000005] @20",
+            "row [00000009] v=00000001",
+            "marker INCL_END_BOUND [00000009] @20",
+            "end",
+        ]
+    );
+}
+
+#[test]
 fn tombstones_before_the_rows_are_merged_in_order() {
     // Scylla's wrong_range_tombstone_order: every RT first, then the cells.
     let s = schema(
