@@ -1,7 +1,7 @@
 //! Tests of the legacy (`ka`/`la`) decoder: hand-built atoms, every
 //! non-corrupt `ka`/`la` Data.db of the corpus whose schema MANIFEST.md
-//! gives (decoded to the end), exact expectations from the upstream tests,
-//! and no panic on arbitrary bytes.
+//! gives (decoded to the end, and clean under validate and scrub), exact
+//! expectations from the upstream tests, and no panic on arbitrary bytes.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
@@ -742,6 +742,29 @@ pub(crate) fn decode_all(path: &Path, cql: &str) -> crate::error::Result<(u64, u
     Ok((p, rows, m))
 }
 
+/// `validate` and `scrub` of `path` read with `cql`: the problems found.
+fn check_all(path: &Path, cql: &str) -> Vec<String> {
+    let mut sst = Sstable::open_path(path).unwrap();
+    sst.set_table_schema(Arc::new(schema(cql)));
+    let mut out = Vec::new();
+    match crate::validate::validate(&sst, &crate::validate::Options::default(), &mut |_, _| {}) {
+        Ok(r) if r.valid() => {}
+        Ok(r) => out.push(format!("validate: {:?}", r.problems)),
+        Err(e) => out.push(format!("validate: {e}")),
+    }
+    match crate::scrub::scrub(
+        &sst,
+        &crate::scrub::Options::default(),
+        None,
+        &mut |_, _| {},
+    ) {
+        Ok(r) if r.valid() => {}
+        Ok(r) => out.push(format!("scrub: {:?}", r.problems)),
+        Err(e) => out.push(format!("scrub: {e}")),
+    }
+    out
+}
+
 #[test]
 fn every_legacy_corpus_sstable_with_a_schema_decodes_to_the_end() {
     let Some(root) = corpus_root() else { return };
@@ -752,6 +775,14 @@ fn every_legacy_corpus_sstable_with_a_schema_decodes_to_the_end() {
             n += 1;
             if let Err(e) = decode_all(&f, cql) {
                 failures.push(format!("{}: {e}", f.display()));
+            }
+            // And validate / scrub find nothing wrong.
+            for p in check_all(&f, cql) {
+                failures.push(format!(
+                    "{}: {}",
+                    f.display(),
+                    p.chars().take(600).collect::<String>()
+                ));
             }
         }
     }
