@@ -1,6 +1,6 @@
 //! Pre-3.0 `ka`/`la` Data.db through the CLI with `--schema`: the nine
 //! ScyllaDB multi-version sets dump the same logical data from ka, la and
-//! md; exact contents from MANIFEST.md / the upstream tests; the corrupt
+//! md (dump-data and read); exact contents from MANIFEST.md / the upstream tests; the corrupt
 //! legacy sets give the findings their upstream tests expect; without
 //! `--schema` the data commands exit 3 and say why.
 //!
@@ -351,6 +351,148 @@ fn intact_legacy_sstables_validate_and_scrub_clean() {
                         r.stderr
                     ));
                 }
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// CASSANDRA-10791 (cassandra-2.1 `ScrubTest.testScrub10791`: "scrub -> 7
+/// cells"): 2.1 wrote range tombstones after a partition's end marker.
+/// `scrub --mode segregate` puts the two partitions in the main output and
+/// the two stray tombstones, as fragments of their partitions, in the
+/// segregated one: 4 + 1 + 1 + 1 = 7 atoms (rows and tombstone ranges).
+#[test]
+fn cassandra_10791_scrub_recovers_seven_cells() {
+    let Some(root) = corpus() else { return };
+    let dir = root.join("cassandra/corrupt-ka-Keyspace1-StandardInteger1");
+    if !dir.is_dir() {
+        return;
+    }
+    let tmp = scratch("10791");
+    let schema = schema_file(
+        &tmp,
+        "si",
+        "CREATE TABLE \"Keyspace1\".\"StandardInteger1\" (key blob, column1 varint, \
+         value blob, PRIMARY KEY (key, column1)) WITH COMPACT STORAGE;",
+    );
+    let out = tmp.join("out");
+    let r = sstkit([
+        "scrub",
+        dir.to_str().unwrap(),
+        "--mode",
+        "segregate",
+        "--output-dir",
+        out.to_str().unwrap(),
+        "--schema",
+        schema.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    // (key, rows, tombstone ranges) per output line.
+    let read = |suffix: &str| -> Vec<(String, usize, usize)> {
+        let f = std::fs::read_dir(&out)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.to_string_lossy().ends_with(suffix))
+            .unwrap();
+        std::fs::read_to_string(f)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let v: Value = serde_json::from_str(l).unwrap();
+                let els = v["clustering_elements"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default();
+                let rows = els.iter().filter(|e| e["type"] == "clustering-row").count();
+                let opens = els
+                    .iter()
+                    .filter(|e| {
+                        e["type"] == "range-tombstone-change"
+                            && e["tombstone"]["timestamp"].is_number()
+                    })
+                    .count();
+                (v["key"]["raw"].as_str().unwrap().to_string(), rows, opens)
+            })
+            .collect()
+    };
+    let main = read("-salvaged.ndjson");
+    let seg = read("-segregated.ndjson");
+    assert_eq!(
+        main,
+        [
+            ("6b657930".to_string(), 2, 2),
+            ("6b657931".to_string(), 1, 0)
+        ]
+    );
+    assert_eq!(
+        seg,
+        [
+            ("6b657930".to_string(), 0, 1),
+            ("6b657931".to_string(), 0, 1)
+        ]
+    );
+    let atoms: usize = main.iter().chain(&seg).map(|(_, r, t)| r + t).sum();
+    assert_eq!(atoms, 7);
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+/// `read` on ka/la (whole-partition reads, the slice clipped) returns what
+/// the md sstable of the same set returns, timestamps aside.
+#[test]
+fn read_slices_agree_with_md() {
+    let Some(root) = corpus() else { return };
+    let tmp = scratch("read");
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "large_partition",
+            &["-k", "v1", "--from", "5aA", "--to", "5cZ"],
+        ),
+        ("large_partition", &["-k", "v1", "--after", "9zX"]),
+        ("promoted_index_read", &["-k", "0", "--from", "0:1"]),
+        (
+            "sliced_mutation_reads",
+            &["-k", "0", "--from", "1", "--before", "4"],
+        ),
+        ("partition_skipping", &["-k", "7", "-k", "3"]),
+    ];
+    let mut failures = Vec::new();
+    for (set, args) in cases {
+        let dir = root.join("scylladb").join(set);
+        if !dir.is_dir() {
+            continue;
+        }
+        let cql = MULTI.iter().find(|m| m.0 == *set).unwrap().1;
+        let schema = schema_file(&tmp, set, cql);
+        let run = |f: &Path, with_schema: bool| -> Vec<Value> {
+            let mut a: Vec<String> = vec!["read".into(), f.to_string_lossy().into_owned()];
+            a.extend(args.iter().map(|s| s.to_string()));
+            a.extend(["-o".to_string(), "ndjson".to_string()]);
+            if with_schema {
+                a.extend([
+                    "--schema".to_string(),
+                    schema.to_string_lossy().into_owned(),
+                ]);
+            }
+            let r = sstkit(&a);
+            assert_eq!(r.code, 0, "{a:?}: {}", r.stderr);
+            r.stdout
+                .lines()
+                .map(|l| {
+                    let mut v: Value = serde_json::from_str(l).unwrap();
+                    normalize(&mut v);
+                    v
+                })
+                .collect()
+        };
+        let md = run(&data_of(&dir, "md"), false);
+        assert!(!md.is_empty(), "{set} {args:?}: empty md read");
+        for v in ["ka", "la"] {
+            let got = run(&data_of(&dir, v), true);
+            if got != md {
+                failures.push(format!("{set} {v} {args:?}:\n  md: {md:?}\n  {v}: {got:?}"));
             }
         }
     }

@@ -280,6 +280,9 @@ pub struct ReadArgs {
     /// from its start (scan reads, with read-ahead)
     #[arg(long, hide = true)]
     pub naive: bool,
+    /// CQL file with the table's CREATE TABLE: the schema of ka/la sstables, which store none
+    #[arg(long, value_name = "FILE", long_help = SCHEMA_HELP)]
+    pub schema: Option<PathBuf>,
     #[command(flatten)]
     pub io: IoArgs,
 }
@@ -362,8 +365,9 @@ pub struct CommonArgs {
 /// Long help of `--schema`.
 const SCHEMA_HELP: &str = "CQL file with the table's CREATE TABLE statement (the first one in \
 the file; CREATE TYPE statements it uses may come with it). Pre-3.0 sstables (ka, la) store no \
-schema, so their Data.db can only be decoded with it: dump-data, validate and scrub need it for \
-them and exit with code 3 without it. Partition-key, clustering (with CLUSTERING ORDER BY ... \
+schema, so their Data.db can only be decoded with it: dump-data, read, validate and scrub need \
+it for them and exit with code 3 without it (read then reads the partition whole from its \
+start; --reverse is not available for them). Partition-key, clustering (with CLUSTERING ORDER BY ... \
 DESC), static, collection and counter columns and WITH COMPACT STORAGE are taken into account. \
 Sstables of the row format (ma and later) carry their own schema in Statistics.db, which is \
 used instead (the file is then ignored). The other commands use it to show the partition keys \

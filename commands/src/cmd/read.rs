@@ -173,9 +173,15 @@ pub fn run(a: &ReadArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     let mut outcome = Outcome::default();
     let multi = descs.len() > 1;
     let mut written = 0usize;
+    let schema = crate::load_schema(a.schema.as_deref())?;
     for d in descs {
         let sst = match Sstable::open_with(d, opts) {
-            Ok(s) => s,
+            Ok(mut s) => {
+                if let Some(t) = &schema {
+                    s.set_table_schema(t.clone());
+                }
+                s
+            }
             Err(e) => {
                 eprintln!("sstkit: {e}");
                 outcome.unreadable += 1;
@@ -230,17 +236,8 @@ fn table_of(sst: &Sstable) -> CmdResult<(SerializationHeader, Partitioner)> {
     let bytes = sst.read_component(Component::Statistics)?;
     let st = Statistics::parse_lenient(&bytes, sst.features())
         .map_err(|e| e.in_file(&sst.path(Component::Statistics)))?;
-    let header = st.header.ok_or_else(|| {
-        Error::new(
-            ErrorKind::Unsupported(
-                "no serialization header in Statistics.db (pre-3.0 sstable): cannot decode Data.db"
-                    .into(),
-            ),
-            "serialization header",
-        )
-        .in_component(Component::Statistics)
-        .in_file(&sst.path(Component::Statistics))
-    })?;
+    // ka/la: synthesized from --schema (an error naming the file without it).
+    let header = sst.data_header(&st)?;
     let partitioner = match &st.validation {
         Some(v) => Partitioner::parse(&v.partitioner)?,
         None => Partitioner::Murmur3,

@@ -423,6 +423,9 @@ pub(crate) struct LegacyState {
     /// The last row emitted (ordering of repeated tombstones).
     last_row: Option<OBound>,
     in_partition: bool,
+    /// Reading a fragment ([`LegacyState::begin_fragment`]): atoms up to
+    /// this position, then the partition end, no end marker.
+    fragment_end: Option<u64>,
 }
 
 /// Where the reader goes after an atom or partition.
@@ -448,6 +451,7 @@ impl LegacyState {
             active: None,
             last_row: None,
             in_partition: false,
+            fragment_end: None,
         }
     }
 
@@ -463,6 +467,29 @@ impl LegacyState {
         self.active = None;
         self.last_row = None;
         self.in_partition = false;
+        self.fragment_end = None;
+    }
+
+    /// Read the atoms in `[start, end)` as the rest of the partition `key`
+    /// (the caller seeks the source to `start`): a partition start with no
+    /// deletion, the atoms, and a partition end at `end` — no end-of-partition
+    /// marker. This is how C\* 2.1 scrub recovers range tombstones written
+    /// after the end marker (CASSANDRA-10791: `Scrubber`,
+    /// `SSTableIdentityIterator.createFragmentIterator`).
+    pub(crate) fn begin_fragment(&mut self, key: &[u8], start: u64, end: u64, schema: &DataSchema) {
+        self.reset();
+        self.in_partition = true;
+        self.fragment_end = Some(end);
+        self.static_row = if schema.has_static_row() {
+            Some(ORow::new(true, start, Vec::new()))
+        } else {
+            None
+        };
+        self.queue.push_back(OFrag::Start {
+            key: key.to_vec(),
+            deletion: DeletionTime::LIVE,
+            position: start,
+        });
     }
 
     /// The fragment handed out last, borrowed.
@@ -681,6 +708,16 @@ impl LegacyState {
                 });
                 continue;
             }
+            if let Some(e) = self.fragment_end {
+                if src.position().0 >= e {
+                    self.fragment_end = None;
+                    self.flush_static();
+                    self.flush_row();
+                    self.process_until(None, e);
+                    self.queue.push_back(OFrag::End { position: e });
+                    continue;
+                }
+            }
             self.atom(src, schema)?;
         }
     }
@@ -699,6 +736,18 @@ impl LegacyState {
         let layout = self.layout;
         let atom = measured(src, |c| read_atom(c, &layout, schema))?;
         let end = src.position().0;
+        if let Some(e) = self.fragment_end {
+            if end > e || matches!(atom, Atom::End) {
+                return Err(Error::at(
+                    ErrorKind::BadValue(format!(
+                        "fragment atom at {position:#x} does not end before {e:#x}"
+                    )),
+                    Component::Data,
+                    position,
+                    "cell",
+                ));
+            }
+        }
         match atom {
             Atom::End => {
                 self.flush_static();
@@ -818,7 +867,7 @@ impl LegacyState {
         // column-index block, even inside a row: one already covered by a
         // tombstone at least as new, to at least as far, changes nothing
         // (and must not split the row being grouped).
-        if self.covered(&stop.bound, &deletion) {
+        if self.covered(&start.bound, &stop.bound, &deletion) {
             return Ok(());
         }
         // Any other tombstone that starts before the row being grouped (or
@@ -882,12 +931,17 @@ impl LegacyState {
 
     /// True when an open or pending tombstone at least as new as `deletion`
     /// reaches at least to `end`.
-    fn covered(&self, end: &OBound, deletion: &DeletionTime) -> bool {
+    /// (Open ones started before the current position; a pending one must
+    /// start at or before `start`.)
+    fn covered(&self, start: &OBound, end: &OBound, deletion: &DeletionTime) -> bool {
         let reaches = |e: &OBound, d: &DeletionTime| {
             !newer(deletion, d) && self.cmp.compare_any(e, end) != Ordering::Less
         };
         self.open.iter().any(|o| reaches(&o.end, &o.deletion))
-            || self.pending.iter().any(|p| reaches(&p.end, &p.deletion))
+            || self.pending.iter().any(|p| {
+                self.cmp.compare_any(&p.start, start) != Ordering::Greater
+                    && reaches(&p.end, &p.deletion)
+            })
     }
 
     /// The newest open deletion.

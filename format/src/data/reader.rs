@@ -817,6 +817,32 @@ impl<'s> ScanReader<'s> {
         self.inner.seek_within(partition, key, pos)
     }
 
+    /// Legacy (`ka`/`la`) only: read the atoms in `[start, end)` as the
+    /// rest of the partition `key` — a partition start without deletion,
+    /// the rows and markers, and a partition end at `end`, no end marker
+    /// (range tombstones written after a partition's end marker,
+    /// CASSANDRA-10791; see [`crate::scrub`]). Clears a previous error.
+    pub fn seek_fragment(&mut self, key: &[u8], start: DataPos, end: DataPos) -> Result<()> {
+        if self.inner.legacy.is_none() {
+            return Err(Error::new(
+                ErrorKind::Unsupported(
+                    "partition fragments exist in the pre-3.0 cell format only".into(),
+                ),
+                "partition fragment",
+            ));
+        }
+        self.inner.failed.set(false);
+        self.inner.state = State::Unfiltered;
+        self.inner.key.clear();
+        self.inner.key.extend_from_slice(key);
+        let schema = &self.inner.schema;
+        if let Some(l) = self.inner.legacy.as_deref_mut() {
+            l.begin_fragment(key, start.0, end.0, schema);
+        }
+        let r = self.inner.src.seek(start);
+        r.map_err(|e| self.inner.fail(e))
+    }
+
     /// How the following Data.db loads are read ([`DataSource::set_read_kind`]).
     pub fn set_read_kind(&mut self, kind: crate::io::ReadKind) {
         self.inner.src.set_read_kind(kind);

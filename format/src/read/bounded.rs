@@ -160,17 +160,11 @@ impl std::fmt::Debug for BoundedReader<'_> {
 impl<'s> BoundedReader<'s> {
     /// A reader of `sst`'s Data.db, decoded with `header` (the serialization
     /// header). Reads CompressionInfo.db when the sstable is compressed.
+    ///
+    /// Pre-3.0 `ka`/`la` sstables (table schema attached to `sst`) are read
+    /// whole from the partition start: their promoted index names cells,
+    /// not rows, and the legacy decoder has no size fields to skip by.
     pub fn new(sst: &'s Sstable, header: &SerializationHeader) -> Result<BoundedReader<'s>> {
-        if sst.features().legacy_cells {
-            return Err(Error::new(
-                ErrorKind::Unsupported(format!(
-                    "version {} uses the pre-3.0 cell format, not the row format",
-                    sst.version()
-                )),
-                "Data.db format",
-            )
-            .in_file(&sst.data_path()));
-        }
         let unit = sst.io.options().unit as usize;
         let opts = ReaderOptions {
             check_prev_sizes: false,
@@ -204,7 +198,8 @@ impl<'s> BoundedReader<'s> {
         self.reader.reset_window();
         let limit = opts.limit.unwrap_or(u64::MAX);
         let mut clip = Clip::new(&self.ctx.types, slice, limit, false);
-        match (&mut h.row_index, opts.naive) {
+        let whole = opts.naive || self.reader.is_legacy();
+        match (&mut h.row_index, whole) {
             (Some(ri), false) => {
                 let ri: &mut dyn RowIndex = ri.as_mut();
                 clip.plan.blocks = ri.block_count();

@@ -37,6 +37,17 @@
 //! * `Segregate`: like `Skip`, but out-of-order partitions go to the
 //!   segregated output instead of being dropped.
 //!
+//! # Pre-3.0 sstables (`ka`/`la`)
+//!
+//! Read through the legacy decoder ([`crate::data::legacy`]); a candidate
+//! partition start is an atom's name and mask (or the end marker) after the
+//! header instead of row flags. As C\* 2.1's scrub does for CASSANDRA-10791
+//! (range tombstones written after a partition's end marker), when Index.db
+//! puts the next partition past the end of the one just decoded, the bytes
+//! in between are read as atoms of that partition: a `partition_order`
+//! finding, and the fragment is kept apart like an out-of-order partition
+//! (segregated output, or dropped with `skip`).
+//!
 //! Output goes to a [`SalvageSink`]; a partition is handed to the sink only
 //! after it decoded completely (it is decoded a second time while the sink
 //! pulls its fragments), so a sink never sees a partial partition.
@@ -192,6 +203,9 @@ impl Report {
 struct Decoded {
     key: Vec<u8>,
     end: u64,
+    /// A fragment of the previous partition found after its end marker
+    /// (legacy format, CASSANDRA-10791), not a partition.
+    fragment: bool,
     /// Positions of fragments left out when salvaging (out of order).
     drop: Vec<u64>,
 }
@@ -202,11 +216,14 @@ struct Failed {
     key: Option<Vec<u8>>,
 }
 
-/// Decode the partition at `pos` with `reader`, checking it with `checker`.
+/// Decode the partition at `pos` with `reader`, checking it with `checker`;
+/// with `fragment = Some((key, end))`, the atoms in `[pos, end)` as a
+/// fragment of partition `key` (legacy format, [`ScanReader::seek_fragment`]).
 fn decode_partition(
     reader: &mut ScanReader<'_>,
     checker: &mut DataChecker,
     pos: u64,
+    fragment: Option<(&[u8], u64)>,
     out: &mut Problems,
     budget: &mut u64,
 ) -> std::result::Result<Decoded, Failed> {
@@ -214,7 +231,11 @@ fn decode_partition(
         error: Box::new(error),
         key,
     };
-    if let Err(e) = reader.seek_partition(DataPos(pos)) {
+    let seek = match fragment {
+        Some((k, end)) => reader.seek_fragment(k, DataPos(pos), DataPos(end)),
+        None => reader.seek_partition(DataPos(pos)),
+    };
+    if let Err(e) = seek {
         return Err(fail(e, None));
     }
     let key = match reader.next_fragment() {
@@ -254,7 +275,10 @@ fn decode_partition(
         match reader.next_fragment() {
             Ok(Some(Fragment::PartitionEnd { position })) => {
                 checker.partition_end(position.0, out);
-                break position.0 + end_len;
+                break match fragment {
+                    Some((_, end)) => end,
+                    None => position.0 + end_len,
+                };
             }
             Ok(Some(f)) => {
                 let at = f.position().0;
@@ -286,7 +310,12 @@ fn decode_partition(
     let (fs, _) = reader.take_findings();
     checker.findings(&fs, Some(&key), out);
     *budget = budget.saturating_sub(end - pos);
-    Ok(Decoded { key, end, drop })
+    Ok(Decoded {
+        key,
+        end,
+        fragment: fragment.is_some(),
+        drop,
+    })
 }
 
 /// The fragments of one decoded partition, re-read for the sink.
@@ -503,6 +532,7 @@ impl<'s> Scanner<'s> {
             &mut self.probe,
             &mut checker,
             cand,
+            None,
             &mut scratch,
             &mut self.budget,
         ) {
@@ -641,6 +671,29 @@ fn order_problem(
     .key(key)
 }
 
+/// The finding for atoms found between a partition's end marker and the
+/// next partition (legacy format; CASSANDRA-10791: 2.1 wrote range
+/// tombstones after the end marker).
+fn fragment_problem(pos: u64, end: u64, key: &[u8], mode: Mode, scanner: &Scanner<'_>) -> Problem {
+    let action = match mode {
+        Mode::Skip => ": dropped",
+        Mode::Segregate => ": written to the segregated output",
+        _ => "",
+    };
+    Problem::new(
+        ProblemClass::PartitionOrder,
+        Component::Data,
+        pos,
+        format!(
+            "row fragment detected after END_OF_ROW ({} bytes of atoms of the previous \
+             partition, CASSANDRA-10791){action}",
+            end - pos
+        ),
+    )
+    .chunk(scanner.chunk_of(pos))
+    .key(key)
+}
+
 /// Decide the first queued partition: in order (main output), or out of
 /// order — below the last accepted key, or an outlier above most of the
 /// partitions queued after it (a damaged key that sorts too high would
@@ -660,6 +713,32 @@ fn settle(
     let Some((pos, d)) = queue.pop_front() else {
         return Ok(());
     };
+    if d.fragment {
+        // Not a partition: kept apart like an out-of-order one (C\* writes
+        // these to its out-of-order sstable).
+        report
+            .problems
+            .push(fragment_problem(pos, d.end, &d.key, opts.mode, scanner));
+        let target = match opts.mode {
+            Mode::Segregate => Some(Target::Segregated),
+            _ => None,
+        };
+        match target {
+            Some(_) => report.segregated += 1,
+            None => report.dropped += 1,
+        }
+        if let (Some(s), Some(t)) = (sink.as_deref_mut(), target) {
+            reader.seek_fragment(&d.key, DataPos(pos), DataPos(d.end))?;
+            let mut src = Salvaged {
+                reader,
+                drop: &d.drop,
+                end_byte: d.end,
+                done: false,
+            };
+            s.partition(info, t, &mut src).map_err(Error::from)?;
+        }
+        return Ok(());
+    }
     let part = checker.partitioner().clone();
     let ord = checker.order_of(&d.key);
     let above_last = |k: &[u8]| {
@@ -673,7 +752,7 @@ fn settle(
         let followers: Vec<&Decoded> = queue
             .iter()
             .map(|q| &q.1)
-            .filter(|q| above_last(&q.key))
+            .filter(|q| !q.fragment && above_last(&q.key))
             .collect();
         let below = followers
             .iter()
@@ -718,8 +797,9 @@ fn settle(
 /// called with the uncompressed position as the scan advances.
 ///
 /// Fails when Data.db cannot be opened at all: missing Data.db or
-/// Statistics.db, no serialization header (pre-3.0 `ka`/`la`), or an
-/// unreadable CompressionInfo.db.
+/// Statistics.db, a pre-3.0 `ka`/`la` sstable without an attached table
+/// schema ([`Sstable::set_table_schema`]), or an unreadable
+/// CompressionInfo.db.
 pub fn scrub(
     sst: &Sstable,
     opts: &Options,
@@ -790,11 +870,13 @@ pub fn scrub(
             &mut reader,
             &mut checker,
             pos,
+            None,
             &mut report.problems,
             &mut main_budget,
         ) {
             Ok(d) => {
                 let next = d.end;
+                let key = reader.is_legacy().then(|| d.key.clone());
                 if writing {
                     queue.push_back((pos, d));
                     while queue.len() > LOOKAHEAD {
@@ -820,6 +902,34 @@ pub fn scrub(
                     report.salvaged += 1;
                 }
                 pos = next;
+                // CASSANDRA-10791: atoms between this partition's end marker
+                // and the next indexed partition belong to this partition
+                // (C\* 2.1 `Scrubber`; needs Index.db, as there).
+                let frag_end = match (&key, &scanner.hints) {
+                    (Some(_), Some(h)) => Some(h.next_at_or_after(pos).unwrap_or(data_len)),
+                    _ => None,
+                };
+                if let (Some(k), Some(fend)) = (key, frag_end.filter(|e| *e > pos)) {
+                    let mut scratch = Problems::with_max(16);
+                    let mut fchecker = DataChecker::new(header, partitioner.clone(), chunk_len);
+                    if let Ok(fd) = decode_partition(
+                        &mut reader,
+                        &mut fchecker,
+                        pos,
+                        Some((&k, fend)),
+                        &mut scratch,
+                        &mut main_budget,
+                    ) {
+                        if writing {
+                            queue.push_back((pos, fd));
+                        } else {
+                            report
+                                .problems
+                                .push(fragment_problem(pos, fend, &k, opts.mode, &scanner));
+                        }
+                        pos = fend;
+                    }
+                }
             }
             Err(f) => {
                 let off = f.error.offset.unwrap_or(pos);

@@ -382,10 +382,12 @@ impl BloomCheck {
             report.check("filter", true, None);
             return;
         }
-        // Every key rejected by the version's layout but accepted by another:
-        // the file uses a non-standard layout (§9), not a bloom filter miss.
-        if self.miss_count == self.checked {
-            if let Some(i) = self.alt_pass.iter().position(|n| *n == self.checked) {
+        // Most keys rejected by the version's layout (the rest its false
+        // positives), every rejected one accepted by another: the file uses
+        // a non-standard layout (§9), not a bloom filter miss. (Cassandra's
+        // bloom-filter-la test file: 9 of 10 keys rejected by the la order.)
+        if 2 * self.miss_count > self.checked {
+            if let Some(i) = self.alt_pass.iter().position(|n| *n == self.miss_count) {
                 let a = &self.alts[i];
                 report.check(
                     "filter",

@@ -1,7 +1,7 @@
 //! Tests of the legacy (`ka`/`la`) decoder: hand-built atoms, every
 //! non-corrupt `ka`/`la` Data.db of the corpus whose schema MANIFEST.md
-//! gives (decoded to the end), exact expectations from the upstream tests,
-//! and no panic on arbitrary bytes.
+//! gives (decoded to the end, and clean under validate and scrub), exact
+//! expectations from the upstream tests, and no panic on arbitrary bytes.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
@@ -263,6 +263,111 @@ fn row_deletion_and_overlapping_range_tombstones() {
 }
 
 #[test]
+fn adjacent_tombstones_make_boundaries_or_merge() {
+    let s = schema("CREATE TABLE k.t (pk int, c int, v int, PRIMARY KEY (pk, c))");
+    let (c1, c2, c3, c4) = (
+        1i32.to_be_bytes(),
+        2i32.to_be_bytes(),
+        3i32.to_be_bytes(),
+        4i32.to_be_bytes(),
+    );
+    let mut b = Vec::new();
+    partition_start(&mut b, &1i32.to_be_bytes());
+    // [1, 2) @10 then [2, 3] @20: a boundary at 2.
+    rt(
+        &mut b,
+        &composite(false, &[(&c1, 0xFF)]),
+        &composite(false, &[(&c2, 0xFF)]),
+        10,
+        1,
+    );
+    rt(
+        &mut b,
+        &composite(false, &[(&c2, 0xFF)]),
+        &composite(false, &[(&c3, 1)]),
+        20,
+        1,
+    );
+    // (3, 4] @20 right after: the same deletion goes on, no marker at 3.
+    rt(
+        &mut b,
+        &composite(false, &[(&c3, 1)]),
+        &composite(false, &[(&c4, 1)]),
+        20,
+        1,
+    );
+    // An older tombstone over exactly one clustering inside it: a row
+    // deletion (C* LegacyLayout `isRowDeletion`), not a range.
+    rt(
+        &mut b,
+        &composite(false, &[(&c4, 0xFF)]),
+        &composite(false, &[(&c4, 1)]),
+        5,
+        1,
+    );
+    b.extend_from_slice(&[0, 0]);
+    assert_eq!(
+        summarize(&b, &s),
+        [
+            "start 00000001",
+            "marker INCL_START_BOUND [00000001] @10",
+            "marker EXCL_END_INCL_START_BOUNDARY [00000002] @10/@20",
+            "row [00000004] del@5",
+            "marker INCL_END_BOUND [00000004] @20",
+            "end",
+        ]
+    );
+}
+
+#[test]
+fn pending_tombstone_that_starts_later_does_not_cover() {
+    // Before the first row tombstones wait; a newer one starting later must
+    // not swallow an older one starting earlier.
+    let s = schema("CREATE TABLE k.t (pk int, c int, v int, PRIMARY KEY (pk, c))");
+    let (c1, c2, c5, c9) = (
+        1i32.to_be_bytes(),
+        2i32.to_be_bytes(),
+        5i32.to_be_bytes(),
+        9i32.to_be_bytes(),
+    );
+    let mut b = Vec::new();
+    partition_start(&mut b, &1i32.to_be_bytes());
+    rt(
+        &mut b,
+        &composite(false, &[(&c5, 0xFF)]),
+        &composite(false, &[(&c9, 1)]),
+        20,
+        1,
+    );
+    rt(
+        &mut b,
+        &composite(false, &[(&c1, 0xFF)]),
+        &composite(false, &[(&c2, 1)]),
+        10,
+        1,
+    );
+    cell(
+        &mut b,
+        &composite(false, &[(&c9, 0), (b"v", 0)]),
+        30,
+        &1i32.to_be_bytes(),
+    );
+    b.extend_from_slice(&[0, 0]);
+    assert_eq!(
+        summarize(&b, &s),
+        [
+            "start 00000001",
+            "marker INCL_START_BOUND [00000001] @10",
+            "marker INCL_END_BOUND [00000002] @10",
+            "marker INCL_START_BOUND [00000005] @20",
+            "row [00000009] v=00000001",
+            "marker INCL_END_BOUND [00000009] @20",
+            "end",
+        ]
+    );
+}
+
+#[test]
 fn tombstones_before_the_rows_are_merged_in_order() {
     // Scylla's wrong_range_tombstone_order: every RT first, then the cells.
     let s = schema(
@@ -410,6 +515,109 @@ proptest::proptest! {
     }
 }
 
+/// A valid partition with every kind of atom (static, marker, collection,
+/// expiring, tombstone, counter-free range tombstones) to mutate.
+fn rich_partition() -> (Vec<u8>, TableSchema) {
+    let s = schema(
+        "CREATE TABLE k.t (pk int, a int, b int, v int, s set<int>, st int static, \
+         PRIMARY KEY (pk, a, b))",
+    );
+    let (a1, b1, b2) = (1i32.to_be_bytes(), 1i32.to_be_bytes(), 2i32.to_be_bytes());
+    let mut b = Vec::new();
+    partition_start(&mut b, &7i32.to_be_bytes());
+    cell(
+        &mut b,
+        &composite(true, &[(b"", 0), (b"", 0), (b"st", 0)]),
+        5,
+        &9i32.to_be_bytes(),
+    );
+    rt(
+        &mut b,
+        &composite(false, &[(&a1, 0xFF)]),
+        &composite(false, &[(&a1, 1)]),
+        3,
+        1,
+    );
+    cell(
+        &mut b,
+        &composite(false, &[(&a1, 0), (&b1, 0), (b"", 0)]),
+        10,
+        b"",
+    );
+    rt(
+        &mut b,
+        &composite(false, &[(&a1, 0), (&b1, 0), (b"s", 0xFF)]),
+        &composite(false, &[(&a1, 0), (&b1, 0), (b"s", 1)]),
+        9,
+        1,
+    );
+    cell(
+        &mut b,
+        &composite(
+            false,
+            &[(&a1, 0), (&b1, 0), (b"s", 0), (&5i32.to_be_bytes(), 0)],
+        ),
+        10,
+        b"",
+    );
+    // An expiring cell and a tombstone.
+    short(&mut b, &composite(false, &[(&a1, 0), (&b1, 0), (b"v", 0)]));
+    b.push(mask::EXPIRATION);
+    b.extend_from_slice(&60i32.to_be_bytes());
+    b.extend_from_slice(&1_500_000_000i32.to_be_bytes());
+    b.extend_from_slice(&10i64.to_be_bytes());
+    b.extend_from_slice(&4i32.to_be_bytes());
+    b.extend_from_slice(&3i32.to_be_bytes());
+    short(&mut b, &composite(false, &[(&a1, 0), (&b2, 0), (b"v", 0)]));
+    b.push(mask::DELETION);
+    b.extend_from_slice(&11i64.to_be_bytes());
+    b.extend_from_slice(&4i32.to_be_bytes());
+    b.extend_from_slice(&1_500_000_000i32.to_be_bytes());
+    b.extend_from_slice(&[0, 0]);
+    (b, s)
+}
+
+#[test]
+fn rich_partition_decodes() {
+    let (b, s) = rich_partition();
+    assert_eq!(
+        summarize(&b, &s),
+        [
+            "start 00000007",
+            "static [] st=00000009",
+            "marker INCL_START_BOUND [00000001] @3",
+            "row [00000001:00000001] live@10 v=00000003 s{del@9 00000005: }",
+            "row [00000001:00000002] v=",
+            "marker INCL_END_BOUND [00000001] @3",
+            "end",
+        ]
+    );
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1024))]
+    /// A real partition with a few bytes changed, cut or both: never a
+    /// panic, always a stop.
+    #[test]
+    fn mutated_partitions_never_panic(
+        edits in proptest::collection::vec((0usize..400, proptest::prelude::any::<u8>()), 1..4),
+        cut in 0usize..400,
+    ) {
+        let (mut b, s) = rich_partition();
+        for (i, v) in edits {
+            let n = b.len();
+            b[i % n] = v;
+        }
+        b.truncate(b.len() - cut % b.len());
+        let mut r = ScanReader::legacy_from_bytes(&b, &s, features(), ReaderOptions::default());
+        let mut n = 0;
+        while let Ok(Some(_)) = r.next_fragment() {
+            n += 1;
+            proptest::prop_assert!(n < 10_000);
+        }
+    }
+}
+
 // ------------------------------------------------------------ corpus
 
 /// Every non-corrupt `ka`/`la` set of the corpus whose schema MANIFEST.md
@@ -534,6 +742,29 @@ pub(crate) fn decode_all(path: &Path, cql: &str) -> crate::error::Result<(u64, u
     Ok((p, rows, m))
 }
 
+/// `validate` and `scrub` of `path` read with `cql`: the problems found.
+fn check_all(path: &Path, cql: &str) -> Vec<String> {
+    let mut sst = Sstable::open_path(path).unwrap();
+    sst.set_table_schema(Arc::new(schema(cql)));
+    let mut out = Vec::new();
+    match crate::validate::validate(&sst, &crate::validate::Options::default(), &mut |_, _| {}) {
+        Ok(r) if r.valid() => {}
+        Ok(r) => out.push(format!("validate: {:?}", r.problems)),
+        Err(e) => out.push(format!("validate: {e}")),
+    }
+    match crate::scrub::scrub(
+        &sst,
+        &crate::scrub::Options::default(),
+        None,
+        &mut |_, _| {},
+    ) {
+        Ok(r) if r.valid() => {}
+        Ok(r) => out.push(format!("scrub: {:?}", r.problems)),
+        Err(e) => out.push(format!("scrub: {e}")),
+    }
+    out
+}
+
 #[test]
 fn every_legacy_corpus_sstable_with_a_schema_decodes_to_the_end() {
     let Some(root) = corpus_root() else { return };
@@ -544,6 +775,14 @@ fn every_legacy_corpus_sstable_with_a_schema_decodes_to_the_end() {
             n += 1;
             if let Err(e) = decode_all(&f, cql) {
                 failures.push(format!("{}: {e}", f.display()));
+            }
+            // And validate / scrub find nothing wrong.
+            for p in check_all(&f, cql) {
+                failures.push(format!(
+                    "{}: {}",
+                    f.display(),
+                    p.chars().take(600).collect::<String>()
+                ));
             }
         }
     }
