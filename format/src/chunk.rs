@@ -112,6 +112,50 @@ impl ChunkDecompressor {
         out: &mut Vec<u8>,
     ) -> Result<ChunkEncoding> {
         out.clear();
+        self.decompress_payload_append(index, file_offset, payload, expected_len, out)
+    }
+
+    /// [`ChunkDecompressor::decompress`], appending the chunk to `out`
+    /// (a reader's window) instead of replacing its content: no copy from a
+    /// scratch buffer. On error `out` is left as it was.
+    pub fn decompress_append(
+        &self,
+        index: usize,
+        file_offset: u64,
+        stored: &[u8],
+        expected_len: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<ChunkEncoding> {
+        let payload = self.verify(index, file_offset, stored)?;
+        self.decompress_payload_append(index, file_offset, payload, expected_len, out)
+    }
+
+    fn decompress_payload_append(
+        &self,
+        index: usize,
+        file_offset: u64,
+        payload: &[u8],
+        expected_len: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<ChunkEncoding> {
+        let base = out.len();
+        let r = self.decompress_tail(index, file_offset, payload, expected_len, out, base);
+        if r.is_err() {
+            out.truncate(base);
+        }
+        r
+    }
+
+    /// Decompress `payload` into `out[base..]` (`out.len() == base` on entry).
+    fn decompress_tail(
+        &self,
+        index: usize,
+        file_offset: u64,
+        payload: &[u8],
+        expected_len: usize,
+        out: &mut Vec<u8>,
+        base: usize,
+    ) -> Result<ChunkEncoding> {
         let fail = |msg: String| {
             Error::at(
                 ErrorKind::Decompress(format!(
@@ -158,8 +202,8 @@ impl ChunkDecompressor {
                         "LZ4 length prefix says {len} bytes, expected {expected_len}"
                     )));
                 }
-                out.resize(expected_len, 0);
-                lz4_flex::block::decompress_into(block, out)
+                out.resize(base + expected_len, 0);
+                lz4_flex::block::decompress_into(block, &mut out[base..])
                     .map_err(|e| fail(format!("LZ4: {e}")))?
             }
             Compressor::Snappy => {
@@ -170,9 +214,9 @@ impl ChunkDecompressor {
                         "Snappy header says {len} bytes, expected {expected_len}"
                     )));
                 }
-                out.resize(expected_len, 0);
+                out.resize(base + expected_len, 0);
                 snap::raw::Decoder::new()
-                    .decompress(payload, out)
+                    .decompress(payload, &mut out[base..])
                     .map_err(|e| fail(format!("Snappy: {e}")))?
             }
             Compressor::Deflate => {
@@ -182,10 +226,10 @@ impl ChunkDecompressor {
                     .map_err(|e| fail(format!("Deflate: {e}")))?
             }
             Compressor::Zstd => {
-                out.resize(expected_len, 0);
+                out.resize(base + expected_len, 0);
                 // NOTE: a fresh context per chunk; callers decompressing many
                 // zstd chunks may want to cache one.
-                zstd::bulk::decompress_to_buffer(payload, out.as_mut_slice())
+                zstd::bulk::decompress_to_buffer(payload, &mut out[base..])
                     .map_err(|e| fail(format!("Zstd: {e}")))?
             }
             Compressor::Lz4WithDicts | Compressor::ZstdWithDicts | Compressor::Other(_) => {
@@ -205,7 +249,7 @@ impl ChunkDecompressor {
                 "decompressed to {got} bytes, expected {expected_len}"
             )));
         }
-        out.truncate(expected_len);
+        out.truncate(base + expected_len);
         Ok(ChunkEncoding::Compressed)
     }
 }

@@ -69,8 +69,6 @@ enum Backend<'s> {
 struct Compressed {
     info: CompressionInfo,
     dec: ChunkDecompressor,
-    /// Decompression output, reused across chunks.
-    scratch: Vec<u8>,
     /// Compressed bytes of the chunks of a planned range, read in one
     /// request: `(file offset, bytes)`.
     prefetch: Option<(u64, Vec<u8>)>,
@@ -121,7 +119,6 @@ impl<'s> DataSource<'s> {
             Some(Compressed {
                 info,
                 dec,
-                scratch: Vec::new(),
                 prefetch: None,
             })
         } else {
@@ -467,10 +464,10 @@ impl<'s> DataSource<'s> {
                         &owned
                     }
                 };
+                // Straight into the window (no scratch buffer, no copy).
                 c.dec
-                    .decompress(i, range.start, raw, expect, &mut c.scratch)
+                    .decompress_append(i, range.start, raw, expect, &mut self.buf)
                     .map_err(loc)?;
-                self.buf.extend_from_slice(&c.scratch);
                 let mut stats = io.stats_mut();
                 let s = stats.get_mut(Component::Data);
                 s.chunks_decompressed += 1;

@@ -380,6 +380,51 @@ impl IoLayer {
         Ok(out)
     }
 
+    /// [`IoLayer::issue`] into `buf`, reusing its allocation: `buf` ends up
+    /// holding exactly `[start, end)`. With `pread` the bytes already in
+    /// `buf` are overwritten in place (no zero-filling of a fresh buffer per
+    /// read-ahead window); the other modes read as `issue` does.
+    fn issue_reusing(
+        &self,
+        c: Component,
+        of: &OpenFile,
+        start: u64,
+        end: u64,
+        kind: ReadKind,
+        buf: &mut Vec<u8>,
+    ) -> Result<()> {
+        if of.is_mapped() || self.opts.mode == IoMode::Direct {
+            *buf = self.issue(c, of, start, end, kind)?;
+            return Ok(());
+        }
+        let n = end.saturating_sub(start) as usize;
+        if buf.len() < n {
+            buf.try_reserve_exact(n - buf.len()).map_err(|_| {
+                Error::at(
+                    ErrorKind::LengthOutOfRange {
+                        len: n as u64,
+                        remaining: of.len,
+                    },
+                    c,
+                    start,
+                    "component read",
+                )
+            })?;
+            buf.resize(n, 0);
+        }
+        buf.truncate(n);
+        let mut q = 0usize;
+        while q < n {
+            let piece = (n - q).min(self.opts.max_io as usize);
+            let at = start + q as u64;
+            self.stats.borrow_mut().record_read(c, piece as u64, kind);
+            of.read_exact_into(at, &mut buf[q..q + piece])
+                .map_err(|e| self.locate(c, Error::from(e), Some(at)))?;
+            q += piece;
+        }
+        Ok(())
+    }
+
     /// Read `len` bytes at `off` of component `c`. The range is checked
     /// against the file length before any allocation. See the module docs
     /// for alignment, coalescing and read-ahead.
@@ -481,7 +526,7 @@ impl IoLayer {
     ) -> Result<()> {
         let end = off + len as u64;
         let old = self.bufs.borrow_mut().entry(c).or_default().ra.take();
-        let (start, head) = match old {
+        let (start, head, mut win) = match old {
             Some((rs, rb)) => {
                 let re = rs + rb.len() as u64;
                 if rs <= off && end <= re {
@@ -492,17 +537,18 @@ impl IoLayer {
                 }
                 if rs <= off && off < re {
                     // Keep what the window has; the next one starts at its end.
-                    (re, rb[(off - rs) as usize..].to_vec())
+                    (re, rb[(off - rs) as usize..].to_vec(), rb)
                 } else {
-                    (self.opts.align_down(off), Vec::new())
+                    (self.opts.align_down(off), Vec::new(), rb)
                 }
             }
-            None => (self.opts.align_down(off), Vec::new()),
+            None => (self.opts.align_down(off), Vec::new(), Vec::new()),
         };
         let wend = (start + self.opts.read_ahead)
             .max(self.opts.align_up(end))
             .min(of.len);
-        let win = self.issue(c, of, start, wend, ReadKind::Scan)?;
+        // The old window's allocation is reused for the new one.
+        self.issue_reusing(c, of, start, wend, ReadKind::Scan, &mut win)?;
         if head.is_empty() {
             let s = (off - start) as usize;
             out.extend_from_slice(&win[s..s + len]);
