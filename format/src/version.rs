@@ -38,9 +38,9 @@ pub struct Version([u8; 2]);
 /// predicate it mirrors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Features {
-    /// Pre-3.0 cell-based Data.db (`ka`, `la`): not the row format.
+    /// Pre-3.0 cell-based Data.db (`ka`, `la`, `lb`): not the row format.
     pub legacy_cells: bool,
-    /// `hasCommitLogLowerBound` (`>= mb`).
+    /// `hasCommitLogLowerBound` (`lb`, `>= mb`).
     pub commit_log_lower_bound: bool,
     /// `hasCommitLogIntervals` (`>= mc`).
     pub commit_log_intervals: bool,
@@ -92,6 +92,7 @@ impl Version {
         let known = matches!(
             s,
             "ka" | "la"
+                | "lb"
                 | "ma"
                 | "mb"
                 | "mc"
@@ -138,7 +139,9 @@ impl Version {
         let legacy = major == b'k' || major == b'l';
         Features {
             legacy_cells: legacy,
-            commit_log_lower_bound: !legacy && e >= "mb",
+            // `lb` (Cassandra 2.2.7+) added the commit log lower bound to
+            // `la`; the row format has it from `mb`.
+            commit_log_lower_bound: e == "lb" || (!legacy && e >= "mb"),
             commit_log_intervals: !legacy && e >= "mc",
             accurate_min_max: (major == b'm' && minor >= b'd') || major == b'n',
             legacy_min_max: major == b'm' || major == b'n',
@@ -189,6 +192,8 @@ mod tests {
         );
         assert!(f("da").trie_index && f("ms").trie_index && !f("oa").trie_index);
         assert!(f("ka").legacy_cells && f("la").adler32_checksums && !f("ma").legacy_cells);
+        assert!(f("lb").legacy_cells && f("lb").commit_log_lower_bound);
+        assert!(!f("la").commit_log_lower_bound && !f("ma").commit_log_lower_bound);
         assert!(Version::parse("zz").is_err() && Version::parse("n").is_err());
     }
 }

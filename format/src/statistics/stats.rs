@@ -513,6 +513,11 @@ impl Stats {
         }
         s.has_legacy_counter_shards = cur.bool("has legacy counter shards")?;
         if legacy {
+            // `lb` (2.2.7+) ends with the commit log lower bound.
+            if f.commit_log_lower_bound {
+                s.commit_log_lower_bound =
+                    Some(CommitLogPosition::parse(cur, "commit log lower bound")?);
+            }
             return Ok(s);
         }
         s.total_columns_set = Some(cur.i64("total columns set")?);
