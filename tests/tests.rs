@@ -27,6 +27,9 @@ mod validate_scrub;
 // ka/la with --schema: multi-version differential dumps, exact contents, exit 3 without it.
 mod legacy;
 
+// jb (Cassandra 2.0): legacy Statistics/Summary, checksums, data vs the ka twins, corrupt set.
+mod legacy_jb;
+
 // The corruption suite: seeded damaged copies of the fixtures.
 mod corruption;
 

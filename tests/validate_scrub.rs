@@ -598,6 +598,17 @@ const CORRUPT_LEGACY: &[LegacyCase] = &[
         &["partition_order"],
         "row fragment detected after END_OF_ROW",
     ),
+    // cassandra-2.1 `ScrubTest.testScrubOutOfOrder` (jb): opening must fail
+    // validation (tests/legacy_jb.rs checks what scrub salvages).
+    (
+        "cassandra/corrupt-jb-Keyspace1-Standard3",
+        "CREATE TABLE \"Keyspace1\".\"Standard3\" (key blob, column1 blob, value blob, \
+         PRIMARY KEY (key, column1)) WITH COMPACT STORAGE;",
+        &["validate"],
+        1,
+        &["partition_order"],
+        "out of partition order",
+    ),
 ];
 
 #[test]

@@ -155,7 +155,8 @@ included; range tombstones are clipped to the requested range.",
     /// Check every chunk checksum and the whole-file digest of Data.db
     #[command(
         long_about = "Check every checksum of Data.db in one sequential pass: the CRC32 (Adler-32 \
-for ka/la) of each compressed chunk, or of each CRC.db chunk for an uncompressed Data.db, and the \
+for jb to lb) of each compressed chunk, or of each CRC.db chunk (Adler-32 for ka to lb) for an \
+uncompressed Data.db, and the \
 whole-file Digest (Digest.crc32, Digest.adler32, Digest.sha1 including the pre-2.1 SHA-1 form).\n\n\
 Checking goes on past failures: every bad chunk is reported with its index, its byte range in \
 Data.db, its uncompressed range and the partitions that overlap it (read from Index.db when it is \
@@ -214,7 +215,7 @@ pub struct DumpDataArgs {
     /// Rows and range tombstones in reverse clustering order (bounded memory)
     #[arg(long)]
     pub reverse: bool,
-    /// CQL file with the table's CREATE TABLE: the schema of ka/la sstables, which store none
+    /// CQL file with the table's CREATE TABLE: the schema of pre-3.0 (jb, ka, la, lb) sstables, which store none
     #[arg(long, value_name = "FILE", long_help = SCHEMA_HELP)]
     pub schema: Option<PathBuf>,
     #[command(flatten)]
@@ -280,7 +281,7 @@ pub struct ReadArgs {
     /// from its start (scan reads, with read-ahead)
     #[arg(long, hide = true)]
     pub naive: bool,
-    /// CQL file with the table's CREATE TABLE: the schema of ka/la sstables, which store none
+    /// CQL file with the table's CREATE TABLE: the schema of pre-3.0 (jb, ka, la, lb) sstables, which store none
     #[arg(long, value_name = "FILE", long_help = SCHEMA_HELP)]
     pub schema: Option<PathBuf>,
     #[command(flatten)]
@@ -355,7 +356,7 @@ pub struct CommonArgs {
     /// Print IO counters per sstable to stderr (table, or json)
     #[arg(long, value_name = "FORMAT", num_args = 0..=1, default_missing_value = "table")]
     pub io_stats: Option<IoStatsFormat>,
-    /// CQL file with the table's CREATE TABLE: the schema of ka/la sstables, which store none
+    /// CQL file with the table's CREATE TABLE: the schema of pre-3.0 (jb, ka, la, lb) sstables, which store none
     #[arg(long, value_name = "FILE", long_help = SCHEMA_HELP)]
     pub schema: Option<PathBuf>,
     #[command(flatten)]
@@ -364,15 +365,15 @@ pub struct CommonArgs {
 
 /// Long help of `--schema`.
 const SCHEMA_HELP: &str = "CQL file with the table's CREATE TABLE statement (the first one in \
-the file; CREATE TYPE statements it uses may come with it). Pre-3.0 sstables (ka, la) store no \
+the file; CREATE TYPE statements it uses may come with it). Pre-3.0 sstables (jb, ka, la, lb) store no \
 schema, so their Data.db can only be decoded with it: dump-data, read, validate and scrub need \
 it for them and exit with code 3 without it (read then reads the partition whole from its \
 start; --reverse is not available for them). Partition-key, clustering (with CLUSTERING ORDER BY ... \
 DESC), static, collection and counter columns and WITH COMPACT STORAGE are taken into account. \
 Sstables of the row format (ma and later) carry their own schema in Statistics.db, which is \
 used instead (the file is then ignored). The other commands use it to show the partition keys \
-of ka/la sstables typed.\n\n\
-A column the file does not declare (e.g. a dropped column) is skipped in ka/la data, and so is \
+of pre-3.0 sstables typed.\n\n\
+A column the file does not declare (e.g. a dropped column) is skipped in pre-3.0 data, and so is \
 a cell whose shape does not fit its column's type (a column dropped and re-added as another \
 type).";
 

@@ -72,7 +72,7 @@ impl KeyCtx {
             Some(t) => value::literal::parse_key_arg(t, text),
             None => Err(sstkit_format::Error::new(
                 sstkit_format::ErrorKind::Unsupported(
-                    "this sstable stores no key type (ka/la); give the key with --key-hex".into(),
+                    "this sstable stores no key type (pre-3.0); give the key with --key-hex".into(),
                 ),
                 "partition key",
             )),

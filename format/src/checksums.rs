@@ -472,12 +472,18 @@ pub fn validate_checksums_with(
         .map_err(|e| e.in_file(&data_path))?;
     report.file_len = file_len;
     report.data_len = file_len;
-    let chunk_algo = ChecksumAlgo::for_features(&sst.features());
+    // Compressed chunks and CRC.db differ for `jb` (Adler-32 vs CRC32).
+    let compressed = sst.toc.has(Component::CompressionInfo);
+    let chunk_algo = if compressed {
+        ChecksumAlgo::for_chunks(&sst.features())
+    } else {
+        ChecksumAlgo::for_crc_file(&sst.features())
+    };
 
     // Chunk layout: CompressionInfo.db, else CRC.db, else nothing.
     let mut structural = Vec::new();
     let mut layout = Layout::Plain;
-    if sst.toc.has(Component::CompressionInfo) {
+    if compressed {
         report.compressed = true;
         if let Some(b) = load(sst, Component::CompressionInfo, &mut structural) {
             report.has_checksums = true;
@@ -1238,7 +1244,7 @@ mod tests {
     }
 
     fn compressed(version: &str, chunk_len: u32, data_len: u64, sizes: &[usize]) -> Compressed {
-        let algo = ChecksumAlgo::for_features(&crate::Version::parse(version).unwrap().features());
+        let algo = ChecksumAlgo::for_chunks(&crate::Version::parse(version).unwrap().features());
         let mut data = Vec::new();
         let mut offsets = Vec::new();
         let mut payloads = Vec::new();

@@ -55,7 +55,7 @@ impl ChunkDecompressor {
     pub fn new(info: &CompressionInfo, features: &Features) -> ChunkDecompressor {
         ChunkDecompressor {
             compressor: info.compressor.clone(),
-            algo: ChecksumAlgo::for_features(features),
+            algo: ChecksumAlgo::for_chunks(features),
             max_compressed_length: info.max_compressed_length,
             chunk_length: info.chunk_length,
         }
@@ -312,7 +312,7 @@ mod tests {
     fn dec(c: Compressor, mcl: Option<u32>, v: &str) -> ChunkDecompressor {
         ChunkDecompressor {
             compressor: c,
-            algo: ChecksumAlgo::for_features(&feats(v)),
+            algo: ChecksumAlgo::for_chunks(&feats(v)),
             max_compressed_length: mcl,
             chunk_length: 4096,
         }

@@ -10,8 +10,8 @@
 //! | 4 | checksums | u32 per chunk, to the end of the file (no count) |
 //!
 //! Chunk `i` is Data.db bytes `[i × chunk_size, min((i+1) × chunk_size, len))`;
-//! its checksum is CRC32 (`ma`+) or Adler-32 (`ka`/`la`) of those bytes
-//! ([`ChecksumAlgo::for_features`]).
+//! its checksum is CRC32 (`jb`, `ma`+) or Adler-32 (`ka`..`lb`) of those
+//! bytes ([`ChecksumAlgo::for_crc_file`]).
 
 use std::ops::Range;
 
@@ -249,7 +249,7 @@ mod tests {
         let (mut row, mut other, mut corrupt_err, mut chunks) = (0, 0, 0, 0);
         let mut failures = Vec::new();
         for f in &files {
-            let algo = ChecksumAlgo::for_features(&f.features());
+            let algo = ChecksumAlgo::for_crc_file(&f.features());
             let res = CrcFile::parse(&f.read()).and_then(|c| {
                 if let Some(data) = f.read_sibling("Data.db") {
                     c.verify(&data, algo)?;

@@ -17,8 +17,10 @@
 //! | `la` (Scylla) | `Digest.sha1` | Adler-32 |
 //! | `ma`+, `da`, Scylla `mc`+ | `Digest.crc32` | CRC32 |
 //!
-//! Pre-2.1 (`jb`) `Digest.sha1` files hold a real hex SHA-1; those versions
-//! are out of scope and give [`ErrorKind::Unsupported`].
+//! Pre-2.1 (`jb`) `Digest.sha1` files hold a real hex SHA-1 of Data.db,
+//! `sha1sum` style (`<40 hex>  <file name>`): [`Digest::parse`] reports it as
+//! unsupported, and `checksums` (which hashes Data.db anyway) verifies it. CRC.db checksums are CRC32 for `jb` and Adler-32 for
+//! `ka`..`lb`; compressed chunk checksums are Adler-32 from `jb` to `lb`.
 
 use crate::component::Component;
 use crate::cur::Cur;
@@ -35,8 +37,19 @@ pub enum ChecksumAlgo {
 }
 
 impl ChecksumAlgo {
-    /// The algorithm of CRC.db and chunk checksums for a version.
-    pub fn for_features(f: &Features) -> ChecksumAlgo {
+    /// The algorithm of the checksums after compressed chunks
+    /// (`hasPostCompressionAdlerChecksums`: Adler-32 for `jb` to `lb`).
+    pub fn for_chunks(f: &Features) -> ChecksumAlgo {
+        if f.adler32_chunk_checksums {
+            ChecksumAlgo::Adler32
+        } else {
+            ChecksumAlgo::Crc32
+        }
+    }
+
+    /// The algorithm of CRC.db, the checksums of uncompressed Data.db
+    /// (`hasAllAdlerChecksums`: Adler-32 for `ka` to `lb`; `jb` used CRC32).
+    pub fn for_crc_file(f: &Features) -> ChecksumAlgo {
         if f.adler32_checksums {
             ChecksumAlgo::Adler32
         } else {
@@ -350,8 +363,28 @@ mod tests {
         let (mut matched, mut no_data, mut corrupt_err, mut payload_only) = (0, 0, 0, 0);
         let mut by_algo = std::collections::BTreeMap::new();
         let mut failures = Vec::new();
+        let mut sha1 = 0;
         for f in &files {
-            let res = Digest::parse(&f.read(), &f.component).and_then(|d| {
+            // Pre-2.1 (`jb`) Digest.sha1: sha1sum output of Data.db.
+            let text = f.read();
+            if let Some(hex) = text
+                .get(..40)
+                .filter(|h| h.iter().all(u8::is_ascii_hexdigit))
+            {
+                match f.read_sibling("Data.db") {
+                    Some(data) => {
+                        let got = sha1_smol::Sha1::from(&data).digest().to_string();
+                        if got.as_bytes() == hex {
+                            sha1 += 1;
+                        } else if !f.is_corrupt() {
+                            failures.push(format!("{}: sha1 {got}", f.path.display()));
+                        }
+                    }
+                    None => no_data += 1,
+                }
+                continue;
+            }
+            let res = Digest::parse(&text, &f.component).and_then(|d| {
                 *by_algo
                     .entry((f.version().as_str().to_string(), d.algo.name()))
                     .or_insert(0) += 1;
@@ -387,8 +420,8 @@ mod tests {
         }
         eprintln!(
             "Digest.*: {matched} match Data.db ({payload_only} over compressed payloads only), \
-             {no_data} without Data.db, {corrupt_err} corrupt-set errors, of {}; (version, algo) \
-             counts {by_algo:?}",
+             {no_data} without Data.db, {corrupt_err} corrupt-set errors, {sha1} pre-2.1 SHA-1 \
+             match, of {}; (version, algo) counts {by_algo:?}",
             files.len()
         );
         assert!(failures.is_empty(), "{failures:#?}");

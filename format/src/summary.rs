@@ -10,14 +10,18 @@
 //! 0       min_index_interval     i32
 //! 4       offset_count           i32      number of entries
 //! 8       entries_size           i64      bytes of offsets table + entries
-//! 16      sampling_level         i32      1..=128 (BASE_SAMPLING_LEVEL 128)
-//! 20      size_at_full_sampling  i32
+//! 16      sampling_level         i32      1..=128 (BASE_SAMPLING_LEVEL 128)   ka+ only
+//! 20      size_at_full_sampling  i32                                         ka+ only
 //! 24      offsets                u32 LE × offset_count   entry i, from the start of the offsets table
 //! ..      entries                (key bytes, index_position u64 LE) × offset_count
 //! ..      first_key              int-bytes
 //! ..      last_key               int-bytes
 //! ..      [ka/la only: trailing segment-boundary data, ignored]
 //! ```
+//!
+//! `jb` (Cassandra 2.0, before `hasSamplingLevel`) has no sampling fields:
+//! the offsets table starts at byte 16, and Cassandra reads the summary as
+//! fully sampled (level 128, size at full sampling = entry count).
 //!
 //! NOTE (§5): offsets and positions are little-endian (copies of in-memory
 //! buffers); everything else is big-endian. The key of entry `i` spans from
@@ -28,8 +32,9 @@ use std::cmp::Ordering;
 use crate::component::Component;
 use crate::cur::Cur;
 use crate::error::Result;
+use crate::version::Features;
 
-/// The fixed 24-byte header.
+/// The fixed header (24 bytes; 16 for `jb`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SummaryHeader {
     /// `min_index_interval`: index entries per sample at full sampling.
@@ -38,19 +43,34 @@ pub struct SummaryHeader {
     pub offset_count: u32,
     /// Bytes of the offsets table plus the entries.
     pub entries_size: u64,
-    /// Downsampling level, 1..=128.
-    pub sampling_level: u32,
-    /// Entry count the summary would have at full sampling.
-    pub size_at_full_sampling: u32,
+    /// Downsampling level, 1..=128 (`None` for `jb`, which does not store it).
+    pub sampling_level: Option<u32>,
+    /// Entry count the summary would have at full sampling (`None` for `jb`).
+    pub size_at_full_sampling: Option<u32>,
 }
 
 impl SummaryHeader {
     /// `BASE_SAMPLING_LEVEL`.
     pub const BASE_SAMPLING_LEVEL: u32 = 128;
 
+    /// The sampling level in effect: the stored one, or full sampling (128)
+    /// for `jb`, as Cassandra assumes when reading a summary without one.
+    pub fn level(&self) -> u32 {
+        self.sampling_level.unwrap_or(Self::BASE_SAMPLING_LEVEL)
+    }
+
+    /// Bytes of the header: 24, or 16 without the sampling fields (`jb`).
+    pub fn byte_len(&self) -> u64 {
+        if self.sampling_level.is_some() {
+            24
+        } else {
+            16
+        }
+    }
+
     /// Index entries between two samples: `ceil(128 / sampling_level × min_index_interval)`.
     pub fn effective_interval(&self) -> u64 {
-        let level = self.sampling_level.max(1) as u64;
+        let level = self.level().max(1) as u64;
         (Self::BASE_SAMPLING_LEVEL as u64 * self.min_index_interval as u64).div_ceil(level)
     }
 }
@@ -80,10 +100,11 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// Decode a whole Summary.db.
-    pub fn parse(bytes: &[u8]) -> Result<Summary> {
+    /// Decode a whole Summary.db of an sstable with these features (the
+    /// header has the sampling fields when `summary_sampling_level`).
+    pub fn parse(bytes: &[u8], f: &Features) -> Result<Summary> {
         let mut cur = Cur::new(bytes, Component::Summary, 0);
-        let header = Self::parse_header(&mut cur)?;
+        let header = Self::parse_header(&mut cur, f.summary_sampling_level)?;
         let n = header.offset_count as usize;
 
         // Offsets table and entries, as one region of entries_size bytes.
@@ -160,7 +181,7 @@ impl Summary {
         Ok(summary)
     }
 
-    fn parse_header(cur: &mut Cur<'_>) -> Result<SummaryHeader> {
+    fn parse_header(cur: &mut Cur<'_>, has_sampling: bool) -> Result<SummaryHeader> {
         let non_neg = |cur: &mut Cur<'_>, what: &'static str| -> Result<u32> {
             let at = cur.clone();
             let v = cur.i32(what)?;
@@ -176,15 +197,20 @@ impl Summary {
                 format!("negative size {entries_size}"),
             )
         })?;
-        let at = cur.clone();
-        let sampling_level = non_neg(cur, "summary sampling level")?;
-        if !(1..=SummaryHeader::BASE_SAMPLING_LEVEL).contains(&sampling_level) {
-            return Err(at.bad(
-                "summary sampling level",
-                format!("sampling level {sampling_level} not in 1..=128"),
-            ));
-        }
-        let size_at_full_sampling = non_neg(cur, "summary size at full sampling")?;
+        let (sampling_level, size_at_full_sampling) = if has_sampling {
+            let at = cur.clone();
+            let level = non_neg(cur, "summary sampling level")?;
+            if !(1..=SummaryHeader::BASE_SAMPLING_LEVEL).contains(&level) {
+                return Err(at.bad(
+                    "summary sampling level",
+                    format!("sampling level {level} not in 1..=128"),
+                ));
+            }
+            let full = non_neg(cur, "summary size at full sampling")?;
+            (Some(level), Some(full))
+        } else {
+            (None, None)
+        };
         // Each entry needs a 4-byte offset and an 8-byte position at least.
         let mut probe = cur.clone();
         probe.count(offset_count as u64, 12, "summary offset count")?;
@@ -206,7 +232,8 @@ impl Summary {
     fn check_positions(&self, bytes: &[u8]) -> Result<()> {
         for (i, w) in self.entries.windows(2).enumerate() {
             if w[1].index_position <= w[0].index_position {
-                let cur = Cur::new(bytes, Component::Summary, 24 + 4 * (i as u64 + 1));
+                let at = self.header.byte_len() + 4 * (i as u64 + 1);
+                let cur = Cur::new(bytes, Component::Summary, at);
                 return Err(cur.bad(
                     "summary entry position",
                     format!(
@@ -264,6 +291,10 @@ mod tests {
         0, 0x30, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0x30, 0, 0, 0, 1, 0x34,
     ];
 
+    fn parse(b: &[u8]) -> Result<Summary> {
+        Summary::parse(b, &crate::version::Version::parse("nb").unwrap().features())
+    }
+
     fn build(keys: &[(&[u8], u64)]) -> Vec<u8> {
         let n = keys.len();
         let mut offsets = Vec::new();
@@ -291,7 +322,7 @@ mod tests {
 
     #[test]
     fn doc_example() {
-        let s = Summary::parse(NB).unwrap();
+        let s = parse(NB).unwrap();
         assert_eq!(s.header.min_index_interval, 128);
         assert_eq!(s.header.entries_size, 13);
         assert_eq!(s.header.effective_interval(), 128);
@@ -312,7 +343,7 @@ mod tests {
     #[test]
     fn floor_and_ranges() {
         let b = build(&[(b"b", 0), (b"d", 100), (b"f", 250)]);
-        let s = Summary::parse(&b).unwrap();
+        let s = parse(&b).unwrap();
         let floor = |t: &[u8]| s.floor(|k| k.cmp(t));
         assert_eq!(floor(b"a"), None);
         assert_eq!(floor(b"b"), Some(0));
@@ -330,33 +361,59 @@ mod tests {
         // offsets[1] leaving no room for entry 0's position.
         let mut b = good.clone();
         b[28] = 12;
-        assert!(Summary::parse(&b).is_err());
+        assert!(parse(&b).is_err());
         // offsets[1] past the entries.
         let mut b = good.clone();
         b[28] = 200;
-        assert!(Summary::parse(&b).is_err());
+        assert!(parse(&b).is_err());
         // offsets[0] not right after the table.
         let mut b = good.clone();
         b[24] = 9;
-        assert!(Summary::parse(&b).is_err());
+        assert!(parse(&b).is_err());
         // Decreasing index positions.
         let b = build(&[(b"b", 100), (b"d", 0)]);
-        let e = Summary::parse(&b).unwrap_err();
+        let e = parse(&b).unwrap_err();
         assert!(e.to_string().contains("does not follow"), "{e}");
         // Huge count.
         let mut b = good.clone();
         b[4..8].copy_from_slice(&i32::MAX.to_be_bytes());
-        assert!(Summary::parse(&b).is_err());
+        assert!(parse(&b).is_err());
         // Sampling level 0.
         let mut b = good;
         b[16..20].copy_from_slice(&0i32.to_be_bytes());
-        assert!(Summary::parse(&b).is_err());
+        assert!(parse(&b).is_err());
+    }
+
+    /// `jb` has no sampling fields: the same summary without bytes 16..24.
+    #[test]
+    fn jb_header_has_no_sampling_level() {
+        let jb = crate::version::Version::parse("jb").unwrap().features();
+        let b = build(&[(b"b", 0), (b"d", 100), (b"f", 250)]);
+        let mut old = b[..16].to_vec();
+        old.extend_from_slice(&b[24..]);
+        let s = Summary::parse(&old, &jb).unwrap();
+        assert_eq!(s.header.sampling_level, None);
+        assert_eq!(s.header.size_at_full_sampling, None);
+        assert_eq!(
+            (s.header.level(), s.header.effective_interval()),
+            (128, 128)
+        );
+        assert_eq!(s.entries, parse(&b).unwrap().entries);
+        assert_eq!(s.index_range(1), Some((100, Some(250))));
+        // Read with the sampling fields, the jb bytes do not decode.
+        assert!(parse(&old).is_err());
+        // Decreasing positions are reported at the jb offsets table.
+        let b = build(&[(b"b", 100), (b"d", 0)]);
+        let mut old = b[..16].to_vec();
+        old.extend_from_slice(&b[24..]);
+        let e = Summary::parse(&old, &jb).unwrap_err();
+        assert!(e.to_string().contains("does not follow"), "{e}");
     }
 
     #[test]
     fn empty_summary() {
         let b = build(&[]);
-        let s = Summary::parse(&b).unwrap();
+        let s = parse(&b).unwrap();
         assert!(s.is_empty());
         assert_eq!(s.floor(|_| Ordering::Less), None);
     }
@@ -365,11 +422,11 @@ mod tests {
         #[test]
         fn random_and_truncated_inputs_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..200),
                                                     cut in 0usize..48) {
-            let _ = Summary::parse(&bytes);
-            let _ = Summary::parse(&NB[..cut.min(NB.len())]);
+            let _ = parse(&bytes);
+            let _ = parse(&NB[..cut.min(NB.len())]);
             let mut b = NB.to_vec();
             if let Some(x) = b.get_mut(cut) { *x ^= bytes.first().copied().unwrap_or(1) }
-            let _ = Summary::parse(&b);
+            let _ = parse(&b);
         }
     }
 
@@ -416,7 +473,7 @@ mod tests {
         let (mut row, mut legacy, mut corrupt_err, mut trailers) = (0, 0, 0, 0);
         let mut failures = Vec::new();
         for f in &files {
-            let res = Summary::parse(&f.read()).map(|s| {
+            let res = Summary::parse(&f.read(), &f.features()).map(|s| {
                 assert_eq!(s.len(), s.header.offset_count as usize);
                 let cross = f.read_sibling("Index.db").map(|i| cross_check(&s, &i, f));
                 (s, cross)
@@ -444,7 +501,7 @@ mod tests {
             }
         }
         eprintln!(
-            "Summary.db: {row} row-format + {legacy} ka/la decoded ({trailers} with a ka/la \
+            "Summary.db: {row} row-format + {legacy} jb/ka/la decoded ({trailers} with a legacy \
              trailer), {corrupt_err} corrupt-set errors, of {} files",
             files.len()
         );

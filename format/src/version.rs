@@ -38,8 +38,19 @@ pub struct Version([u8; 2]);
 /// predicate it mirrors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Features {
-    /// Pre-3.0 cell-based Data.db (`ka`, `la`, `lb`): not the row format.
+    /// Pre-3.0 cell-based Data.db (`jb`, `ka`, `la`, `lb`): not the row format.
     pub legacy_cells: bool,
+    /// `!hasNewStatsFile` (`< ka`, i.e. `jb`): Statistics.db is one legacy
+    /// blob (C\* 2.1 `LegacyMetadataSerializer`), not a table of components.
+    pub legacy_stats_file: bool,
+    /// `hasSamplingLevel` (`>= ka`): Summary.db stores the sampling level and
+    /// the full-sampling entry count after the entry count.
+    pub summary_sampling_level: bool,
+    /// `hasRepairedAt` (`>= ka`): STATS has `repaired_at`.
+    pub repaired_at: bool,
+    /// `tracksLegacyCounterShards` (`>= ka`): STATS has the legacy counter
+    /// shard flag (C\* assumes `true` for older sstables).
+    pub tracks_legacy_counter_shards: bool,
     /// `hasCommitLogLowerBound` (`lb`, `>= mb`).
     pub commit_log_lower_bound: bool,
     /// `hasCommitLogIntervals` (`>= mc`).
@@ -72,8 +83,12 @@ pub struct Features {
     pub uint_deletion_time: bool,
     /// `hasTokenSpaceCoverage` (`>= oa`).
     pub token_space_coverage: bool,
-    /// Checksums are Adler-32 (`ka`, `la`) rather than CRC32.
+    /// `hasAllAdlerChecksums` (`ka`, `la`, `lb`): CRC.db checksums of
+    /// uncompressed Data.db are Adler-32 rather than CRC32 (`jb` uses CRC32).
     pub adler32_checksums: bool,
+    /// `hasPostCompressionAdlerChecksums` (`jb` to `lb`): compressed chunks
+    /// end with an Adler-32 rather than a CRC32.
+    pub adler32_chunk_checksums: bool,
     /// Trie indexes (Partitions.db/Rows.db) instead of Index.db/Summary.db.
     pub trie_index: bool,
 }
@@ -91,7 +106,8 @@ impl Version {
         let v = Version([b[0], b[1]]);
         let known = matches!(
             s,
-            "ka" | "la"
+            "jb" | "ka"
+                | "la"
                 | "lb"
                 | "ma"
                 | "mb"
@@ -136,9 +152,16 @@ impl Version {
             _ => s,
         };
         let (major, minor) = (e.as_bytes()[0], e.as_bytes()[1]);
-        let legacy = major == b'k' || major == b'l';
+        // `jb` (Cassandra 2.0) shares the 2.1 OnDiskAtom Data.db format
+        // (`ja` dropped the row size) but predates the `ka` metadata changes.
+        let legacy = major == b'j' || major == b'k' || major == b'l';
+        let pre_ka = major == b'j';
         Features {
             legacy_cells: legacy,
+            legacy_stats_file: pre_ka,
+            summary_sampling_level: !pre_ka,
+            repaired_at: !pre_ka,
+            tracks_legacy_counter_shards: !pre_ka,
             // `lb` (Cassandra 2.2.7+) added the commit log lower bound to
             // `la`; the row format has it from `mb`.
             commit_log_lower_bound: e == "lb" || (!legacy && e >= "mb"),
@@ -157,7 +180,8 @@ impl Version {
             key_range: e >= "nc",
             uint_deletion_time: e >= "oa",
             token_space_coverage: e >= "oa",
-            adler32_checksums: legacy,
+            adler32_checksums: legacy && !pre_ka,
+            adler32_chunk_checksums: legacy,
             trie_index: matches!(s, "da" | "ms" | "mt"),
         }
     }
@@ -194,6 +218,14 @@ mod tests {
         assert!(f("ka").legacy_cells && f("la").adler32_checksums && !f("ma").legacy_cells);
         assert!(f("lb").legacy_cells && f("lb").commit_log_lower_bound);
         assert!(!f("la").commit_log_lower_bound && !f("ma").commit_log_lower_bound);
+        let jb = f("jb");
+        assert!(jb.legacy_cells && jb.legacy_stats_file && !f("ka").legacy_stats_file);
+        assert!(!jb.summary_sampling_level && f("ka").summary_sampling_level);
+        assert!(f("ma").summary_sampling_level && f("da").summary_sampling_level);
+        assert!(!jb.repaired_at && f("ka").repaired_at && !jb.tracks_legacy_counter_shards);
+        assert!(!jb.adler32_checksums && jb.adler32_chunk_checksums && jb.old_bf_hash_order);
+        assert!(f("ka").adler32_chunk_checksums && !f("ma").adler32_chunk_checksums);
+        assert!(!jb.commit_log_lower_bound && jb.old_bf_format && !jb.metadata_checksum);
         assert!(Version::parse("zz").is_err() && Version::parse("n").is_err());
     }
 }

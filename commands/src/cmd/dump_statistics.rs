@@ -10,13 +10,13 @@
 //! JSON payload: the `scylla sstable dump-statistics` shape —
 //! `{"offsets": {"validation"|"compaction"|"stats"|"serialization": offset},
 //!   "validation": {"partitioner", "filter_chance"},
-//!   "compaction": {"ancestors"?, "cardinality": [bytes], "cardinality_estimate"?},
+//!   "compaction": {"ancestors"?, "cardinality"?: [bytes], "cardinality_estimate"?},
 //!   "stats": {"estimated_partition_size": [{"offset","value"}], "estimated_cells_count": [..],
 //!             "position": {"id","pos"}, "min_timestamp", "max_timestamp",
 //!             "min_local_deletion_time"?, "max_local_deletion_time", "min_ttl"?, "max_ttl"?,
 //!             "compression_ratio", "estimated_tombstone_drop_time": {"<time>": count},
-//!             "sstable_level", "repaired_at", "min_column_names", "max_column_names",
-//!             "has_legacy_counter_shards", "columns_count"?, "rows_count"?,
+//!             "sstable_level", "repaired_at"?, "min_column_names", "max_column_names",
+//!             "has_legacy_counter_shards"?, "columns_count"?, "rows_count"?,
 //!             "commitlog_lower_bound"?, "commitlog_intervals"?: [{"start","end"}], ...},
 //!   "serialization_header"?: {"min_timestamp_base", "min_local_deletion_time_base",
 //!             "min_ttl_base", "pk_type_name", "clustering_key_types_names": [..],
@@ -28,6 +28,10 @@
 //! `checksums` (`na`+: per component stored/computed CRC). Histogram `offset` is
 //! the bucket's stored offset, as in Scylla's output. A CRC mismatch is
 //! reported on stderr and counts as a problem (exit 1).
+//!
+//! `jb` Statistics.db is one legacy blob: `offsets` is empty, and the fields
+//! it does not store (`cardinality`, `repaired_at`, `has_legacy_counter_shards`,
+//! `serialization_header`, ...) are left out.
 
 use std::io::Write;
 
@@ -139,13 +143,14 @@ fn stats_json(s: &Stats, header: Option<&SerializationHeader>, ctx: &KeyCtx) -> 
         o.insert("estimated_tombstone_drop_time_invalid".into(), json!(why));
     }
     o.insert("sstable_level".into(), json!(s.sstable_level));
-    o.insert("repaired_at".into(), json!(s.repaired_at));
+    if let Some(v) = s.repaired_at {
+        o.insert("repaired_at".into(), json!(v));
+    }
     o.insert("min_column_names".into(), legacy(&s.legacy_min_clustering));
     o.insert("max_column_names".into(), legacy(&s.legacy_max_clustering));
-    o.insert(
-        "has_legacy_counter_shards".into(),
-        json!(s.has_legacy_counter_shards),
-    );
+    if let Some(v) = s.has_legacy_counter_shards {
+        o.insert("has_legacy_counter_shards".into(), json!(v));
+    }
     if let Some(v) = s.total_columns_set {
         o.insert("columns_count".into(), json!(v));
     }
@@ -249,7 +254,9 @@ pub fn to_json(st: &Statistics) -> Value {
         if let Some(a) = &c.ancestors {
             m.insert("ancestors".into(), json!(a));
         }
-        m.insert("cardinality".into(), json!(c.cardinality_bytes));
+        if let Some(b) = &c.cardinality_bytes {
+            m.insert("cardinality".into(), json!(b));
+        }
         if let Some(card) = c.cardinality() {
             m.insert("cardinality_estimate".into(), json!(card.estimate));
         }

@@ -12,7 +12,8 @@
 //! "first_key": {..}, "last_key": {..}}`. `positions` are the entries'
 //! offsets in the summary's offsets table; `position` of an entry is its
 //! offset in Index.db. NDJSON: one line per entry (`"entry": i`), then
-//! first/last keys on a final line.
+//! first/last keys on a final line. `jb` summaries store no sampling fields:
+//! their header has no `sampling_level` or `size_at_full_sampling`.
 
 use std::io::Write;
 
@@ -35,7 +36,8 @@ pub fn run(a: &SstArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         out,
         |sst, emit| {
             let bytes = sst.read_component(Component::Summary)?;
-            let s = Summary::parse(&bytes).map_err(|e| e.in_file(&sst.path(Component::Summary)))?;
+            let s = Summary::parse(&bytes, &sst.features())
+                .map_err(|e| e.in_file(&sst.path(Component::Summary)))?;
             let ctx = KeyCtx::read(sst)?;
             let h = &s.header;
             // The offsets table: entry i starts offsets[i] bytes after the table start.
@@ -45,7 +47,7 @@ pub fn run(a: &SstArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                 positions.push(off);
                 off += e.key.len() as u64 + 8;
             }
-            let header = json!({
+            let mut header = json!({
                 "min_index_interval": h.min_index_interval,
                 "size": h.offset_count,
                 "memory_size": h.entries_size,
@@ -53,6 +55,10 @@ pub fn run(a: &SstArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                 "size_at_full_sampling": h.size_at_full_sampling,
                 "effective_interval": h.effective_interval(),
             });
+            // `jb` summaries store no sampling fields: leave them out.
+            if let Value::Object(m) = &mut header {
+                m.retain(|_, v| !v.is_null());
+            }
             match emit.fmt {
                 OutputFormat::Text => {
                     let mut t = table(&["#", "token", "key", "index position"]);

@@ -105,7 +105,9 @@ fn collect(sst: &Sstable) -> CmdResult<Value> {
         if let Some(v) = s.max_ttl {
             o.insert("max_ttl".into(), json!(v));
         }
-        o.insert("repaired_at".into(), json!(s.repaired_at));
+        if let Some(v) = s.repaired_at {
+            o.insert("repaired_at".into(), json!(v));
+        }
         o.insert("sstable_level".into(), json!(s.sstable_level));
         if let (Some(f), Some(l)) = (&s.first_key, &s.last_key) {
             o.insert("first_key".into(), ctx.key_json(f));
@@ -113,7 +115,7 @@ fn collect(sst: &Sstable) -> CmdResult<Value> {
         }
     }
     if !o.contains_key("first_key") && sst.has(Component::Summary) {
-        if let Ok(s) = Summary::parse(&sst.read_component(Component::Summary)?) {
+        if let Ok(s) = Summary::parse(&sst.read_component(Component::Summary)?, &sst.features()) {
             o.insert("first_key".into(), ctx.key_json(&s.first_key));
             o.insert("last_key".into(), ctx.key_json(&s.last_key));
         }

@@ -237,7 +237,8 @@ pub fn lookup_positions(
         None
     };
     let sb = sst.io.read_all(Component::Summary)?;
-    let summary = Summary::parse(&sb).map_err(|e| e.in_file(&sst.path(Component::Summary)))?;
+    let summary = Summary::parse(&sb, &sst.features())
+        .map_err(|e| e.in_file(&sst.path(Component::Summary)))?;
     let index_len = sst.io.len(Component::Index)?;
     let mut out = Vec::new();
     for key in keys {

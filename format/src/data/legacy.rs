@@ -1,6 +1,11 @@
-//! The pre-3.0 cell-based Data.db (`ka`, `la`): cells ("atoms") converted to
-//! the fragment model of the row format ([`Fragment`]), so that every
-//! consumer of [`super::ScanReader`] (dump, validate, scrub) reads both.
+//! The pre-3.0 cell-based Data.db (`jb`, `ka`, `la`, `lb`): cells ("atoms")
+//! converted to the fragment model of the row format ([`Fragment`]), so that
+//! every consumer of [`super::ScanReader`] (dump, validate, scrub) reads both.
+//!
+//! `jb` (Cassandra 2.0) is read unchanged: `ja` already dropped the partition
+//! row size and column count, and the OnDiskAtom serialization is the one of
+//! 2.1. Verified on the corpus: every `legacy_jb_*` set decodes to the same
+//! logical content as its `legacy_ka_*` twin (`tests/legacy_jb.rs`).
 //!
 //! Reference: `shared/docs/sstable-format.md` §11 (layout), §10.3
 //! (composites), §4.3 (the legacy index entry).

@@ -159,7 +159,10 @@ impl<'s> BigIndex<'s> {
         };
         let summary = if sst.has(Component::Summary) {
             let b = sst.read_component(Component::Summary)?;
-            Some(Summary::parse(&b).map_err(|e| e.in_file(&sst.path(Component::Summary)))?)
+            Some(
+                Summary::parse(&b, &features)
+                    .map_err(|e| e.in_file(&sst.path(Component::Summary)))?,
+            )
         } else {
             None
         };

@@ -21,12 +21,17 @@
 //! zero padding at the end of `oa` STATS (4 bytes per tombstone-histogram
 //! bin; not in the doc).
 //!
+//! `jb` (before `hasNewStatsFile`) stores one fixed blob instead; it is
+//! split into VALIDATION, COMPACTION and STATS the way Cassandra 2.1's
+//! `LegacyMetadataSerializer` does (`legacy.rs`).
+//!
 //! Sources: Cassandra `o.a.c/io/sstable/metadata/MetadataSerializer.java`,
 //! `ValidationMetadata.java`, `CompactionMetadata.java`, `StatsMetadata.java`;
 //! Scylla `sstables/types.hh` (`statistics`).
 
 pub mod header;
 pub mod hll;
+mod legacy;
 pub mod stats;
 
 pub use header::{ColumnDef, SerializationHeader};
@@ -119,27 +124,32 @@ pub struct Compaction {
     /// Ancestor generations (`ka`/`la`; also the empty array some Scylla `mc`
     /// writers left in place, §6.3).
     pub ancestors: Option<Vec<i32>>,
-    /// The serialized cardinality estimator, raw.
-    pub cardinality_bytes: Vec<u8>,
-    /// The decoded estimator, or why it could not be decoded.
-    pub hll: std::result::Result<HyperLogLogPlus, Error>,
+    /// The serialized cardinality estimator, raw (`None` for `jb`, which has none).
+    pub cardinality_bytes: Option<Vec<u8>>,
+    /// The decoded estimator, or why it could not be decoded (`None`: absent).
+    pub hll: Option<std::result::Result<HyperLogLogPlus, Error>>,
 }
 
 impl Compaction {
     /// The cardinality estimate, when the estimator decoded.
     pub fn cardinality(&self) -> Option<Cardinality> {
-        self.hll.as_ref().ok().map(HyperLogLogPlus::cardinality)
+        self.hll
+            .as_ref()
+            .and_then(|h| h.as_ref().ok())
+            .map(HyperLogLogPlus::cardinality)
     }
 }
 
-/// A decoded Statistics.db.
+/// A decoded Statistics.db. A `jb` file (one legacy blob, see
+/// `statistics::legacy`) has no TOC: `components` is empty and there is no
+/// HEADER.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Statistics {
     /// Length of the file.
     pub file_len: u64,
     /// Stored TOC CRCs (`na`+): after the count, after the TOC.
     pub toc_crcs: Option<(u32, u32)>,
-    /// The TOC entries in file order, with extents.
+    /// The TOC entries in file order, with extents (empty for `jb`).
     pub components: Vec<ComponentExtent>,
     /// VALIDATION, if present.
     pub validation: Option<Validation>,
@@ -176,6 +186,10 @@ impl Statistics {
     }
 
     fn parse_with(bytes: &[u8], f: Features, strict: bool) -> Result<Statistics> {
+        // `jb`: one legacy blob, no TOC, no checksums.
+        if f.legacy_stats_file {
+            return legacy::parse(bytes, &f);
+        }
         let comp = Component::Statistics;
         let file_len = bytes.len() as u64;
         let mut cur = Cur::new(bytes, comp, 0);
@@ -398,8 +412,8 @@ fn parse_compaction(cur: &mut Cur<'_>, f: &Features) -> Result<Compaction> {
     });
     Ok(Compaction {
         ancestors,
-        cardinality_bytes: cardinality_bytes.to_vec(),
-        hll,
+        cardinality_bytes: Some(cardinality_bytes.to_vec()),
+        hll: Some(hll),
     })
 }
 

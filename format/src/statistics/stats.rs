@@ -67,7 +67,7 @@ impl Histogram {
         self.pairs.last().map(|p| p.1).unwrap_or(0)
     }
 
-    fn parse(cur: &mut Cur<'_>, what: &'static str) -> Result<Histogram> {
+    pub(super) fn parse(cur: &mut Cur<'_>, what: &'static str) -> Result<Histogram> {
         let at = cur.abs_offset();
         let n = cur.i32(what)?;
         if n <= 0 {
@@ -100,7 +100,7 @@ pub struct CommitLogPosition {
 }
 
 impl CommitLogPosition {
-    fn parse(cur: &mut Cur<'_>, what: &'static str) -> Result<CommitLogPosition> {
+    pub(super) fn parse(cur: &mut Cur<'_>, what: &'static str) -> Result<CommitLogPosition> {
         Ok(CommitLogPosition {
             segment_id: cur.i64(what)?,
             position: cur.i32(what)?,
@@ -148,7 +148,7 @@ pub struct TombstoneHistogram {
 }
 
 impl TombstoneHistogram {
-    fn parse(cur: &mut Cur<'_>, f: &Features) -> Result<TombstoneHistogram> {
+    pub(super) fn parse(cur: &mut Cur<'_>, f: &Features) -> Result<TombstoneHistogram> {
         let max_bin_size = cur.i32("tombstone histogram max bin size")?;
         let at = cur.abs_offset();
         let n = cur.i32("tombstone histogram size")?;
@@ -389,7 +389,7 @@ pub struct Stats {
     /// LCS level.
     pub sstable_level: i32,
     /// Repaired-at (ms since epoch, 0 = unrepaired).
-    pub repaired_at: i64,
+    pub repaired_at: Option<i64>,
     /// Legacy min clustering values (raw, `< oa`); unreliable before `md`
     /// ([`Features::accurate_min_max`]).
     pub legacy_min_clustering: Option<Vec<Vec<u8>>>,
@@ -397,8 +397,8 @@ pub struct Stats {
     pub legacy_max_clustering: Option<Vec<Vec<u8>>>,
     /// Improved min/max (`nc`+).
     pub covered_clustering: Option<CoveredClustering>,
-    /// Has legacy counter shards.
-    pub has_legacy_counter_shards: bool,
+    /// Has legacy counter shards (`None` for `jb`, which does not track it).
+    pub has_legacy_counter_shards: Option<bool>,
     /// Total columns set (`ma`+).
     pub total_columns_set: Option<i64>,
     /// Total rows (`ma`+).
@@ -428,7 +428,7 @@ pub struct Stats {
     pub truncated_after: Option<&'static str>,
 }
 
-fn ldt(raw: u32, f: &Features) -> i64 {
+pub(super) fn ldt(raw: u32, f: &Features) -> i64 {
     if f.uint_deletion_time {
         if raw == u32::MAX {
             NO_DELETION_TIME
@@ -471,7 +471,7 @@ impl Stats {
         let compression_ratio = cur.f64("compression ratio")?;
         let tombstone_drop_time = TombstoneHistogram::parse(cur, f)?;
         let sstable_level = cur.i32("sstable level")?;
-        let repaired_at = cur.i64("repaired at")?;
+        let repaired_at = Some(cur.i64("repaired at")?);
         let mut s = Stats {
             estimated_partition_size,
             estimated_cells_count,
@@ -489,7 +489,7 @@ impl Stats {
             legacy_min_clustering: None,
             legacy_max_clustering: None,
             covered_clustering: None,
-            has_legacy_counter_shards: false,
+            has_legacy_counter_shards: None,
             total_columns_set: None,
             total_rows: None,
             commit_log_lower_bound: None,
@@ -511,7 +511,7 @@ impl Stats {
         } else if f.improved_min_max {
             s.covered_clustering = Some(parse_covered(cur, CoveredPosition::Oa)?);
         }
-        s.has_legacy_counter_shards = cur.bool("has legacy counter shards")?;
+        s.has_legacy_counter_shards = Some(cur.bool("has legacy counter shards")?);
         if legacy {
             // `lb` (2.2.7+) ends with the commit log lower bound.
             if f.commit_log_lower_bound {
@@ -611,7 +611,7 @@ impl Stats {
     }
 }
 
-fn legacy_values(cur: &mut Cur<'_>, what: &'static str) -> Result<Vec<Vec<u8>>> {
+pub(super) fn legacy_values(cur: &mut Cur<'_>, what: &'static str) -> Result<Vec<Vec<u8>>> {
     let at = cur.abs_offset();
     let n = cur.i32(what)?;
     if n < 0 {

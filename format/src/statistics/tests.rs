@@ -417,6 +417,85 @@ fn header_deletion_time_base_by_version() {
     assert_eq!(oa.min_local_deletion_time, 1_442_880_000 + 0x7000_0000);
 }
 
+// ------------------------------------------------------------- jb (legacy)
+
+/// A `jb` Statistics.db blob (LegacyMetadataSerializer order); `level` and
+/// `names` control the optional tail.
+fn jb_blob(level: bool, names: bool) -> Vec<u8> {
+    let mut b = B::default();
+    b.hist(&[(1, 0), (1, 5), (2, 0)]).hist(&[(1, 0), (1, 5)]);
+    b.i64(1441109157835).i32(151050); // replay position
+    b.i64(100).i64(200).i32(i32::MAX); // timestamps, max ldt
+    b.f64(0.01).f64(0.25); // fp chance, compression ratio
+    b.utf("org.apache.cassandra.dht.ByteOrderedPartitioner");
+    b.i32(2).i32(3).i32(4); // ancestors
+    b.i32(100).i32(1).f64(1_000.0).i64(7); // tombstone histogram
+    if level {
+        b.i32(2);
+    }
+    if names {
+        b.i32(1).raw(&[0, 0]);
+        b.i32(1).raw(&[0, 3]).raw(b"val");
+    }
+    b.0
+}
+
+#[test]
+fn jb_legacy_blob_maps_onto_the_components() {
+    let st = Statistics::parse(&jb_blob(true, true), f("jb")).unwrap();
+    assert!(st.components.is_empty() && st.toc_crcs.is_none() && st.header.is_none());
+    assert!(st.problems.is_empty());
+    let v = st.validation.as_ref().unwrap();
+    assert_eq!(
+        v.partitioner,
+        "org.apache.cassandra.dht.ByteOrderedPartitioner"
+    );
+    assert_eq!(v.bloom_filter_fp_chance, 0.01);
+    let c = st.compaction.as_ref().unwrap();
+    assert_eq!(c.ancestors.as_deref(), Some(&[3, 4][..]));
+    assert!(c.cardinality_bytes.is_none() && c.hll.is_none() && c.cardinality().is_none());
+    let s = st.stats.as_ref().unwrap();
+    assert_eq!(s.estimated_partition_size.pairs.len(), 3);
+    assert_eq!(s.commit_log_upper_bound.position, 151050);
+    assert_eq!((s.min_timestamp, s.max_timestamp), (100, 200));
+    assert_eq!(s.max_local_deletion_time, NO_DELETION_TIME);
+    assert_eq!(s.compression_ratio, 0.25);
+    assert_eq!(s.tombstone_drop_time.bins.len(), 1);
+    assert_eq!(s.sstable_level, 2);
+    assert_eq!(s.legacy_min_clustering, Some(vec![vec![]]));
+    assert_eq!(s.legacy_max_clustering, Some(vec![b"val".to_vec()]));
+    assert_eq!(s.repaired_at, None);
+    assert_eq!(s.has_legacy_counter_shards, None);
+    assert!(s.min_local_deletion_time.is_none() && s.min_ttl.is_none());
+    // The same bytes are not a `ka` file (a 3-entry "TOC" pointing nowhere).
+    assert!(Statistics::parse(&jb_blob(true, true), f("ka")).is_err());
+}
+
+#[test]
+fn jb_legacy_blob_tail_and_bounds() {
+    // Bytes after the max column names: kept as a problem, not fatal.
+    let mut b = jb_blob(true, true);
+    b.extend_from_slice(&[0, 0]);
+    let st = Statistics::parse(&b, f("jb")).unwrap();
+    assert_eq!(st.problems.len(), 1, "{:?}", st.problems);
+    // Cassandra reads the column names unconditionally: without them the
+    // file is short, as it is at every truncation.
+    assert!(Statistics::parse(&jb_blob(false, false), f("jb")).is_err());
+    let full = jb_blob(true, true);
+    for cut in 0..full.len() {
+        assert!(
+            Statistics::parse(&full[..cut], f("jb")).is_err(),
+            "cut {cut}"
+        );
+    }
+    // Huge counts fail on the bounds check, without allocating.
+    for at in [0usize, 52] {
+        let mut b = full.clone();
+        b[at..at + 4].copy_from_slice(&i32::MAX.to_be_bytes());
+        assert!(Statistics::parse(&b, f("jb")).is_err(), "at {at}");
+    }
+}
+
 // ------------------------------------------------------------------ corpus
 
 pub(super) fn corpus_dir() -> PathBuf {
@@ -514,7 +593,7 @@ fn corpus_statistics_decode_to_the_end() {
                 if !v.features().legacy_cells && st.header.is_none() {
                     bad.push("missing header".into());
                 }
-                if let Some(Err(e)) = st.compaction.as_ref().map(|c| &c.hll) {
+                if let Some(Err(e)) = st.compaction.as_ref().and_then(|c| c.hll.as_ref()) {
                     bad.push(format!("hll: {e}"));
                 }
                 let s = st.stats.as_ref();
@@ -612,6 +691,7 @@ mod fuzz {
             .iter()
             .map(|x| (file(x), f(x)))
             .collect();
+        v.push((jb_blob(true, true), f("jb")));
         let mut files = Vec::new();
         find_files(&corpus_dir(), "Statistics.db", &mut files);
         for p in files.iter().step_by(9) {

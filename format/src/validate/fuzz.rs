@@ -132,9 +132,11 @@ pub fn run(target: Target, bytes: &[u8]) {
             let _ = Toc::parse(bytes);
         }
         Target::Summary => {
-            if let Ok(s) = Summary::parse(bytes) {
-                let _ = s.floor(|k| k.cmp(bytes.get(..4).unwrap_or(&[])));
-                let _ = s.index_range(s.len().saturating_sub(1));
+            for f in versions(&["jb", "nb"]) {
+                if let Ok(s) = Summary::parse(bytes, &f) {
+                    let _ = s.floor(|k| k.cmp(bytes.get(..4).unwrap_or(&[])));
+                    let _ = s.index_range(s.len().saturating_sub(1));
+                }
             }
         }
         Target::IndexEntry => {
@@ -168,7 +170,7 @@ pub fn run(target: Target, bytes: &[u8]) {
             }
         }
         Target::Statistics => {
-            for f in versions(&["la", "mc", "nb", "oa"]) {
+            for f in versions(&["jb", "la", "mc", "nb", "oa"]) {
                 let _ = Statistics::parse(bytes, f);
                 let _ = Statistics::parse_lenient(bytes, f);
             }

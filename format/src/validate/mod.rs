@@ -47,7 +47,7 @@ use crate::filter::BloomFilter;
 use crate::index::{IndexEntry, IndexReader};
 use crate::sstable::Sstable;
 use crate::statistics::Statistics;
-use crate::summary::Summary;
+use crate::summary::{Summary, SummaryHeader};
 use crate::token::Partitioner;
 
 use promoted::PiCheck;
@@ -508,7 +508,7 @@ pub fn validate(
     } else {
         read_optional(sst, Component::Summary, &mut report, "summary")
     };
-    let summary = summary_bytes.and_then(|b| match Summary::parse(&b) {
+    let summary = summary_bytes.and_then(|b| match Summary::parse(&b, &features) {
         Ok(s) => Some(s),
         Err(e) => {
             report
@@ -530,7 +530,7 @@ pub fn validate(
     };
     let interval = summary
         .as_ref()
-        .filter(|s| s.header.sampling_level == 128)
+        .filter(|s| s.header.level() == SummaryHeader::BASE_SAMPLING_LEVEL)
         .map(|s| s.header.min_index_interval as u64);
     let scan = index
         .as_deref()

@@ -287,7 +287,7 @@ fn compare_case(dir: &Path) -> Option<(Vec<String>, usize)> {
     );
     check(
         "Repaired at",
-        s.repaired_at.to_string(),
+        s.repaired_at.unwrap_or(0).to_string(),
         fld("Repaired at").and_then(|x| x.split_whitespace().next().map(str::to_string)),
     );
     let uuid = |u: &Option<Option<crate::value::Uuid>>| match u {
