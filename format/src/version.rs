@@ -71,7 +71,7 @@ pub struct Features {
     pub metadata_checksum: bool,
     /// `hasOldBfFormat` (`< na`, and every Scylla version): bloom bits in big-endian words.
     pub old_bf_format: bool,
-    /// Old bloom hash order (`ka`, `la`).
+    /// Old bloom hash order (`hasOldBfHashOrder`: `jb` to `lb`).
     pub old_bf_hash_order: bool,
     /// `hasImprovedMinMax` (`>= nc`).
     pub improved_min_max: bool,
