@@ -34,6 +34,11 @@ use crate::error::Result;
 use crate::token::murmur3_x64_128;
 use crate::version::Features;
 
+/// The largest hash count accepted. Cassandra and Scylla choose at most
+/// 20 (`BloomCalculations`); a count read from a corrupt file would
+/// otherwise size [`BloomFilter::indexes`] and the probe loop.
+pub const MAX_HASH_COUNT: u32 = 1024;
+
 /// A decoded bloom filter.
 #[derive(Debug, Clone)]
 pub struct BloomFilter {
@@ -55,6 +60,12 @@ impl BloomFilter {
                 format!("negative hash count {hash_count}"),
             )
         })?;
+        if hash_count > MAX_HASH_COUNT {
+            return Err(at.bad(
+                "filter hash count",
+                format!("hash count {hash_count} out of range (at most {MAX_HASH_COUNT})"),
+            ));
+        }
         let at = cur.clone();
         let words = cur.i32("filter word count")?;
         let words = u64::try_from(words)
@@ -279,6 +290,12 @@ mod tests {
         assert!(BloomFilter::parse(&[0xff, 0, 0, 5, 0, 0, 0, 0], &feats("nb")).is_err());
         assert!(BloomFilter::parse(&[0, 0, 0, 5, 0, 0, 0, 0, 1], &feats("nb")).is_err());
         assert!(BloomFilter::parse(&[0, 0, 0], &feats("nb")).is_err());
+        // A huge hash count (found by cargo-fuzz): rejected, located.
+        let mut b = vec![0x2a, 0, 0, 5, 0, 0, 0, 1];
+        b.extend_from_slice(&[0x20; 8]);
+        let e = BloomFilter::parse(&b, &feats("nb")).unwrap_err();
+        assert_eq!((e.component, e.offset), (Some(Component::Filter), Some(0)));
+        assert!(e.to_string().contains("hash count 704643077"), "{e}");
     }
 
     proptest! {

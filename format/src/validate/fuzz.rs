@@ -45,11 +45,16 @@ pub enum Target {
     Filter,
     /// Clustering prefixes, bounds and the clustering comparator.
     Clustering,
+    /// Pre-3.0 (`ka`/`la`) cell-based Data.db, uncompressed, through the
+    /// legacy decoder behind the scan reader, for the fixed tables of
+    /// [`LEGACY_SCHEMAS`] (one per cell-name layout), and the validation
+    /// checks.
+    LegacyData,
 }
 
 impl Target {
     /// Every target.
-    pub const ALL: [Target; 10] = [
+    pub const ALL: [Target; 11] = [
         Target::Toc,
         Target::Summary,
         Target::IndexEntry,
@@ -60,6 +65,7 @@ impl Target {
         Target::Scylla,
         Target::Filter,
         Target::Clustering,
+        Target::LegacyData,
     ];
 
     /// The target's name (the cargo-fuzz target and regression directory name).
@@ -75,6 +81,7 @@ impl Target {
             Target::Scylla => "scylla",
             Target::Filter => "filter",
             Target::Clustering => "clustering",
+            Target::LegacyData => "legacy_data",
         }
     }
 
@@ -122,6 +129,65 @@ pub fn data_header() -> SerializationHeader {
             col("v2", "SetType(Int32Type)"),
             col("v3", "Int32Type"),
         ],
+    }
+}
+
+/// The fixed tables of the `legacy_data` target, one per cell-name layout
+/// ([`crate::data::legacy::Layout`]): CQL (compound: clustering int and
+/// reversed text, a static, a set and simple columns), compact dense
+/// compound (two clustering columns), compact dense (one) and static
+/// compact (none).
+pub const LEGACY_SCHEMAS: [&str; 4] = [
+    "CREATE TABLE k.t (pk text, c1 int, c2 text, s text static, v1 text, v2 set<int>, \
+     v3 int, PRIMARY KEY (pk, c1, c2)) WITH CLUSTERING ORDER BY (c1 ASC, c2 DESC)",
+    "CREATE TABLE k.t (pk int, a int, b text, r int, PRIMARY KEY (pk, a, b)) WITH COMPACT STORAGE",
+    "CREATE TABLE k.t (pk int, ck int, v counter, PRIMARY KEY (pk, ck)) WITH COMPACT STORAGE",
+    "CREATE TABLE k.t (pk text PRIMARY KEY, v text, w int) WITH COMPACT STORAGE",
+];
+
+fn legacy_schemas() -> &'static [crate::schema::TableSchema] {
+    static S: std::sync::OnceLock<Vec<crate::schema::TableSchema>> = std::sync::OnceLock::new();
+    S.get_or_init(|| {
+        LEGACY_SCHEMAS
+            .iter()
+            .filter_map(|c| crate::schema::TableSchema::from_cql(c).ok())
+            .collect()
+    })
+}
+
+/// Scan `r` to the end through the validation checks, for at most `max`
+/// fragments (every fragment but a few per partition or atom consumes
+/// input, so a bound derived from the input length only guards against a
+/// reader that stops advancing).
+fn check_scan(mut r: ScanReader<'_>, header: &SerializationHeader, max: usize, peek: bool) {
+    let mut checker = DataChecker::new(header, Partitioner::Murmur3, None);
+    let mut out = Problems::with_max(64);
+    let mut n = 0usize;
+    loop {
+        n += 1;
+        if n > max {
+            break;
+        }
+        if peek {
+            let _ = r.next_position();
+        }
+        match r.next_fragment() {
+            Ok(Some(Fragment::PartitionStart {
+                key,
+                deletion,
+                position,
+            })) => {
+                let k = key.to_vec();
+                checker.partition_start(&k, &deletion, position.0, true, &mut out);
+            }
+            Ok(Some(Fragment::PartitionEnd { position })) => {
+                checker.partition_end(position.0, &mut out)
+            }
+            Ok(Some(f)) => {
+                checker.fragment(&f, &mut out);
+            }
+            Ok(None) | Err(_) => break,
+        }
     }
 }
 
@@ -195,35 +261,32 @@ pub fn run(target: Target, bytes: &[u8]) {
                     block_size: 97,
                     ..ReaderOptions::default()
                 };
-                let mut r = ScanReader::from_bytes(bytes, &header, f, opts);
-                let mut checker = DataChecker::new(&header, Partitioner::Murmur3, None);
-                let mut out = Problems::with_max(64);
-                let mut n = 0usize;
-                loop {
-                    n += 1;
-                    if n > bytes.len() + 2 {
-                        break;
-                    }
-                    match r.next_fragment() {
-                        Ok(Some(Fragment::PartitionStart {
-                            key,
-                            deletion,
-                            position,
-                        })) => {
-                            let k = key.to_vec();
-                            checker.partition_start(&k, &deletion, position.0, true, &mut out);
-                        }
-                        Ok(Some(Fragment::PartitionEnd { position })) => {
-                            checker.partition_end(position.0, &mut out)
-                        }
-                        Ok(Some(f)) => {
-                            checker.fragment(&f, &mut out);
-                        }
-                        Ok(None) | Err(_) => break,
-                    }
-                }
+                let r = ScanReader::from_bytes(bytes, &header, f, opts);
+                check_scan(r, &header, bytes.len() + 2, false);
                 // Skipping by size fields, from the start.
                 let mut r = ScanReader::from_bytes(bytes, &header, f, opts);
+                let mut n = 0usize;
+                while let Ok(true) = r.skip_partition() {
+                    n += 1;
+                    if n > bytes.len() {
+                        break;
+                    }
+                }
+            }
+        }
+        Target::LegacyData => {
+            for (i, schema) in legacy_schemas().iter().enumerate() {
+                let header = crate::data::legacy::legacy_header(schema);
+                let f = Version::parse(if i % 2 == 0 { "ka" } else { "la" }).map(|v| v.features());
+                let Ok(f) = f else { continue };
+                let opts = ReaderOptions {
+                    block_size: 97,
+                    ..ReaderOptions::default()
+                };
+                let r = ScanReader::legacy_from_bytes(bytes, schema, f, opts);
+                check_scan(r, &header, 4 * bytes.len() + 4, i == 0);
+                // Skipping partitions (decoded to their ends).
+                let mut r = ScanReader::legacy_from_bytes(bytes, schema, f, opts);
                 let mut n = 0usize;
                 while let Ok(true) = r.skip_partition() {
                     n += 1;
@@ -315,6 +378,11 @@ mod tests {
                                        bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
             run(Target::ALL[t], &bytes);
         }
+    }
+
+    #[test]
+    fn legacy_schemas_parse() {
+        assert_eq!(legacy_schemas().len(), LEGACY_SCHEMAS.len());
     }
 
     /// Mutations (flips, truncations, splices of length fields) of real
