@@ -92,25 +92,6 @@ impl OpenFile {
         m.get(s..s.checked_add(len)?)
     }
 
-    /// A read-only, pre-faulted map of `[off, off + len)` (inside the file),
-    /// for one window of a whole-file scan: the scan reads the page cache
-    /// in place instead of copying it, and unmapping the window keeps the
-    /// resident set flat. Fails where the file cannot be mapped (the scan
-    /// then reads with `pread`).
-    pub(crate) fn map_window(&self, off: u64, len: usize) -> std::io::Result<memmap2::Mmap> {
-        // SAFETY: as for `open`'s map: read-only, sstables are immutable once
-        // sealed; a concurrent truncation would fault (SIGBUS). Cassandra and
-        // Scylla never truncate a sealed sstable (deleting it keeps the
-        // mapping valid).
-        unsafe {
-            memmap2::MmapOptions::new()
-                .offset(off)
-                .len(len)
-                .populate()
-                .map(&self.file)
-        }
-    }
-
     /// `pread` exactly `buf.len()` bytes at `off` into `buf` (modes pread
     /// and mmap; no zero-filling, no intermediate buffer).
     pub(crate) fn read_exact_into(&self, off: u64, buf: &mut [u8]) -> std::io::Result<()> {

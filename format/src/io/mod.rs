@@ -82,10 +82,6 @@ use file::OpenFile;
 use crate::component::Component;
 use crate::error::{Error, ErrorKind, Result};
 
-/// Window of the mapped whole-file scans ([`IoLayer::scan`]): the most of
-/// a file mapped (and resident through the map) at once.
-pub const SCAN_WINDOW: u64 = 4 << 20;
-
 /// Why a read is made; recorded in the stats (scan reads may use read-ahead,
 /// point reads never do).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -600,11 +596,7 @@ impl IoLayer {
         }
         let block = block.max(1);
         if !of.is_mapped() && self.opts.mode != IoMode::Direct {
-            return match std::env::var("SSTKIT_SCAN").as_deref() {
-                Ok("pread") => self.scan_pread(c, &of, start, end, block, f),
-                Ok("thread") => self.scan_threaded(c, &of, start, end, block, f),
-                _ => self.scan_windows(c, &of, start, end, block, f),
-            };
+            return self.scan_pread(c, &of, start, end, block, f);
         }
         let mut buf: Vec<u8> = Vec::new();
         let mut pos = start;
@@ -654,124 +646,18 @@ impl IoLayer {
         }
     }
 
-    /// The default (`pread` mode) path of [`IoLayer::scan`]: the range is
-    /// mapped [`SCAN_WINDOW`] bytes at a time (pre-faulted, unmapped after
-    /// use) and lent block by block, so the bytes are read in place from
-    /// the page cache, never copied; the resident set stays within a window.
-    /// Where mapping fails, [`IoLayer::scan_pread`] takes over.
-    ///
-    /// Measured (269 MB uncompressed Data.db with CRC.db, page cache warm,
-    /// quiet machine): `cat` 12.9 ms, windowed map + CRC TBD ms, pread into
-    /// a reused buffer + CRC 21.1 ms: with the page cache read at ~21 GB/s
-    /// and CRC32 at ~58 GB/s, a copy-then-checksum pass cannot reach 80% of
-    /// `cat`; reading in place can.
-    fn scan_windows(
-        &self,
-        c: Component,
-        of: &OpenFile,
-        start: u64,
-        end: u64,
-        block: usize,
-        mut f: impl FnMut(u64, &[u8]) -> Result<()>,
-    ) -> Result<()> {
-        let mut pos = start;
-        while pos < end {
-            // Windows start on a multiple of the window size (page-aligned).
-            let w0 = pos - pos % SCAN_WINDOW;
-            let w1 = (w0 + SCAN_WINDOW).min(end);
-            let map = match of.map_window(w0, (w1 - w0) as usize) {
-                Ok(m) => m,
-                Err(_) => return self.scan_pread(c, of, pos, end, block, f),
-            };
-            while pos < w1 {
-                let n = (block as u64).min(w1 - pos) as usize;
-                self.count_scan_reads(c, n);
-                let s = (pos - w0) as usize;
-                let bytes = map.get(s..s + n).ok_or_else(|| {
-                    let e = Error::at(
-                        ErrorKind::UnexpectedEof {
-                            need: n as u64,
-                            have: map.len().saturating_sub(s) as u64,
-                        },
-                        c,
-                        pos,
-                        "component scan window",
-                    );
-                    self.locate(c, e, None)
-                })?;
-                f(pos, bytes)?;
-                pos += n as u64;
-            }
-        }
-        Ok(())
-    }
-
-    /// Threaded variant (experiment).
-    fn scan_threaded(
-        &self,
-        c: Component,
-        of: &OpenFile,
-        mut pos: u64,
-        end: u64,
-        block: usize,
-        mut f: impl FnMut(u64, &[u8]) -> Result<()>,
-    ) -> Result<()> {
-        let max_io = self.opts.max_io as usize;
-        let fill = |at: u64, buf: &mut Vec<u8>, n: usize| -> std::io::Result<()> {
-            if buf.len() < n {
-                buf.resize(n, 0);
-            }
-            let mut q = 0usize;
-            while q < n {
-                let piece = (n - q).min(max_io);
-                of.read_exact_into(at + q as u64, &mut buf[q..q + piece])?;
-                q += piece;
-            }
-            Ok(())
-        };
-        const RING: usize = 3;
-        type Filled = (u64, usize, std::io::Result<Vec<u8>>);
-        std::thread::scope(|scope| {
-            let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Filled>(RING - 1);
-            let (free_tx, free_rx) = std::sync::mpsc::channel::<Vec<u8>>();
-            for _ in 0..RING {
-                let _ = free_tx.send(Vec::new());
-            }
-            scope.spawn(move || {
-                let mut at = pos;
-                while at < end {
-                    let Ok(mut buf) = free_rx.recv() else { return };
-                    let n = (block as u64).min(end - at) as usize;
-                    let r = fill(at, &mut buf, n).map(|()| buf);
-                    let failed = r.is_err();
-                    if full_tx.send((at, n, r)).is_err() || failed {
-                        return;
-                    }
-                    at += n as u64;
-                }
-            });
-            while pos < end {
-                let Ok((at, n, r)) = full_rx.recv() else {
-                    break;
-                };
-                self.count_scan_reads(c, n);
-                let buf = r.map_err(|e| self.locate(c, Error::from(e), Some(at)))?;
-                f(at, &buf[..n])?;
-                pos = at + n as u64;
-                let _ = free_tx.send(buf);
-            }
-            Ok(())
-        })
-    }
-
     /// The `pread` path of [`IoLayer::scan`] from `pos`: each block is read
     /// into one reused buffer (zero-filled once) and handed to `f`.
     ///
-    /// Measured (269 MB uncompressed Data.db, page cache warm): the kernel's
-    /// copy is ~70% of the pass and CRC32 ~15%, so a checksum pass runs at
-    /// ~80-85% of `cat`. A reader thread overlapping the copy with `f` was
-    /// tried and dropped: faster on an idle machine, slower (25-40%) as soon
-    /// as the other core is busy.
+    /// Measured (269 MB uncompressed Data.db with CRC.db, and a 160 MB LZ4
+    /// one, page cache warm, `bench/validate.sh`): the page cache is copied
+    /// at ~20 GB/s here (`cat`), CRC32 runs at ~58 GB/s over bytes in the
+    /// CPU cache, so copy + checksum lands at 75-80% of `cat` (best of 15,
+    /// process start included). Tried and dropped, as no better on this
+    /// machine in interleaved runs: reads of 128 KiB to 1 MiB; a reader
+    /// thread overlapping the copy with `f` (69-79%, and worse when the
+    /// other core is busy); reading in place through pre-faulted 4 MiB map
+    /// windows (68-77%: the page-table work costs about what the copy does).
     fn scan_pread(
         &self,
         c: Component,
@@ -1215,31 +1101,6 @@ mod tests {
             }
             let _ = std::fs::remove_file(p);
         }
-    }
-
-    #[test]
-    fn mapped_scan_windows_cover_a_large_file_once() {
-        let (l, p, bytes) = layer(2 * SCAN_WINDOW as usize + 12_345, IoOptions::default());
-        let (start, block) = (4095u64, (1 << 20) - 1);
-        let mut got = Vec::new();
-        let mut blocks = 0u64;
-        let mut reads = 0u64;
-        l.scan(Component::Data, start, bytes.len() as u64, block, |at, b| {
-            assert_eq!(at, start + got.len() as u64);
-            assert!(!b.is_empty() && b.len() <= block);
-            // A block never straddles a window.
-            assert_eq!(at / SCAN_WINDOW, (at + b.len() as u64 - 1) / SCAN_WINDOW);
-            got.extend_from_slice(b);
-            blocks += 1;
-            reads += (b.len() as u64).div_ceil(IoOptions::default().max_io);
-            Ok(())
-        })
-        .unwrap();
-        assert_eq!(got, &bytes[start as usize..]);
-        assert!(blocks >= 10, "{blocks}");
-        let d = data(&l);
-        assert_eq!((d.reads, d.bytes), (reads, bytes.len() as u64 - start));
-        let _ = std::fs::remove_file(p);
     }
 
     #[test]
