@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::util::{corpus, sstkit};
+use crate::util::{corpus, schema_file, scratch_dir, sstkit};
 
 /// The nine multi-version sets and their table (MANIFEST.md).
 const MULTI: &[(&str, &str)] = &[
@@ -44,18 +44,8 @@ const MULTI: &[(&str, &str)] = &[
 const MULTI_SCHEMA_READ: &str =
     "CREATE TABLE test.test_multi_schema (a int PRIMARY KEY, c set<int>, d int, e blob);";
 
-/// A scratch directory for schema files (removed and recreated).
 fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("sstkit-legacy-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn schema_file(dir: &Path, name: &str, cql: &str) -> PathBuf {
-    let p = dir.join(format!("{name}.cql"));
-    std::fs::write(&p, cql).unwrap();
-    p
+    scratch_dir("legacy", name)
 }
 
 /// The one Data.db of `version` in `dir` (both naming schemes).

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::util::{corpus, sstkit};
+use crate::util::{corpus, schema_file, scratch_dir, sstkit};
 
 /// The eight LegacySSTableTest tables: (name suffix, columns, compact).
 const TABLES: &[(&str, &str, bool)] = &[
@@ -57,16 +57,7 @@ fn keyspace1(cf: &str) -> String {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("sstkit-jb-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn schema_file(dir: &Path, name: &str, cql: &str) -> PathBuf {
-    let p = dir.join(format!("{name}.cql"));
-    std::fs::write(&p, cql).unwrap();
-    p
+    scratch_dir("jb", name)
 }
 
 fn table_cql(version: &str, t: &str, cols: &str, compact: bool) -> String {

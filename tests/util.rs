@@ -78,3 +78,19 @@ pub fn data_files(dir: &Path) -> Vec<PathBuf> {
     v.sort();
     v
 }
+
+/// A fresh scratch directory `sstkit-<prefix>-<pid>-<name>` under the
+/// system temp dir (removed and recreated).
+pub fn scratch_dir(prefix: &str, name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("sstkit-{prefix}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Write `cql` (a CREATE TABLE for `--schema`) to `dir/name.cql`.
+pub fn schema_file(dir: &Path, name: &str, cql: &str) -> PathBuf {
+    let p = dir.join(format!("{name}.cql"));
+    std::fs::write(&p, cql).unwrap();
+    p
+}
