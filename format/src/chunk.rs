@@ -97,22 +97,8 @@ impl ChunkDecompressor {
         expected_len: usize,
         out: &mut Vec<u8>,
     ) -> Result<ChunkEncoding> {
-        let payload = self.verify(index, file_offset, stored)?;
-        self.decompress_payload(index, file_offset, payload, expected_len, out)
-    }
-
-    /// Decompress a payload (checksum already stripped, not verified), e.g.
-    /// when checksums are skipped (`crc_check_chance`).
-    pub fn decompress_payload(
-        &self,
-        index: usize,
-        file_offset: u64,
-        payload: &[u8],
-        expected_len: usize,
-        out: &mut Vec<u8>,
-    ) -> Result<ChunkEncoding> {
         out.clear();
-        self.decompress_payload_append(index, file_offset, payload, expected_len, out)
+        self.decompress_append(index, file_offset, stored, expected_len, out)
     }
 
     /// [`ChunkDecompressor::decompress`], appending the chunk to `out`
@@ -127,10 +113,18 @@ impl ChunkDecompressor {
         out: &mut Vec<u8>,
     ) -> Result<ChunkEncoding> {
         let payload = self.verify(index, file_offset, stored)?;
-        self.decompress_payload_append(index, file_offset, payload, expected_len, out)
+        let base = out.len();
+        let r = self.decompress_tail(index, file_offset, payload, expected_len, out, base);
+        if r.is_err() {
+            out.truncate(base);
+        }
+        r
     }
 
-    fn decompress_payload_append(
+    /// Decompress a payload (checksum already stripped, not verified) into
+    /// `out` (cleared first), e.g. when checksums are skipped
+    /// (`crc_check_chance`).
+    pub fn decompress_payload(
         &self,
         index: usize,
         file_offset: u64,
@@ -138,12 +132,8 @@ impl ChunkDecompressor {
         expected_len: usize,
         out: &mut Vec<u8>,
     ) -> Result<ChunkEncoding> {
-        let base = out.len();
-        let r = self.decompress_tail(index, file_offset, payload, expected_len, out, base);
-        if r.is_err() {
-            out.truncate(base);
-        }
-        r
+        out.clear();
+        self.decompress_tail(index, file_offset, payload, expected_len, out, 0)
     }
 
     /// Decompress `payload` into `out[base..]` (`out.len() == base` on entry).
