@@ -655,9 +655,10 @@ impl IoLayer {
     /// CPU cache, so copy + checksum lands at 75-80% of `cat` (best of 15,
     /// process start included). Tried and dropped, as no better on this
     /// machine in interleaved runs: reads of 128 KiB to 1 MiB; a reader
-    /// thread overlapping the copy with `f` (69-79%, and worse when the
-    /// other core is busy); reading in place through pre-faulted 4 MiB map
-    /// windows (68-77%: the page-table work costs about what the copy does).
+    /// thread overlapping the copy with `f` (56-82% across block sizes and
+    /// runs, worse when the other core is busy); reading in place through
+    /// pre-faulted 4 MiB map windows (66-79%: the page-table work costs
+    /// about what the copy does).
     fn scan_pread(
         &self,
         c: Component,
