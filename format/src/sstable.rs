@@ -174,6 +174,13 @@ impl Sstable {
         self.require(c)?;
         self.io.read_all(c).map_err(|e| e.in_file(&self.path(c)))
     }
+
+    /// [`Sstable::read_component`] without a heap copy where the file can
+    /// be mapped ([`crate::io::IoLayer::map_all`]).
+    pub fn map_component(&self, c: Component) -> Result<crate::io::Bytes> {
+        self.require(c)?;
+        self.io.map_all(c).map_err(|e| e.in_file(&self.path(c)))
+    }
 }
 
 /// Without TOC.txt, list the files that share the sstable's prefix.

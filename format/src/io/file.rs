@@ -92,6 +92,17 @@ impl OpenFile {
         m.get(s..s.checked_add(len)?)
     }
 
+    /// A read-only map of the whole file (any mode but direct), for
+    /// components read whole and kept for a whole pass: the bytes stay page
+    /// cache (reclaimable) instead of a heap copy the size of the file.
+    pub(crate) fn map_whole(&self) -> std::io::Result<memmap2::Mmap> {
+        // SAFETY: as for `open`'s map: read-only, sstables are immutable once
+        // sealed; a concurrent truncation would fault (SIGBUS). Cassandra and
+        // Scylla never truncate a sealed sstable (deleting it keeps the
+        // mapping valid).
+        unsafe { memmap2::Mmap::map(&self.file) }
+    }
+
     /// `pread` exactly `buf.len()` bytes at `off` into `buf` (modes pread
     /// and mmap; no zero-filling, no intermediate buffer).
     pub(crate) fn read_exact_into(&self, off: u64, buf: &mut [u8]) -> std::io::Result<()> {

@@ -82,6 +82,36 @@ use file::OpenFile;
 use crate::component::Component;
 use crate::error::{Error, ErrorKind, Result};
 
+/// A whole component's bytes from [`IoLayer::map_all`]: a read-only map of
+/// the file, or a heap copy where it cannot be mapped.
+pub struct Bytes(BytesInner);
+
+enum BytesInner {
+    Mapped(memmap2::Mmap),
+    Heap(Vec<u8>),
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match &self.0 {
+            BytesInner::Mapped(m) => m,
+            BytesInner::Heap(v) => v,
+        }
+    }
+}
+
+impl std::fmt::Debug for Bytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match &self.0 {
+            BytesInner::Mapped(_) => "mapped",
+            BytesInner::Heap(_) => "heap",
+        };
+        write!(f, "Bytes({kind}, {} bytes)", self.len())
+    }
+}
+
 /// Why a read is made; recorded in the stats (scan reads may use read-ahead,
 /// point reads never do).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -637,13 +667,7 @@ impl IoLayer {
     /// Count the physical reads of an `n`-byte scan block: pieces of at
     /// most `max_io`.
     fn count_scan_reads(&self, c: Component, n: usize) {
-        let mut st = self.stats.borrow_mut();
-        let mut left = n as u64;
-        while left > 0 {
-            let piece = left.min(self.opts.max_io);
-            st.record_read(c, piece, ReadKind::Scan);
-            left -= piece;
-        }
+        self.count_reads(c, n as u64, ReadKind::Scan);
     }
 
     /// The `pread` path of [`IoLayer::scan`] from `pos`: each block is read
@@ -700,6 +724,37 @@ impl IoLayer {
             pos += n as u64;
         }
         Ok(())
+    }
+
+    /// A whole component as bytes that are **not** copied onto the heap
+    /// when the file can be mapped (read-only map; `direct` mode and
+    /// unmappable files are read as [`IoLayer::read_all`] does). Counted as
+    /// the reads of [`IoLayer::read_all`] (one [`ReadKind::Metadata`]
+    /// request). For large components that a pass keeps whole, such as
+    /// Index.db under `validate`: memory then stays flat as the file grows.
+    pub fn map_all(&self, c: Component) -> Result<Bytes> {
+        let of = self.file(c)?;
+        if self.opts.mode != IoMode::Direct && of.len > 0 {
+            if let Ok(m) = of.map_whole() {
+                if m.len() as u64 == of.len {
+                    self.count_reads(c, of.len, ReadKind::Metadata);
+                    return Ok(Bytes(BytesInner::Mapped(m)));
+                }
+            }
+        }
+        self.read_all(c).map(|v| Bytes(BytesInner::Heap(v)))
+    }
+
+    /// Count the physical reads of an `n`-byte request: pieces of at most
+    /// `max_io`.
+    fn count_reads(&self, c: Component, n: u64, kind: ReadKind) {
+        let mut st = self.stats.borrow_mut();
+        let mut left = n;
+        while left > 0 {
+            let piece = left.min(self.opts.max_io);
+            st.record_read(c, piece, kind);
+            left -= piece;
+        }
     }
 
     /// Read a whole component.
@@ -1100,6 +1155,36 @@ mod tests {
                 assert!(stop.is_err(), "{mode:?}");
                 assert_eq!(calls, 3, "{mode:?}");
             }
+            let _ = std::fs::remove_file(p);
+        }
+    }
+
+    #[test]
+    fn mapped_whole_components_equal_and_count_like_read_all() {
+        for mode in [IoMode::Pread, IoMode::Mmap, IoMode::Direct] {
+            let opts = IoOptions {
+                mode,
+                ..IoOptions::default()
+            };
+            let (l, p, bytes) = layer(300_001, opts);
+            let read = match l.read_all(Component::Data) {
+                Err(e) if mode == IoMode::Direct => {
+                    eprintln!("O_DIRECT not available here: {e}");
+                    continue;
+                }
+                r => r.unwrap(),
+            };
+            let after_read = data(&l);
+            l.begin_operation();
+            let mapped = l.map_all(Component::Data).unwrap();
+            assert_eq!(&mapped[..], &bytes[..], "{mode:?}");
+            assert_eq!(read, bytes);
+            let d = data(&l);
+            assert_eq!(
+                (d.reads - after_read.reads, d.bytes - after_read.bytes),
+                (after_read.reads, after_read.bytes),
+                "{mode:?}"
+            );
             let _ = std::fs::remove_file(p);
         }
     }

@@ -146,12 +146,13 @@ fn read_optional(
     c: Component,
     report: &mut Report,
     name: &'static str,
-) -> Option<Vec<u8>> {
+) -> Option<crate::io::Bytes> {
     if !sst.has(c) {
         report.check(name, false, Some(format!("no {}", c.suffix())));
         return None;
     }
-    match sst.read_component(c) {
+    // Mapped, not copied: Index.db is kept whole for the pass.
+    match sst.map_component(c) {
         Ok(b) => Some(b),
         Err(e) => {
             report.problems.push(Problem::from_error(&e, c, 0));
