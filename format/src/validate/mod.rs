@@ -19,14 +19,16 @@
 //! | `checksum` | compressed chunk checksums met while reading; Statistics.db checksums |
 //! | `decode_error` | anything that does not decode |
 //!
-//! Reading: Statistics.db, Index.db, Summary.db and Filter.db whole (one read
-//! each), Data.db once sequentially through [`crate::data::ScanReader`]. When a
-//! partition fails to decode, the walk continues at the next partition the
-//! index names (without an index it stops there: `scrub` resynchronises
-//! without one).
+//! Reading: Statistics.db and Filter.db whole (one read each), Index.db and
+//! Summary.db whole through a read-only map ([`crate::io::IoLayer::map_all`]:
+//! page cache, not a heap copy), Data.db once sequentially through
+//! [`crate::data::ScanReader`]. When a partition fails to decode, the walk
+//! continues at the next partition the index names (without an index it
+//! stops there: `scrub` resynchronises without one).
 //!
-//! `ka`/`la` Data.db (pre-3.0 cells) is not decoded: only the index,
-//! summary, filter and metadata checks run.
+//! Pre-3.0 (`jb`, `ka`, `la`, `lb`) Data.db is decoded with the table schema
+//! attached by [`crate::sstable::Sstable::set_table_schema`] (`--schema`);
+//! without one, reading Data.db fails with an error that says so.
 
 pub mod data;
 pub mod fuzz;
