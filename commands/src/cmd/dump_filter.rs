@@ -50,7 +50,7 @@ pub fn run(a: &DumpFilterArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                 "fill_ratio": f64_json(f.fill_ratio()),
                 "false_positive_estimate": f64_json(f.false_positive_estimate()),
                 "layout": if f.old_format() { "big-endian words (< na, Scylla)" } else { "bytes (na+)" },
-                "hash_order": if f.old_hash_order() { "h0, h1 (ka/la)" } else { "h1, h0 (ma+)" },
+                "hash_order": if f.old_hash_order() { "h0, h1 (pre-3.0: jb..lb)" } else { "h1, h0 (ma+)" },
             });
             if let Some(n) = f.estimated_keys() {
                 v["estimated_keys"] = f64_json(n.round());
