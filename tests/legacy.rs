@@ -96,7 +96,12 @@ fn dump(path: &Path, schema: Option<&Path>) -> Vec<Value> {
         args.push("--schema".into());
         args.push(s.to_string_lossy().into_owned());
     }
-    let r = sstkit(&args);
+    ndjson(&args)
+}
+
+/// Run sstkit (exit 0 required); its NDJSON output, normalised.
+fn ndjson(args: &[String]) -> Vec<Value> {
+    let r = sstkit(args);
     assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
     r.stdout
         .lines()
@@ -466,16 +471,7 @@ fn read_slices_agree_with_md() {
                     schema.to_string_lossy().into_owned(),
                 ]);
             }
-            let r = sstkit(&a);
-            assert_eq!(r.code, 0, "{a:?}: {}", r.stderr);
-            r.stdout
-                .lines()
-                .map(|l| {
-                    let mut v: Value = serde_json::from_str(l).unwrap();
-                    normalize(&mut v);
-                    v
-                })
-                .collect()
+            ndjson(&a)
         };
         let md = run(&data_of(&dir, "md"), false);
         assert!(!md.is_empty(), "{set} {args:?}: empty md read");
