@@ -26,6 +26,7 @@
 //!   of their context.
 //! * [`Value::to_json_string`]: Cassandra's `AbstractType.toJSONString`.
 
+pub mod append;
 pub mod java;
 pub mod literal;
 

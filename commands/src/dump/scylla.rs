@@ -20,6 +20,7 @@ use sstkit_format::clustering::{BoundKind, ClusteringPrefix};
 use sstkit_format::data::{Cell, Column, ColumnData, MarkerDeletion, RangeTombstoneMarker, Row};
 use sstkit_format::deletion::DeletionTime;
 use sstkit_format::types::CqlType;
+use sstkit_format::value::append::Piece;
 use sstkit_format::value::java::{self, render, render_json_escaped, Form};
 
 use super::jackson::FLUSH_AT;
@@ -58,28 +59,34 @@ struct Out {
     gc: LastText,
 }
 
-/// The text of the last value rendered, reused while the value repeats.
+/// The text of the last value rendered, reused while the value repeats
+/// (kept as a [`Piece`]: appended with one fixed-size copy).
 struct LastText {
     value: Option<i64>,
-    text: String,
+    text: Piece<32>,
 }
 
 impl LastText {
     fn new() -> Self {
         LastText {
             value: None,
-            text: String::new(),
+            text: Piece::new(""),
         }
     }
 
     #[inline(always)]
     fn push(&mut self, out: &mut String, v: i64, render: fn(&mut String, i64)) {
         if self.value != Some(v) {
-            self.text.clear();
-            render(&mut self.text, v);
-            self.value = Some(v);
+            self.refresh(v, render);
         }
-        out.push_str(&self.text);
+        self.text.push_to(out);
+    }
+
+    fn refresh(&mut self, v: i64, render: fn(&mut String, i64)) {
+        let mut s = String::with_capacity(32);
+        render(&mut s, v);
+        self.text = Piece::new(&s);
+        self.value = Some(v);
     }
 }
 
@@ -89,9 +96,9 @@ struct ScyllaColumn {
     key: String,
     /// The start of a simple cell, up to its timestamp, live and dead:
     /// `"name":{"is_live":true,"type":"regular","timestamp":` (one push).
-    simple: [String; 2],
+    simple: [Piece<96>; 2],
     /// The same for the element cells of a complex column (no key).
-    element: [&'static str; 2],
+    element: [Piece<64>; 2],
     counter: bool,
     types: CellTypes,
 }
@@ -113,18 +120,13 @@ impl ScyllaColumn {
         } else {
             "regular"
         };
-        let simple = cell_heads(kind).map(|h| format!("{key}{h}"));
-        let element = if c.counter {
-            [
-                "{\"is_live\":true,\"type\":\"counter-shards\",\"timestamp\":",
-                "{\"is_live\":false,\"type\":\"counter-shards\",\"timestamp\":",
-            ]
+        let simple = cell_heads(kind).map(|h| Piece::new(&format!("{key}{h}")));
+        let element = cell_heads(if c.counter {
+            "counter-shards"
         } else {
-            [
-                "{\"is_live\":true,\"type\":\"regular\",\"timestamp\":",
-                "{\"is_live\":false,\"type\":\"regular\",\"timestamp\":",
-            ]
-        };
+            "regular"
+        })
+        .map(|h| Piece::new(&h));
         ScyllaColumn {
             key,
             simple,
@@ -247,9 +249,9 @@ impl Out {
     /// One cell; `heads` are its start up to the timestamp, live and dead
     /// ([`ScyllaColumn`]).
     #[inline]
-    fn cell<S: AsRef<str>>(&mut self, col: &ScyllaColumn, heads: &[S; 2], c: &Cell<'_>) {
+    fn cell<const N: usize>(&mut self, col: &ScyllaColumn, heads: &[Piece<N>; 2], c: &Cell<'_>) {
         let dead = c.is_deleted();
-        self.buf.push_str(heads[usize::from(dead)].as_ref());
+        heads[usize::from(dead)].push_to(&mut self.buf);
         self.ts.push(&mut self.buf, c.timestamp, java::push_i64);
         if dead {
             self.buf.push_str(",\"deletion_time\":\"");

@@ -118,11 +118,7 @@ fn push_ascii(out: &mut String, b: &[u8]) {
     }
 }
 
-/// Append the decimal form of `v` (`Long.toString`).
-#[inline]
-pub fn push_i64(out: &mut String, v: i64) {
-    out.push_str(itoa::Buffer::new().format(v));
-}
+pub use super::append::push_i64;
 
 /// Write `v` as exactly `N` zero-padded decimal digits into `b` (`v` must
 /// fit; higher digits are dropped).
@@ -161,14 +157,44 @@ pub fn double_into(out: &mut String, x: f64) {
     let exp_field = ((bits >> 52) & 0x7ff) as i32;
     if exp_field != 0 && exp_field != 0x7ff {
         let fract = (bits & ((1 << 52) - 1)) | (1 << 52);
-        if java_integer_into(out, x < 0.0, fract, exp_field - 1023, 53)
-            || fast_fp_into(out, zmij::Buffer::new().format_finite(x))
-        {
+        if java_integer_into(out, x < 0.0, fract, exp_field - 1023, 53) {
+            return;
+        }
+        let mut buf = zmij::Buffer::new();
+        let text = buf.format_finite(x);
+        if plain_as_java(x.abs(), text) {
+            push_ascii(out, text.as_bytes());
+            return;
+        }
+        if fast_fp_into(out, text) {
             return;
         }
     }
     let class = [x.is_nan(), x.is_infinite(), x == 0.0, x.is_sign_negative()];
     fp_into(out, x, class)
+}
+
+/// Whether `text`, zmij's shortest form of a double of magnitude `abs` (not
+/// an integer), is already what `Double.toString` prints: Java uses plain
+/// notation for `10^-3 <= abs < 10^7`, and when zmij did too (no exponent)
+/// the digits and their layout agree, except when the shortest form has a
+/// single significant digit (`0.005`; see [`fast_fp_into`]). Checked against
+/// the layout of [`fast_fp_into`] by `tests::plain_doubles_as_laid_out`.
+#[inline]
+fn plain_as_java(abs: f64, text: &str) -> bool {
+    if !(1e-3..1e7).contains(&abs) {
+        return false;
+    }
+    let b = text.as_bytes();
+    if b.contains(&b'e') {
+        return false;
+    }
+    // Below 1: `0.` then zeros then the significant digits.
+    let sig = match b.strip_prefix(b"-").unwrap_or(b).strip_prefix(b"0.") {
+        Some(frac) => frac.iter().skip_while(|&&c| c == b'0').count(),
+        None => 2, // an integer part and a fraction: two digits at least
+    };
+    sig >= 2
 }
 
 /// Java `Float.toString(float)`, appended to `out`.
@@ -678,6 +704,20 @@ fn split_ms(ms: i64) -> (i64, i64, i64, i64, i64) {
 pub fn timestamp_into(out: &mut String, ms: i64, sep: char) {
     let (days, h, mi, s, milli) = split_ms(ms);
     let (y, mo, d) = civil_from_days(days);
+    if (1..=9999).contains(&y) && sep.is_ascii() {
+        // The common case in one fixed-size append.
+        let mut b = *b"yyyy-MM-dd HH:mm:ss.SSSZ";
+        digits::<4>(&mut b[..4], y as u64);
+        digits::<2>(&mut b[5..], u64::from(mo));
+        digits::<2>(&mut b[8..], u64::from(d));
+        b[10] = sep as u8;
+        digits::<2>(&mut b[11..], h as u64);
+        digits::<2>(&mut b[14..], mi as u64);
+        digits::<2>(&mut b[17..], s as u64);
+        digits::<3>(&mut b[20..], milli as u64);
+        super::append::push_fixed(out, &b, b.len());
+        return;
+    }
     year_of_era_into(out, y);
     // `sep` is `T` or a space (ASCII).
     push_month_day_time(out, mo, d, Some((sep as u8, h, mi, s)));
@@ -963,12 +1003,12 @@ const HEX_LOWER: &[u8; 16] = b"0123456789abcdef";
 /// of 64 input bytes: one `push_str` per block, not one per digit).
 pub fn hex_into(out: &mut String, b: &[u8]) {
     out.reserve(b.len() * 2);
-    let mut buf = [0u8; 128];
-    for chunk in b.chunks(64) {
+    let mut buf = [0u8; 64];
+    for chunk in b.chunks(32) {
         for (x, o) in chunk.iter().zip(buf.chunks_exact_mut(2)) {
             o.copy_from_slice(&HEX_PAIRS[usize::from(*x)]);
         }
-        push_ascii(out, &buf[..chunk.len() * 2]);
+        super::append::push_fixed(out, &buf, chunk.len() * 2);
     }
 }
 
@@ -2026,6 +2066,52 @@ mod tests {
             n += 1;
         }
         assert_eq!(n, 400);
+    }
+
+    /// The plain fast path of [`double_into`] gives what the general
+    /// layout ([`fast_fp_into`], else [`fp_into`]) gives, over random
+    /// doubles of every magnitude around Java's plain range and short
+    /// decimals (`0.005`, `123.25`).
+    #[test]
+    fn plain_doubles_as_laid_out() {
+        let general = |x: f64| {
+            let mut s = String::new();
+            let text = zmij::Buffer::new().format_finite(x).to_owned();
+            if !fast_fp_into(&mut s, &text) {
+                s.clear();
+                fp_into(&mut s, x, [false, false, x == 0.0, x.is_sign_negative()]);
+            }
+            s
+        };
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut checked = 0;
+        for i in 0..400_000u32 {
+            let r = next();
+            let x = match i % 4 {
+                // Uniform in [10^-4, 10^8) on a log scale.
+                0 | 1 => 10f64.powf((r >> 11) as f64 / (1u64 << 53) as f64 * 12.0 - 4.0),
+                // Few decimal digits: k / 10^j.
+                2 => (r % 100_000) as f64 / 10f64.powi((r >> 40) as i32 % 9),
+                // Random bits with an exponent near the range.
+                _ => f64::from_bits((r & ((1 << 52) - 1)) | ((1003 + (r >> 58) % 40) << 52)),
+            };
+            let x = if r >> 63 == 1 { -x } else { x };
+            let text = zmij::Buffer::new().format_finite(x).to_owned();
+            if x.fract() == 0.0 || !plain_as_java(x.abs(), &text) {
+                continue;
+            }
+            let mut fast = String::new();
+            double_into(&mut fast, x);
+            assert_eq!(fast, general(x), "{x:e} ({:016x})", x.to_bits());
+            checked += 1;
+        }
+        assert!(checked > 200_000, "{checked}");
     }
 
     #[test]
