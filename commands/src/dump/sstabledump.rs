@@ -23,6 +23,7 @@ use sstkit_format::clustering::{BoundKind, ClusteringPrefix};
 use sstkit_format::data::{Cell, Column, ColumnData, MarkerDeletion, RangeTombstoneMarker, Row};
 use sstkit_format::deletion::DeletionTime;
 use sstkit_format::types::{quote_ident, CqlType};
+use sstkit_format::value::append::Piece;
 use sstkit_format::value::java::{self, render, render_json_escaped, DateStrings, Form};
 
 use super::jackson::JsonGen;
@@ -34,7 +35,7 @@ struct SdColumn {
     name: String,
     /// The start of a cell object up to its name, pretty (`[0]`) and
     /// minimal: `{ "name" : "b"`, `{"name":"b"` (see [`SstabledumpWriter::cell`]).
-    head: [String; 2],
+    head: [Piece<64>; 2],
     types: CellTypes,
 }
 
@@ -45,8 +46,8 @@ impl SdColumn {
         name.push('"');
         SdColumn {
             head: [
-                format!("{{ \"name\" : {name}"),
-                format!("{{\"name\":{name}"),
+                Piece::new(&format!("{{ \"name\" : {name}")),
+                Piece::new(&format!("{{\"name\":{name}")),
             ],
             name,
             types: CellTypes::of(c),
@@ -278,7 +279,7 @@ impl<W: Write> SstabledumpWriter<W> {
                         let min = self.lines;
                         let info = self.cols.get(is_static, column, SdColumn::of);
                         let o = self.g.value_out();
-                        o.push_str(&info.head[usize::from(self.lines)]);
+                        info.head[usize::from(self.lines)].push_to(o);
                         next_field!(o, min, "deletion_info");
                         compact_deletion(o, min, &mut self.dates, t, d);
                         end_object!(o, min);
@@ -319,7 +320,7 @@ impl<W: Write> SstabledumpWriter<W> {
             let min = self.lines;
             let mut has_path = false;
             let o = g.value_out();
-            o.push_str(&info.head[usize::from(self.lines)]);
+            info.head[usize::from(self.lines)].push_to(o);
             if let (Some(path), Some(path_ty)) = (cell.path, &info.types.path) {
                 // A one-string compact array: `[ "…" ]` / `["…"]`.
                 if min {

@@ -136,30 +136,34 @@ fn eight_digits(x: u32) -> (u64, u32) {
 /// Append the decimal form of `v`.
 #[inline]
 pub fn push_u64(out: &mut String, v: u64) {
-    // The groups of eight digits are stored one after the other into a
-    // stack array (each an 8-byte store), the first shifted down past its
-    // leading zeros; then the array is appended whole.
-    let mut b = [0u8; 32];
-    let (first, rest): (u32, &[u32]) = if v < 100_000_000 {
-        (v as u32, &[])
+    // Groups of eight digits, the first shifted down past its leading
+    // zeros and the next ones shifted in right after it, appended whole.
+    if v < 100_000_000 {
+        let (d, lead) = eight_digits(v as u32);
+        let lead = lead.min(7); // 0 is written as "0"
+        push_fixed(out, &(d >> (8 * lead)).to_le_bytes(), 8 - lead as usize);
     } else if v < 10_000_000_000_000_000 {
-        ((v / 100_000_000) as u32, &[(v % 100_000_000) as u32])
+        let (hi, lead) = eight_digits((v / 100_000_000) as u32);
+        let (lo, _) = eight_digits((v % 100_000_000) as u32);
+        push_fixed(out, &join(hi, lead, lo).to_le_bytes(), 16 - lead as usize);
     } else {
         let low = v % 10_000_000_000_000_000;
-        (
-            (v / 10_000_000_000_000_000) as u32, // at most 1844
-            &[(low / 100_000_000) as u32, (low % 100_000_000) as u32],
-        )
-    };
-    let (d, lead) = eight_digits(first);
-    let lead = lead.min(7); // 0 is written as "0"
-    b[..8].copy_from_slice(&(d >> (8 * lead)).to_le_bytes());
-    let mut len = 8 - lead as usize;
-    for &g in rest {
-        b[len..len + 8].copy_from_slice(&eight_digits(g).0.to_le_bytes());
-        len += 8;
+        let (top, lead) = eight_digits((v / 10_000_000_000_000_000) as u32); // <= 1844
+        let (hi, _) = eight_digits((low / 100_000_000) as u32);
+        let (lo, _) = eight_digits((low % 100_000_000) as u32);
+        let mut b = [0u8; 24];
+        b[..16].copy_from_slice(&join(top, lead, hi).to_le_bytes());
+        let at = 16 - lead as usize;
+        b[at..at + 8].copy_from_slice(&lo.to_le_bytes());
+        push_fixed(out, &b, 24 - lead as usize);
     }
-    push_fixed(out, &b, len);
+}
+
+/// The digits of group `first` without its `lead < 8` leading zeros, then
+/// the eight of `next`, as the bytes of a little-endian `u128`.
+#[inline(always)]
+fn join(first: u64, lead: u32, next: u64) -> u128 {
+    (u128::from(first) >> (8 * lead)) | (u128::from(next) << (64 - 8 * lead))
 }
 
 /// Append the decimal form of `v` (`Long.toString`).

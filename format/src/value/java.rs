@@ -120,6 +120,13 @@ fn push_ascii(out: &mut String, b: &[u8]) {
 
 pub use super::append::push_i64;
 
+/// Append an ASCII array built by the formatters below in one fixed-size
+/// copy ([`super::append::push_fixed`]).
+#[inline(always)]
+fn push_array<const N: usize>(out: &mut String, b: &[u8; N]) {
+    super::append::push_fixed(out, b, N);
+}
+
 /// Write `v` as exactly `N` zero-padded decimal digits into `b` (`v` must
 /// fit; higher digits are dropped).
 #[inline]
@@ -136,7 +143,7 @@ fn push_padded<const N: usize>(out: &mut String, v: u64) {
     let mut b = [0u8; N];
     if v < 10u64.pow(N as u32) {
         digits::<N>(&mut b, v);
-        push_ascii(out, &b);
+        push_array(out, &b);
     } else {
         out.push_str(itoa::Buffer::new().format(v));
     }
@@ -675,13 +682,13 @@ fn push_month_day_time(out: &mut String, m: u32, d: u32, hms: Option<(u8, i64, i
     digits::<2>(&mut b[1..], u64::from(m));
     digits::<2>(&mut b[4..], u64::from(d));
     match hms {
-        None => push_ascii(out, &b[..6]),
+        None => super::append::push_fixed(out, &b, 6),
         Some((sep, h, mi, s)) => {
             b[6] = sep;
             digits::<2>(&mut b[7..], h as u64);
             digits::<2>(&mut b[10..], mi as u64);
             digits::<2>(&mut b[13..], s as u64);
-            push_ascii(out, &b);
+            push_array(out, &b);
         }
     }
 }
@@ -723,7 +730,7 @@ pub fn timestamp_into(out: &mut String, ms: i64, sep: char) {
     push_month_day_time(out, mo, d, Some((sep as u8, h, mi, s)));
     let mut b = *b".000Z";
     digits::<3>(&mut b[1..], milli as u64);
-    push_ascii(out, &b);
+    push_array(out, &b);
 }
 
 /// cqlsh's default display, `2023-11-14 22:13:20.000000+0000` (UTC),
@@ -735,7 +742,7 @@ pub fn timestamp_cqlsh_into(out: &mut String, ms: i64) {
     push_month_day_time(out, mo, d, Some((b' ', h, mi, s)));
     let mut b = *b".000000+0000";
     digits::<3>(&mut b[1..], milli as u64);
-    push_ascii(out, &b);
+    push_array(out, &b);
 }
 
 /// Cassandra `TimestampType.getString`: `2051-07-16T01:33:31.000Z`.
@@ -780,15 +787,15 @@ fn instant_fraction_into(out: &mut String, nanos: u32) {
     } else if nanos % 1_000_000 == 0 {
         let mut b = *b".000Z";
         digits::<3>(&mut b[1..], n / 1_000_000);
-        push_ascii(out, &b);
+        push_array(out, &b);
     } else if nanos % 1000 == 0 {
         let mut b = *b".000000Z";
         digits::<6>(&mut b[1..], n / 1000);
-        push_ascii(out, &b);
+        push_array(out, &b);
     } else {
         let mut b = *b".000000000Z";
         digits::<9>(&mut b[1..], n);
-        push_ascii(out, &b);
+        push_array(out, &b);
     }
 }
 
@@ -837,7 +844,7 @@ impl DateStrings {
 
     fn instant_into(&mut self, out: &mut String, secs: i64, nanos: u32) {
         match &self.last {
-            [Some((s, text)), _] | [_, Some((s, text))] if *s == secs => push_ascii(out, text),
+            [Some((s, text)), _] | [_, Some((s, text))] if *s == secs => push_array(out, text),
             _ => {
                 let start = out.len();
                 instant_seconds_into(out, secs);
@@ -894,7 +901,7 @@ pub fn time_into(out: &mut String, nanos: i64) {
         digits::<2>(&mut b[3..], s / 60 % 60);
         digits::<2>(&mut b[6..], s % 60);
         digits::<9>(&mut b[9..], (nanos % 1_000_000_000) as u64);
-        push_ascii(out, &b);
+        push_array(out, &b);
     } else {
         push_i64(out, nanos);
     }
@@ -994,7 +1001,7 @@ pub fn uuid_into(out: &mut String, u: &[u8; 16]) {
     for (x, &o) in u.iter().zip(&AT) {
         b[o..o + 2].copy_from_slice(&HEX_PAIRS[usize::from(*x)]);
     }
-    push_ascii(out, &b);
+    push_array(out, &b);
 }
 
 const HEX_LOWER: &[u8; 16] = b"0123456789abcdef";
@@ -1627,6 +1634,9 @@ fn seq_fast(
     if !walk_collection(b, &[elem], |_| {}) {
         return false;
     }
+    // `int` elements (the commonest) are printed here, without the
+    // general dispatch: a 4-byte value is its decimal in every form.
+    let ints = matches!(elem.unreversed(), CqlType::Native(Native::Int));
     out.push(open);
     let mut first = true;
     walk_collection(b, &[elem], |r| {
@@ -1634,7 +1644,10 @@ fn seq_fast(
             out.push_str(", ");
         }
         first = false;
-        write(r, form, out);
+        match r.b.and_then(be::<4>) {
+            Some(v) if ints => push_i64(out, i32::from_be_bytes(v).into()),
+            _ => write(r, form, out),
+        }
     });
     out.push(close);
     true
