@@ -11,7 +11,7 @@
 //! bytes past it are overwritten by the next append or never become part
 //! of the string.
 //!
-//! The `unsafe` is confined to [`push_fixed`]: it writes into capacity that
+//! The `unsafe` is confined to `push_fixed`: it writes into capacity that
 //! was reserved first and only ever exposes ASCII bytes.
 
 /// An ASCII piece of at most `N` bytes stored in an `N`-byte array, for
@@ -89,10 +89,11 @@ impl<const N: usize> Piece<N> {
 }
 
 /// Append the first `len` bytes of `bytes` to `out` by copying all `N`
-/// bytes into its spare capacity. `bytes[..len]` must be ASCII (checked in
-/// debug builds; the callers build them from ASCII only).
+/// bytes into its spare capacity. `bytes[..len]` must be ASCII: crate-only,
+/// for [`Padded`] (checked when built) and the formatters of `java`, which
+/// build their arrays from digits and literals (checked in debug builds).
 #[inline(always)]
-pub fn push_fixed<const N: usize>(out: &mut String, bytes: &[u8; N], len: usize) {
+pub(crate) fn push_fixed<const N: usize>(out: &mut String, bytes: &[u8; N], len: usize) {
     debug_assert!(len <= N && bytes[..len].is_ascii());
     let len = len.min(N);
     out.reserve(N);
