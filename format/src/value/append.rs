@@ -1,5 +1,5 @@
-//! Appending short ASCII runs and integers to a `String` without a `memcpy`
-//! call per piece.
+//! Appending short ASCII runs to a `String` without a `memcpy` call per
+//! piece (and integers, through `itoa`).
 //!
 //! `sstkit dump-data` writes gigabytes of JSON made of short pieces: a
 //! cell's head up to its timestamp (~50 bytes), a 16-digit timestamp, a
@@ -38,12 +38,6 @@ impl<const N: usize> Padded<N> {
         })
     }
 
-    /// The piece.
-    pub fn as_str(&self) -> &str {
-        // The bytes were checked to be ASCII in `new`.
-        std::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or_default()
-    }
-
     /// Append the piece to `out`.
     #[inline(always)]
     pub fn push_to(&self, out: &mut String) {
@@ -67,14 +61,6 @@ impl<const N: usize> Piece<N> {
         match Padded::new(s) {
             Some(p) => Piece::Short(p),
             None => Piece::Long(s.to_owned()),
-        }
-    }
-
-    /// The piece.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Piece::Short(p) => p.as_str(),
-            Piece::Long(s) => s,
         }
     }
 
@@ -111,15 +97,9 @@ pub(crate) fn push_fixed<const N: usize>(out: &mut String, bytes: &[u8; N], len:
     }
 }
 
-/// Append the decimal form of `v` (`itoa`: measured faster here than
-/// laying the digits out into a fixed-size array, SWAR or table-driven,
-/// and appending that).
-#[inline]
-pub fn push_u64(out: &mut String, v: u64) {
-    out.push_str(itoa::Buffer::new().format(v));
-}
-
-/// Append the decimal form of `v` (`Long.toString`).
+/// Append the decimal form of `v` (`Long.toString`), with `itoa`: measured
+/// faster here than laying the digits out into a fixed-size array (SWAR or
+/// table-driven) and appending that.
 #[inline]
 pub fn push_i64(out: &mut String, v: i64) {
     out.push_str(itoa::Buffer::new().format(v));
@@ -128,12 +108,6 @@ pub fn push_i64(out: &mut String, v: i64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn u(v: u64) -> String {
-        let mut s = String::from("x");
-        push_u64(&mut s, v);
-        s
-    }
 
     #[test]
     fn integers_match_the_standard_library() {
@@ -151,7 +125,6 @@ mod tests {
             cases.push(x >> (x % 64));
         }
         for v in cases {
-            assert_eq!(u(v), format!("x{v}"), "{v}");
             let i = v as i64;
             let mut s = String::new();
             push_i64(&mut s, i);
@@ -165,7 +138,6 @@ mod tests {
     #[test]
     fn padded_pieces_append_only_their_length() {
         let p = Padded::<16>::new("\"t\":{").unwrap();
-        assert_eq!(p.as_str(), "\"t\":{");
         let mut s = String::from("ab");
         for _ in 0..100 {
             p.push_to(&mut s);
