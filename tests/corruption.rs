@@ -389,6 +389,17 @@ fn run_case(
     let v = run_limited(&["validate", "-o", "json", &d])?;
     check(&v, "validate")?;
     runs.push(("validate", v.code, v.elapsed));
+    // dump-data stops at the damage with well-formed JSON: a row that
+    // fails to decode half-way is taken back, the partition closed.
+    let dd = run_limited(&["dump-data", "-o", "json", &d])?;
+    check(&dd, "dump-data")?;
+    if let Err(e) = serde_json::from_str::<Value>(&dd.stdout) {
+        return Err(format!(
+            "dump-data on {damage:?}: output is not one JSON document ({e}), exit {}",
+            dd.code
+        ));
+    }
+    runs.push(("dump-data", dd.code, dd.elapsed));
     // validate-checksums flags checksummed damage.
     let vc = run_limited(&["validate-checksums", &d])?;
     check(&vc, "validate-checksums")?;

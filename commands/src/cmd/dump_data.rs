@@ -49,7 +49,7 @@ use std::io::{self, Write};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use sstkit_format::component::Component;
-use sstkit_format::data::{Fragment, ScanReader};
+use sstkit_format::data::{Fragment, Lazy, ScanReader};
 use sstkit_format::statistics::Statistics;
 use sstkit_format::token::Partitioner;
 use sstkit_format::Sstable;
@@ -363,9 +363,27 @@ fn one_partition(
         return Ok(true);
     }
     let mut started = false;
+    let lazy = sink.takes_lazy_rows();
     let r = (|| -> Result<(), Stop> {
         loop {
-            let Some(f) = reader.next_fragment()? else {
+            let next = if lazy {
+                match reader.next_lazy()? {
+                    // Clustered rows go to the sink undecoded.
+                    Some(Lazy::Row(r)) if !r.is_static() => {
+                        if !started {
+                            sink.partition_start(t, &key, &deletion, r.position.0)?;
+                            started = true;
+                        }
+                        sink.lazy_row(t, r).map_err(Stop::Err)?;
+                        continue;
+                    }
+                    Some(other) => Some(other.into_fragment()?),
+                    None => None,
+                }
+            } else {
+                reader.next_fragment()?
+            };
+            let Some(f) = next else {
                 return Err(Stop::Err(CmdError::from(sstkit_format::Error::new(
                     sstkit_format::ErrorKind::UnexpectedEof { need: 1, have: 0 },
                     "end of partition",

@@ -109,7 +109,7 @@ pub struct Table<'h> {
 
 use std::io;
 
-use sstkit_format::data::{Column, ColumnData, RangeTombstoneMarker, Row};
+use sstkit_format::data::{Column, ColumnData, LazyRow, RangeTombstoneMarker, Row};
 use sstkit_format::deletion::DeletionTime;
 use sstkit_format::types::{CqlType, Native};
 
@@ -225,6 +225,20 @@ pub trait Sink {
     /// A clustered row.
     fn row(&mut self, _t: &Table<'_>, _row: &Row<'_>) -> io::Result<()> {
         Ok(())
+    }
+    /// True when clustered rows are to come through [`Sink::lazy_row`]
+    /// (rendered as they are decoded) rather than [`Sink::row`].
+    fn takes_lazy_rows(&self) -> bool {
+        false
+    }
+    /// A clustered row whose columns are decoded as the sink consumes them
+    /// ([`LazyRow::visit`]); only called when [`Sink::takes_lazy_rows`].
+    /// On a decoding error the sink takes back what it wrote of the row
+    /// and returns the error. The default decodes the row whole and hands
+    /// it to [`Sink::row`].
+    fn lazy_row(&mut self, t: &Table<'_>, row: LazyRow<'_>) -> Result<(), crate::CmdError> {
+        let row = row.into_row()?;
+        Ok(self.row(t, &row)?)
     }
     /// A range tombstone bound or boundary.
     fn marker(&mut self, _t: &Table<'_>, _m: &RangeTombstoneMarker<'_>) -> io::Result<()> {

@@ -17,7 +17,10 @@
 use std::io;
 
 use sstkit_format::clustering::{BoundKind, ClusteringPrefix};
-use sstkit_format::data::{Cell, Column, ColumnData, MarkerDeletion, RangeTombstoneMarker, Row};
+use sstkit_format::data::{
+    Cell, Column, ColumnData, ColumnVisitor, LazyRow, LivenessInfo, MarkerDeletion,
+    RangeTombstoneMarker, Row, RowDeletion,
+};
 use sstkit_format::deletion::DeletionTime;
 use sstkit_format::types::CqlType;
 use sstkit_format::value::append::Piece;
@@ -27,6 +30,7 @@ use super::jackson::FLUSH_AT;
 use super::sstabledump::udt_field_index;
 use super::{row_is_empty, tombstones_of, CellTypes, ColumnCache, Sink, Table};
 use crate::output::{ItemMark, JsonOut};
+use crate::CmdError;
 
 /// Writer of the scylla dump-data schema into a [`JsonOut`].
 ///
@@ -64,6 +68,8 @@ struct Out {
 struct LastText {
     value: Option<i64>,
     text: Piece<32>,
+    /// Where the text is rendered (kept: no allocation per new value).
+    scratch: String,
 }
 
 impl LastText {
@@ -71,6 +77,7 @@ impl LastText {
         LastText {
             value: None,
             text: Piece::new(""),
+            scratch: String::with_capacity(32),
         }
     }
 
@@ -83,9 +90,9 @@ impl LastText {
     }
 
     fn refresh(&mut self, v: i64, render: fn(&mut String, i64)) {
-        let mut s = String::with_capacity(32);
-        render(&mut s, v);
-        self.text = Piece::new(&s);
+        self.scratch.clear();
+        render(&mut self.scratch, v);
+        self.text = Piece::new(&self.scratch);
         self.value = Some(v);
     }
 }
@@ -134,6 +141,86 @@ impl ScyllaColumn {
             counter: c.counter,
             types: CellTypes::of(c),
         }
+    }
+}
+
+/// Writes `{$COLUMNS}` as the decoder hands over the column data
+/// ([`ColumnVisitor`]); [`ScyllaWriter::columns`] feeds it a decoded row.
+struct CellsOut<'o> {
+    out: &'o mut Out,
+    cols: &'o mut ColumnCache<ScyllaColumn>,
+    is_static: bool,
+    /// No column written yet.
+    first: bool,
+    /// No element of the open complex column written yet.
+    first_element: bool,
+}
+
+impl<'o> CellsOut<'o> {
+    fn new(out: &'o mut Out, cols: &'o mut ColumnCache<ScyllaColumn>, is_static: bool) -> Self {
+        out.buf.push('{');
+        CellsOut {
+            out,
+            cols,
+            is_static,
+            first: true,
+            first_element: true,
+        }
+    }
+
+    #[inline(always)]
+    fn column_sep(&mut self) {
+        if !self.first {
+            self.out.buf.push(',');
+        }
+        self.first = false;
+    }
+
+    fn finish(self) {
+        self.out.buf.push('}');
+    }
+}
+
+impl<'a> ColumnVisitor<'a> for CellsOut<'_> {
+    #[inline(always)]
+    fn simple(&mut self, column: &'a Column, cell: &Cell<'a>) {
+        self.column_sep();
+        let col = self.cols.get(self.is_static, column, ScyllaColumn::of);
+        self.out.cell(col, &col.simple, cell);
+    }
+
+    fn complex_start(&mut self, column: &'a Column, deletion: Option<DeletionTime>, _: usize) {
+        self.column_sep();
+        let col = self.cols.get(self.is_static, column, ScyllaColumn::of);
+        let out = &mut *self.out;
+        out.buf.push_str(&col.key);
+        out.buf.push('{');
+        if let Some(d) = deletion {
+            out.buf.push_str("\"tombstone\":");
+            out.tombstone(Some(&d));
+            out.buf.push(',');
+        }
+        out.buf.push_str("\"cells\":[");
+        self.first_element = true;
+    }
+
+    #[inline(always)]
+    fn element(&mut self, column: &'a Column, cell: &Cell<'a>) {
+        let col = self.cols.get(self.is_static, column, ScyllaColumn::of);
+        let out = &mut *self.out;
+        if !self.first_element {
+            out.buf.push(',');
+        }
+        self.first_element = false;
+        out.buf.push_str("{\"key\":");
+        out.element_key(col, cell.path.unwrap_or(&[]));
+        out.buf.push_str(",\"value\":");
+        out.cell(col, &col.element, cell);
+        out.buf.push('}');
+    }
+
+    fn complex_end(&mut self, _: &'a Column) {
+        self.out.buf.push_str("]}");
     }
 }
 
@@ -365,57 +452,45 @@ impl<'a, 'w> ScyllaWriter<'a, 'w> {
         }
     }
 
+    /// `{$COLUMNS}` of a decoded row.
     fn columns(&mut self, row: &Row<'_>) {
-        let is_static = row.is_static();
-        let out = &mut self.out;
-        out.buf.push('{');
-        for (i, cd) in row.cells.iter().enumerate() {
-            if i > 0 {
-                out.buf.push(',');
-            }
-            let col = self.cols.get(is_static, cd.column(), ScyllaColumn::of);
+        let mut v = CellsOut::new(&mut self.out, &mut self.cols, row.is_static());
+        for cd in &row.cells {
             match cd {
-                ColumnData::Simple { cell, .. } => out.cell(col, &col.simple, cell),
+                ColumnData::Simple { column, cell } => v.simple(column, cell),
                 ColumnData::Complex {
+                    column,
                     complex_deletion,
                     cells,
-                    ..
                 } => {
-                    out.buf.push_str(&col.key);
-                    out.buf.push('{');
-                    if let Some(d) = complex_deletion {
-                        out.buf.push_str("\"tombstone\":");
-                        out.tombstone(Some(d));
-                        out.buf.push(',');
+                    v.complex_start(column, *complex_deletion, cells.len());
+                    for c in cells {
+                        v.element(column, c);
                     }
-                    out.buf.push_str("\"cells\":[");
-                    for (j, c) in cells.iter().enumerate() {
-                        if j > 0 {
-                            out.buf.push(',');
-                        }
-                        out.buf.push_str("{\"key\":");
-                        out.element_key(col, c.path.unwrap_or(&[]));
-                        out.buf.push_str(",\"value\":");
-                        out.cell(col, &col.element, c);
-                        out.buf.push('}');
-                    }
-                    out.buf.push_str("]}");
+                    v.complex_end(column);
                 }
             }
         }
-        out.buf.push('}');
+        v.finish();
     }
 
-    fn write_row(&mut self, t: &Table<'_>, row: &Row<'_>) -> io::Result<()> {
+    /// A clustering row up to its `"columns":`.
+    fn row_head(
+        &mut self,
+        t: &Table<'_>,
+        clustering: &ClusteringPrefix<'_>,
+        deletion: Option<&RowDeletion>,
+        liveness: Option<&LivenessInfo>,
+    ) {
         self.element_sep();
         let out = &mut self.out;
         out.buf.push_str("{\"type\":\"clustering-row\",\"key\":");
-        out.clustering_key(t, &row.clustering);
-        if let Some(d) = &row.deletion {
+        out.clustering_key(t, clustering);
+        if let Some(d) = deletion {
             out.buf.push_str(",\"tombstone\":");
             out.tombstone(Some(&d.time));
         }
-        if let Some(l) = &row.liveness {
+        if let Some(l) = liveness {
             out.buf.push_str(",\"marker\":{\"timestamp\":");
             out.ts.push(&mut out.buf, l.timestamp, java::push_i64);
             if let (Some(ttl), Some(ldt)) = (l.ttl, l.local_expiration_time) {
@@ -428,6 +503,15 @@ impl<'a, 'w> ScyllaWriter<'a, 'w> {
             out.buf.push('}');
         }
         out.buf.push_str(",\"columns\":");
+    }
+
+    fn write_row(&mut self, t: &Table<'_>, row: &Row<'_>) -> io::Result<()> {
+        self.row_head(
+            t,
+            &row.clustering,
+            row.deletion.as_ref(),
+            row.liveness.as_ref(),
+        );
         self.columns(row);
         self.out.buf.push('}');
         self.wrote()
@@ -547,6 +631,30 @@ impl Sink for ScyllaWriter<'_, '_> {
             };
         }
         self.write_row(t, row)
+    }
+
+    fn takes_lazy_rows(&self) -> bool {
+        !self.tombstones_only
+    }
+
+    fn lazy_row(&mut self, t: &Table<'_>, row: LazyRow<'_>) -> Result<(), CmdError> {
+        let (start, elements) = (self.out.buf.len(), self.elements);
+        self.row_head(
+            t,
+            &row.clustering,
+            row.deletion.as_ref(),
+            row.liveness.as_ref(),
+        );
+        let mut v = CellsOut::new(&mut self.out, &mut self.cols, false);
+        if let Err(e) = row.visit(&mut v) {
+            // Take the row back: the output stays what it was before it.
+            self.out.buf.truncate(start);
+            self.elements = elements;
+            return Err(e.into());
+        }
+        v.finish();
+        self.out.buf.push('}');
+        Ok(self.wrote()?)
     }
 
     fn marker(&mut self, t: &Table<'_>, m: &RangeTombstoneMarker<'_>) -> io::Result<()> {

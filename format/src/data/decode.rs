@@ -102,7 +102,7 @@ impl Spare {
         }
     }
 
-    fn keep_values(&mut self, v: Vec<Option<&[u8]>>) {
+    pub(crate) fn keep_values(&mut self, v: Vec<Option<&[u8]>>) {
         if v.capacity() > self.values.capacity() {
             self.values = reuse(v);
         }
@@ -303,25 +303,32 @@ impl Present<'_> {
         }
     }
 
+    /// The next present column. The common encodings (all columns, a
+    /// bitmap) are inlined into the row loop; the listed ones are not.
+    #[inline(always)]
     fn next(&mut self) -> Result<Option<usize>> {
+        match self {
+            Present::All { next, n } => Ok(if *next < *n {
+                *next += 1;
+                Some(*next - 1)
+            } else {
+                None
+            }),
+            Present::Bits(bits) => Ok(if *bits == 0 {
+                None
+            } else {
+                let i = bits.trailing_zeros() as usize;
+                *bits &= *bits - 1;
+                Some(i)
+            }),
+            _ => self.next_listed(),
+        }
+    }
+
+    #[inline(never)]
+    fn next_listed(&mut self) -> Result<Option<usize>> {
         Ok(match self {
-            Present::All { next, n } => {
-                if *next < *n {
-                    *next += 1;
-                    Some(*next - 1)
-                } else {
-                    None
-                }
-            }
-            Present::Bits(bits) => {
-                if *bits == 0 {
-                    None
-                } else {
-                    let i = bits.trailing_zeros() as usize;
-                    *bits &= *bits - 1;
-                    Some(i)
-                }
-            }
+            Present::All { .. } | Present::Bits(_) => None,
             Present::Listed { list, left } => {
                 if *left == 0 {
                     None
@@ -509,6 +516,257 @@ fn push<T>(v: &mut Vec<T>, x: T) {
     }
 }
 
+/// A receiver of a row's column data, called in data order as
+/// [`LazyRow::visit`] decodes it: no `Vec` of cells is built in between.
+///
+/// A complex column is `complex_start`, one `element` per cell (in path
+/// order), then `complex_end`. The cells borrow the reader's window, like
+/// the fields of a [`Row`].
+pub trait ColumnVisitor<'a> {
+    /// A simple column's cell.
+    fn simple(&mut self, column: &'a Column, cell: &Cell<'a>);
+    /// A complex column starts: its collection-level deletion (as in
+    /// [`ColumnData::Complex`]) and how many cells follow.
+    fn complex_start(
+        &mut self,
+        column: &'a Column,
+        complex_deletion: Option<DeletionTime>,
+        count: usize,
+    );
+    /// One cell of the complex column being visited.
+    fn element(&mut self, column: &'a Column, cell: &Cell<'a>);
+    /// The complex column ends.
+    fn complex_end(&mut self, column: &'a Column);
+}
+
+/// What a [`LazyRow`] reports to the reader it came from: errors (which
+/// fuse the reader and get its file / partition context) and the clustering
+/// values' allocation, for the next rows to reuse.
+pub(crate) trait RowHome {
+    /// The error with the reader's context; the reader is fused.
+    fn fail(&self, e: crate::error::Error) -> crate::error::Error;
+    /// The reader's spare allocations.
+    fn spare(&self) -> &std::cell::RefCell<Spare>;
+}
+
+/// A row whose head is decoded (everything but the column data) and whose
+/// columns are decoded as they are consumed: by a [`ColumnVisitor`]
+/// ([`LazyRow::visit`], no intermediate vectors) or into a [`Row`]
+/// ([`LazyRow::into_row`]). Errors in the column data surface then.
+///
+/// The fields mean what they mean in [`Row`].
+pub struct LazyRow<'a> {
+    /// Uncompressed position of the row's flags byte.
+    pub position: DataPos,
+    /// Total bytes of the unfiltered, flags to last cell byte.
+    pub size: u64,
+    /// Clustering values ([`BoundKind::StaticClustering`] for the static row).
+    pub clustering: ClusteringPrefix<'a>,
+    /// Flags as stored.
+    pub flags: RowFlags,
+    /// `row_size` as stored.
+    pub row_size: u64,
+    /// `prev_unfiltered_size` as stored.
+    pub prev_unfiltered_size: u64,
+    /// Primary-key liveness (row marker), if any.
+    pub liveness: Option<LivenessInfo>,
+    /// Row deletion, if any.
+    pub deletion: Option<RowDeletion>,
+    /// Scylla's shadowable row tombstone, if any.
+    pub scylla_shadowable_deletion: Option<DeletionTime>,
+    columns: Columns<'a>,
+    home: Option<&'a dyn RowHome>,
+}
+
+impl std::fmt::Debug for LazyRow<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LazyRow")
+            .field("position", &self.position)
+            .field("size", &self.size)
+            .field("clustering", &self.clustering)
+            .field("flags", &self.flags)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The undecoded column data of a row and what decoding it needs.
+struct Columns<'a> {
+    /// The row body from the first column on.
+    body: Cur<'a>,
+    present: Present<'a>,
+    set: &'a [Column],
+    deltas: &'a DeltaBase,
+    liveness: Option<LivenessInfo>,
+    has_complex_deletion: bool,
+    row_size: u64,
+}
+
+impl<'a> Columns<'a> {
+    /// Decode every column into `v`, then check that the body is used up.
+    #[inline(always)]
+    fn visit<V: ColumnVisitor<'a>>(self, v: &mut V) -> Result<()> {
+        let Columns {
+            mut body,
+            mut present,
+            set,
+            deltas: d,
+            liveness,
+            has_complex_deletion,
+            row_size,
+        } = self;
+        while let Some(i) = present.next()? {
+            let Some(column) = set.get(i) else {
+                return Err(body.bad(
+                    "column index",
+                    format!("column index {i} beyond the superset"),
+                ));
+            };
+            if column.complex {
+                let complex_deletion = if has_complex_deletion {
+                    let dt = delta_deletion(&mut body, d, "complex deletion")?;
+                    // NOTE: HAS_COMPLEX_DELETION forces a deletion on every complex
+                    // column; LIVE shows up as mfda == i64::MIN (§3.8, §15.10).
+                    (dt.marked_for_delete_at != i64::MIN).then_some(dt)
+                } else {
+                    None
+                };
+                let n = body.uvint("complex cell count")?;
+                // A cell is at least a flags byte and a path length.
+                let n = body.count(n, 2, "complex cell count")?;
+                v.complex_start(column, complex_deletion, n);
+                for _ in 0..n {
+                    let c = cell(&mut body, column, d, liveness.as_ref())?;
+                    v.element(column, &c);
+                }
+                v.complex_end(column);
+            } else {
+                let c = cell(&mut body, column, d, liveness.as_ref())?;
+                v.simple(column, &c);
+            }
+        }
+        if !body.is_empty() {
+            return Err(body.bad(
+                "row body",
+                format!(
+                    "row_size {row_size} does not match the row body: {} bytes left after the last column",
+                    body.remaining()
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// [`ColumnVisitor`] that collects the column data of a [`Row`], in
+/// allocations taken from a [`Spare`].
+struct Collect<'a, 's> {
+    cells: Vec<ColumnData<'a>>,
+    /// The complex column being collected: its deletion and cells.
+    complex: (Option<DeletionTime>, Vec<Cell<'a>>),
+    spare: &'s mut Spare,
+}
+
+impl<'a> ColumnVisitor<'a> for Collect<'a, '_> {
+    #[inline(always)]
+    fn simple(&mut self, column: &'a Column, cell: &Cell<'a>) {
+        push(
+            &mut self.cells,
+            ColumnData::Simple {
+                column,
+                cell: *cell,
+            },
+        );
+    }
+
+    #[inline(always)]
+    fn complex_start(&mut self, _: &'a Column, deletion: Option<DeletionTime>, count: usize) {
+        let mut cs: Vec<Cell<'a>> = reuse(self.spare.complex.pop().unwrap_or_default());
+        cs.reserve(count);
+        self.complex = (deletion, cs);
+    }
+
+    #[inline(always)]
+    fn element(&mut self, _: &'a Column, cell: &Cell<'a>) {
+        push(&mut self.complex.1, *cell);
+    }
+
+    #[inline(always)]
+    fn complex_end(&mut self, column: &'a Column) {
+        let (complex_deletion, cells) = std::mem::take(&mut self.complex);
+        push(
+            &mut self.cells,
+            ColumnData::Complex {
+                column,
+                complex_deletion,
+                cells,
+            },
+        );
+    }
+}
+
+impl<'a> LazyRow<'a> {
+    /// True for the static row.
+    pub fn is_static(&self) -> bool {
+        self.flags.is_static()
+    }
+
+    /// Decode the column data into `v`. An error here (corrupt column data)
+    /// fuses the reader the row came from, as `next_fragment` would have.
+    pub fn visit<V: ColumnVisitor<'a>>(mut self, v: &mut V) -> Result<()> {
+        let r = self.columns.visit(v);
+        let values = std::mem::take(&mut self.clustering.values);
+        match self.home {
+            Some(h) => {
+                h.spare().borrow_mut().keep_values(values);
+                r.map_err(|e| h.fail(e))
+            }
+            None => r,
+        }
+    }
+
+    /// Decode the column data into a [`Row`] (the allocations come from the
+    /// reader's spares).
+    pub fn into_row(self) -> Result<Row<'a>> {
+        match self.home {
+            Some(h) => {
+                let r = self.collect(&mut h.spare().borrow_mut());
+                r.map_err(|e| h.fail(e))
+            }
+            None => self.collect(&mut Spare::default()),
+        }
+    }
+
+    /// [`LazyRow::into_row`] with the allocations from `spare`.
+    fn collect(self, spare: &mut Spare) -> Result<Row<'a>> {
+        // Each present column takes at least one byte, which bounds the capacity.
+        let cap = self
+            .columns
+            .present
+            .count_hint()
+            .min(self.columns.body.remaining());
+        let mut cells: Vec<ColumnData<'a>> = reuse(std::mem::take(&mut spare.cells));
+        cells.reserve(cap);
+        let mut c = Collect {
+            cells,
+            complex: (None, Vec::new()),
+            spare,
+        };
+        self.columns.visit(&mut c)?;
+        Ok(Row {
+            position: self.position,
+            size: self.size,
+            clustering: self.clustering,
+            flags: self.flags,
+            row_size: self.row_size,
+            prev_unfiltered_size: self.prev_unfiltered_size,
+            liveness: self.liveness,
+            deletion: self.deletion,
+            scylla_shadowable_deletion: self.scylla_shadowable_deletion,
+            cells: c.cells,
+        })
+    }
+}
+
 /// Decode a whole row from a cursor holding exactly its bytes (as measured),
 /// in allocations taken from `spare`.
 pub(crate) fn decode_row<'a>(
@@ -517,6 +775,18 @@ pub(crate) fn decode_row<'a>(
     position: DataPos,
     spare: &mut Spare,
 ) -> Result<Row<'a>> {
+    decode_row_head(cur, schema, position, spare, None)?.collect(spare)
+}
+
+/// Decode a row's head from a cursor holding exactly its bytes (as
+/// measured); the cursor is left empty, the column data in the [`LazyRow`].
+pub(crate) fn decode_row_head<'a>(
+    cur: &mut Cur<'a>,
+    schema: &'a DataSchema,
+    position: DataPos,
+    spare: &mut Spare,
+    home: Option<&'a dyn RowHome>,
+) -> Result<LazyRow<'a>> {
     let start = cur.pos();
     let flags = cur.u8("row flags")?;
     let ext = if flags & rf::EXTENSION_FLAG != 0 {
@@ -584,7 +854,7 @@ pub(crate) fn decode_row<'a>(
         &schema.regular_columns
     };
     let columns = set.columns();
-    let mut present = if flags & rf::HAS_ALL_COLUMNS != 0 {
+    let present = if flags & rf::HAS_ALL_COLUMNS != 0 {
         Present::All {
             next: 0,
             n: columns.len(),
@@ -592,58 +862,7 @@ pub(crate) fn decode_row<'a>(
     } else {
         missing_columns(&mut body, columns.len())?
     };
-    // Each present column takes at least one byte, which bounds the capacity.
-    let cap = present.count_hint().min(body.remaining());
-    let mut cells: Vec<ColumnData<'a>> = reuse(std::mem::take(&mut spare.cells));
-    cells.reserve(cap);
-    let has_complex_deletion = flags & rf::HAS_COMPLEX_DELETION != 0;
-    while let Some(i) = present.next()? {
-        let Some(column) = columns.get(i) else {
-            return Err(body.bad(
-                "column index",
-                format!("column index {i} beyond the superset"),
-            ));
-        };
-        if column.complex {
-            let complex_deletion = if has_complex_deletion {
-                let dt = delta_deletion(&mut body, d, "complex deletion")?;
-                // NOTE: HAS_COMPLEX_DELETION forces a deletion on every complex
-                // column; LIVE shows up as mfda == i64::MIN (§3.8, §15.10).
-                (dt.marked_for_delete_at != i64::MIN).then_some(dt)
-            } else {
-                None
-            };
-            let n = body.uvint("complex cell count")?;
-            // A cell is at least a flags byte and a path length.
-            let n = body.count(n, 2, "complex cell count")?;
-            let mut cs: Vec<Cell<'a>> = reuse(spare.complex.pop().unwrap_or_default());
-            cs.reserve(n);
-            for _ in 0..n {
-                push(&mut cs, cell(&mut body, column, d, liveness.as_ref())?);
-            }
-            push(
-                &mut cells,
-                ColumnData::Complex {
-                    column,
-                    complex_deletion,
-                    cells: cs,
-                },
-            );
-        } else {
-            let c = cell(&mut body, column, d, liveness.as_ref())?;
-            push(&mut cells, ColumnData::Simple { column, cell: c });
-        }
-    }
-    if !body.is_empty() {
-        return Err(body.bad(
-            "row body",
-            format!(
-                "row_size {row_size} does not match the row body: {} bytes left after the last column",
-                body.remaining()
-            ),
-        ));
-    }
-    Ok(Row {
+    Ok(LazyRow {
         position,
         size: (cur.pos() - start) as u64,
         clustering,
@@ -653,7 +872,16 @@ pub(crate) fn decode_row<'a>(
         liveness,
         deletion,
         scylla_shadowable_deletion,
-        cells,
+        columns: Columns {
+            body,
+            present,
+            set: columns,
+            deltas: d,
+            liveness,
+            has_complex_deletion: flags & rf::HAS_COMPLEX_DELETION != 0,
+            row_size,
+        },
+        home,
     })
 }
 

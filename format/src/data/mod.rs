@@ -70,12 +70,12 @@ mod tests;
 #[cfg(test)]
 mod corpus_tests;
 
-pub use decode::Spare;
+pub use decode::{ColumnVisitor, LazyRow, Spare};
 pub use model::{
     Cell, ColumnData, Fragment, LivenessInfo, MarkerDeletion, RangeTombstoneMarker, Row,
     RowDeletion, RowFlags,
 };
-pub use reader::{Finding, FindingKind, PartitionReader, ReaderOptions, ScanReader};
+pub use reader::{Finding, FindingKind, Lazy, PartitionReader, ReaderOptions, ScanReader};
 pub use schema::{Column, ColumnSet, DataSchema, DeltaBase};
 pub use source::DataSource;
 

@@ -36,7 +36,7 @@ use crate::sstable::Sstable;
 use crate::statistics::SerializationHeader;
 use crate::version::Features;
 
-use super::decode::{self, Head, Spare};
+use super::decode::{self, Head, LazyRow, RowHome, Spare};
 use super::legacy::{Layout, LegacyState, Step};
 use super::model::Fragment;
 use super::schema::DataSchema;
@@ -114,6 +114,26 @@ enum Plan {
     Row { len: usize },
     Marker { len: usize },
     End,
+}
+
+/// What [`ScanReader::next_lazy`] hands out.
+#[derive(Debug)]
+pub enum Lazy<'a> {
+    /// A static or clustered row, its columns not decoded yet.
+    Row(LazyRow<'a>),
+    /// Anything else (and every fragment of a legacy file).
+    Other(Fragment<'a>),
+}
+
+impl<'a> Lazy<'a> {
+    /// The fragment, decoded in full.
+    pub fn into_fragment(self) -> Result<Fragment<'a>> {
+        match self {
+            Lazy::Other(f) => Ok(f),
+            Lazy::Row(r) if r.is_static() => r.into_row().map(Fragment::StaticRow),
+            Lazy::Row(r) => r.into_row().map(Fragment::Row),
+        }
+    }
 }
 
 /// The shared machinery of both readers.
@@ -286,7 +306,19 @@ impl<'s> Inner<'s> {
         self.failed.set(true);
         self.ctx(e)
     }
+}
 
+impl RowHome for Inner<'_> {
+    fn fail(&self, e: Error) -> Error {
+        Inner::fail(self, e)
+    }
+
+    fn spare(&self) -> &RefCell<Spare> {
+        &self.spare
+    }
+}
+
+impl Inner<'_> {
     /// Run `measure` on the window, growing it while the decoder runs short
     /// and the file has more. Returns the measure's result and the number of
     /// bytes it consumed.
@@ -517,6 +549,48 @@ impl<'s> Inner<'s> {
             ));
         }
         Ok(f)
+    }
+
+    /// [`Inner::decode`], rows left lazy.
+    fn decode_lazy(&self, plan: Plan) -> Result<Lazy<'_>> {
+        let len = match plan {
+            Plan::Static { len } | Plan::Row { len } => len,
+            other => return self.decode(other).map(Lazy::Other),
+        };
+        let position = DataPos(self.src.position().0 - len as u64);
+        let bytes = self.src.behind(len);
+        let mut cur = crate::cur::Cur::new(bytes, Component::Data, position.0);
+        let row = decode::decode_row_head(
+            &mut cur,
+            &self.schema,
+            position,
+            &mut self.spare.borrow_mut(),
+            Some(self),
+        )?;
+        if !cur.is_empty() {
+            // Cannot happen when measure and decode agree; kept as a guard.
+            return Err(cur.bad(
+                "unfiltered",
+                "decoded length differs from the measured length",
+            ));
+        }
+        Ok(Lazy::Row(row))
+    }
+
+    fn next_lazy(&mut self) -> Result<Option<Lazy<'_>>> {
+        if self.failed.get() || self.legacy.is_some() {
+            return Ok(self.next_fragment()?.map(Lazy::Other));
+        }
+        let plan = match self.prepare(false) {
+            Ok(Some(p)) => p,
+            Ok(None) => return Ok(None),
+            Err(e) => return Err(self.fail(e)),
+        };
+        let this = &*self;
+        match this.decode_lazy(plan) {
+            Ok(f) => Ok(Some(f)),
+            Err(e) => Err(this.fail(e)),
+        }
     }
 
     fn next_fragment(&mut self) -> Result<Option<Fragment<'_>>> {
@@ -752,6 +826,15 @@ impl<'s> ScanReader<'s> {
     /// The next fragment, `Ok(None)` at the end of the data (or after an error).
     pub fn next_fragment(&mut self) -> Result<Option<Fragment<'_>>> {
         self.inner.next_fragment()
+    }
+
+    /// [`ScanReader::next_fragment`], with rows (static or clustered) left
+    /// undecoded past their head ([`LazyRow`]): a caller that renders
+    /// cells as they are decoded ([`LazyRow::visit`]) skips building a
+    /// [`Row`](super::Row). Legacy (pre-3.0) files give only
+    /// [`Lazy::Other`].
+    pub fn next_lazy(&mut self) -> Result<Option<Lazy<'_>>> {
+        self.inner.next_lazy()
     }
 
     /// Skip the rest of the current partition (or, between partitions, the

@@ -97,12 +97,59 @@ pub(crate) fn push_fixed<const N: usize>(out: &mut String, bytes: &[u8; N], len:
     }
 }
 
+/// Append `s` like `push_str`, without a `memcpy` call when it is at most
+/// 64 bytes long: two overlapping copies of a power-of-two size cover it
+/// (what `memcpy` does inside, here inlined). Integers, short texts and
+/// ASCII runs of the dump writers are mostly this short.
+#[inline(always)]
+pub fn push_str_short(out: &mut String, s: &str) {
+    let n = s.len();
+    if n > 64 {
+        out.push_str(s);
+        return;
+    }
+    out.reserve(64);
+    // SAFETY: `reserve(64)` leaves at least 64 bytes of capacity after the
+    // length, and every copy below writes inside `[len, len + n)` with
+    // n <= 64, reading inside `s` (each pair of copies is of a size k with
+    // k <= n <= 2k, at offsets 0 and n - k). So exactly the bytes of `s`
+    // are appended, and a `str` appended whole keeps the `String` UTF-8.
+    unsafe {
+        let v = out.as_mut_vec();
+        let len = v.len();
+        let dst = v.as_mut_ptr().add(len);
+        let src = s.as_ptr();
+        #[inline(always)]
+        unsafe fn two<const K: usize>(src: *const u8, dst: *mut u8, n: usize) {
+            std::ptr::copy_nonoverlapping(src, dst, K);
+            std::ptr::copy_nonoverlapping(src.add(n - K), dst.add(n - K), K);
+        }
+        if n >= 16 {
+            if n >= 32 {
+                two::<32>(src, dst, n);
+            } else {
+                two::<16>(src, dst, n);
+            }
+        } else if n >= 8 {
+            two::<8>(src, dst, n);
+        } else if n >= 4 {
+            two::<4>(src, dst, n);
+        } else if n > 0 {
+            // 1 to 3 bytes: first, middle and last.
+            *dst = *src;
+            *dst.add(n / 2) = *src.add(n / 2);
+            *dst.add(n - 1) = *src.add(n - 1);
+        }
+        v.set_len(len + n);
+    }
+}
+
 /// Append the decimal form of `v` (`Long.toString`), with `itoa`: measured
 /// faster here than laying the digits out into a fixed-size array (SWAR or
 /// table-driven) and appending that.
 #[inline]
 pub fn push_i64(out: &mut String, v: i64) {
-    out.push_str(itoa::Buffer::new().format(v));
+    push_str_short(out, itoa::Buffer::new().format(v));
 }
 
 #[cfg(test)]
@@ -133,6 +180,29 @@ mod tests {
         let mut s = String::new();
         push_i64(&mut s, i64::MIN);
         assert_eq!(s, i64::MIN.to_string());
+    }
+
+    #[test]
+    fn short_strings_append_exactly() {
+        let text: String = (0..200u32)
+            .map(|i| char::from_u32(0x20 + (i * 7919) % 0x250).unwrap_or('x'))
+            .collect();
+        for start in 0..8 {
+            for n in 0..=text.len().min(100) {
+                let Some(piece) = text.get(start..(start + n).min(text.len())) else {
+                    continue;
+                };
+                let mut a = String::from("head:");
+                let mut b = a.clone();
+                push_str_short(&mut a, piece);
+                b.push_str(piece);
+                assert_eq!(a, b, "start {start} len {n}");
+                // The spare capacity is not part of the string.
+                push_str_short(&mut a, "|");
+                b.push('|');
+                assert_eq!(a, b);
+            }
+        }
     }
 
     #[test]

@@ -1138,6 +1138,17 @@ fn json_escape_ascii_prefix(out: &mut String, b: &[u8]) -> usize {
         w & HI == 0 && !word_needs_escape(w)
     };
     loop {
+        while let Some(w) = b.get(i..i + 16) {
+            if !clean16(w) {
+                break;
+            }
+            i += 16;
+        }
+        // Fewer than 16 bytes left: test the last 16 (overlapping what was
+        // checked) in one go.
+        if b.len() - i < 16 && b.len() >= 16 && clean16(&b[b.len() - 16..]) {
+            i = b.len();
+        }
         while let Some(w) = b.get(i..i + 8) {
             if !clean(w) {
                 break;
@@ -1165,6 +1176,44 @@ fn json_escape_ascii_prefix(out: &mut String, b: &[u8]) -> usize {
     i
 }
 
+/// True when the 16 bytes of `w` are ASCII that JSON writes as is (no
+/// control character, `"` or `\\`): one SSE2 compare per class.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn clean16(w: &[u8]) -> bool {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8,
+    };
+    if w.len() < 16 {
+        return false;
+    }
+    // SAFETY: SSE2 is part of the x86_64 baseline, and the unaligned load
+    // reads the first 16 bytes of `w`, which has at least 16.
+    unsafe {
+        let v = _mm_loadu_si128(w.as_ptr().cast());
+        // Signed: bytes >= 0x80 are negative, so below 0x20 too.
+        let low = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
+        let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+        let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+        _mm_movemask_epi8(_mm_or_si128(low, _mm_or_si128(quote, backslash))) == 0
+    }
+}
+
+/// [`clean16`] elsewhere: two words.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn clean16(w: &[u8]) -> bool {
+    const HI: u64 = 0x8080_8080_8080_8080;
+    w.len() >= 16
+        && w[..16].chunks_exact(8).all(|c| {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(c);
+            let x = u64::from_le_bytes(a);
+            x & HI == 0 && !word_needs_escape(x)
+        })
+}
+
 /// Append a run the escape scan found to be ASCII.
 #[inline]
 fn push_ascii_run(out: &mut String, run: &[u8]) {
@@ -1172,7 +1221,8 @@ fn push_ascii_run(out: &mut String, run: &[u8]) {
     // SAFETY: `json_escape_ascii_prefix` only passes bytes it checked are
     // below 0x80 (whole words without a high bit, or single bytes), and
     // ASCII is valid UTF-8 on its own.
-    unsafe { out.as_mut_vec() }.extend_from_slice(run);
+    let run = unsafe { std::str::from_utf8_unchecked(run) };
+    super::append::push_str_short(out, run);
 }
 
 /// The escape of ASCII byte `c` whose [`JSON_ESCAPES`] entry is `e`.
@@ -2271,13 +2321,15 @@ mod tests {
 
     #[test]
     fn escapes_match_the_reference() {
-        // Every position of every special byte, in strings of 0..40 bytes
-        // (word-sized runs, the overlapping tail), ASCII and not.
+        // Every position of every special byte, in strings of 0..80 bytes
+        // (16- and 8-byte runs, the overlapping tails, appends of up to 64
+        // bytes and longer), ASCII and not.
         let specials = ["\"", "\\", "\n", "\u{1}", "\u{1f}", "é", "€", "\u{7f}", "/"];
-        for len in 0..40 {
+        let base = "abcdefghijklmnopqrstuvwxyz0123456789ABCD".repeat(2);
+        for len in 0..80 {
             for sp in specials {
                 for at in 0..=len {
-                    let mut s: String = "abcdefghijklmnopqrstuvwxyz0123456789ABCD"[..len].into();
+                    let mut s: String = base[..len].into();
                     s.insert_str(at, sp);
                     let want = escape_reference(&s);
                     let mut a = String::new();
