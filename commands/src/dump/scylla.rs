@@ -24,7 +24,7 @@ use sstkit_format::data::{
 use sstkit_format::deletion::DeletionTime;
 use sstkit_format::types::CqlType;
 use sstkit_format::value::append::Piece;
-use sstkit_format::value::java::{self, render, render_json_escaped, Form};
+use sstkit_format::value::java::{self, render, render_json_escaped, Form, JsonStr};
 
 use super::jackson::FLUSH_AT;
 use super::sstabledump::udt_field_index;
@@ -61,6 +61,10 @@ struct Out {
     ts: LastText,
     /// The last deletion / expiry time (`gc_time`).
     gc: LastText,
+    /// The last `$TOMBSTONE` written: (timestamp, deletion time) and text.
+    tomb: (Option<(i64, i64)>, Piece<80>),
+    /// How the clustering values are rendered (the table's, made once).
+    ck: Vec<Kind>,
 }
 
 /// The text of the last value rendered, reused while the value repeats
@@ -108,6 +112,23 @@ struct ScyllaColumn {
     element: [Piece<64>; 2],
     counter: bool,
     types: CellTypes,
+    /// How the value of a simple cell is rendered.
+    value: Kind,
+    /// How element values are rendered (`None`: per UDT field).
+    element_value: Option<Kind>,
+    /// How cell paths (map keys, set elements) are rendered.
+    path: Option<Kind>,
+}
+
+/// A value renderer chosen once per type ([`JsonStr`] and the form).
+#[derive(Clone, Copy)]
+struct Kind(JsonStr, Form);
+
+impl Kind {
+    fn of(ty: &CqlType) -> Kind {
+        let form = scylla_form(ty);
+        Kind(JsonStr::of(ty, form), form)
+    }
 }
 
 /// The start of a cell, up to its timestamp, live (`[0]`) and dead.
@@ -134,12 +155,21 @@ impl ScyllaColumn {
             "regular"
         })
         .map(|h| Piece::new(&h));
+        let types = CellTypes::of(c);
+        let is_udt = matches!(types.ty, CqlType::Udt { .. });
         ScyllaColumn {
             key,
             simple,
             element,
             counter: c.counter,
-            types: CellTypes::of(c),
+            value: Kind::of(&types.ty),
+            element_value: (!is_udt).then(|| Kind::of(types.value_type(Some(&[])))),
+            path: if is_udt {
+                None
+            } else {
+                types.path.as_ref().map(Kind::of)
+            },
+            types,
         }
     }
 }
@@ -281,16 +311,34 @@ impl Out {
         self.buf.push('"');
     }
 
+    /// `"<text>"` of a value whose renderer was chosen beforehand.
+    #[inline]
+    fn value_string_as(&mut self, kind: Kind, ty: &CqlType, b: &[u8]) {
+        self.buf.push('"');
+        kind.0
+            .render(ty, b, kind.1, &mut self.buf, &mut self.scratch);
+        self.buf.push('"');
+    }
+
+    /// `$TOMBSTONE`; the text of the last one is kept (the complex columns
+    /// of a row mostly share their deletion).
     fn tombstone(&mut self, d: Option<&DeletionTime>) {
         match d {
             None => self.buf.push_str("{}"),
             Some(d) => {
-                self.buf.push_str("{\"timestamp\":");
-                java::push_i64(&mut self.buf, d.marked_for_delete_at);
-                self.buf.push_str(",\"deletion_time\":\"");
-                self.gc
-                    .push(&mut self.buf, d.local_deletion_time, gc_time_into);
-                self.buf.push_str("\"}");
+                let key = (d.marked_for_delete_at, d.local_deletion_time);
+                if self.tomb.0 != Some(key) {
+                    let mut s = std::mem::take(&mut self.scratch);
+                    s.clear();
+                    s.push_str("{\"timestamp\":");
+                    java::push_i64(&mut s, d.marked_for_delete_at);
+                    s.push_str(",\"deletion_time\":\"");
+                    self.gc.push(&mut s, d.local_deletion_time, gc_time_into);
+                    s.push_str("\"}");
+                    self.tomb = (Some(key), Piece::new(&s));
+                    self.scratch = s;
+                }
+                self.tomb.1.push_to(&mut self.buf);
             }
         }
     }
@@ -309,11 +357,12 @@ impl Out {
             if i > 0 {
                 self.buf.push(':');
             }
-            match t.header.clustering_types.get(i) {
-                Some(ty) => {
-                    render_json_escaped(ty, v, scylla_form(ty), &mut self.buf, &mut self.scratch)
-                }
-                None => java::hex_into(&mut self.buf, v),
+            if self.ck.len() != t.header.clustering_types.len() {
+                self.ck = t.header.clustering_types.iter().map(Kind::of).collect();
+            }
+            match (t.header.clustering_types.get(i), self.ck.get(i)) {
+                (Some(ty), Some(k)) => k.0.render(ty, v, k.1, &mut self.buf, &mut self.scratch),
+                _ => java::hex_into(&mut self.buf, v),
             }
         }
         self.buf.push_str("\"}");
@@ -365,7 +414,16 @@ impl Out {
         if col.counter {
             counter_shards(&mut self.buf, c.value);
         } else {
-            self.value_string(col.types.value_type(c.path), c.value);
+            let kind = if c.path.is_none() {
+                Some(col.value)
+            } else {
+                col.element_value
+            };
+            let ty = col.types.value_type(c.path);
+            match kind {
+                Some(k) => self.value_string_as(k, ty, c.value),
+                None => self.value_string(ty, c.value),
+            }
         }
         self.buf.push('}');
     }
@@ -380,9 +438,12 @@ impl Out {
                     None => java::hex_into(&mut self.buf, path),
                 }
             }
-            (_, Some(pt)) => {
-                render_json_escaped(pt, path, scylla_form(pt), &mut self.buf, &mut self.scratch)
-            }
+            (_, Some(pt)) => match col.path {
+                Some(k) => k.0.render(pt, path, k.1, &mut self.buf, &mut self.scratch),
+                None => {
+                    render_json_escaped(pt, path, scylla_form(pt), &mut self.buf, &mut self.scratch)
+                }
+            },
             (_, None) => java::hex_into(&mut self.buf, path),
         }
         self.buf.push('"');
@@ -403,6 +464,8 @@ impl<'a, 'w> ScyllaWriter<'a, 'w> {
                 scratch: String::new(),
                 ts: LastText::new(),
                 gc: LastText::new(),
+                tomb: (None, Piece::new("")),
+                ck: Vec::new(),
             },
             cols: ColumnCache::new(),
             part: None,

@@ -595,6 +595,19 @@ pub fn decode_prefix(types: &[CqlType], b: &[u8]) -> DecodedPrefix {
     d
 }
 
+/// True when `b` is a `float` / `double` NaN of type `t`.
+fn is_nan(t: &CqlType, b: &[u8]) -> bool {
+    match (base(t).0, b.len()) {
+        (Some(Form::Float(4)), 4) => f32::from_be_bytes([b[0], b[1], b[2], b[3]]).is_nan(),
+        (Some(Form::Float(8)), 8) => {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(b);
+            f64::from_be_bytes(a).is_nan()
+        }
+        _ => false,
+    }
+}
+
 /// The floor and ceiling clustering bounds of a row-index separator (see
 /// the module docs): every clustering encoded `>= sep` is `>= floor`, every
 /// one encoded `<= sep` is `<= ceiling`.
@@ -604,8 +617,14 @@ pub fn separator_bounds(types: &[CqlType], sep: &[u8]) -> (OwnedClustering, Owne
     // NOTE: row clusterings are never null, so a real separator holds no null
     // component; a hostile one might. The comparator does not order nulls
     // the way the byte-comparable form does, so bound only by the components
-    // before the first null (looser, never wrong).
-    if let Some(i) = values.iter().position(Option::is_none) {
+    // before the first null (looser, never wrong). The same goes for a float
+    // NaN: the byte-comparable form puts a NaN with the sign bit set below
+    // every negative number, `Float.compare` puts every NaN last.
+    let unordered = |(v, t): (&Option<Vec<u8>>, &CqlType)| match v {
+        None => true,
+        Some(b) => is_nan(t, b),
+    };
+    if let Some(i) = values.iter().zip(types).position(unordered) {
         values.truncate(i);
         return (
             OwnedClustering {

@@ -777,6 +777,22 @@ fn make(types: &[CqlType], parts: &[(u8, Vec<u8>)]) -> Vec<Option<Vec<u8>>> {
         .collect()
 }
 
+/// True when a `float` / `double` component of `p` is a NaN with the sign bit set.
+fn has_negative_nan(types: &[CqlType], p: &ClusteringPrefix<'_>) -> bool {
+    types
+        .iter()
+        .zip(&p.values)
+        .any(|(t, v)| match (t.unreversed(), v) {
+            (CqlType::Native(Native::Double), Some(b)) if b.len() == 8 => {
+                f64::from_be_bytes((*b).try_into().unwrap()).is_nan() && b[0] & 0x80 != 0
+            }
+            (CqlType::Native(Native::Float), Some(b)) if b.len() == 4 => {
+                f32::from_be_bytes((*b).try_into().unwrap()).is_nan() && b[0] & 0x80 != 0
+            }
+            _ => false,
+        })
+}
+
 fn prefix(kind: BoundKind, v: &[Option<Vec<u8>>]) -> ClusteringPrefix<'_> {
     ClusteringPrefix {
         kind,
@@ -831,6 +847,11 @@ proptest! {
         };
         let (ka, kb) = (kind(ka, &va), kind(kb, &vb));
         let (pa, pb) = (prefix(ka, &va), prefix(kb, &vb));
+        // The byte-comparable form orders a NaN with the sign bit set first,
+        // `Double.compare` last (see `separator_bounds`): not comparable.
+        if has_negative_nan(types, &pa) || has_negative_nan(types, &pb) {
+            return Ok(());
+        }
         let (ea, eb) = (clustering_bytes(types, &pa), clustering_bytes(types, &pb));
         let need = |v: &[Option<Vec<u8>>]| types.iter().zip(v).all(|(t, x)| x.is_none() || supported(t));
         if !need(&va) || !need(&vb) {
@@ -885,6 +906,13 @@ proptest! {
             let (f, c) = separator_bounds(types, &sep);
             let (f, c) = (f.as_prefix(), c.as_prefix());
             for (p, e) in [(lo, elo), (hi, ehi), (&px, &ex)] {
+                // A NaN with the sign bit set sorts first in the
+                // byte-comparable form and last for `Double.compare`: no
+                // bound holds it in both orders (Java arithmetic never
+                // makes one; see `separator_bounds`).
+                if has_negative_nan(types, p) {
+                    continue;
+                }
                 if e[..] >= sep[..] {
                     prop_assert!(compare_clustering(types, p, &f) != Ordering::Less,
                         "{:?} >= sep {:02x?} but < floor {:?}", p, sep, f);

@@ -405,10 +405,11 @@ impl<'s> DataSource<'s> {
                     _ => self.block_size as u64,
                 };
                 let n = (self.data_len - end).min(want) as usize;
-                let bytes = io
-                    .read(Component::Data, end, n, self.kind)
-                    .map_err(|e| ctx(&self.path, e))?;
-                self.buf.extend_from_slice(&bytes);
+                let buf = &mut self.buf;
+                io.read_with(Component::Data, end, n, self.kind, |b| {
+                    buf.extend_from_slice(b)
+                })
+                .map_err(|e| ctx(&self.path, e))?;
             }
             (Backend::Io { io, file_len }, Some(c)) => {
                 // `end` is chunk-aligned: buffers start at chunk boundaries
@@ -451,27 +452,26 @@ impl<'s> DataSource<'s> {
                         }
                     }
                 }
-                let owned;
-                let raw: &[u8] = match &c.prefetch {
+                // Straight into the window (no scratch buffer), from the
+                // prefetched bytes or the IO layer's read-ahead window (no
+                // copy of the compressed bytes either).
+                let (dec, buf) = (&mut c.dec, &mut self.buf);
+                let mut decompress =
+                    |raw: &[u8]| dec.decompress_append(i, range.start, raw, expect, buf);
+                match &c.prefetch {
                     Some((s, b)) if in_prefetch(&c.prefetch) => {
                         let o = (range.start - s) as usize;
-                        &b[o..o + raw_len]
+                        decompress(&b[o..o + raw_len])
                     }
-                    _ => {
-                        owned = io
-                            .read(Component::Data, range.start, raw_len, self.kind)
-                            .map_err(|e| ctx(&self.path, e))?;
-                        &owned
-                    }
-                };
-                // Straight into the window (no scratch buffer, no copy).
-                c.dec
-                    .decompress_append(i, range.start, raw, expect, &mut self.buf)
-                    .map_err(loc)?;
+                    _ => io
+                        .read_with(Component::Data, range.start, raw_len, self.kind, decompress)
+                        .map_err(|e| ctx(&self.path, e))?,
+                }
+                .map_err(loc)?;
                 let mut stats = io.stats_mut();
                 let s = stats.get_mut(Component::Data);
                 s.chunks_decompressed += 1;
-                s.compressed_bytes += raw.len() as u64;
+                s.compressed_bytes += raw_len as u64;
                 s.uncompressed_bytes += expect as u64;
             }
         }

@@ -455,6 +455,33 @@ impl IoLayer {
         Ok(())
     }
 
+    /// [`IoLayer::read`], handing the bytes to `f` rather than returning
+    /// them: a [`ReadKind::Scan`] read that falls inside the current
+    /// read-ahead window is served by lending the window's bytes, without
+    /// the copy `read` makes (what is issued and counted is the same). `f`
+    /// must not use this `IoLayer` (the window is borrowed while it runs).
+    pub fn read_with<T>(
+        &self,
+        c: Component,
+        off: u64,
+        len: usize,
+        kind: ReadKind,
+        f: impl FnOnce(&[u8]) -> T,
+    ) -> Result<T> {
+        if kind == ReadKind::Scan && self.opts.read_ahead > 0 {
+            let bufs = self.bufs.borrow();
+            if let Some((rs, rb)) = bufs.get(&c).and_then(|b| b.ra.as_ref()) {
+                let end = off.checked_add(len as u64);
+                if *rs <= off && end.is_some_and(|e| e <= rs + rb.len() as u64) {
+                    let s = (off - rs) as usize;
+                    return Ok(f(&rb[s..s + len]));
+                }
+            }
+        }
+        let bytes = self.read(c, off, len, kind)?;
+        Ok(f(&bytes))
+    }
+
     /// Read `len` bytes at `off` of component `c`. The range is checked
     /// against the file length before any allocation. See the module docs
     /// for alignment, coalescing and read-ahead.

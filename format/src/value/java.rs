@@ -1436,6 +1436,122 @@ pub fn render_json_escaped(
     json_escape_into(out, scratch);
 }
 
+/// How [`render_json_escaped`] treats values of one type in one form,
+/// decided once (per column) instead of per value: [`JsonStr::render`]
+/// then skips the type walk, and types whose text never needs JSON
+/// escaping are rendered straight into the output instead of through a
+/// scratch string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JsonStr {
+    /// `ascii` / `text` in `Str` form: escaped straight from the bytes.
+    Text {
+        /// `ascii` (non-ASCII bytes are rendered lossily).
+        ascii: bool,
+    },
+    /// Text that never holds a character JSON escapes: numbers, booleans,
+    /// uuids, dates and times, addresses, durations, hex blobs, and
+    /// collections / tuples / vectors of those in `Cql` form.
+    Plain,
+    /// Anything else: rendered, then escaped.
+    Escaped,
+}
+
+impl JsonStr {
+    /// The treatment of values of `ty` rendered in `form` (not `Json`, whose
+    /// strings carry their own quotes).
+    pub fn of(ty: &CqlType, form: Form) -> JsonStr {
+        let t = unwrap_frozen(ty);
+        match t {
+            CqlType::Native(n @ (Native::Text | Native::Ascii)) if form == Form::Str => {
+                JsonStr::Text {
+                    ascii: *n == Native::Ascii,
+                }
+            }
+            _ if matches!(form, Form::Str | Form::Cql) && plain_text(t, form) => JsonStr::Plain,
+            _ => JsonStr::Escaped,
+        }
+    }
+
+    /// [`render_json_escaped`] of a value of the type this was made for.
+    #[inline]
+    pub fn render(
+        self,
+        ty: &CqlType,
+        b: &[u8],
+        form: Form,
+        out: &mut String,
+        scratch: &mut String,
+    ) {
+        match self {
+            JsonStr::Text { ascii } => json_escape_text_into(out, b, ascii),
+            JsonStr::Plain => {
+                let t = unwrap_frozen(ty);
+                let fast = match t {
+                    CqlType::Native(n) => native_fast(*n, b, form, out),
+                    _ => false,
+                };
+                if !fast {
+                    write(Raw { ty: t, b: Some(b) }, form, out);
+                }
+            }
+            JsonStr::Escaped => render_json_escaped(ty, b, form, out, scratch),
+        }
+    }
+}
+
+/// `ty` without `Reversed` / `Frozen` wrappers.
+#[inline]
+fn unwrap_frozen(ty: &CqlType) -> &CqlType {
+    let mut t = ty;
+    while let CqlType::Reversed(i) | CqlType::Frozen(i) = t {
+        t = i;
+    }
+    t
+}
+
+/// True when every text [`render`] gives values of `t` in `form` (`Str`
+/// or `Cql`) is free of the characters JSON escapes (`"`, `\\`, control
+/// characters), whatever the bytes: valid values, empty ones, invalid ones
+/// (hex) and null elements alike.
+fn plain_text(t: &CqlType, form: Form) -> bool {
+    use Native::*;
+    match unwrap_frozen(t) {
+        CqlType::Native(n) => matches!(
+            n,
+            Bigint
+                | Blob
+                | Boolean
+                | Counter
+                | Date
+                | Decimal
+                | Double
+                | Duration
+                | Float
+                | Inet
+                | Int
+                | Smallint
+                | Time
+                | Timestamp
+                | LegacyDate
+                | Timeuuid
+                | Tinyint
+                | Uuid
+                | LexicalUuid
+                | Varint
+                | Empty
+        ),
+        // Collections, tuples and vectors are bracketed lists of their
+        // elements' forms (`Cql` only: the `Str` form of a collection is
+        // its JSON, whose strings are quoted with `"`).
+        CqlType::List(e) | CqlType::Set(e) | CqlType::Vector(e, _) => {
+            form == Form::Cql && plain_text(e, form)
+        }
+        CqlType::Map(k, v) => form == Form::Cql && plain_text(k, form) && plain_text(v, form),
+        CqlType::Tuple(ts) => form == Form::Cql && ts.iter().all(|t| plain_text(t, form)),
+        _ => false,
+    }
+}
+
 /// Serialized bytes of a type; `None` is a null element.
 #[derive(Clone, Copy)]
 struct Raw<'a> {
@@ -2360,6 +2476,94 @@ mod tests {
             string(|s| render(&t("AsciiType"), "naïve\"".as_bytes(), Form::Json, s)),
             "\"naïve\\\"\""
         );
+    }
+
+    /// `JsonStr::render` gives what `render_json_escaped` gives, for every
+    /// type it renders unescaped (`Plain`), on valid, empty, short, long
+    /// and random values, collections included.
+    #[test]
+    fn plain_json_strings_need_no_escaping() {
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut rnd = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let scalars = [
+            "LongType",
+            "BytesType",
+            "BooleanType",
+            "CounterColumnType",
+            "SimpleDateType",
+            "DecimalType",
+            "DoubleType",
+            "DurationType",
+            "FloatType",
+            "InetAddressType",
+            "Int32Type",
+            "ShortType",
+            "TimeType",
+            "TimestampType",
+            "DateType",
+            "TimeUUIDType",
+            "ByteType",
+            "UUIDType",
+            "LexicalUUIDType",
+            "IntegerType",
+        ];
+        let mut types: Vec<String> = scalars.iter().map(|s| s.to_string()).collect();
+        for s in ["Int32Type", "DoubleType", "TimestampType", "UUIDType"] {
+            types.push(format!("FrozenType(ListType({s}))"));
+            types.push(format!("FrozenType(SetType({s}))"));
+            types.push(format!("FrozenType(MapType({s},LongType))"));
+            types.push(format!("TupleType({s},Int32Type)"));
+        }
+        let mut plain = 0;
+        for name in &types {
+            let ty = t(name);
+            for form in [Form::Str, Form::Cql] {
+                let kind = JsonStr::of(&ty, form);
+                if matches!(ty, CqlType::Native(_)) || form == Form::Cql {
+                    assert_eq!(kind, JsonStr::Plain, "{name} {form:?}");
+                }
+                if kind != JsonStr::Plain {
+                    continue;
+                }
+                plain += 1;
+                for i in 0..400 {
+                    let len = [0, 1, 2, 4, 8, 16, 3, 12][i % 8]
+                        + if i > 200 { rnd() as usize % 40 } else { 0 };
+                    let mut b: Vec<u8> = (0..len).map(|_| rnd() as u8).collect();
+                    if i % 3 == 0 && !matches!(ty, CqlType::Native(_)) {
+                        // A well-formed collection / tuple body of 0..4 elements.
+                        let n = rnd() % 5;
+                        b = (n as i32).to_be_bytes().to_vec();
+                        for _ in 0..n * 2 {
+                            let el = [4usize, 8, 16][rnd() as usize % 3];
+                            b.extend((el as i32).to_be_bytes());
+                            b.extend((0..el).map(|_| rnd() as u8));
+                        }
+                    }
+                    let (mut a, mut scratch) = (String::new(), String::new());
+                    kind.render(&ty, &b, form, &mut a, &mut scratch);
+                    let mut want = String::new();
+                    render_json_escaped(&ty, &b, form, &mut want, &mut scratch);
+                    assert_eq!(a, want, "{name} {form:?} {b:02x?}");
+                }
+            }
+        }
+        assert!(plain >= scalars.len() * 2);
+        // Text is escaped from the bytes; UDTs and text collections are not plain.
+        assert_eq!(
+            JsonStr::of(&t("UTF8Type"), Form::Str),
+            JsonStr::Text { ascii: false }
+        );
+        assert_eq!(
+            JsonStr::of(&t("FrozenType(ListType(UTF8Type))"), Form::Cql),
+            JsonStr::Escaped
+        );
+        assert_eq!(JsonStr::of(&t("Int32Type"), Form::Json), JsonStr::Escaped);
     }
 
     #[test]
