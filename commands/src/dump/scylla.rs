@@ -384,7 +384,7 @@ impl Out {
 
     /// One cell; `heads` are its start up to the timestamp, live and dead
     /// ([`ScyllaColumn`]).
-    #[inline]
+    #[inline(always)]
     fn cell<const N: usize>(&mut self, col: &ScyllaColumn, heads: &[Piece<N>; 2], c: &Cell<'_>) {
         let dead = c.is_deleted();
         heads[usize::from(dead)].push_to(&mut self.buf);
