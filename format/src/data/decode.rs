@@ -737,6 +737,7 @@ impl<'a> LazyRow<'a> {
     }
 
     /// [`LazyRow::into_row`] with the allocations from `spare`.
+    #[inline(always)]
     fn collect(self, spare: &mut Spare) -> Result<Row<'a>> {
         // Each present column takes at least one byte, which bounds the capacity.
         let cap = self
@@ -780,6 +781,9 @@ pub(crate) fn decode_row<'a>(
 
 /// Decode a row's head from a cursor holding exactly its bytes (as
 /// measured); the cursor is left empty, the column data in the [`LazyRow`].
+/// Inlined: the row is then built where it is used, not returned through
+/// memory (which stalls on store forwarding).
+#[inline(always)]
 pub(crate) fn decode_row_head<'a>(
     cur: &mut Cur<'a>,
     schema: &'a DataSchema,
