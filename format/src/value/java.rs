@@ -1385,10 +1385,7 @@ pub(crate) trait Source<'a>: Copy {
 #[inline]
 pub fn render(ty: &CqlType, b: &[u8], form: Form, out: &mut String) {
     if form == Form::Json {
-        let mut t = ty;
-        while let CqlType::Reversed(i) | CqlType::Frozen(i) = t {
-            t = i;
-        }
+        let t = unwrap_frozen(ty);
         if let CqlType::Native(n @ (Native::Text | Native::Ascii)) = t {
             // Validate and escape in one pass (what `write` does in two).
             out.push('"');
@@ -1413,10 +1410,7 @@ pub fn render_json_escaped(
     out: &mut String,
     scratch: &mut String,
 ) {
-    let mut t = ty;
-    while let CqlType::Reversed(i) | CqlType::Frozen(i) = t {
-        t = i;
-    }
+    let t = unwrap_frozen(ty);
     if form != Form::Json {
         match t {
             CqlType::Native(n @ (Native::Text | Native::Ascii)) if form == Form::Str => {
@@ -1581,11 +1575,7 @@ impl<'a> Source<'a> for Raw<'a> {
     #[inline]
     fn write_fast(self, form: Form, out: &mut String) -> bool {
         let Some(b) = self.b else { return false };
-        let mut t = self.ty;
-        while let CqlType::Reversed(i) | CqlType::Frozen(i) = t {
-            t = i;
-        }
-        match t {
+        match unwrap_frozen(self.ty) {
             CqlType::Native(n) => native_fast(*n, b, form, out),
             // An empty value is `Empty`, and `getString` of a collection is
             // its hex: the general path.
