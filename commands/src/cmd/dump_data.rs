@@ -545,6 +545,18 @@ impl Sink for SdSink<'_> {
         self.w.row(t, row, row.position.0)
     }
 
+    fn takes_lazy_rows(&self) -> bool {
+        !self.tombstones_only
+    }
+
+    fn lazy_row(
+        &mut self,
+        t: &Table<'_>,
+        row: sstkit_format::data::LazyRow<'_>,
+    ) -> Result<(), CmdError> {
+        self.w.lazy_row(t, row)
+    }
+
     fn marker(
         &mut self,
         t: &Table<'_>,

@@ -45,6 +45,7 @@ enum Ctx {
     Object,
 }
 
+#[derive(Clone, Copy)]
 struct Frame {
     ctx: Ctx,
     /// Index of the last entry written (-1 before the first), as Jackson's
@@ -81,6 +82,20 @@ pub struct JsonGen<W: Write> {
     top: Frame,
     /// The enclosing containers, outermost (the root) first.
     parents: Vec<Frame>,
+    /// Between [`JsonGen::mark`] and [`JsonGen::release`] /
+    /// [`JsonGen::rewind`]: nothing is handed to the writer, so what was
+    /// generated since the mark can be taken back.
+    held: bool,
+}
+
+/// The generator's state at [`JsonGen::mark`], to [`JsonGen::rewind`] to.
+pub struct Mark {
+    len: usize,
+    top: Frame,
+    parents: usize,
+    nesting: usize,
+    object_compact: bool,
+    array_compact: bool,
 }
 
 impl<W: Write> Drop for JsonGen<W> {
@@ -115,6 +130,7 @@ impl<W: Write> JsonGen<W> {
                 index: -1,
             },
             parents: Vec::new(),
+            held: false,
         }
     }
 
@@ -132,10 +148,47 @@ impl<W: Write> JsonGen<W> {
     /// Hand the buffer to the writer once it holds [`FLUSH_AT`] bytes.
     #[inline]
     pub fn maybe_flush(&mut self) -> io::Result<()> {
-        if self.out.len() >= FLUSH_AT {
+        if self.out.len() >= FLUSH_AT && !self.held {
             self.write_buffered()?;
         }
         Ok(())
+    }
+
+    /// Remember the state, and hold everything generated from now on in the
+    /// buffer until [`JsonGen::release`] (keep it) or [`JsonGen::rewind`]
+    /// (take it back). Marks do not nest.
+    #[inline]
+    pub fn mark(&mut self) -> Mark {
+        self.held = true;
+        Mark {
+            len: self.out.len(),
+            top: self.top,
+            parents: self.parents.len(),
+            nesting: self.nesting,
+            object_compact: self.object_compact,
+            array_compact: self.array_compact,
+        }
+    }
+
+    /// Keep what was generated since the mark `_m`.
+    #[inline]
+    pub fn release(&mut self, _m: Mark) -> io::Result<()> {
+        self.held = false;
+        self.maybe_flush()
+    }
+
+    /// Take back what was generated since `m`: the output and the state are
+    /// what they were at [`JsonGen::mark`]. The caller must not have closed,
+    /// in between, a container that was open at the mark (what is held is
+    /// always a run of whole or partial values inside it).
+    pub fn rewind(&mut self, m: Mark) {
+        self.held = false;
+        self.out.truncate(m.len);
+        self.top = m.top;
+        self.parents.truncate(m.parents);
+        self.nesting = m.nesting;
+        self.object_compact = m.object_compact;
+        self.array_compact = m.array_compact;
     }
 
     /// The underlying writer, after writing out what is buffered.
@@ -464,6 +517,35 @@ mod tests {
             String::from_utf8(g.into_inner().unwrap()).unwrap(),
             "{\"a\":1,\"b\":[]}\n{\"a\":1,\"b\":[]}"
         );
+    }
+
+    #[test]
+    fn rewind_takes_back_a_value_and_its_state() {
+        // The same document written straight, and with a second element
+        // written half-way (nested containers open) then taken back.
+        let doc = |take_back: bool| {
+            let mut g = JsonGen::pretty(Vec::new());
+            g.start_array().unwrap();
+            g.number(1).unwrap();
+            if take_back {
+                let m = g.mark();
+                g.start_object().unwrap();
+                g.object_compact = true;
+                g.field("a").unwrap();
+                g.start_array().unwrap();
+                g.string("x").unwrap();
+                g.rewind(m);
+            }
+            let m = g.mark();
+            g.start_object().unwrap();
+            g.number_field("b", 2).unwrap();
+            g.end_object().unwrap();
+            g.release(m).unwrap();
+            g.end_array().unwrap();
+            String::from_utf8(g.into_inner().unwrap()).unwrap()
+        };
+        assert_eq!(doc(true), doc(false));
+        assert_eq!(doc(false), "[\n  1,\n  {\n    \"b\" : 2\n  }\n]");
     }
 
     #[test]

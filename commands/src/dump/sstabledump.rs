@@ -20,7 +20,10 @@
 use std::io::{self, Write};
 
 use sstkit_format::clustering::{BoundKind, ClusteringPrefix};
-use sstkit_format::data::{Cell, Column, ColumnData, MarkerDeletion, RangeTombstoneMarker, Row};
+use sstkit_format::data::{
+    Cell, Column, ColumnData, ColumnVisitor, LazyRow, LivenessInfo, MarkerDeletion,
+    RangeTombstoneMarker, Row, RowDeletion,
+};
 use sstkit_format::deletion::DeletionTime;
 use sstkit_format::types::{quote_ident, CqlType};
 use sstkit_format::value::append::Piece;
@@ -28,6 +31,7 @@ use sstkit_format::value::java::{self, render, render_json_escaped, DateStrings,
 
 use super::jackson::JsonGen;
 use super::{CellTypes, ColumnCache, Table};
+use crate::CmdError;
 
 /// What the writer needs of a column, computed once.
 struct SdColumn {
@@ -90,6 +94,70 @@ macro_rules! end_object {
             $o.push_str(" }")
         }
     };
+}
+
+/// What a row's cells are written against (`JsonTransformer` leaves out a
+/// cell's timestamp and TTL when they are the row's).
+#[derive(Clone, Copy)]
+struct RowCtx {
+    is_static: bool,
+    /// The row's liveness timestamp.
+    live_ts: Option<i64>,
+    /// The row's liveness TTL (0 when it does not expire).
+    row_ttl: Option<i64>,
+}
+
+impl RowCtx {
+    fn of(is_static: bool, liveness: Option<&LivenessInfo>) -> RowCtx {
+        RowCtx {
+            is_static,
+            live_ts: liveness.map(|l| l.timestamp),
+            row_ttl: liveness.map(|l| l.ttl.unwrap_or(0)),
+        }
+    }
+}
+
+/// The cells of a [`LazyRow`] as they are decoded: a [`ColumnVisitor`]
+/// over the writer. Nothing reaches the writer's output before the row
+/// ends (see [`JsonGen::mark`]), so the first error is kept and returned
+/// then.
+struct CellsOut<'w, 't, W: Write> {
+    w: &'w mut SstabledumpWriter<W>,
+    t: &'w Table<'t>,
+    at: RowCtx,
+    err: Option<io::Error>,
+}
+
+impl<W: Write> CellsOut<'_, '_, W> {
+    #[inline(always)]
+    fn keep(&mut self, r: io::Result<()>) {
+        if let Err(e) = r {
+            self.err.get_or_insert(e);
+        }
+    }
+}
+
+impl<'a, W: Write> ColumnVisitor<'a> for CellsOut<'_, '_, W> {
+    #[inline(always)]
+    fn simple(&mut self, column: &'a Column, cell: &Cell<'a>) {
+        let r = self.w.cell(self.t, self.at, column, cell);
+        self.keep(r);
+    }
+
+    fn complex_start(&mut self, column: &'a Column, deletion: Option<DeletionTime>, _: usize) {
+        if let Some(d) = deletion {
+            let r = self.w.complex_deletion(self.t, self.at, column, &d);
+            self.keep(r);
+        }
+    }
+
+    #[inline(always)]
+    fn element(&mut self, column: &'a Column, cell: &Cell<'a>) {
+        let r = self.w.cell(self.t, self.at, column, cell);
+        self.keep(r);
+    }
+
+    fn complex_end(&mut self, _: &'a Column) {}
 }
 
 /// Streaming writer of one sstable's sstabledump output (a writer serves
@@ -226,19 +294,96 @@ impl<W: Write> SstabledumpWriter<W> {
 
     /// A row (`serializeRow`); `position` as described in the module docs.
     pub fn row(&mut self, t: &Table<'_>, row: &Row<'_>, position: u64) -> io::Result<()> {
+        let at = RowCtx::of(row.is_static(), row.liveness.as_ref());
+        self.row_head(
+            t,
+            at,
+            &row.clustering,
+            row.liveness.as_ref(),
+            row.deletion.as_ref(),
+            position,
+        )?;
+        for cd in &row.cells {
+            match cd {
+                ColumnData::Simple { column, cell } => self.cell(t, at, column, cell)?,
+                ColumnData::Complex {
+                    column,
+                    complex_deletion,
+                    cells,
+                } => {
+                    if let Some(d) = complex_deletion {
+                        self.complex_deletion(t, at, column, d)?;
+                    }
+                    for c in cells {
+                        self.cell(t, at, column, c)?;
+                    }
+                }
+            }
+        }
+        self.row_end()
+    }
+
+    /// A clustered row written as its columns are decoded (the same output
+    /// as [`SstabledumpWriter::row`]). On a decoding error what was written
+    /// of the row is taken back and the error returned.
+    pub fn lazy_row(&mut self, t: &Table<'_>, row: LazyRow<'_>) -> Result<(), CmdError> {
+        let mark = self.g.mark();
+        let at = RowCtx::of(row.is_static(), row.liveness.as_ref());
+        let head = self.row_head(
+            t,
+            at,
+            &row.clustering,
+            row.liveness.as_ref(),
+            row.deletion.as_ref(),
+            row.position.0,
+        );
+        let mut v = CellsOut {
+            w: self,
+            t,
+            at,
+            err: head.err(),
+        };
+        let decoded = row.visit(&mut v);
+        let written = match v.err.take() {
+            Some(e) => Err(e),
+            None => self.row_end(),
+        };
+        match (decoded, written) {
+            (Ok(()), Ok(())) => Ok(self.g.release(mark)?),
+            (Err(e), _) => {
+                self.g.rewind(mark);
+                Err(e.into())
+            }
+            (_, Err(e)) => {
+                self.g.rewind(mark);
+                Err(e.into())
+            }
+        }
+    }
+
+    /// A row up to the start of its `"cells"` array.
+    fn row_head(
+        &mut self,
+        t: &Table<'_>,
+        at: RowCtx,
+        clustering: &ClusteringPrefix<'_>,
+        liveness: Option<&LivenessInfo>,
+        deletion: Option<&RowDeletion>,
+        position: u64,
+    ) -> io::Result<()> {
         self.g.start_object()?;
         self.g.field("type")?;
         // Literal JSON strings (nothing to escape): constant-length copies.
-        if row.is_static() {
+        if at.is_static {
             self.g.raw_value("\"static_block\"")?;
         } else {
             self.g.raw_value("\"row\"")?;
         }
         self.g.number_field("position", position as i64)?;
-        if !row.is_static() {
-            self.clustering(t, &row.clustering)?;
+        if !at.is_static {
+            self.clustering(t, clustering)?;
         }
-        if let Some(l) = &row.liveness {
+        if let Some(l) = liveness {
             self.g.object_compact = false;
             self.g.field("liveness_info")?;
             // A compact object, written in one go (see `cell`).
@@ -257,58 +402,54 @@ impl<W: Write> SstabledumpWriter<W> {
             end_object!(o, min);
             self.g.object_compact = false;
         }
-        if let Some(d) = &row.deletion {
+        if let Some(d) = deletion {
             self.deletion(t, &d.time)?;
         }
         self.g.field("cells")?;
-        self.g.start_array()?;
-        let is_static = row.is_static();
-        for cd in &row.cells {
-            match cd {
-                ColumnData::Simple { column, cell } => {
-                    self.cell(t, row, is_static, column, cell)?;
-                }
-                ColumnData::Complex {
-                    column,
-                    complex_deletion,
-                    cells,
-                } => {
-                    if let Some(d) = complex_deletion {
-                        // `{ "name" : …, "deletion_info" : { … } }`, all
-                        // compact: written in one go (see `cell`).
-                        let min = self.lines;
-                        let info = self.cols.get(is_static, column, SdColumn::of);
-                        let o = self.g.value_out();
-                        info.head[usize::from(self.lines)].push_to(o);
-                        next_field!(o, min, "deletion_info");
-                        compact_deletion(o, min, &mut self.dates, t, d);
-                        end_object!(o, min);
-                        self.g.object_compact = false;
-                        self.g.maybe_flush()?;
-                    }
-                    for c in cells {
-                        self.cell(t, row, is_static, column, c)?;
-                    }
-                }
-            }
-        }
+        self.g.start_array()
+    }
+
+    /// The end of a row's `"cells"` array and of the row.
+    fn row_end(&mut self) -> io::Result<()> {
         self.g.end_array()?;
         self.g.end_object()
     }
 
+    /// A complex column's collection-level deletion:
+    /// `{ "name" : …, "deletion_info" : { … } }`, all compact, written in
+    /// one go (see `cell`).
+    fn complex_deletion(
+        &mut self,
+        t: &Table<'_>,
+        at: RowCtx,
+        column: &Column,
+        d: &DeletionTime,
+    ) -> io::Result<()> {
+        let min = self.lines;
+        let info = self.cols.get(at.is_static, column, SdColumn::of);
+        let o = self.g.value_out();
+        info.head[usize::from(self.lines)].push_to(o);
+        next_field!(o, min, "deletion_info");
+        compact_deletion(o, min, &mut self.dates, t, d);
+        end_object!(o, min);
+        self.g.object_compact = false;
+        self.g.maybe_flush()
+    }
+
+    /// A cell of a row whose liveness `at` describes.
+    #[inline(always)]
     fn cell(
         &mut self,
         t: &Table<'_>,
-        row: &Row<'_>,
-        is_static: bool,
+        at: RowCtx,
         column: &Column,
         cell: &Cell<'_>,
     ) -> io::Result<()> {
         // `self.g` and `self.buf` are used directly below: `info` borrows
         // `self.cols` for the whole cell.
-        let info = self.cols.get(is_static, column, SdColumn::of);
+        let info = self.cols.get(at.is_static, column, SdColumn::of);
         let g = &mut self.g;
-        let live_ts = row.liveness.map(|l| l.timestamp);
+        let live_ts = at.live_ts;
         if !cell.is_deleted() {
             // A live cell is one compact object: `JsonTransformer` sets the
             // object indenter compact right after `writeStartObject` and
@@ -354,7 +495,7 @@ impl<W: Write> SstabledumpWriter<W> {
                 quoted_time(o, &mut self.dates, true, cell.timestamp);
             }
             if cell.is_expiring() {
-                let row_ttl = row.liveness.map(|l| l.ttl.unwrap_or(0));
+                let row_ttl = at.row_ttl;
                 let ttl = cell.ttl.unwrap_or(0);
                 if row_ttl != Some(ttl) {
                     let ldt = cell.local_deletion_time.unwrap_or(i64::MAX);
@@ -421,7 +562,7 @@ impl<W: Write> SstabledumpWriter<W> {
             micros(g, &mut self.dates, t, cell.timestamp)?;
         }
         if cell.is_expiring() {
-            let row_ttl = row.liveness.map(|l| l.ttl.unwrap_or(0));
+            let row_ttl = at.row_ttl;
             let ttl = cell.ttl.unwrap_or(0);
             if row_ttl != Some(ttl) {
                 let ldt = cell.local_deletion_time.unwrap_or(i64::MAX);
