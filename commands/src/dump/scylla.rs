@@ -62,7 +62,9 @@ struct Out {
     /// The last deletion / expiry time (`gc_time`).
     gc: LastText,
     /// The last `$TOMBSTONE` written: (timestamp, deletion time) and text.
-    tomb: (Option<(i64, i64)>, Piece<80>),
+    tomb: (Option<(i64, i64)>, Piece<96>),
+    /// Its text after the timestamp, by deletion time.
+    tomb_tail: (Option<i64>, Piece<48>),
     /// How the clustering values are rendered (the table's, made once).
     ck: Vec<Kind>,
 }
@@ -320,27 +322,41 @@ impl Out {
         self.buf.push('"');
     }
 
-    /// `$TOMBSTONE`; the text of the last one is kept (the complex columns
-    /// of a row mostly share their deletion).
+    /// `$TOMBSTONE`. The text of the last one is kept (the complex columns
+    /// of a row share their deletion), and the text after the timestamp is
+    /// kept for the last deletion time (rows written in the same second
+    /// share that; their timestamps differ).
     fn tombstone(&mut self, d: Option<&DeletionTime>) {
         match d {
             None => self.buf.push_str("{}"),
             Some(d) => {
                 let key = (d.marked_for_delete_at, d.local_deletion_time);
-                if self.tomb.0 != Some(key) {
-                    let mut s = std::mem::take(&mut self.scratch);
-                    s.clear();
-                    s.push_str("{\"timestamp\":");
-                    java::push_i64(&mut s, d.marked_for_delete_at);
-                    s.push_str(",\"deletion_time\":\"");
-                    self.gc.push(&mut s, d.local_deletion_time, gc_time_into);
-                    s.push_str("\"}");
-                    self.tomb = (Some(key), Piece::new(&s));
-                    self.scratch = s;
+                if self.tomb.0 == Some(key) {
+                    self.tomb.1.push_to(&mut self.buf);
+                    return;
                 }
-                self.tomb.1.push_to(&mut self.buf);
+                let start = self.buf.len();
+                self.buf.push_str("{\"timestamp\":");
+                java::push_i64(&mut self.buf, d.marked_for_delete_at);
+                if self.tomb_tail.0 != Some(d.local_deletion_time) {
+                    self.refresh_tomb_tail(d.local_deletion_time);
+                }
+                self.tomb_tail.1.push_to(&mut self.buf);
+                self.tomb = (Some(key), Piece::new(&self.buf[start..]));
             }
         }
+    }
+
+    /// `,"deletion_time":"…"}` of a new deletion time.
+    #[cold]
+    fn refresh_tomb_tail(&mut self, local_deletion_time: i64) {
+        let mut s = std::mem::take(&mut self.scratch);
+        s.clear();
+        s.push_str(",\"deletion_time\":\"");
+        self.gc.push(&mut s, local_deletion_time, gc_time_into);
+        s.push_str("\"}");
+        self.tomb_tail = (Some(local_deletion_time), Piece::new(&s));
+        self.scratch = s;
     }
 
     fn clustering_key(&mut self, t: &Table<'_>, c: &ClusteringPrefix<'_>) {
@@ -465,6 +481,7 @@ impl<'a, 'w> ScyllaWriter<'a, 'w> {
                 ts: LastText::new(),
                 gc: LastText::new(),
                 tomb: (None, Piece::new("")),
+                tomb_tail: (None, Piece::new("")),
                 ck: Vec::new(),
             },
             cols: ColumnCache::new(),
