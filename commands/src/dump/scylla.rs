@@ -313,15 +313,6 @@ impl Out {
         self.buf.push('"');
     }
 
-    /// `"<text>"` of a value whose renderer was chosen beforehand.
-    #[inline]
-    fn value_string_as(&mut self, kind: Kind, ty: &CqlType, b: &[u8]) {
-        self.buf.push('"');
-        kind.0
-            .render(ty, b, kind.1, &mut self.buf, &mut self.scratch);
-        self.buf.push('"');
-    }
-
     /// `$TOMBSTONE`. The text of the last one is kept (the complex columns
     /// of a row share their deletion), and the text after the timestamp is
     /// kept for the last deletion time (rows written in the same second
@@ -426,22 +417,34 @@ impl Out {
             );
             self.buf.push('"');
         }
-        self.buf.push_str(",\"value\":");
         if col.counter {
+            self.buf.push_str(",\"value\":");
             counter_shards(&mut self.buf, c.value);
-        } else {
-            let kind = if c.path.is_none() {
-                Some(col.value)
-            } else {
-                col.element_value
-            };
-            let ty = col.types.value_type(c.path);
-            match kind {
-                Some(k) => self.value_string_as(k, ty, c.value),
-                None => self.value_string(ty, c.value),
-            }
+            self.buf.push('}');
+            return;
         }
-        self.buf.push('}');
+        // The quotes around the value go with the literals next to them
+        // (one append fewer each, per cell).
+        self.buf.push_str(",\"value\":\"");
+        let kind = if c.path.is_none() {
+            Some(col.value)
+        } else {
+            col.element_value
+        };
+        let ty = col.types.value_type(c.path);
+        match kind {
+            Some(k) => {
+                k.0.render(ty, c.value, k.1, &mut self.buf, &mut self.scratch)
+            }
+            None => render_json_escaped(
+                ty,
+                c.value,
+                scylla_form(ty),
+                &mut self.buf,
+                &mut self.scratch,
+            ),
+        }
+        self.buf.push_str("\"}");
     }
 
     /// The `"key"` of an element cell: the UDT field name, or the path's text.
