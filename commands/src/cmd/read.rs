@@ -344,9 +344,10 @@ impl Sink for SdSink<'_> {
     }
 }
 
-/// The renderer of one sstable's partitions.
+/// The renderer of one sstable's partitions (the scylla writer, with its
+/// cached texts, is boxed: one per sstable).
 enum Renderer<'a, 'w> {
-    Scylla(ScyllaWriter<'a, 'w>),
+    Scylla(Box<ScyllaWriter<'a, 'w>>),
     Sd(SdSink<'a>),
     Text(TextWriter<&'a mut dyn Write>),
 }
@@ -354,7 +355,7 @@ enum Renderer<'a, 'w> {
 impl Renderer<'_, '_> {
     fn sink(&mut self) -> &mut dyn Sink {
         match self {
-            Renderer::Scylla(s) => s,
+            Renderer::Scylla(s) => s.as_mut(),
             Renderer::Sd(s) => s,
             Renderer::Text(s) => s,
         }
@@ -504,10 +505,8 @@ fn read_one(
         raw_timestamps: a.raw_timestamps,
     };
     let mut renderer = match a.output {
-        DataOutputFormat::Json | DataOutputFormat::Ndjson => Renderer::Scylla(ScyllaWriter::new(
-            json,
-            a.output == DataOutputFormat::Ndjson,
-            false,
+        DataOutputFormat::Json | DataOutputFormat::Ndjson => Renderer::Scylla(Box::new(
+            ScyllaWriter::new(json, a.output == DataOutputFormat::Ndjson, false),
         )),
         DataOutputFormat::Sstabledump | DataOutputFormat::SstabledumpLines => {
             let mut w =
