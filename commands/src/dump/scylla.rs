@@ -18,8 +18,8 @@ use std::io;
 
 use sstkit_format::clustering::{BoundKind, ClusteringPrefix};
 use sstkit_format::data::{
-    Cell, Column, ColumnData, ColumnVisitor, LazyRow, LivenessInfo, MarkerDeletion,
-    RangeTombstoneMarker, Row, RowDeletion,
+    Cell, Column, ColumnVisitor, LazyRow, LivenessInfo, MarkerDeletion, RangeTombstoneMarker, Row,
+    RowDeletion,
 };
 use sstkit_format::deletion::DeletionTime;
 use sstkit_format::types::CqlType;
@@ -538,22 +538,7 @@ impl<'a, 'w> ScyllaWriter<'a, 'w> {
     /// `{$COLUMNS}` of a decoded row.
     fn columns(&mut self, row: &Row<'_>) {
         let mut v = CellsOut::new(&mut self.out, &mut self.cols, row.is_static());
-        for cd in &row.cells {
-            match cd {
-                ColumnData::Simple { column, cell } => v.simple(column, cell),
-                ColumnData::Complex {
-                    column,
-                    complex_deletion,
-                    cells,
-                } => {
-                    v.complex_start(column, *complex_deletion, cells.len());
-                    for c in cells {
-                        v.element(column, c);
-                    }
-                    v.complex_end(column);
-                }
-            }
-        }
+        row.visit_columns(&mut v);
         v.finish();
     }
 

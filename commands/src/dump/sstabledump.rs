@@ -21,8 +21,8 @@ use std::io::{self, Write};
 
 use sstkit_format::clustering::{BoundKind, ClusteringPrefix};
 use sstkit_format::data::{
-    Cell, Column, ColumnData, ColumnVisitor, LazyRow, LivenessInfo, MarkerDeletion,
-    RangeTombstoneMarker, Row, RowDeletion,
+    Cell, Column, ColumnVisitor, LazyRow, LivenessInfo, MarkerDeletion, RangeTombstoneMarker, Row,
+    RowDeletion,
 };
 use sstkit_format::deletion::DeletionTime;
 use sstkit_format::types::{quote_ident, CqlType};
@@ -117,10 +117,11 @@ impl RowCtx {
     }
 }
 
-/// The cells of a [`LazyRow`] as they are decoded: a [`ColumnVisitor`]
-/// over the writer. Nothing reaches the writer's output before the row
-/// ends (see [`JsonGen::mark`]), so the first error is kept and returned
-/// then.
+/// A row's cells written through the writer: a [`ColumnVisitor`], fed by
+/// a [`LazyRow`] as it is decoded or by a decoded [`Row`]. The visitor's
+/// calls cannot fail, so the first error is kept and returned when the row
+/// ends (for a lazy row nothing has reached the output by then: see
+/// [`JsonGen::mark`]).
 struct CellsOut<'w, 't, W: Write> {
     w: &'w mut SstabledumpWriter<W>,
     t: &'w Table<'t>,
@@ -303,24 +304,17 @@ impl<W: Write> SstabledumpWriter<W> {
             row.deletion.as_ref(),
             position,
         )?;
-        for cd in &row.cells {
-            match cd {
-                ColumnData::Simple { column, cell } => self.cell(t, at, column, cell)?,
-                ColumnData::Complex {
-                    column,
-                    complex_deletion,
-                    cells,
-                } => {
-                    if let Some(d) = complex_deletion {
-                        self.complex_deletion(t, at, column, d)?;
-                    }
-                    for c in cells {
-                        self.cell(t, at, column, c)?;
-                    }
-                }
-            }
+        let mut v = CellsOut {
+            w: self,
+            t,
+            at,
+            err: None,
+        };
+        row.visit_columns(&mut v);
+        match v.err {
+            Some(e) => Err(e),
+            None => self.row_end(),
         }
-        self.row_end()
     }
 
     /// A clustered row written as its columns are decoded (the same output

@@ -204,6 +204,29 @@ impl<'a> Row<'a> {
         self.flags.is_static()
     }
 
+    /// Hand the decoded columns to `v`, in order, with the calls
+    /// [`LazyRow::visit`](super::LazyRow::visit) makes while decoding: a
+    /// writer that implements [`ColumnVisitor`](super::ColumnVisitor) serves
+    /// both.
+    pub fn visit_columns<V: super::ColumnVisitor<'a>>(&self, v: &mut V) {
+        for cd in &self.cells {
+            match cd {
+                ColumnData::Simple { column, cell } => v.simple(column, cell),
+                ColumnData::Complex {
+                    column,
+                    complex_deletion,
+                    cells,
+                } => {
+                    v.complex_start(column, *complex_deletion, cells.len());
+                    for c in cells {
+                        v.element(column, c);
+                    }
+                    v.complex_end(column);
+                }
+            }
+        }
+    }
+
     /// The data of the column named `name`, if present in this row.
     pub fn column(&self, name: &str) -> Option<&ColumnData<'a>> {
         self.cells.iter().find(|c| c.column().name() == name)
