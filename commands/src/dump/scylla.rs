@@ -344,7 +344,7 @@ impl Out {
         let mut s = std::mem::take(&mut self.scratch);
         s.clear();
         s.push_str(",\"deletion_time\":\"");
-        self.gc.push(&mut s, local_deletion_time, gc_time_into);
+        gc_time_into(&mut s, local_deletion_time);
         s.push_str("\"}");
         self.tomb_tail = (Some(local_deletion_time), Piece::new(&s));
         self.scratch = s;
