@@ -6,9 +6,11 @@
 # each warms it) and reports, per command, the best and median wall time and MB/s:
 #
 #   cat                  `cat DATA > /dev/null`: the speed of reading the file
-#   validate-checksums   `sstkit validate-checksums SSTABLE` (--io-mode pread, the default),
-#                        MB/s of Data.db as stored (compressed bytes when compressed)
-#   ... --io-mode mmap   the same through a memory map
+#   validate-checksums   `sstkit validate-checksums SSTABLE` (--io-mode pread, the default;
+#                        one thread per core), MB/s of Data.db as stored (compressed bytes
+#                        when compressed)
+#   ... --threads 1      the same in one sequential pass
+#   ... --io-mode mmap   the same through a memory map (with and without --threads 1)
 #   scrub validate       `sstkit scrub --mode validate SSTABLE`, pinned to one core
 #                        (`taskset -c CORE`), MB/s of uncompressed Data.db
 #
@@ -110,12 +112,18 @@ def bench(label, argv, size, expect=(0,)):
 
 cat = bench("cat > /dev/null", ["cat", data], stored)
 vc = bench("validate-checksums", [bin_, "validate-checksums", data], stored)
+v1 = bench("validate-checksums --threads 1",
+           [bin_, "validate-checksums", "--threads", "1", data], stored)
 vm = bench("validate-checksums --io-mode mmap",
            [bin_, "validate-checksums", "--io-mode", "mmap", data], stored)
+vm1 = bench("  ... --io-mode mmap --threads 1",
+            [bin_, "validate-checksums", "--io-mode", "mmap", "--threads", "1", data], stored)
 sc = bench(f"scrub --mode validate (core {core})",
            ["taskset", "-c", core, bin_, "scrub", "--mode", "validate", data], uncompressed)
 print()
-for label, r in (("validate-checksums", vc), ("validate-checksums --io-mode mmap", vm)):
+for label, r in (("validate-checksums", vc), ("validate-checksums --threads 1", v1),
+                 ("validate-checksums --io-mode mmap", vm),
+                 ("validate-checksums --io-mode mmap --threads 1", vm1)):
     print(f"{label}: {100*cat[0]/r[0]:.0f}% of cat's speed (best), "
           f"{100*cat[1]/r[1]:.0f}% (median); target 80%")
 print(f"scrub --mode validate: {uncompressed/1e6/sc[0]:.0f} MB/s uncompressed on one core "

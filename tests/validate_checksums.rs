@@ -358,6 +358,11 @@ fn flipped_byte_reports_exactly_that_chunk() {
         (lines[2]["valid"].as_bool(), lines[2]["findings"].as_u64()),
         (Some(false), Some(2))
     );
+    // One sequential pass (--threads 1) reports the same: splitting the pass
+    // is tested on files cut into many parts in the format crate.
+    let one = sstkit(["validate-checksums", "--threads", "1", &data]);
+    let auto = sstkit(["validate-checksums", "--threads", "0", &data]);
+    assert_eq!((one.code, &one.stdout), (1, &auto.stdout));
     let r = sstkit(["validate-checksums", "--output", "text", &data]);
     assert_eq!(r.code, 1);
     assert!(

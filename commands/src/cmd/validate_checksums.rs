@@ -7,7 +7,9 @@
 //! ```
 //!
 //! Reads: CompressionInfo.db or CRC.db and the Digest file (one read each),
-//! then Data.db once, front to back, in 4 MiB reads
+//! then Data.db once in 256 KiB blocks (reads of at most `--max-io`), front
+//! to back or, with `--threads` other than 1 and a Data.db of 16 MiB or
+//! more, in parts cut at chunk boundaries, one thread each
 //! ([`sstkit_format::checksums`]). Only when a chunk is bad: Statistics.db
 //! (key type, partitioner) and Index.db (streamed in 1 MiB reads) to name the
 //! partitions the bad chunks overlap.
@@ -42,10 +44,12 @@ use std::io::Write;
 use std::ops::Range;
 
 use serde_json::{json, Map, Value};
-use sstkit_format::checksums::{validate_checksums, ChecksumFinding, ChecksumReport};
+use sstkit_format::checksums::{
+    validate_checksums_with, ChecksumFinding, ChecksumReport, ValidateOptions,
+};
 use sstkit_format::{Component, Error, ErrorKind, Sstable};
 
-use crate::cli::{OutputFormat, SstArgs};
+use crate::cli::{OutputFormat, ValidateChecksumsArgs};
 use crate::cmd::dump_index::for_each_entry;
 use crate::output::{kv_table, table};
 use crate::render::KeyCtx;
@@ -263,9 +267,13 @@ fn summary_json(r: &ChecksumReport) -> Map<String, Value> {
 type Found = Vec<(ChecksumFinding, Option<Partitions>)>;
 
 /// Validate one sstable: the report, its findings and the partitions of each.
-fn check(sst: &Sstable) -> CmdResult<(ChecksumReport, Found)> {
+fn check(sst: &Sstable, threads: usize) -> CmdResult<(ChecksumReport, Found)> {
     let mut findings = Vec::new();
-    let report = validate_checksums(sst, |f| findings.push(f))?;
+    let opts = ValidateOptions {
+        threads,
+        ..ValidateOptions::default()
+    };
+    let report = validate_checksums_with(sst, opts, |f| findings.push(f))?;
     let ranges: Vec<(usize, Range<u64>)> = findings
         .iter()
         .enumerate()
@@ -348,15 +356,15 @@ fn text(r: &ChecksumReport, findings: &[(ChecksumFinding, Option<Partitions>)]) 
 }
 
 /// Run the command.
-pub fn run(a: &SstArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
+pub fn run(a: &ValidateChecksumsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     for_each_sstable(
-        &a.sstables,
-        &a.common,
+        &a.sst.sstables,
+        &a.sst.common,
         OutputFormat::Json,
         false,
         out,
         |sst, emit| {
-            let (report, findings) = check(sst)?;
+            let (report, findings) = check(sst, a.threads)?;
             emit.problems += report.errors;
             match emit.fmt {
                 OutputFormat::Text => emit.text(&text(&report, &findings))?,

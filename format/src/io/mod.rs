@@ -691,6 +691,135 @@ impl IoLayer {
         Ok(())
     }
 
+    /// [`IoLayer::scan`] over several disjoint ranges of component `c` at
+    /// once, one scoped thread per range (modes `pread` and `mmap`; with
+    /// `direct`, or a single range, the ranges are scanned one after the
+    /// other on this thread). Each range comes with its own state `S`;
+    /// `f(state, offset, bytes)` sees that range's blocks in order, like
+    /// `scan`'s callback. The states come back in the order of `parts`.
+    ///
+    /// Each thread reads into a buffer of its own (one block; `mmap` lends
+    /// slices of the mapping) through the shared file handle, so memory is
+    /// one block per range. The reads are counted on this thread after the
+    /// join, as `scan` counts them: blocks of at most `block` bytes from
+    /// each range's start, each made of pieces of at most `max_io`, up to
+    /// where the range's scan stopped. The first error in range order is
+    /// returned (an I/O error located at its offset, an error of `f` as is);
+    /// the other ranges are then still scanned to their end or their own
+    /// error, as they run concurrently. A range past the end of the file is
+    /// an error before any read.
+    ///
+    /// This is the path of whole-file checks that can be split at chunk
+    /// boundaries: the kernel's copy out of the page cache costs about as
+    /// much as the checksum, and both run on as many cores as there are
+    /// ranges.
+    pub fn scan_parts<S: Send>(
+        &self,
+        c: Component,
+        parts: Vec<(std::ops::Range<u64>, S)>,
+        block: usize,
+        f: impl Fn(&mut S, u64, &[u8]) -> Result<()> + Sync,
+    ) -> Result<Vec<S>> {
+        let of = self.file(c)?;
+        for (r, _) in &parts {
+            if r.start > r.end || r.end > of.len {
+                let e = Error::at(
+                    ErrorKind::UnexpectedEof {
+                        need: r.end.saturating_sub(r.start),
+                        have: of.len.saturating_sub(r.start),
+                    },
+                    c,
+                    r.start,
+                    "component scan",
+                );
+                return Err(self.locate(c, e, None));
+            }
+        }
+        if parts.len() <= 1 || self.opts.mode == IoMode::Direct {
+            let mut out = Vec::with_capacity(parts.len());
+            for (r, mut s) in parts {
+                self.scan(c, r.start, r.end, block, |pos, b| f(&mut s, pos, b))?;
+                out.push(s);
+            }
+            return Ok(out);
+        }
+        let block = block.max(1);
+        let max_io = usize::try_from(self.opts.max_io.max(1)).unwrap_or(usize::MAX);
+        let file: &OpenFile = &of;
+        let f = &f;
+        // Per range: (start, where the scan stopped, state, error and its
+        // offset when it was an I/O error).
+        type Done<S> = (u64, u64, S, Option<(Error, Option<u64>)>);
+        let done: Vec<Done<S>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = parts
+                .into_iter()
+                .map(|(r, mut s)| {
+                    scope.spawn(move || -> Done<S> {
+                        let mut buf: Vec<u8> = Vec::new();
+                        let mut pos = r.start;
+                        while pos < r.end {
+                            let n = (block as u64).min(r.end - pos) as usize;
+                            let bytes = match file.mapped(pos, n) {
+                                Some(m) => m,
+                                None => {
+                                    if buf.len() < n {
+                                        buf.resize(n, 0);
+                                    }
+                                    let mut q = 0usize;
+                                    while q < n {
+                                        let piece = (n - q).min(max_io);
+                                        let at = pos + q as u64;
+                                        let dst = &mut buf[q..q + piece];
+                                        if let Err(e) = file.read_exact_into(at, dst) {
+                                            return (
+                                                r.start,
+                                                pos + n as u64,
+                                                s,
+                                                Some((e.into(), Some(at))),
+                                            );
+                                        }
+                                        q += piece;
+                                    }
+                                    &buf[..n]
+                                }
+                            };
+                            if let Err(e) = f(&mut s, pos, bytes) {
+                                return (r.start, pos + n as u64, s, Some((e, None)));
+                            }
+                            pos += n as u64;
+                        }
+                        (r.start, pos, s, None)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        });
+        let mut out = Vec::with_capacity(done.len());
+        let mut first_err = None;
+        for (start, reached, s, err) in done {
+            let mut pos = start;
+            while pos < reached {
+                let n = (block as u64).min(reached - pos) as usize;
+                self.count_scan_reads(c, n);
+                pos += n as u64;
+            }
+            if let (None, Some((e, at))) = (&first_err, err) {
+                first_err = Some(match at {
+                    Some(_) => self.locate(c, e, at),
+                    None => e,
+                });
+            }
+            out.push(s);
+        }
+        match first_err {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
+    }
+
     /// Count the physical reads of an `n`-byte scan block: pieces of at
     /// most `max_io`.
     fn count_scan_reads(&self, c: Component, n: usize) {
@@ -1182,6 +1311,79 @@ mod tests {
                 assert!(stop.is_err(), "{mode:?}");
                 assert_eq!(calls, 3, "{mode:?}");
             }
+            let _ = std::fs::remove_file(p);
+        }
+    }
+
+    #[test]
+    fn parts_scans_lend_each_range_in_order_and_count_like_scans() {
+        for mode in [IoMode::Pread, IoMode::Mmap, IoMode::Direct] {
+            let opts = IoOptions {
+                mode,
+                max_io: 64 * 1024,
+                ..IoOptions::default()
+            };
+            let (l, p, bytes) = layer(600_001, opts);
+            let len = bytes.len() as u64;
+            let block = 100_000usize;
+            let cuts = [0u64, 4096, 250_000, 250_001, len];
+            let parts: Vec<_> = cuts
+                .windows(2)
+                .map(|w| (w[0]..w[1], (Vec::new(), Vec::new())))
+                .collect();
+            l.begin_operation();
+            let before = data(&l);
+            let r = l.scan_parts(Component::Data, parts, block, |(got, at), pos, b| {
+                assert!(b.len() <= block);
+                at.push(pos);
+                got.extend_from_slice(b);
+                Ok(())
+            });
+            let done = match r {
+                Err(e) if mode == IoMode::Direct => {
+                    eprintln!("O_DIRECT not available here: {e}");
+                    continue;
+                }
+                r => r.unwrap(),
+            };
+            assert_eq!(done.len(), 4);
+            let mut pieces = 0u64;
+            for (w, (got, at)) in cuts.windows(2).zip(&done) {
+                let (s, e) = (w[0] as usize, w[1] as usize);
+                assert_eq!(got, &bytes[s..e], "{mode:?} {s}..{e}");
+                assert_eq!(at, &(w[0]..w[1]).step_by(block).collect::<Vec<_>>());
+                pieces += (0..e - s)
+                    .step_by(block)
+                    .map(|o| ((e - s - o).min(block) as u64).div_ceil(64 * 1024))
+                    .sum::<u64>();
+            }
+            let d = data(&l);
+            assert_eq!(
+                (d.reads - before.reads, d.bytes - before.bytes),
+                (pieces, len),
+                "{mode:?}"
+            );
+            // Past the end: an error before any read. An error from `f`
+            // comes back, the first in range order.
+            let before = data(&l);
+            let bad = vec![(0..10, ()), (10..len + 1, ())];
+            assert!(l
+                .scan_parts(Component::Data, bad, 4096, |_, _, _| Ok(()))
+                .is_err());
+            assert_eq!(data(&l), before);
+            let two = vec![(0..8192, ()), (8192..len, ())];
+            let stop = l.scan_parts(Component::Data, two, 4096, |_, at, _| {
+                if at == 4096 || at == 16384 {
+                    Err(Error::new(
+                        ErrorKind::Unsupported(format!("stop {at}")),
+                        "test",
+                    ))
+                } else {
+                    Ok(())
+                }
+            });
+            let e = stop.unwrap_err().to_string();
+            assert!(e.contains("stop 4096"), "{mode:?}: {e}");
             let _ = std::fs::remove_file(p);
         }
     }
