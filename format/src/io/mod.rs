@@ -692,7 +692,8 @@ impl IoLayer {
     }
 
     /// [`IoLayer::scan`] over several disjoint ranges of component `c` at
-    /// once, one scoped thread per range (modes `pread` and `mmap`; with
+    /// once: the first on this thread, each other one on a scoped thread of
+    /// its own (modes `pread` and `mmap`; with
     /// `direct`, or a single range, the ranges are scanned one after the
     /// other on this thread). Each range comes with its own state `S`;
     /// `f(state, offset, bytes)` sees that range's blocks in order, like
@@ -750,56 +751,75 @@ impl IoLayer {
         // Per range: (start, where the scan stopped, state, error and its
         // offset when it was an I/O error).
         type Done<S> = (u64, u64, S, Option<(Error, Option<u64>)>);
-        let done: Vec<Done<S>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = parts
-                .into_iter()
-                .map(|(r, mut s)| {
-                    scope.spawn(move || -> Done<S> {
-                        let mut buf: Vec<u8> = Vec::new();
-                        let mut pos = r.start;
-                        while pos < r.end {
-                            let n = (block as u64).min(r.end - pos) as usize;
-                            let bytes = match file.mapped(pos, n) {
-                                Some(m) => m,
-                                None => {
-                                    if buf.len() < n {
-                                        buf.resize(n, 0);
-                                    }
-                                    let mut q = 0usize;
-                                    while q < n {
-                                        let piece = (n - q).min(max_io);
-                                        let at = pos + q as u64;
-                                        let dst = &mut buf[q..q + piece];
-                                        if let Err(e) = file.read_exact_into(at, dst) {
-                                            return (
-                                                r.start,
-                                                pos + n as u64,
-                                                s,
-                                                Some((e.into(), Some(at))),
-                                            );
-                                        }
-                                        q += piece;
-                                    }
-                                    &buf[..n]
-                                }
-                            };
-                            if let Err(e) = f(&mut s, pos, bytes) {
-                                return (r.start, pos + n as u64, s, Some((e, None)));
-                            }
-                            pos += n as u64;
+        // Scan one range (on whichever thread).
+        let work = |r: std::ops::Range<u64>, mut s: S| -> Done<S> {
+            let mut buf: Vec<u8> = Vec::new();
+            let mut pos = r.start;
+            while pos < r.end {
+                let n = (block as u64).min(r.end - pos) as usize;
+                let bytes = match file.mapped(pos, n) {
+                    Some(m) => m,
+                    None => {
+                        if buf.len() < n {
+                            buf.resize(n, 0);
                         }
-                        (r.start, pos, s, None)
-                    })
+                        let mut q = 0usize;
+                        while q < n {
+                            let piece = (n - q).min(max_io);
+                            let at = pos + q as u64;
+                            if let Err(e) = file.read_exact_into(at, &mut buf[q..q + piece]) {
+                                return (r.start, pos + n as u64, s, Some((e.into(), Some(at))));
+                            }
+                            q += piece;
+                        }
+                        &buf[..n]
+                    }
+                };
+                if let Err(e) = f(&mut s, pos, bytes) {
+                    return (r.start, pos + n as u64, s, Some((e, None)));
+                }
+                pos += n as u64;
+            }
+            (r.start, pos, s, None)
+        };
+        let work = &work;
+        // The first range on this thread, the others on threads of their own.
+        let done: Vec<std::io::Result<Done<S>>> = std::thread::scope(|scope| {
+            let mut parts = parts.into_iter();
+            let first = parts.next();
+            let handles: Vec<_> = parts
+                .map(|(r, s)| {
+                    std::thread::Builder::new()
+                        .name("sstkit-scan".into())
+                        .spawn_scoped(scope, move || work(r, s))
                 })
                 .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                .collect()
+            let mut done = Vec::with_capacity(handles.len() + 1);
+            if let Some((r, s)) = first {
+                done.push(Ok(work(r, s)));
+            }
+            for h in handles {
+                done.push(h.map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))));
+            }
+            done
         });
         let mut out = Vec::with_capacity(done.len());
         let mut first_err = None;
-        for (start, reached, s, err) in done {
+        for d in done {
+            let (start, reached, s, err) = match d {
+                Ok(d) => d,
+                // The OS refused a thread: the range was not scanned.
+                Err(e) => {
+                    if first_err.is_none() {
+                        let kind = ErrorKind::Io(
+                            e.kind(),
+                            format!("cannot start a scan thread ({e}); try --threads 1"),
+                        );
+                        first_err = Some(self.locate(c, Error::new(kind, "component scan"), None));
+                    }
+                    continue;
+                }
+            };
             let mut pos = start;
             while pos < reached {
                 let n = (block as u64).min(reached - pos) as usize;
