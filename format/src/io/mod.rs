@@ -639,18 +639,7 @@ impl IoLayer {
         mut f: impl FnMut(u64, &[u8]) -> Result<()>,
     ) -> Result<()> {
         let of = self.file(c)?;
-        if start > end || end > of.len {
-            let e = Error::at(
-                ErrorKind::UnexpectedEof {
-                    need: end.saturating_sub(start),
-                    have: of.len.saturating_sub(start),
-                },
-                c,
-                start,
-                "component scan",
-            );
-            return Err(self.locate(c, e, None));
-        }
+        self.check_scan_range(c, &of, start, end)?;
         let block = block.max(1);
         if !of.is_mapped() && self.opts.mode != IoMode::Direct {
             return self.scan_pread(c, &of, start, end, block, f);
@@ -723,18 +712,7 @@ impl IoLayer {
     ) -> Result<Vec<S>> {
         let of = self.file(c)?;
         for (r, _) in &parts {
-            if r.start > r.end || r.end > of.len {
-                let e = Error::at(
-                    ErrorKind::UnexpectedEof {
-                        need: r.end.saturating_sub(r.start),
-                        have: of.len.saturating_sub(r.start),
-                    },
-                    c,
-                    r.start,
-                    "component scan",
-                );
-                return Err(self.locate(c, e, None));
-            }
+            self.check_scan_range(c, &of, r.start, r.end)?;
         }
         if parts.len() <= 1 || self.opts.mode == IoMode::Direct {
             let mut out = Vec::with_capacity(parts.len());
@@ -763,14 +741,8 @@ impl IoLayer {
                         if buf.len() < n {
                             buf.resize(n, 0);
                         }
-                        let mut q = 0usize;
-                        while q < n {
-                            let piece = (n - q).min(max_io);
-                            let at = pos + q as u64;
-                            if let Err(e) = file.read_exact_into(at, &mut buf[q..q + piece]) {
-                                return (r.start, pos + n as u64, s, Some((e.into(), Some(at))));
-                            }
-                            q += piece;
+                        if let Err((e, at)) = read_in_pieces(file, pos, &mut buf[..n], max_io) {
+                            return (r.start, pos + n as u64, s, Some((e.into(), Some(at))));
                         }
                         &buf[..n]
                     }
@@ -840,6 +812,23 @@ impl IoLayer {
         }
     }
 
+    /// The error of a scan of `[start, end)` that the file cannot hold.
+    fn check_scan_range(&self, c: Component, of: &OpenFile, start: u64, end: u64) -> Result<()> {
+        if start <= end && end <= of.len {
+            return Ok(());
+        }
+        let e = Error::at(
+            ErrorKind::UnexpectedEof {
+                need: end.saturating_sub(start),
+                have: of.len.saturating_sub(start),
+            },
+            c,
+            start,
+            "component scan",
+        );
+        Err(self.locate(c, e, None))
+    }
+
     /// Count the physical reads of an `n`-byte scan block: pieces of at
     /// most `max_io`.
     fn count_scan_reads(&self, c: Component, n: usize) {
@@ -888,14 +877,8 @@ impl IoLayer {
                 buf.resize(n, 0);
             }
             self.count_scan_reads(c, n);
-            let mut q = 0usize;
-            while q < n {
-                let piece = (n - q).min(max_io);
-                let at = pos + q as u64;
-                of.read_exact_into(at, &mut buf[q..q + piece])
-                    .map_err(|e| self.locate(c, Error::from(e), Some(at)))?;
-                q += piece;
-            }
+            read_in_pieces(of, pos, &mut buf[..n], max_io)
+                .map_err(|(e, at)| self.locate(c, Error::from(e), Some(at)))?;
             f(pos, &buf[..n])?;
             pos += n as u64;
         }
@@ -1087,6 +1070,21 @@ impl IoLayer {
     pub fn stats_mut(&self) -> std::cell::RefMut<'_, IoStats> {
         self.stats.borrow_mut()
     }
+}
+
+/// Fill `buf` from `pos` with reads of at most `max_io` bytes (what a scan
+/// block is made of); an error comes with the offset of the failed read.
+fn read_in_pieces(
+    file: &OpenFile,
+    pos: u64,
+    buf: &mut [u8],
+    max_io: usize,
+) -> std::result::Result<(), (std::io::Error, u64)> {
+    for (i, piece) in buf.chunks_mut(max_io.max(1)).enumerate() {
+        let at = pos + (i * max_io.max(1)) as u64;
+        file.read_exact_into(at, piece).map_err(|e| (e, at))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
