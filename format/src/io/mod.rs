@@ -1115,6 +1115,15 @@ mod tests {
         *l.stats().get(Component::Data)
     }
 
+    /// The reads a scan of `len` bytes issues: blocks of at most `block`
+    /// bytes, each read in pieces of at most `max_io`.
+    fn scan_pieces(len: usize, block: usize, max_io: u64) -> u64 {
+        (0..len)
+            .step_by(block)
+            .map(|o| ((len - o).min(block) as u64).div_ceil(max_io))
+            .sum()
+    }
+
     #[test]
     fn point_reads_are_aligned_and_coalesced() {
         for mode in [IoMode::Pread, IoMode::Mmap, IoMode::Direct] {
@@ -1298,10 +1307,7 @@ mod tests {
                 // Reads of at most max_io, each block whole pieces; every byte once.
                 let d = data(&l);
                 let len = bytes.len() - start as usize;
-                let pieces: u64 = (0..len)
-                    .step_by(block)
-                    .map(|o| ((len - o).min(block) as u64).div_ceil(64 * 1024))
-                    .sum();
+                let pieces = scan_pieces(len, block, 64 * 1024);
                 assert_eq!(
                     (d.reads - before.reads, d.bytes - before.bytes),
                     (pieces, len as u64),
@@ -1370,10 +1376,7 @@ mod tests {
                 let (s, e) = (w[0] as usize, w[1] as usize);
                 assert_eq!(got, &bytes[s..e], "{mode:?} {s}..{e}");
                 assert_eq!(at, &(w[0]..w[1]).step_by(block).collect::<Vec<_>>());
-                pieces += (0..e - s)
-                    .step_by(block)
-                    .map(|o| ((e - s - o).min(block) as u64).div_ceil(64 * 1024))
-                    .sum::<u64>();
+                pieces += scan_pieces(e - s, block, 64 * 1024);
             }
             let d = data(&l);
             assert_eq!(
