@@ -1112,6 +1112,12 @@ pub fn json_escape_into(out: &mut String, s: &str) {
 /// `str`. Invalid text is written as `String::from_utf8_lossy` would give
 /// it (what [`render`] does).
 pub fn json_escape_text_into(out: &mut String, b: &[u8], ascii_only: bool) {
+    // Short texts (map keys, set elements, names) are mostly clean: one test
+    // of the whole, no loop.
+    if short_clean(b) {
+        push_ascii_run(out, b);
+        return;
+    }
     let n = json_escape_ascii_prefix(out, b);
     let rest = &b[n..];
     if rest.is_empty() {
@@ -1122,6 +1128,40 @@ pub fn json_escape_text_into(out: &mut String, b: &[u8], ascii_only: bool) {
         // The prefix written is ASCII, so the lossy form of the whole is the
         // prefix followed by the lossy form of the rest.
         _ => json_escape_into(out, &String::from_utf8_lossy(rest)),
+    }
+}
+
+/// True when `b` is at most 16 bytes of ASCII that JSON writes as is,
+/// tested in one go: two overlapping 8- or 4-byte loads (or three single
+/// bytes) cover it, and the words they make are tested like [`clean16`]'s.
+/// False for longer input (the caller's loop handles it).
+#[inline(always)]
+fn short_clean(b: &[u8]) -> bool {
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let clean = |w: u64| w & HI == 0 && !word_needs_escape(w);
+    let n = b.len();
+    let load8 = |s: &[u8]| {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(s);
+        u64::from_le_bytes(a)
+    };
+    let load4 = |s: &[u8]| {
+        let mut a = [0u8; 4];
+        a.copy_from_slice(s);
+        u64::from(u32::from_le_bytes(a))
+    };
+    match n {
+        8..=16 => clean(load8(&b[..8])) && clean(load8(&b[n - 8..])),
+        4..=7 => clean(load4(&b[..4]) | load4(&b[n - 4..]) << 32),
+        // The upper five bytes are spaces: clean.
+        1..=3 => clean(
+            u64::from(b[0])
+                | u64::from(b[n / 2]) << 8
+                | u64::from(b[n - 1]) << 16
+                | 0x2020_2020_2000_0000,
+        ),
+        0 => true,
+        _ => false,
     }
 }
 
@@ -2423,6 +2463,24 @@ mod tests {
             }
         }
         out
+    }
+
+    #[test]
+    fn short_clean_tests_every_byte() {
+        // Every byte value at every position of texts of 0..=17 bytes.
+        let plain = |c: u8| (0x20..0x80).contains(&c) && c != b'"' && c != b'\\';
+        for len in 0..=17usize {
+            for at in 0..len.max(1) {
+                for c in 0..=255u8 {
+                    let mut b = b"abcdefghijklmnopq"[..len].to_vec();
+                    if let Some(x) = b.get_mut(at) {
+                        *x = c;
+                    }
+                    let want = len <= 16 && b.iter().all(|&x| plain(x));
+                    assert_eq!(short_clean(&b), want, "{b:?}");
+                }
+            }
+        }
     }
 
     #[test]
