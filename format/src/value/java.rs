@@ -1111,13 +1111,21 @@ pub fn json_escape_into(out: &mut String, s: &str) {
 /// first non-ASCII byte on, the rest is validated as UTF-8 and escaped as a
 /// `str`. Invalid text is written as `String::from_utf8_lossy` would give
 /// it (what [`render`] does).
+#[inline]
 pub fn json_escape_text_into(out: &mut String, b: &[u8], ascii_only: bool) {
-    // Short texts (map keys, set elements, names) are mostly clean: one test
-    // of the whole, no loop.
-    if short_clean(b) {
+    // Most texts are short and have nothing to escape: tested whole, with
+    // no loop over bytes and no call, then copied in one append.
+    if clean_up_to_64(b) {
         push_ascii_run(out, b);
         return;
     }
+    json_escape_text_slow(out, b, ascii_only);
+}
+
+/// [`json_escape_text_into`] of what the fast test did not pass: longer
+/// texts, escapes, non-ASCII.
+#[inline(never)]
+fn json_escape_text_slow(out: &mut String, b: &[u8], ascii_only: bool) {
     let n = json_escape_ascii_prefix(out, b);
     let rest = &b[n..];
     if rest.is_empty() {
@@ -1129,6 +1137,28 @@ pub fn json_escape_text_into(out: &mut String, b: &[u8], ascii_only: bool) {
         // prefix followed by the lossy form of the rest.
         _ => json_escape_into(out, &String::from_utf8_lossy(rest)),
     }
+}
+
+/// True when `b` is at most 64 bytes of ASCII that JSON writes as is:
+/// [`short_clean`] up to 16 bytes, else 16-byte blocks ([`clean16`]), the
+/// last one overlapping the one before. False for longer input.
+#[inline(always)]
+fn clean_up_to_64(b: &[u8]) -> bool {
+    let n = b.len();
+    if n <= 16 {
+        return short_clean(b);
+    }
+    if n > 64 {
+        return false;
+    }
+    let mut i = 0;
+    while i + 16 < n {
+        if !clean16(&b[i..]) {
+            return false;
+        }
+        i += 16;
+    }
+    clean16(&b[n - 16..])
 }
 
 /// True when `b` is at most 16 bytes of ASCII that JSON writes as is,
@@ -2466,18 +2496,20 @@ mod tests {
     }
 
     #[test]
-    fn short_clean_tests_every_byte() {
-        // Every byte value at every position of texts of 0..=17 bytes.
+    fn fast_clean_tests_test_every_byte() {
+        // Every byte value at every position of texts of 0..=66 bytes.
         let plain = |c: u8| (0x20..0x80).contains(&c) && c != b'"' && c != b'\\';
-        for len in 0..=17usize {
+        let base = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ/~+-".as_bytes();
+        for len in 0..=66usize {
             for at in 0..len.max(1) {
                 for c in 0..=255u8 {
-                    let mut b = b"abcdefghijklmnopq"[..len].to_vec();
+                    let mut b = base[..len].to_vec();
                     if let Some(x) = b.get_mut(at) {
                         *x = c;
                     }
-                    let want = len <= 16 && b.iter().all(|&x| plain(x));
-                    assert_eq!(short_clean(&b), want, "{b:?}");
+                    let clean = b.iter().all(|&x| plain(x));
+                    assert_eq!(short_clean(&b), len <= 16 && clean, "{b:?}");
+                    assert_eq!(clean_up_to_64(&b), len <= 64 && clean, "{b:?}");
                 }
             }
         }
