@@ -11,8 +11,9 @@
 //! bytes past it are overwritten by the next append or never become part
 //! of the string.
 //!
-//! The `unsafe` is confined to `push_fixed`: it writes into capacity that
-//! was reserved first and only ever exposes ASCII bytes.
+//! The `unsafe` is confined to `push_fixed` and `push_str_short`: they
+//! write into capacity that was reserved first and only ever expose ASCII
+//! bytes (or, for `push_str_short`, a whole `str`).
 
 /// An ASCII piece of at most `N` bytes stored in an `N`-byte array, for
 /// [`Padded::push_to`].
@@ -146,7 +147,9 @@ pub fn push_str_short(out: &mut String, s: &str) {
 
 /// Append the decimal form of `v` (`Long.toString`), with `itoa`: measured
 /// faster here than laying the digits out into a fixed-size array (SWAR or
-/// table-driven) and appending that.
+/// table-driven) and appending that, and than computing eight digits at a
+/// time in a word and storing the words straight into the string (8% slower
+/// on the mixed bench table).
 #[inline]
 pub fn push_i64(out: &mut String, v: i64) {
     push_str_short(out, itoa::Buffer::new().format(v));
@@ -226,5 +229,26 @@ mod tests {
         full.push_to(&mut s);
         full.push_to(&mut s);
         assert_eq!(s, "12341234");
+    }
+
+    #[test]
+    fn padded_pieces_of_every_length_keep_their_text() {
+        fn check<const N: usize>() {
+            let text: String = (0..N).map(|i| char::from(b'!' + (i % 90) as u8)).collect();
+            for len in 0..=N {
+                let p = Padded::<N>::new(&text[..len]).unwrap();
+                let mut s = String::from("x");
+                p.push_to(&mut s);
+                p.push_to(&mut s);
+                assert_eq!(s, format!("x{0}{0}", &text[..len]), "N {N} len {len}");
+            }
+        }
+        check::<1>();
+        check::<3>();
+        check::<8>();
+        check::<20>();
+        check::<32>();
+        check::<48>();
+        check::<96>();
     }
 }

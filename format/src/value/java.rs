@@ -2496,6 +2496,26 @@ mod tests {
     }
 
     #[test]
+    fn hex_matches_the_standard_library() {
+        // Every byte value at every position of 0..=40 bytes (whole words
+        // and every remainder length).
+        for len in 0..=40usize {
+            for at in 0..len.max(1) {
+                for c in 0..=255u8 {
+                    let mut b: Vec<u8> = (0..len as u8).map(|i| i.wrapping_mul(37)).collect();
+                    if let Some(x) = b.get_mut(at) {
+                        *x = c;
+                    }
+                    let want: String = b.iter().map(|x| format!("{x:02x}")).collect();
+                    let mut s = String::from("0x");
+                    hex_into(&mut s, &b);
+                    assert_eq!(s, format!("0x{want}"), "{b:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn fast_clean_tests_test_every_byte() {
         // Every byte value at every position of texts of 0..=66 bytes.
         let plain = |c: u8| (0x20..0x80).contains(&c) && c != b'"' && c != b'\\';
