@@ -61,9 +61,7 @@ struct Out {
     ts: LastText,
     /// The last deletion / expiry time (`gc_time`).
     gc: LastText,
-    /// The last `$TOMBSTONE` written: (timestamp, deletion time) and text.
-    tomb: (Option<(i64, i64)>, Piece<96>),
-    /// Its text after the timestamp, by deletion time.
+    /// The text of a `$TOMBSTONE` after its timestamp, by deletion time.
     tomb_tail: (Option<i64>, Piece<48>),
     /// How the clustering values are rendered (the table's, made once).
     ck: Vec<Kind>,
@@ -313,27 +311,21 @@ impl Out {
         self.buf.push('"');
     }
 
-    /// `$TOMBSTONE`. The text of the last one is kept (the complex columns
-    /// of a row share their deletion), and the text after the timestamp is
-    /// kept for the last deletion time (rows written in the same second
-    /// share that; their timestamps differ).
+    /// `$TOMBSTONE`. The text after the timestamp is kept for the last
+    /// deletion time (rows written in the same second share that; their
+    /// timestamps differ). The whole text of the last tombstone is not kept:
+    /// copying it out of the buffer right after writing it stalls on store
+    /// forwarding, which cost more than writing the timestamp again.
     fn tombstone(&mut self, d: Option<&DeletionTime>) {
         match d {
             None => self.buf.push_str("{}"),
             Some(d) => {
-                let key = (d.marked_for_delete_at, d.local_deletion_time);
-                if self.tomb.0 == Some(key) {
-                    self.tomb.1.push_to(&mut self.buf);
-                    return;
-                }
-                let start = self.buf.len();
                 self.buf.push_str("{\"timestamp\":");
                 java::push_i64(&mut self.buf, d.marked_for_delete_at);
                 if self.tomb_tail.0 != Some(d.local_deletion_time) {
                     self.refresh_tomb_tail(d.local_deletion_time);
                 }
                 self.tomb_tail.1.push_to(&mut self.buf);
-                self.tomb = (Some(key), Piece::new(&self.buf[start..]));
             }
         }
     }
@@ -483,7 +475,6 @@ impl<'a, 'w> ScyllaWriter<'a, 'w> {
                 scratch: String::new(),
                 ts: LastText::new(),
                 gc: LastText::new(),
-                tomb: (None, Piece::new("")),
                 tomb_tail: (None, Piece::new("")),
                 ck: Vec::new(),
             },
