@@ -1069,6 +1069,20 @@ fn word_needs_escape(w: u64) -> bool {
     (control | quote | backslash) & HI != 0
 }
 
+/// True when the 8 bytes of `w` are ASCII that JSON writes as is.
+#[inline(always)]
+fn clean_word(w: u64) -> bool {
+    w & 0x8080_8080_8080_8080 == 0 && !word_needs_escape(w)
+}
+
+/// The first 8 bytes of `s` (at least 8) as a little-endian word.
+#[inline(always)]
+fn le_word(s: &[u8]) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&s[..8]);
+    u64::from_le_bytes(a)
+}
+
 /// JSON string escaping as Jackson's `JsonStringEncoder.quoteAsString`
 /// (Cassandra's `JsonUtils.quoteAsJsonString`), appended to `out`: `"` and
 /// `\` escaped, control characters as `\b \t \n \f \r` or `\u00XX`
@@ -1083,9 +1097,7 @@ pub fn json_escape_into(out: &mut String, s: &str) {
     let mut i = 0;
     while i < b.len() {
         if let Some(w) = b.get(i..i + 8) {
-            let mut a = [0u8; 8];
-            a.copy_from_slice(w);
-            if !word_needs_escape(u64::from_le_bytes(a)) {
+            if !word_needs_escape(le_word(w)) {
                 i += 8;
                 continue;
             }
@@ -1167,24 +1179,17 @@ fn clean_up_to_64(b: &[u8]) -> bool {
 /// False for longer input (the caller's loop handles it).
 #[inline(always)]
 fn short_clean(b: &[u8]) -> bool {
-    const HI: u64 = 0x8080_8080_8080_8080;
-    let clean = |w: u64| w & HI == 0 && !word_needs_escape(w);
     let n = b.len();
-    let load8 = |s: &[u8]| {
-        let mut a = [0u8; 8];
-        a.copy_from_slice(s);
-        u64::from_le_bytes(a)
-    };
     let load4 = |s: &[u8]| {
         let mut a = [0u8; 4];
         a.copy_from_slice(s);
         u64::from(u32::from_le_bytes(a))
     };
     match n {
-        8..=16 => clean(load8(&b[..8])) && clean(load8(&b[n - 8..])),
-        4..=7 => clean(load4(&b[..4]) | load4(&b[n - 4..]) << 32),
+        8..=16 => clean_word(le_word(b)) && clean_word(le_word(&b[n - 8..])),
+        4..=7 => clean_word(load4(&b[..4]) | load4(&b[n - 4..]) << 32),
         // The upper five bytes are spaces: clean.
-        1..=3 => clean(
+        1..=3 => clean_word(
             u64::from(b[0])
                 | u64::from(b[n / 2]) << 8
                 | u64::from(b[n - 1]) << 16
@@ -1198,15 +1203,9 @@ fn short_clean(b: &[u8]) -> bool {
 /// Escape the leading run of ASCII bytes of `b` into `out`; returns its
 /// length (the index of the first non-ASCII byte, or `b.len()`).
 fn json_escape_ascii_prefix(out: &mut String, b: &[u8]) -> usize {
-    const HI: u64 = 0x8080_8080_8080_8080;
     let mut start = 0;
     let mut i = 0;
-    let clean = |w: &[u8]| {
-        let mut a = [0u8; 8];
-        a.copy_from_slice(w);
-        let w = u64::from_le_bytes(a);
-        w & HI == 0 && !word_needs_escape(w)
-    };
+    let clean = |w: &[u8]| clean_word(le_word(w));
     loop {
         while let Some(w) = b.get(i..i + 16) {
             if !clean16(w) {
@@ -1274,14 +1273,7 @@ fn clean16(w: &[u8]) -> bool {
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
 fn clean16(w: &[u8]) -> bool {
-    const HI: u64 = 0x8080_8080_8080_8080;
-    w.len() >= 16
-        && w[..16].chunks_exact(8).all(|c| {
-            let mut a = [0u8; 8];
-            a.copy_from_slice(c);
-            let x = u64::from_le_bytes(a);
-            x & HI == 0 && !word_needs_escape(x)
-        })
+    w.len() >= 16 && w[..16].chunks_exact(8).all(|c| clean_word(le_word(c)))
 }
 
 /// Append a run the escape scan found to be ASCII.
