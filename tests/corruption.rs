@@ -38,16 +38,16 @@ use crate::util::repo;
 const DEADLINE: Duration = Duration::from_secs(30);
 
 /// A 10-line xorshift64* PRNG.
-struct Rng(u64);
+pub(crate) struct Rng(pub(crate) u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
         self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
-    fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         if n == 0 {
             0
         } else {
@@ -57,11 +57,11 @@ impl Rng {
 }
 
 /// One run's result.
-struct RunOut {
-    code: i32,
-    stdout: String,
-    stderr: String,
-    elapsed: Duration,
+pub(crate) struct RunOut {
+    pub(crate) code: i32,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+    pub(crate) elapsed: Duration,
 }
 
 /// Run the binary with a deadline and a 1 GiB address-space limit.
@@ -81,7 +81,7 @@ fn clustered_rows(v: &Value) -> usize {
     }
 }
 
-fn run_limited(args: &[&str]) -> Result<RunOut, String> {
+pub(crate) fn run_limited(args: &[&str]) -> Result<RunOut, String> {
     let bin = env!("CARGO_BIN_EXE_sstkit");
     let mut cmd = Command::new("sh");
     cmd.arg("-c")
@@ -154,7 +154,7 @@ fn key_of(v: &Value) -> String {
 }
 
 /// Parse salvaged NDJSON: key hex -> partition (sstable path removed).
-fn parse_salvage(text: &str) -> BTreeMap<String, Value> {
+pub(crate) fn parse_salvage(text: &str) -> BTreeMap<String, Value> {
     let mut m = BTreeMap::new();
     for l in text.lines().filter(|l| !l.trim().is_empty()) {
         if let Ok(mut v) = serde_json::from_str::<Value>(l) {

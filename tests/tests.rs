@@ -33,5 +33,8 @@ mod legacy_jb;
 // The corruption suite: seeded damaged copies of the fixtures.
 mod corruption;
 
+// Salvage campaign: damage in one chunk; scrub writes every intact partition, no phantom.
+mod salvage;
+
 // BTI (da): dump-trie, read and dump-data --key through the trie indexes.
 mod bti;

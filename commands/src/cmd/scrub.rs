@@ -8,15 +8,19 @@
 //! sstkit scrub --mode segregate --output-dir /tmp/salvage -o text /data/ks/t-1234/
 //! ```
 //!
-//! Data.db is read alone, from its first byte: Index.db and Summary.db may
-//! be missing or corrupt (Index.db, when readable, only supplies
-//! resynchronisation hints). Every decoded partition gets the checks of
-//! `validate` that need no index (see [`sstkit_format::scrub`] for the
-//! resynchronisation and its bounds).
+//! Data.db is read from its first byte; Index.db (or Partitions.db) and
+//! Summary.db may be missing or corrupt. When the partition index is intact,
+//! scrub resynchronises at the next indexed partition after damage; without
+//! it, it scans for a partition start and checks every candidate. Partitions
+//! over a chunk whose checksum failed are never salvaged. Every decoded
+//! partition gets the checks of `validate` that need no index (see
+//! [`sstkit_format::scrub`] for the resynchronisation and its bounds).
 //!
 //! With `--output-dir DIR` (modes skip and segregate) the salvaged
 //! partitions are written to `DIR/<sstable>-salvaged.ndjson` and the
-//! out-of-order ones (segregate) to `DIR/<sstable>-segregated.ndjson`, one
+//! out-of-order ones (segregate) to `DIR/<sstable>-segregated.ndjson` and
+//! those over a chunk whose checksum failed (segregate) to
+//! `DIR/<sstable>-damaged.ndjson`, one
 //! partition per line in the `dump-data --output ndjson` schema (see
 //! [`crate::dump`]), plus `DIR/<sstable>-lost.ndjson` listing the lost byte
 //! ranges and keys. `<sstable>` is the Data.db file name without `-Data.db`.
@@ -24,7 +28,8 @@
 //!
 //! The report (stdout) has the `validate` shape (see
 //! [`crate::cmd::validate`]) with `mode`, `salvaged`, `segregated`,
-//! `dropped`, `lost_bytes`, `lost_ranges`, `resyncs`, `attempts` and
+//! `dropped`, `damaged`, `lost_bytes`, `lost_ranges`, `index_resync`,
+//! `resyncs`, `attempts`, `probe_bytes`, `data_len` (uncompressed) and
 //! `outputs` added; lost data is reported as `data_lost` findings with
 //! `offset`, `end` and the keys known to be lost.
 //!
@@ -183,6 +188,8 @@ pub fn run(a: &ScrubArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             summary.insert("salvaged".into(), json!(report.salvaged));
             summary.insert("segregated".into(), json!(report.segregated));
             summary.insert("dropped".into(), json!(report.dropped));
+            summary.insert("damaged".into(), json!(report.damaged));
+            summary.insert("index_resync".into(), json!(report.index_resync));
             summary.insert("lost_bytes".into(), json!(report.lost_bytes));
             summary.insert(
                 "lost_ranges".into(),
@@ -197,12 +204,15 @@ pub fn run(a: &ScrubArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             summary.insert("aborted".into(), json!(report.aborted));
             summary.insert("resyncs".into(), json!(report.resyncs));
             summary.insert("attempts".into(), json!(report.attempts));
+            summary.insert("probe_bytes".into(), json!(report.probe_bytes));
+            summary.insert("data_len".into(), json!(report.data_len));
             if let Some(s) = &sink {
                 summary.insert(
                     "outputs".into(),
                     json!({
                         "salvaged": s.main_path.display().to_string(),
                         "segregated": s.seg_path.display().to_string(),
+                        "damaged": s.damaged_path.display().to_string(),
                         "lost": s.lost_path.display().to_string(),
                     }),
                 );
@@ -219,9 +229,12 @@ struct NdjsonSink {
     now_secs: i64,
     main: BufWriter<File>,
     seg: Option<BufWriter<File>>,
+    /// Partitions over a chunk that failed its checksum (segregate mode).
+    damaged: Option<BufWriter<File>>,
     lost: BufWriter<File>,
     main_path: PathBuf,
     seg_path: PathBuf,
+    damaged_path: PathBuf,
     lost_path: PathBuf,
     partitioner_key: Option<sstkit_format::types::CqlType>,
     buf: Vec<u8>,
@@ -236,6 +249,7 @@ impl NdjsonSink {
         let stem = name.strip_suffix("-Data.db").unwrap_or(&name).to_string();
         let main_path = dir.join(format!("{stem}-salvaged.ndjson"));
         let seg_path = dir.join(format!("{stem}-segregated.ndjson"));
+        let damaged_path = dir.join(format!("{stem}-damaged.ndjson"));
         let lost_path = dir.join(format!("{stem}-lost.ndjson"));
         let open = |p: &Path| -> CmdResult<BufWriter<File>> {
             File::create(p)
@@ -247,9 +261,11 @@ impl NdjsonSink {
             now_secs,
             main: open(&main_path)?,
             seg: None,
+            damaged: None,
             lost: open(&lost_path)?,
             main_path,
             seg_path,
+            damaged_path,
             lost_path,
             partitioner_key: None,
             buf: Vec::new(),
@@ -324,6 +340,15 @@ impl SalvageSink for NdjsonSink {
                     None => return Ok(()),
                 }
             }
+            Target::Damaged => {
+                if self.damaged.is_none() {
+                    self.damaged = Some(BufWriter::new(File::create(&self.damaged_path)?));
+                }
+                match self.damaged.as_mut() {
+                    Some(s) => s,
+                    None => return Ok(()),
+                }
+            }
         };
         out.write_all(&self.buf)
     }
@@ -341,7 +366,10 @@ impl SalvageSink for NdjsonSink {
 
     fn end(&mut self, _report: &scrub::Report) -> io::Result<()> {
         self.main.flush()?;
-        if let Some(s) = self.seg.as_mut() {
+        for s in [self.seg.as_mut(), self.damaged.as_mut()]
+            .into_iter()
+            .flatten()
+        {
             s.flush()?;
         }
         self.lost.flush()

@@ -5,24 +5,42 @@
 //!
 //! # Resynchronisation
 //!
-//! When the partition starting at `p` fails to decode, every later byte is
-//! a candidate partition start, scanned forward from `p + 1` (for a
-//! compressed file whose chunk `c` is unreadable, from the start of chunk
-//! `c + 1`: chunk boundaries are where decompression restarts). A candidate
-//! must look like a partition header — key length within the data and
-//! plausible for the key type (fixed length, composite framing, decodable
-//! value), a plausible deletion time (LIVE, or non-negative local deletion
-//! time with a timestamp), and a first unfiltered whose flags fit the table
-//! (static row iff the table has static columns) — and is then confirmed by
-//! decoding the whole partition, with every `prev_unfiltered_size` right.
-//! Index.db, when present and readable, supplies hints (the next indexed
-//! positions are tried as they are reached) but is never required.
+//! When the partition starting at `p` fails to decode, or decodes but cannot
+//! be trusted, scrub looks for the next partition start:
 //!
-//! Work is bounded: at most [`Options::max_attempts`] confirmations per
-//! resynchronisation and, over the whole scan, confirmation decodes of at
-//! most four times the data length (plus 64 MiB); each confirmation reads
-//! with a window of [`Options::probe_window`] bytes. Past the budget only
-//! index hints are tried.
+//! * **Through the index.** When Index.db (BIG) or Partitions.db (BTI) is
+//!   present and intact (see [`starts`]), only its positions are tried, as
+//!   Cassandra's scrub does: the next indexed partition that decodes is where
+//!   the scan goes on. No byte is taken for a partition start on a guess.
+//! * **Without it**, every later byte is a candidate, scanned forward from
+//!   `p + 1` (from the end of an unreadable chunk: chunk boundaries are where
+//!   decompression restarts). A candidate must look like a partition header
+//!   (key length within the data and plausible for the key type, a
+//!   plausible deletion time, a first unfiltered whose flags fit the table),
+//!   its key must decode with the header's key type, sort after the last
+//!   partition accepted, and be one the bloom filter (when present) may
+//!   hold; it is then confirmed by decoding the whole partition, with every
+//!   `prev_unfiltered_size` right. Positions of a damaged index are tried
+//!   first, under the same checks.
+//!
+//! # Checksums
+//!
+//! Compressed chunks are checked as they are read. For an uncompressed
+//! Data.db with CRC.db, the chunk checksums are checked before the scan. A
+//! partition whose bytes overlap a chunk that failed its checksum is never
+//! salvaged, even when it decodes: it is reported lost (`skip`), or written
+//! to the damaged output (`segregate`), and the scan resynchronises after
+//! the chunk.
+//!
+//! # Bounds
+//!
+//! Work is bounded by a linear budget: confirmation decodes read at most
+//! twice the data length (plus 1 MiB), each attempt costing at least
+//! [`MIN_ATTEMPT_COST`] bytes, and at most [`Options::max_attempts`]
+//! confirmations per resynchronisation; each confirmation reads with a
+//! window of [`Options::probe_window`] bytes. Past the budget only index
+//! positions are tried. [`Report::probe_bytes`] says what the
+//! confirmations cost.
 //!
 //! # Modes ([`Mode`])
 //!
@@ -35,7 +53,8 @@
 //!   after most of the partitions that follow it is the one out of order (a
 //!   damaged key), not every partition after it.
 //! * `Segregate`: like `Skip`, but out-of-order partitions go to the
-//!   segregated output instead of being dropped.
+//!   segregated output instead of being dropped, and partitions over a chunk
+//!   that failed its checksum to the damaged output.
 //!
 //! # Pre-3.0 sstables (`ka`/`la`)
 //!
@@ -59,7 +78,7 @@ use std::ops::Range;
 use crate::component::Component;
 use crate::data::{DataPos, DataSource, Fragment, ReaderOptions, ScanReader};
 use crate::error::{Error, ErrorKind, Result};
-use crate::index::IndexReader;
+use crate::filter::BloomFilter;
 use crate::sstable::Sstable;
 use crate::statistics::{SerializationHeader, Statistics};
 use crate::types::CqlType;
@@ -68,6 +87,10 @@ use crate::validate::{
     Problems, Verdict,
 };
 use crate::version::Features;
+
+mod starts;
+
+use starts::Starts;
 
 /// What scrub does on corruption.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,6 +112,9 @@ pub enum Target {
     Main,
     /// The segregated output: partitions that broke the order.
     Segregated,
+    /// Partitions that decoded but overlap a chunk that failed its
+    /// checksum (segregate mode): their content cannot be trusted.
+    Damaged,
 }
 
 /// Scrub options.
@@ -104,7 +130,8 @@ pub struct Options {
     pub probe_window: u64,
     /// Decoder options of the main scan.
     pub reader: ReaderOptions,
-    /// Use Index.db positions as resynchronisation hints when readable.
+    /// Resynchronise through the partition index (Index.db, Partitions.db)
+    /// when it is readable.
     pub index_hints: bool,
 }
 
@@ -178,6 +205,12 @@ pub struct Report {
     pub segregated: u64,
     /// Partitions dropped because out of order (skip mode).
     pub dropped: u64,
+    /// Partitions that decoded but overlap a chunk that failed its checksum:
+    /// reported lost (skip) or written to the damaged output (segregate).
+    pub damaged: u64,
+    /// True when the partition index was intact and agreed with the data to
+    /// the end: resynchronisation went through it alone.
+    pub index_resync: bool,
     /// Uncompressed bytes lost (not part of any decoded partition).
     pub lost_bytes: u64,
     /// Lost byte ranges.
@@ -190,6 +223,9 @@ pub struct Report {
     pub resyncs: u64,
     /// Candidate partition starts decoded to confirm them.
     pub attempts: u64,
+    /// Bytes those confirmations decoded (each attempt counted as at least
+    /// [`MIN_ATTEMPT_COST`]).
+    pub probe_bytes: u64,
 }
 
 impl Report {
@@ -219,6 +255,7 @@ struct Failed {
 /// Decode the partition at `pos` with `reader`, checking it with `checker`;
 /// with `fragment = Some((key, end))`, the atoms in `[pos, end)` as a
 /// fragment of partition `key` (legacy format, [`ScanReader::seek_fragment`]).
+/// `strict` (confirming a candidate) fails at the first size mismatch.
 fn decode_partition(
     reader: &mut ScanReader<'_>,
     checker: &mut DataChecker,
@@ -226,6 +263,7 @@ fn decode_partition(
     fragment: Option<(&[u8], u64)>,
     out: &mut Problems,
     budget: &mut u64,
+    strict: bool,
 ) -> std::result::Result<Decoded, Failed> {
     let fail = |error: Error, key: Option<Vec<u8>>| Failed {
         error: Box::new(error),
@@ -284,6 +322,22 @@ fn decode_partition(
                 let at = f.position().0;
                 if checker.fragment(&f, out) != Verdict::Ok {
                     drop.push(at);
+                }
+                // A candidate whose sizes disagree is not a partition: stop
+                // at once rather than decode the rest of the garbage.
+                if strict && !reader.findings().is_empty() {
+                    checker.abort_partition();
+                    reader.take_findings();
+                    *budget = budget.saturating_sub(reader.position().0.saturating_sub(pos));
+                    return Err(fail(
+                        Error::at(
+                            ErrorKind::BadValue("previous unfiltered size mismatch".into()),
+                            Component::Data,
+                            at,
+                            "candidate partition",
+                        ),
+                        Some(key),
+                    ));
                 }
             }
             Ok(None) => {
@@ -356,6 +410,18 @@ struct Plausible {
 }
 
 impl Plausible {
+    /// True when bytes `b` (up to a candidate) may end with a partition's
+    /// end marker: the flags byte `0x01`, or for the legacy format the
+    /// two-byte empty cell name (only its last byte is known when `b` has one).
+    fn ends_partition(&self, b: &[u8]) -> bool {
+        match (self.legacy, b) {
+            (false, [.., last]) => *last == 0x01,
+            (true, [.., x, y]) => *x == 0 && *y == 0,
+            (true, [y]) => *y == 0,
+            (_, []) => true,
+        }
+    }
+
     /// True when `w` (bytes from the candidate on) starts like a partition.
     fn check(&self, w: &[u8]) -> bool {
         if w.len() < 4 {
@@ -442,65 +508,15 @@ fn ldt_live(d: &[u8]) -> bool {
     })
 }
 
-/// Partition positions (and the Index.db offsets of their entries) from Index.db.
-struct Hints {
-    index: Vec<u8>,
-    /// (Data.db position, Index.db entry offset), sorted by position.
-    entries: Vec<(u64, u64)>,
-    features: Features,
-}
-
-impl Hints {
-    fn read(sst: &Sstable) -> Option<Hints> {
-        if sst.features().trie_index || !sst.has(Component::Index) {
-            return None;
-        }
-        let index = sst.read_component(Component::Index).ok()?;
-        let mut entries = Vec::new();
-        let mut r = IndexReader::new(&index, sst.features());
-        while let Ok(Some(e)) = r.next() {
-            entries.push((e.position, e.offset));
-        }
-        entries.sort_unstable();
-        entries.dedup_by_key(|e| e.0);
-        Some(Hints {
-            index,
-            entries,
-            features: sst.features(),
-        })
-    }
-
-    /// The first indexed position `>= from`.
-    fn next_at_or_after(&self, from: u64) -> Option<u64> {
-        let i = self.entries.partition_point(|e| e.0 < from);
-        self.entries.get(i).map(|e| e.0)
-    }
-
-    /// Keys of the indexed partitions starting in `range`.
-    fn keys_in(&self, range: &Range<u64>, max: usize) -> Vec<Vec<u8>> {
-        let i = self.entries.partition_point(|e| e.0 < range.start);
-        self.entries[i..]
-            .iter()
-            .take_while(|e| e.0 < range.end)
-            .take(max)
-            .filter_map(|&(_, off)| {
-                let b = self.index.get(usize::try_from(off).ok()?..)?;
-                IndexReader::at(b, off, self.features)
-                    .next()
-                    .ok()
-                    .flatten()
-                    .map(|e| e.key.to_vec())
-            })
-            .collect()
-    }
-}
-
 const SEGMENT: u64 = 256 << 10;
 const PEEK: u64 = 65_535 + 2 + 13 + 3;
 
+/// Smallest cost, in bytes, charged to the budget for one confirmation
+/// attempt (its setup costs as much as decoding this many bytes).
+pub const MIN_ATTEMPT_COST: u64 = 256;
+
 /// The scanner state.
 struct Scanner<'s> {
-    sst: &'s Sstable,
     header: &'s SerializationHeader,
     partitioner: crate::token::Partitioner,
     opts: Options,
@@ -508,10 +524,16 @@ struct Scanner<'s> {
     scan: DataSource<'s>,
     plausible: Plausible,
     chunk_len: Option<u64>,
-    hints: Option<Hints>,
+    /// The partition index's starts (trusted or hints).
+    starts: Option<Starts>,
+    /// The bloom filter, to reject candidate keys it says are absent.
+    filter: Option<BloomFilter>,
+    /// Uncompressed ranges of chunks that failed their checksum, sorted.
+    bad: Vec<Range<u64>>,
     /// Bytes confirmation decodes may still read.
     budget: u64,
     attempts: u64,
+    probe_bytes: u64,
 }
 
 impl<'s> Scanner<'s> {
@@ -523,29 +545,86 @@ impl<'s> Scanner<'s> {
         self.chunk_len.filter(|l| *l > 0).map(|l| (pos / l + 1) * l)
     }
 
-    /// Decode the candidate at `cand` completely, without reporting.
-    fn confirm(&mut self, cand: u64) -> bool {
+    /// True when the index is intact enough to resynchronise through it alone.
+    fn trusted_index(&self) -> bool {
+        self.starts.as_ref().is_some_and(|s| s.trusted)
+    }
+
+    /// Stop resynchronising through the index alone: it disagrees with the data.
+    fn distrust_index(&mut self) {
+        if let Some(s) = self.starts.as_mut() {
+            s.trusted = false;
+        }
+    }
+
+    /// The first range of a chunk that failed its checksum and overlaps `r`.
+    fn bad_overlap(&self, r: &Range<u64>) -> Option<Range<u64>> {
+        let i = self.bad.partition_point(|b| b.end <= r.start);
+        self.bad
+            .get(i)
+            .filter(|b| b.start < r.end.max(r.start + 1))
+            .cloned()
+    }
+
+    /// Decode the candidate at `cand` completely, without reporting; its key
+    /// when it decodes cleanly.
+    fn confirm(&mut self, cand: u64) -> Option<Vec<u8>> {
         self.attempts += 1;
         let mut scratch = Problems::with_max(16);
         let mut checker = DataChecker::new(self.header, self.partitioner.clone(), self.chunk_len);
-        match decode_partition(
+        let before = self.budget;
+        let r = decode_partition(
             &mut self.probe,
             &mut checker,
             cand,
             None,
             &mut scratch,
             &mut self.budget,
-        ) {
-            Ok(_) => {
-                scratch.count(ProblemClass::PrevSizeMismatch) == 0
+            true,
+        );
+        let spent = (before - self.budget).max(MIN_ATTEMPT_COST);
+        self.budget = before.saturating_sub(spent);
+        self.probe_bytes += spent;
+        match r {
+            Ok(d)
+                if scratch.count(ProblemClass::PrevSizeMismatch) == 0
                     && scratch.count(ProblemClass::DecodeError) == 0
+                    && self.bad_overlap(&(cand..d.end)).is_none() =>
+            {
+                Some(d.key)
             }
-            Err(_) => false,
+            _ => None,
         }
     }
 
-    /// The next position after a failure at `pos` where a partition decodes.
-    fn resync(&mut self, pos: u64, failure: &Error) -> Option<u64> {
+    /// True when a candidate with key `key` may be a partition of this
+    /// sstable after `last` (the last partition accepted).
+    fn key_fits(&self, key: &[u8], last: Option<&[u8]>) -> bool {
+        last.is_none_or(|l| self.partitioner.compare_decorated(l, key) == Ordering::Less)
+            && self.filter.as_ref().is_none_or(|f| f.may_contain(key))
+    }
+
+    /// Confirm a start the index gives: it decodes, with the key the index
+    /// has for it, in order.
+    fn confirm_start(&mut self, at: u64, last: Option<&[u8]>) -> bool {
+        match self.confirm(at) {
+            Some(k) => {
+                self.starts.as_ref().is_none_or(|s| s.key_agrees(at, &k)) && self.key_fits(&k, last)
+            }
+            None => false,
+        }
+    }
+
+    /// The next position after a failure at `pos` (the decode failed, or was
+    /// not trusted, at `fail_at`) where a partition decodes; `last` is the
+    /// key of the last partition accepted.
+    fn resync(
+        &mut self,
+        pos: u64,
+        fail_at: u64,
+        failure: &Error,
+        last: Option<&[u8]>,
+    ) -> Option<u64> {
         let data_len = self.scan.data_len();
         let mut q = pos + 1;
         // An unreadable chunk: nothing in it can be decoded.
@@ -558,24 +637,57 @@ impl<'s> Scanner<'s> {
                 q = q.max((c as u64 + 1) * l);
             }
         }
+        // A chunk that failed its checksum: no partition overlapping it is
+        // salvaged, so the next one starts after it.
+        if let Some(b) = self.bad_overlap(&(pos..fail_at.max(pos) + 1)) {
+            q = q.max(b.end);
+        }
+        if self.trusted_index() {
+            let mut next = self.starts.as_ref().and_then(|s| s.next_at_or_after(q));
+            if next.is_none() {
+                // The index knows no partition after the damage.
+                return None;
+            }
+            // The index's keys are in order: no check against `last`.
+            while let Some(h) = next {
+                if self.confirm_start(h, None) {
+                    return Some(h);
+                }
+                next = self.starts.as_ref().and_then(|s| s.next_at_or_after(h + 1));
+            }
+            // No indexed partition after the damage decodes: the index does
+            // not describe this Data.db (a foreign or stale file); scan for
+            // a partition instead.
+            self.distrust_index();
+        }
         let mut attempts = 0u64;
-        let mut next_hint = self.hints.as_ref().and_then(|h| h.next_at_or_after(q));
+        let mut next_hint = self.starts.as_ref().and_then(|h| h.next_at_or_after(q));
+        // The byte before `q`, when it was read: a partition starts right
+        // after the previous one's end marker, so any other byte there rules
+        // the candidate out (None: unknown, as after an unreadable chunk).
+        let mut before: Option<u8> = None;
         while q < data_len {
             let out_of_budget = self.budget == 0 || attempts >= self.opts.max_attempts;
             if out_of_budget {
                 // Only index hints from here on.
                 while let Some(h) = next_hint {
-                    if self.confirm(h) {
+                    if self.confirm_start(h, last) {
                         return Some(h);
                     }
-                    next_hint = self.hints.as_ref().and_then(|x| x.next_at_or_after(h + 1));
+                    next_hint = self.starts.as_ref().and_then(|x| x.next_at_or_after(h + 1));
                 }
                 return None;
+            }
+            if let Some(b) = self.bad_overlap(&(q..q + 1)) {
+                q = b.end;
+                before = None;
+                continue;
             }
             if let Err(e) = self.scan.seek(DataPos(q)) {
                 match self.next_chunk_start(q) {
                     Some(n) if e.chunk.is_some() || self.chunk_len.is_some() => {
                         q = n;
+                        before = None;
                         continue;
                     }
                     _ => return None,
@@ -589,6 +701,7 @@ impl<'s> Scanner<'s> {
                 match (filled, self.next_chunk_start(q)) {
                     (Err(_), Some(n)) => {
                         q = n;
+                        before = None;
                         continue;
                     }
                     _ => return None,
@@ -610,17 +723,26 @@ impl<'s> Scanner<'s> {
                     if h > cand {
                         break;
                     }
-                    if h == cand && self.confirm(h) {
+                    if h == cand && self.confirm_start(h, last) {
                         return Some(h);
                     }
-                    next_hint = self.hints.as_ref().and_then(|x| x.next_at_or_after(h + 1));
+                    next_hint = self.starts.as_ref().and_then(|x| x.next_at_or_after(h + 1));
                     if h == cand {
                         break;
                     }
                 }
-                if self.plausible.check(&window[i as usize..]) {
+                let w = &window[i as usize..];
+                let after_end = match i.checked_sub(1) {
+                    Some(j) => self.plausible.ends_partition(&window[..=j as usize]),
+                    None => before.is_none_or(|b| self.plausible.ends_partition(&[b])),
+                };
+                if after_end && self.plausible.check(w) {
+                    let klen = u16::from_be_bytes([w[0], w[1]]) as usize;
+                    if !self.key_fits(&w[2..2 + klen], last) {
+                        continue;
+                    }
                     attempts += 1;
-                    if self.confirm(cand) {
+                    if self.confirm(cand).is_some() {
                         found = Some(cand);
                         break;
                     }
@@ -632,6 +754,7 @@ impl<'s> Scanner<'s> {
             if found.is_some() {
                 return found;
             }
+            before = window.get(seg_len as usize - 1).copied();
             q += seg_len;
         }
         None
@@ -775,7 +898,7 @@ fn settle(
     }
     match target {
         Some(Target::Main) => report.salvaged += 1,
-        Some(Target::Segregated) => report.segregated += 1,
+        Some(Target::Segregated | Target::Damaged) => report.segregated += 1,
         None => report.dropped += 1,
     }
     if let (Some(s), Some(t)) = (sink.as_deref_mut(), target) {
@@ -826,8 +949,8 @@ pub fn scrub(
     };
     let data_len = reader.data_len();
     report.data_len = data_len;
+    let (bad, verified) = bad_chunks(sst, &mut report.problems);
     let mut scanner = Scanner {
-        sst,
         header,
         partitioner: partitioner.clone(),
         opts: *opts,
@@ -841,15 +964,17 @@ pub fn scrub(
             legacy: features.legacy_cells,
         },
         chunk_len,
-        hints: if opts.index_hints {
-            Hints::read(sst)
+        starts: if opts.index_hints {
+            Starts::read(sst, &partitioner, data_len)
         } else {
             None
         },
-        budget: data_len.saturating_mul(4).saturating_add(64 << 20),
+        filter: read_filter(sst),
+        bad,
+        budget: data_len.saturating_mul(2).saturating_add(1 << 20),
         attempts: 0,
+        probe_bytes: 0,
     };
-    let _ = scanner.sst;
     let info = ScrubInfo {
         header,
         partitioner: &partitioner,
@@ -863,132 +988,193 @@ pub fn scrub(
     let mut pos = 0u64;
     let mut main_budget = u64::MAX;
     let mut queue: VecDeque<(u64, Decoded)> = VecDeque::new();
+    // The key of the last partition decoded in order (candidates must sort after it).
+    let mut last_key: Option<Vec<u8>> = None;
     while pos < data_len {
         progress(pos, data_len);
         let before = report.problems.total();
-        match decode_partition(
+        let loss = match decode_partition(
             &mut reader,
             &mut checker,
             pos,
             None,
             &mut report.problems,
             &mut main_budget,
+            false,
         ) {
-            Ok(d) => {
-                let next = d.end;
-                let key = reader.is_legacy().then(|| d.key.clone());
-                if writing {
-                    queue.push_back((pos, d));
-                    while queue.len() > LOOKAHEAD {
-                        settle(
-                            &mut queue,
-                            &mut checker,
-                            &mut reader,
-                            &mut sink,
-                            &info,
-                            opts,
-                            &scanner,
-                            &mut report,
-                        )?;
-                    }
-                } else {
-                    let ord = checker.order_of(&d.key);
-                    if !matches!(ord, None | Some(Ordering::Less)) {
-                        report
-                            .problems
-                            .push(order_problem(pos, &d.key, ord, false, opts.mode, &scanner));
-                    }
-                    checker.set_last_key(&d.key);
-                    report.salvaged += 1;
-                }
-                pos = next;
-                // CASSANDRA-10791: atoms between this partition's end marker
-                // and the next indexed partition belong to this partition
-                // (C\* 2.1 `Scrubber`; needs Index.db, as there).
-                let frag_end = match (&key, &scanner.hints) {
-                    (Some(_), Some(h)) => Some(h.next_at_or_after(pos).unwrap_or(data_len)),
-                    _ => None,
-                };
-                if let (Some(k), Some(fend)) = (key, frag_end.filter(|e| *e > pos)) {
-                    let mut scratch = Problems::with_max(16);
-                    let mut fchecker = DataChecker::new(header, partitioner.clone(), chunk_len);
-                    if let Ok(fd) = decode_partition(
-                        &mut reader,
-                        &mut fchecker,
+            Ok(d) => match judge(&mut scanner, verified, pos, &d, data_len) {
+                Some(Judged::Damaged(b)) => {
+                    report.damaged += 1;
+                    let chunk = scanner.chunk_of(b.start);
+                    let action = match opts.mode {
+                        Mode::Segregate => "written to the damaged output",
+                        Mode::Skip => "not salvaged",
+                        _ => "cannot be trusted",
+                    };
+                    let p = Problem::new(
+                        ProblemClass::Checksum,
+                        Component::Data,
                         pos,
-                        Some((&k, fend)),
-                        &mut scratch,
-                        &mut main_budget,
-                    ) {
-                        if writing {
-                            queue.push_back((pos, fd));
-                        } else {
+                        format!(
+                            "partition {pos:#x}..{:#x} overlaps bytes {:#x}..{:#x}, whose chunk \
+                             checksum failed: {action}",
+                            d.end, b.start, b.end
+                        ),
+                    )
+                    .chunk(chunk)
+                    .key(&d.key);
+                    report.problems.push(p);
+                    if let (Mode::Segregate, Some(s)) = (opts.mode, sink.as_deref_mut()) {
+                        reader.seek_partition(DataPos(pos))?;
+                        let end_byte = d.end - reader.end_marker_len();
+                        let mut src = Salvaged {
+                            reader: &mut reader,
+                            drop: &d.drop,
+                            end_byte,
+                            done: false,
+                        };
+                        s.partition(&info, Target::Damaged, &mut src)
+                            .map_err(Error::from)?;
+                    }
+                    let error = Error::at(
+                        ErrorKind::BadValue("chunk checksum failed".into()),
+                        Component::Data,
+                        b.start,
+                        "partition",
+                    );
+                    Some((error, d.end.saturating_sub(1), Some(d.key), false))
+                }
+                Some(Judged::Mismatch(msg)) => {
+                    let error =
+                        Error::at(ErrorKind::BadValue(msg), Component::Data, pos, "partition");
+                    Some((error, pos, Some(d.key), true))
+                }
+                None => {
+                    let next = d.end;
+                    let key = reader.is_legacy().then(|| d.key.clone());
+                    if checker.order_of(&d.key).is_none_or(|o| o == Ordering::Less) {
+                        last_key = Some(d.key.clone());
+                    }
+                    if writing {
+                        queue.push_back((pos, d));
+                        while queue.len() > LOOKAHEAD {
+                            settle(
+                                &mut queue,
+                                &mut checker,
+                                &mut reader,
+                                &mut sink,
+                                &info,
+                                opts,
+                                &scanner,
+                                &mut report,
+                            )?;
+                        }
+                    } else {
+                        let ord = checker.order_of(&d.key);
+                        if !matches!(ord, None | Some(Ordering::Less)) {
                             report
                                 .problems
-                                .push(fragment_problem(pos, fend, &k, opts.mode, &scanner));
+                                .push(order_problem(pos, &d.key, ord, false, opts.mode, &scanner));
                         }
-                        pos = fend;
+                        checker.set_last_key(&d.key);
+                        report.salvaged += 1;
                     }
+                    pos = next;
+                    // CASSANDRA-10791: atoms between this partition's end marker
+                    // and the next indexed partition belong to this partition
+                    // (C\* 2.1 `Scrubber`; needs Index.db, as there).
+                    let frag_end = match (&key, &scanner.starts) {
+                        (Some(_), Some(h)) => Some(h.next_at_or_after(pos).unwrap_or(data_len)),
+                        _ => None,
+                    };
+                    if let (Some(k), Some(fend)) = (key, frag_end.filter(|e| *e > pos)) {
+                        let mut scratch = Problems::with_max(16);
+                        let mut fchecker = DataChecker::new(header, partitioner.clone(), chunk_len);
+                        if let Ok(fd) = decode_partition(
+                            &mut reader,
+                            &mut fchecker,
+                            pos,
+                            Some((&k, fend)),
+                            &mut scratch,
+                            &mut main_budget,
+                            false,
+                        ) {
+                            if writing {
+                                queue.push_back((pos, fd));
+                            } else {
+                                report
+                                    .problems
+                                    .push(fragment_problem(pos, fend, &k, opts.mode, &scanner));
+                            }
+                            pos = fend;
+                        }
+                    }
+                    None
                 }
-            }
+            },
             Err(f) => {
                 let off = f.error.offset.unwrap_or(pos);
-                let mut p = Problem::from_error(&f.error, Component::Data, off);
+                Some((*f.error, off, f.key, true))
+            }
+        };
+        if let Some((error, fail_at, key, report_error)) = loss {
+            if report_error {
+                let mut p = Problem::from_error(&error, Component::Data, fail_at);
                 if p.chunk.is_none() {
-                    p.chunk = scanner.chunk_of(off);
+                    p.chunk = scanner.chunk_of(fail_at);
                 }
-                if let Some(k) = &f.key {
+                if let Some(k) = &key {
                     p = p.key(k);
                 }
                 report.problems.push(p);
-                if opts.mode == Mode::Abort {
-                    report.aborted = true;
-                    break;
-                }
-                report.resyncs += 1;
-                let next = scanner.resync(pos, &f.error);
-                let end = next.unwrap_or(data_len);
-                let range = pos..end;
-                let mut keys: Vec<Vec<u8>> = f.key.iter().cloned().collect();
-                if let Some(h) = &scanner.hints {
-                    for k in h.keys_in(&range, 1000) {
-                        if !keys.contains(&k) {
-                            keys.push(k);
-                        }
+            }
+            if opts.mode == Mode::Abort {
+                report.aborted = true;
+                break;
+            }
+            report.resyncs += 1;
+            let next = scanner.resync(pos, fail_at, &error, last_key.as_deref());
+            let end = next.unwrap_or(data_len);
+            let range = pos..end;
+            let mut keys: Vec<Vec<u8>> = key.iter().cloned().collect();
+            if let Some(h) = &scanner.starts {
+                for k in h.keys_in(&range, 1000) {
+                    if !keys.contains(&k) {
+                        keys.push(k);
                     }
                 }
-                let mut lost = Problem::new(
-                    ProblemClass::DataLost,
-                    Component::Data,
-                    pos,
-                    format!(
-                        "{} bytes of Data.db {} ({} partition key(s) known){}",
-                        end - pos,
-                        if writing { "skipped" } else { "cannot be read" },
-                        keys.len(),
-                        if next.is_some() {
-                            format!("; resynchronised at {end:#x}")
-                        } else {
-                            "; no decodable partition after it".into()
-                        }
-                    ),
-                )
-                .chunk(scanner.chunk_of(pos));
-                lost.end = Some(end);
-                if let Some(k) = keys.first() {
-                    lost.partition_key = Some(k.clone());
-                }
-                lost.lost_keys = keys.iter().skip(1).cloned().collect();
-                report.problems.push(lost);
-                report.lost_bytes += end - pos;
-                report.lost_ranges.push(range.clone());
-                if let Some(s) = sink.as_deref_mut() {
-                    s.lost(range, &keys).map_err(Error::from)?;
-                }
-                match next {
-                    Some(n) => pos = n,
-                    None => break,
-                }
+            }
+            let mut lost = Problem::new(
+                ProblemClass::DataLost,
+                Component::Data,
+                pos,
+                format!(
+                    "{} bytes of Data.db {} ({} partition key(s) known){}",
+                    end - pos,
+                    if writing { "skipped" } else { "cannot be read" },
+                    keys.len(),
+                    if next.is_some() {
+                        format!("; resynchronised at {end:#x}")
+                    } else {
+                        "; no decodable partition after it".into()
+                    }
+                ),
+            )
+            .chunk(scanner.chunk_of(pos));
+            lost.end = Some(end);
+            if let Some(k) = keys.first() {
+                lost.partition_key = Some(k.clone());
+            }
+            lost.lost_keys = keys.iter().skip(1).cloned().collect();
+            report.problems.push(lost);
+            report.lost_bytes += end - pos;
+            report.lost_ranges.push(range.clone());
+            if let Some(s) = sink.as_deref_mut() {
+                s.lost(range, &keys).map_err(Error::from)?;
+            }
+            match next {
+                Some(n) => pos = n,
+                None => break,
             }
         }
         if opts.mode == Mode::Abort && report.problems.total() > before {
@@ -1014,8 +1200,123 @@ pub fn scrub(
     report.static_rows = checker.static_rows;
     report.markers = checker.markers;
     report.attempts = scanner.attempts;
+    report.probe_bytes = scanner.probe_bytes;
+    report.index_resync = scanner.trusted_index();
     if let Some(s) = sink {
         s.end(&report).map_err(Error::from)?;
     }
     Ok(report)
+}
+
+/// Why a partition that decoded is not salvaged.
+enum Judged {
+    /// It overlaps these bytes, whose chunk failed its checksum.
+    Damaged(Range<u64>),
+    /// It contradicts an intact index (and Data.db has no checksums to
+    /// vouch for it).
+    Mismatch(String),
+}
+
+/// Whether the partition `d` decoded at `pos` can be salvaged. `verified`:
+/// every byte of Data.db is covered by a checksum that was checked.
+///
+/// Checksummed bytes vouch for themselves: a clean partition the index
+/// disagrees with shows the index does not describe this Data.db (a stale or
+/// foreign file), and the index is no longer trusted. Without checksums the
+/// first partition decides the same; after it, the trusted index is what
+/// tells a damaged partition that happens to decode.
+fn judge(
+    scanner: &mut Scanner<'_>,
+    verified: bool,
+    pos: u64,
+    d: &Decoded,
+    data_len: u64,
+) -> Option<Judged> {
+    if let Some(b) = scanner.bad_overlap(&(pos..d.end)) {
+        return Some(Judged::Damaged(b));
+    }
+    let starts = scanner.starts.as_ref().filter(|s| s.trusted)?;
+    let agrees = starts.is_start(pos) && starts.key_agrees(pos, &d.key);
+    if verified || pos == 0 {
+        if !agrees {
+            scanner.distrust_index();
+        }
+        return None;
+    }
+    if !starts.is_start(pos) {
+        return Some(Judged::Mismatch(
+            "the index knows no partition starting here".into(),
+        ));
+    }
+    if !starts.key_agrees(pos, &d.key) {
+        return Some(Judged::Mismatch(
+            "the partition key differs from the index's".into(),
+        ));
+    }
+    let next = starts.next_at_or_after(pos + 1).unwrap_or(data_len);
+    // Legacy partitions may be followed by atoms of their own (CASSANDRA-10791).
+    let legacy = scanner.plausible.legacy;
+    if d.end > next || (d.end < next && !legacy) {
+        return Some(Judged::Mismatch(format!(
+            "the partition ends at {:#x}, the index puts the next one at {next:#x}",
+            d.end
+        )));
+    }
+    None
+}
+
+/// Uncompressed ranges of the chunks of an uncompressed Data.db whose
+/// CRC.db checksum fails (with a finding each), and whether every byte is
+/// covered by a checksum that was checked. Compressed chunks are checked as
+/// they are read.
+fn bad_chunks(sst: &Sstable, problems: &mut Problems) -> (Vec<Range<u64>>, bool) {
+    if sst.has(Component::CompressionInfo) {
+        return (Vec::new(), true);
+    }
+    if !sst.has(Component::Crc) {
+        return (Vec::new(), false);
+    }
+    let mut bad = Vec::new();
+    let mut verified = true;
+    let opts = crate::checksums::ValidateOptions {
+        threads: 1,
+        ..Default::default()
+    };
+    let r = crate::checksums::validate_checksums_with(sst, opts, |f| {
+        use crate::checksums::ChecksumFinding as F;
+        match &f {
+            F::BadChunk { .. } | F::TruncatedChunk { .. } | F::ChunksOutOfRange { .. } => {
+                if let Some(r) = f.uncompressed_range() {
+                    problems.push(
+                        Problem::new(
+                            ProblemClass::Checksum,
+                            Component::Data,
+                            r.start,
+                            f.to_string(),
+                        )
+                        .chunk(f.chunk()),
+                    );
+                    bad.push(r);
+                }
+            }
+            F::CrcCountMismatch { .. } | F::CorruptMetadata { .. } | F::MissingComponent { .. } => {
+                verified = false
+            }
+            _ => {}
+        }
+    });
+    if r.is_err() {
+        return (Vec::new(), false);
+    }
+    bad.sort_unstable_by_key(|r| r.start);
+    (bad, verified)
+}
+
+/// The bloom filter, when Filter.db is present and decodes.
+fn read_filter(sst: &Sstable) -> Option<BloomFilter> {
+    if !sst.has(Component::Filter) {
+        return None;
+    }
+    let b = sst.read_component(Component::Filter).ok()?;
+    BloomFilter::parse(&b, &sst.features()).ok()
 }
