@@ -149,8 +149,17 @@ included; range tombstones are clipped to the requested range.",
     /// Structural validation of index and data: order, sizes, tombstones, index agreement
     #[command(after_long_help = EXIT_STATUS)]
     Validate(ValidateArgs),
-    /// Index-less scan of Data.db: validate, or salvage what is readable around corruption
-    #[command(after_long_help = EXIT_STATUS)]
+    /// Scan Data.db from its first byte: validate, or salvage what is intact around corruption
+    #[command(
+        long_about = "Scan Data.db from its first byte, check every partition, and on corruption \
+resynchronise at the next partition: through Index.db or Partitions.db when it is intact (as \
+Cassandra's scrub does), otherwise by scanning for a partition start that follows an \
+end-of-partition marker, has a key of the table's key type sorting after the last partition, \
+passes the bloom filter and decodes to its end. Chunk checksums (compressed chunks, CRC.db) \
+are checked: a partition over a chunk that failed its checksum is never salvaged. The work is \
+bounded by a small constant times one pass over the file.",
+        after_long_help = EXIT_STATUS
+    )]
     Scrub(ScrubArgs),
     /// Check every chunk checksum and the whole-file digest of Data.db
     #[command(
@@ -320,7 +329,7 @@ pub enum ScrubMode {
     Abort,
     /// Skip damaged data, resynchronise at the next decodable partition, report what was lost
     Skip,
-    /// Like skip, and write out-of-order partitions to a separate output
+    /// Like skip; out-of-order partitions, and those over a chunk whose checksum failed, go to separate outputs
     Segregate,
 }
 
