@@ -516,9 +516,10 @@ pub struct DumpSchemaArgs {
 /// `token` arguments.
 #[derive(Debug, Clone, Args)]
 pub struct TokenArgs {
-    /// Partition keys (CQL literal form, composite as a:b), or hex with --hex; put negative
-    /// numbers after `--`
-    #[arg(value_name = "KEY", required = true)]
+    /// Partition keys (CQL literal form, composite as a:b or (a, b)), or hex with --hex;
+    /// negative numbers are keys too (`sstkit token --type int -5`); put a composite key
+    /// that starts with `-` after `--`, or write it as a tuple `(-5, 'a')`
+    #[arg(value_name = "KEY", required = true, allow_negative_numbers = true)]
     pub keys: Vec<String>,
     /// Take the key type and partitioner from this sstable
     #[arg(long, value_name = "SSTABLE")]

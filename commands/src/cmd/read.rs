@@ -86,7 +86,7 @@ use sstkit_format::read::{
 use sstkit_format::statistics::{SerializationHeader, Statistics};
 use sstkit_format::token::Partitioner;
 use sstkit_format::value::literal::unhex;
-use sstkit_format::value::parse_key_arg;
+use sstkit_format::value::{key_type_name, parse_key_arg};
 use sstkit_format::{Error, ErrorKind, Sstable};
 
 use crate::cli::{DataOutputFormat, IoStatsFormat, OutputFormat, ReadArgs};
@@ -477,7 +477,7 @@ fn read_one(
             KeyArg::Literal(s) => parse_key_arg(kt, s).map_err(|e| {
                 CmdError::Usage(format!(
                     "key {s:?} is not a valid {} value: {}",
-                    kt.cql(),
+                    key_type_name(kt),
                     e.kind
                 ))
             })?,
