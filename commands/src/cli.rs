@@ -207,7 +207,7 @@ pub struct DumpDataArgs {
     #[arg(long, value_name = "N")]
     pub limit: Option<u64>,
     /// List partition keys only (like sstabledump -e)
-    #[arg(long)]
+    #[arg(long, conflicts_with = "tombstones_only")]
     pub keys_only: bool,
     /// Keep only deletions: partition, row, range and cell tombstones (like sstabledump -o)
     #[arg(long)]
@@ -282,7 +282,7 @@ pub struct ReadArgs {
     pub io_stats: Option<IoStatsFormat>,
     /// Benchmark baseline: ignore the promoted index and scan the partition
     /// from its start (scan reads, with read-ahead)
-    #[arg(long, hide = true)]
+    #[arg(long, hide = true, conflicts_with = "reverse")]
     pub naive: bool,
     /// CQL file with the table's CREATE TABLE: the schema of pre-3.0 (jb, ka, la, lb) sstables, which store none
     #[arg(long, value_name = "FILE", long_help = SCHEMA_HELP)]
@@ -399,7 +399,7 @@ pub struct IoArgs {
     #[arg(long, value_name = "BYTES", default_value = "8MiB", value_parser = parse_size, help_heading = "IO")]
     pub index_cache_size: u64,
     /// Bypass the index page cache
-    #[arg(long, help_heading = "IO")]
+    #[arg(long, help_heading = "IO", conflicts_with = "index_cache_size")]
     pub no_index_cache: bool,
 }
 
@@ -532,7 +532,12 @@ pub struct TokenArgs {
     #[arg(long)]
     pub hex: bool,
     /// Partitioner when no sstable is given
-    #[arg(long, value_enum, default_value = "murmur3")]
+    #[arg(
+        long,
+        value_enum,
+        default_value = "murmur3",
+        conflicts_with = "sstable"
+    )]
     pub partitioner: PartitionerArg,
     #[command(flatten)]
     pub common: CommonArgs,

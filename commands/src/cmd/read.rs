@@ -151,11 +151,6 @@ fn key_args(a: &ReadArgs) -> CmdResult<Vec<KeyArg>> {
 
 /// Run the command.
 pub fn run(a: &ReadArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
-    if a.reverse && a.naive {
-        return Err(CmdError::Usage(
-            "--naive and --reverse cannot be combined".into(),
-        ));
-    }
     let opts = io_options(&a.io)?;
     let keys = key_args(a)?;
     let descs = resolve_sstables(&a.sstables)?;
