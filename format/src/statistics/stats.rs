@@ -206,7 +206,8 @@ impl TombstoneHistogram {
                 .iter()
                 .find(|b| b.raw_point.is_some_and(|p| !p.is_finite()))
             {
-                invalid = Some(format!("non-finite bin point {:?}", b.raw_point));
+                let p = b.raw_point.unwrap_or(f64::NAN);
+                invalid = Some(format!("non-finite bin point {p}"));
             }
         }
         Ok(TombstoneHistogram {

@@ -962,6 +962,50 @@ enum Lit {
     Tuple(Vec<Lit>),
 }
 
+/// The literal as CQL text (for messages).
+impl std::fmt::Display for Lit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let list = |f: &mut std::fmt::Formatter<'_>, items: &[Lit]| {
+            for (i, l) in items.iter().enumerate() {
+                if i > 0 {
+                    write!(f, ", ")?;
+                }
+                write!(f, "{l}")?;
+            }
+            Ok(())
+        };
+        match self {
+            Lit::Null => write!(f, "null"),
+            Lit::Str(s) => write!(f, "'{}'", s.replace('\'', "''")),
+            Lit::Ident(s) => write!(f, "\"{}\"", s.replace('"', "\"\"")),
+            Lit::Atom(s) => write!(f, "{s}"),
+            Lit::List(v) => {
+                write!(f, "[")?;
+                list(f, v)?;
+                write!(f, "]")
+            }
+            Lit::Tuple(v) => {
+                write!(f, "(")?;
+                list(f, v)?;
+                write!(f, ")")
+            }
+            Lit::Brace(v) => {
+                write!(f, "{{")?;
+                for (i, (k, val)) in v.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    match val {
+                        Some(x) => write!(f, "{k}: {x}")?,
+                        None => write!(f, "{k}")?,
+                    }
+                }
+                write!(f, "}}")
+            }
+        }
+    }
+}
+
 struct LitParser<'a> {
     s: &'a [u8],
     i: usize,
@@ -1201,7 +1245,7 @@ fn serialize(ty: &CqlType, lit: &Lit, depth: u32) -> Result<Option<Vec<u8>>> {
             }
             out
         }
-        (t, l) => return Err(bad(format!("literal {l:?} does not fit type {}", t.cql()))),
+        (t, l) => return Err(bad(format!("literal {l} does not fit type {}", t.cql()))),
     }))
 }
 
