@@ -372,8 +372,19 @@ impl<'s> TypeCheck<'s> {
 }
 
 /// The stderr message naming the columns (`failed`, from [`TypeCheck`])
-/// whose values did not decode with the schema's type, if any.
+/// whose values did not decode with the schema's type, if any not named
+/// before: one schema serves every sstable of a command, so each column is
+/// named once per run.
 pub fn type_warning(label: &str, failed: &[String]) -> Option<String> {
+    static NAMED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut named = NAMED.lock().unwrap_or_else(|e| e.into_inner());
+    let new: Vec<String> = failed
+        .iter()
+        .filter(|f| !named.contains(f))
+        .cloned()
+        .collect();
+    named.extend(new.iter().cloned());
+    let failed = new;
     (!failed.is_empty()).then(|| {
         format!(
             "sstkit: warning: {label}: values of {} do not decode with the schema's type \
