@@ -114,8 +114,10 @@ for the partition key and ck0, ck1, ... for clustering columns). Defaults to --o
     DumpSchema(DumpSchemaArgs),
     /// Compute the token of a partition key
     #[command(
-        long_about = "Compute the token of partition keys, given in CQL literal form (composite \
-keys as a:b, with \\: escaping a colon) or in hex with --hex. The key type comes from the \
+        long_about = "Compute the token of partition keys, given in CQL literal form or in hex \
+with --hex. Composite keys are written a:b (\\: escapes a colon; a timestamp, time or IPv6 \
+component needs no escaping when only one split fits the types), with quoted components \
+('a:b':5), or as a CQL tuple (1, 'a'). Negative numbers are keys, not flags (token --type int -5). The key type comes from the \
 sstable's serialization header, or from --type (a CQL type such as int, or a Cassandra marshal \
 type string). The partitioner comes from the sstable's Statistics.db, or --partitioner \
 (murmur3 by default when no sstable is given).",
@@ -140,7 +142,8 @@ Index.db, not by scanning.",
 bloom filter (a 'no' ends the lookup without touching Data.db), Summary.db, the Index.db page \
 between two summary entries, the partition's promoted index binary-searched for the bounds, \
 then only the Data.db range that can hold the answer. --io-stats shows what that cost.\n\n\
-Clustering bounds are typed values (prefixes allowed, composite as a:b): --from/--to are \
+Clustering bounds are typed values (prefixes allowed; several columns as a:b, a CQL tuple \
+(1, 'a') or quoted components; a printed clustering reads back as is): --from/--to are \
 inclusive, --after/--before exclusive. The static row and the partition deletion are always \
 included; range tombstones are clipped to the requested range.",
         after_long_help = EXIT_STATUS
@@ -378,7 +381,10 @@ used instead (the file is then ignored). The other commands use it to show the p
 of pre-3.0 sstables typed.\n\n\
 A column the file does not declare (e.g. a dropped column) is skipped in pre-3.0 data, and so is \
 a cell whose shape does not fit its column's type (a column dropped and re-added as another \
-type).";
+type). Columns whose values do not decode with the declared type are printed as hex and named \
+once on stderr.\n\n\
+Without --schema, a schema.cql next to the pre-3.0 sstables (Cassandra snapshots and backups \
+carry one) is used, and stderr says so.";
 
 /// IO layer settings, shared by every command that reads sstables.
 #[derive(Debug, Clone, Args)]

@@ -38,7 +38,8 @@
 //!
 //! Errors name the file, component, offset and partition (stderr); the
 //! sstable's output is closed so stdout stays parseable (json: an
-//! `{"error": ...}` entry), and the command goes on with the next sstable
+//! `{"error": ...}` entry; ndjson: a `{"type": "error", "error": ...}`
+//! record), and the command goes on with the next sstable
 //! (exit 3 at the end). A key that does not parse is a usage error (exit 2).
 
 // `CmdError` wraps `sstkit_format::Error` by value, which clippy finds large

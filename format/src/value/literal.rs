@@ -1,8 +1,10 @@
 //! From user text to serialized values: [`parse_cql_literal`] (CQL literal or
-//! Cassandra `fromString` form of a value of a given type) and the
-//! partition-key argument helpers [`split_composite_key_arg`] /
-//! [`parse_key_arg`] (Cassandra `CompositeType.fromString` syntax: components
-//! separated by `:`, a literal colon written `\:`).
+//! Cassandra `fromString` form of a value of a given type), and values of
+//! several components ([`parse_key_arg`], [`parse_components`]): Cassandra's
+//! `CompositeType.fromString` syntax (components separated by `:`, a literal
+//! colon written `\:`), where a component may also hold unescaped colons
+//! when only one split fits the types (so printed timestamps, times and IPv6
+//! addresses read back) or be quoted, or a CQL tuple `(1, 'a')`.
 //!
 //! Accepted forms per type (a whole-value `'quoted'` string is unquoted first,
 //! with `''` → `'`):
