@@ -573,7 +573,6 @@ fn read_one(
                     Ok(())
                 };
                 let r = reader.read(&mut h, &slice, &ropts, &mut visit);
-                drop(visit);
                 let mut stop = false;
                 match r {
                     Ok(plan) => {

@@ -210,7 +210,7 @@ impl ClusteringBound {
     /// Parse a bound typed by a user: CQL literals (or Cassandra's string
     /// form) of the first clustering columns, several joined as `a:b` (a
     /// literal colon written `\:`, see
-    /// [`parse_components`](crate::value::parse_components)) or given as a
+    /// [`parse_components`]) or given as a
     /// tuple `(a, b)` when the table has more than one clustering column.
     pub fn parse(types: &[CqlType], text: &str, inclusive: bool) -> Result<ClusteringBound> {
         let bad = |m: String| Error::new(ErrorKind::BadValue(m), "clustering bound");
