@@ -38,3 +38,6 @@ mod salvage;
 
 // BTI (da): dump-trie, read and dump-data --key through the trie indexes.
 mod bti;
+
+// Typed keys and clusterings read back; schema and input discovery messages.
+mod keys;

@@ -114,8 +114,10 @@ for the partition key and ck0, ck1, ... for clustering columns). Defaults to --o
     DumpSchema(DumpSchemaArgs),
     /// Compute the token of a partition key
     #[command(
-        long_about = "Compute the token of partition keys, given in CQL literal form (composite \
-keys as a:b, with \\: escaping a colon) or in hex with --hex. The key type comes from the \
+        long_about = "Compute the token of partition keys, given in CQL literal form or in hex \
+with --hex. Composite keys are written a:b (\\: escapes a colon; a timestamp, time or IPv6 \
+component needs no escaping when only one split fits the types), with quoted components \
+('a:b':5), or as a CQL tuple (1, 'a'). Negative numbers are keys, not flags (token --type int -5). The key type comes from the \
 sstable's serialization header, or from --type (a CQL type such as int, or a Cassandra marshal \
 type string). The partitioner comes from the sstable's Statistics.db, or --partitioner \
 (murmur3 by default when no sstable is given).",
@@ -140,7 +142,8 @@ Index.db, not by scanning.",
 bloom filter (a 'no' ends the lookup without touching Data.db), Summary.db, the Index.db page \
 between two summary entries, the partition's promoted index binary-searched for the bounds, \
 then only the Data.db range that can hold the answer. --io-stats shows what that cost.\n\n\
-Clustering bounds are typed values (prefixes allowed, composite as a:b): --from/--to are \
+Clustering bounds are typed values (prefixes allowed; several columns as a:b, a CQL tuple \
+(1, 'a') or quoted components; a printed clustering reads back as is): --from/--to are \
 inclusive, --after/--before exclusive. The static row and the partition deletion are always \
 included; range tombstones are clipped to the requested range.",
         after_long_help = EXIT_STATUS
@@ -216,7 +219,7 @@ pub struct DumpDataArgs {
     #[arg(long, value_name = "N")]
     pub limit: Option<u64>,
     /// List partition keys only (like sstabledump -e)
-    #[arg(long)]
+    #[arg(long, conflicts_with = "tombstones_only")]
     pub keys_only: bool,
     /// Keep only deletions: partition, row, range and cell tombstones (like sstabledump -o)
     #[arg(long)]
@@ -291,7 +294,7 @@ pub struct ReadArgs {
     pub io_stats: Option<IoStatsFormat>,
     /// Benchmark baseline: ignore the promoted index and scan the partition
     /// from its start (scan reads, with read-ahead)
-    #[arg(long, hide = true)]
+    #[arg(long, hide = true, conflicts_with = "reverse")]
     pub naive: bool,
     /// CQL file with the table's CREATE TABLE: the schema of pre-3.0 (jb, ka, la, lb) sstables, which store none
     #[arg(long, value_name = "FILE", long_help = SCHEMA_HELP)]
@@ -387,7 +390,10 @@ used instead (the file is then ignored). The other commands use it to show the p
 of pre-3.0 sstables typed.\n\n\
 A column the file does not declare (e.g. a dropped column) is skipped in pre-3.0 data, and so is \
 a cell whose shape does not fit its column's type (a column dropped and re-added as another \
-type).";
+type). Columns whose values do not decode with the declared type are printed as hex and named \
+once on stderr.\n\n\
+Without --schema, a schema.cql next to the pre-3.0 sstables (Cassandra snapshots and backups \
+carry one) is used, and stderr says so.";
 
 /// IO layer settings, shared by every command that reads sstables.
 #[derive(Debug, Clone, Args)]
@@ -408,7 +414,7 @@ pub struct IoArgs {
     #[arg(long, value_name = "BYTES", default_value = "8MiB", value_parser = parse_size, help_heading = "IO")]
     pub index_cache_size: u64,
     /// Bypass the index page cache
-    #[arg(long, help_heading = "IO")]
+    #[arg(long, help_heading = "IO", conflicts_with = "index_cache_size")]
     pub no_index_cache: bool,
 }
 
@@ -525,9 +531,10 @@ pub struct DumpSchemaArgs {
 /// `token` arguments.
 #[derive(Debug, Clone, Args)]
 pub struct TokenArgs {
-    /// Partition keys (CQL literal form, composite as a:b), or hex with --hex; put negative
-    /// numbers after `--`
-    #[arg(value_name = "KEY", required = true)]
+    /// Partition keys (CQL literal form, composite as a:b or (a, b)), or hex with --hex;
+    /// negative numbers are keys too (`sstkit token --type int -5`); put a composite key
+    /// that starts with `-` after `--`, or write it as a tuple `(-5, 'a')`
+    #[arg(value_name = "KEY", required = true, allow_negative_numbers = true)]
     pub keys: Vec<String>,
     /// Take the key type and partitioner from this sstable
     #[arg(long, value_name = "SSTABLE")]
@@ -540,7 +547,12 @@ pub struct TokenArgs {
     #[arg(long)]
     pub hex: bool,
     /// Partitioner when no sstable is given
-    #[arg(long, value_enum, default_value = "murmur3")]
+    #[arg(
+        long,
+        value_enum,
+        default_value = "murmur3",
+        conflicts_with = "sstable"
+    )]
     pub partitioner: PartitionerArg,
     #[command(flatten)]
     pub common: CommonArgs,

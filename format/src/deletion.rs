@@ -39,6 +39,21 @@ pub struct DeletionTime {
     pub local_deletion_time: i64,
 }
 
+/// `live`, or `deleted at <timestamp> (local deletion time <seconds>)`.
+impl std::fmt::Display for DeletionTime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.is_live() {
+            write!(f, "live")
+        } else {
+            write!(
+                f,
+                "deleted at {} (local deletion time {})",
+                self.marked_for_delete_at, self.local_deletion_time
+            )
+        }
+    }
+}
+
 impl DeletionTime {
     /// The local deletion time of LIVE (C\* 5.0 `Cell.NO_DELETION_TIME`).
     pub const NO_LOCAL_DELETION_TIME: i64 = i64::MAX;

@@ -93,7 +93,14 @@ pub fn parse_file_name(dir: &Path, name: &str) -> Result<ParsedName> {
         }
         _ => return Err(bad()),
     };
-    let version = Version::parse(toks[ver_i]).map_err(|_| bad())?;
+    let version = Version::parse(toks[ver_i]).map_err(|e| {
+        // An sstable of a release too old to read says so, not "bad name".
+        if crate::version::release_before_jb(toks[ver_i]).is_some() {
+            e
+        } else {
+            bad()
+        }
+    })?;
     let generation = parse_generation(toks[ver_i + 1]).ok_or_else(bad)?;
     let (format, component) = if ks_table.is_none() {
         let f = match toks[2] {
@@ -162,13 +169,22 @@ pub fn find_sstables(args: &[PathBuf]) -> Result<Vec<Descriptor>> {
         let meta = std::fs::metadata(arg).map_err(|e| Error::from(e).in_file(arg))?;
         if meta.is_dir() {
             let mut found: Vec<(Descriptor, bool)> = Vec::new();
+            // An sstable too old to read, reported when nothing else is found.
+            let mut too_old: Option<Error> = None;
             let rd = std::fs::read_dir(arg).map_err(|e| Error::from(e).in_file(arg))?;
             for ent in rd {
                 let ent = ent.map_err(|e| Error::from(e).in_file(arg))?;
                 let name = ent.file_name();
                 let Some(name) = name.to_str() else { continue };
-                let Ok(p) = parse_file_name(arg, name) else {
-                    continue;
+                let p = match parse_file_name(arg, name) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        let old = matches!(e.kind, ErrorKind::UnknownVersion(_));
+                        if old && too_old.is_none() && name.ends_with("-Data.db") {
+                            too_old = Some(e.in_file(&ent.path()));
+                        }
+                        continue;
+                    }
                 };
                 let sealed = p.component == "TOC.txt";
                 let data = p.component == "Data.db";
@@ -179,6 +195,9 @@ pub fn find_sstables(args: &[PathBuf]) -> Result<Vec<Descriptor>> {
                     Some(slot) => slot.1 |= sealed,
                     None => found.push((p.descriptor, sealed)),
                 }
+            }
+            if let (true, Some(e)) = (found.is_empty(), too_old) {
+                return Err(e);
             }
             // Prefer sealed sstables; a directory with only Data.db files (no
             // TOC at all, e.g. test golden files) still yields them.

@@ -169,9 +169,13 @@ impl fmt::Display for ErrorKind {
             }
             ErrorKind::BadValue(m) => write!(f, "{m}"),
             ErrorKind::Decompress(m) => write!(f, "decompression failed: {m}"),
-            ErrorKind::UnknownVersion(v) => {
-                write!(f, "unknown or unsupported sstable version {v:?}")
-            }
+            ErrorKind::UnknownVersion(v) => match crate::version::release_before_jb(v) {
+                Some(r) => write!(
+                    f,
+                    "unsupported sstable version {v} ({r}); sstkit reads jb and later"
+                ),
+                None => write!(f, "unknown or unsupported sstable version '{v}'"),
+            },
             ErrorKind::BadFileName(n) => write!(f, "not an sstable component file name: {n}"),
             ErrorKind::MissingComponent => write!(f, "component is missing"),
             ErrorKind::BadType(m) => write!(f, "bad type string: {m}"),

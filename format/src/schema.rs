@@ -604,6 +604,18 @@ fn tokenize(text: &str) -> Result<Vec<Tok>> {
     Ok(out)
 }
 
+/// A token as it was written (for messages).
+impl std::fmt::Display for Tok {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Tok::Word(w) | Tok::Num(w) => write!(f, "{w}"),
+            Tok::Quoted(q) => write!(f, "\"{}\"", q.replace('"', "\"\"")),
+            Tok::Str(s) => write!(f, "'{}'", s.replace('\'', "''")),
+            Tok::Sym(c) => write!(f, "{c}"),
+        }
+    }
+}
+
 struct P {
     t: Vec<Tok>,
     i: usize,
@@ -650,7 +662,10 @@ impl P {
         }
     }
     fn err(&self, m: &str) -> Error {
-        err(format!("{m} at token {} ({:?})", self.i, self.peek()))
+        match self.peek() {
+            Some(t) => err(format!("{m} at token {} ({t})", self.i)),
+            None => err(format!("{m} at the end of the statement")),
+        }
     }
     /// An identifier: unquoted ones are case-insensitive (lower-cased).
     fn ident(&mut self) -> Result<String> {

@@ -38,7 +38,10 @@ pub use java::{
     format_seconds_instant, format_time, format_timestamp_cqlsh, format_timestamp_iso,
     format_timestamp_json, java_double_to_string, java_float_to_string, varint_to_string, Form,
 };
-pub use literal::{parse_cql_literal, parse_key_arg, split_composite_key_arg};
+pub use literal::{
+    key_type_name, parse_components, parse_cql_literal, parse_key_arg, split_composite_key_arg,
+    COMPOSITE_SYNTAX,
+};
 
 use crate::component::Component;
 use crate::cur::Cur;

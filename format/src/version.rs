@@ -93,6 +93,23 @@ pub struct Features {
     pub trie_index: bool,
 }
 
+/// The Cassandra release that wrote `v`, a version older than `jb` (the
+/// oldest sstkit reads), or None for any other string.
+pub fn release_before_jb(v: &str) -> Option<&'static str> {
+    let b = v.as_bytes();
+    if b.len() != 2 || !b.iter().all(|c| c.is_ascii_lowercase()) || v >= "jb" {
+        return None;
+    }
+    Some(match b[0] {
+        b'j' => "Cassandra 2.0 pre-release",
+        b'i' => "Cassandra 1.2",
+        b'h' => "Cassandra 1.1",
+        b'g' => "Cassandra 1.0",
+        b'f' => "Cassandra 0.8",
+        _ => "Cassandra 0.7 or older",
+    })
+}
+
 impl Version {
     /// Parse and validate a version string of the supported set.
     pub fn parse(s: &str) -> Result<Version> {

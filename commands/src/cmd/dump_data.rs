@@ -38,7 +38,8 @@
 //!
 //! Errors name the file, component, offset and partition (stderr); the
 //! sstable's output is closed so stdout stays parseable (json: an
-//! `{"error": ...}` entry), and the command goes on with the next sstable
+//! `{"error": ...}` entry; ndjson: a `{"type": "error", "error": ...}`
+//! record), and the command goes on with the next sstable
 //! (exit 3 at the end). A key that does not parse is a usage error (exit 2).
 
 // `CmdError` wraps `sstkit_format::Error` by value, which clippy finds large
@@ -59,7 +60,7 @@ use crate::dump::scylla::ScyllaWriter;
 use crate::dump::select::{self, Selection};
 use crate::dump::sstabledump::{KeysWriter, SstabledumpWriter};
 use crate::dump::text::TextWriter;
-use crate::dump::{Sink, Table};
+use crate::dump::{type_warning, Sink, Table, TypeCheck};
 use crate::output::{iostats, JsonOut};
 use crate::{resolve_sstables, sstable_label, CmdError, CmdResult, Outcome};
 
@@ -80,13 +81,11 @@ pub fn run(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     let mut json = JsonOut::new(out, if scylla { json_fmt } else { OutputFormat::Text });
     let mut written = 0usize;
     let n_ssts = descs.len();
-    let schema = crate::load_schema(a.schema.as_deref())?;
+    let mut schema = crate::SchemaSource::new(a.schema.as_deref())?;
     for d in descs {
         let sst = match Sstable::open_with(d, crate::io_options(&a.io)?) {
             Ok(mut s) => {
-                if let Some(t) = &schema {
-                    s.set_table_schema(t.clone());
-                }
+                schema.attach(&mut s);
                 s
             }
             Err(e) => {
@@ -253,6 +252,27 @@ fn dump_one(
 
 /// Read the selected partitions and feed them to `sink`.
 fn drive(
+    a: &DumpDataArgs,
+    sst: &Sstable,
+    t: &Table<'_>,
+    sel: &Selection,
+    sink: &mut dyn Sink,
+) -> CmdResult<()> {
+    // Pre-3.0 data decoded with a user's schema: say which columns' types
+    // did not fit (their values are printed as hex).
+    if sst.features().legacy_cells && sst.table_schema().is_some() && !a.keys_only {
+        let mut check = TypeCheck::new(sink);
+        let r = drive_all(a, sst, t, sel, &mut check);
+        if let Some(w) = type_warning(&sstable_label(sst), &check.failed) {
+            eprintln!("{w}");
+        }
+        return r;
+    }
+    drive_all(a, sst, t, sel, sink)
+}
+
+/// [`drive`] without the type check.
+fn drive_all(
     a: &DumpDataArgs,
     sst: &Sstable,
     t: &Table<'_>,

@@ -154,6 +154,20 @@ pub fn run(a: &DumpIndexArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         true,
         out,
         |sst, emit| {
+            if sst.features().trie_index {
+                // BTI sstables have Partitions.db/Rows.db tries, not Index.db.
+                return Err(sstkit_format::Error::new(
+                    ErrorKind::Unsupported(format!(
+                        "version {} is a BTI-format sstable: it has no Index.db; its partition \
+                         and row indexes are tries (use dump-trie, with --rows for Rows.db)",
+                        sst.version()
+                    )),
+                    "partition index",
+                )
+                .in_component(Component::Index)
+                .in_file(&sst.path(Component::Index))
+                .into());
+            }
             let st = read_statistics(sst)?;
             let ctx = KeyCtx::from_statistics(&st);
             let types: Vec<CqlType> = st

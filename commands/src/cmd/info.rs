@@ -24,17 +24,21 @@ use std::io::Write;
 use serde_json::{json, Map, Value};
 use sstkit_format::compression::CompressionInfo;
 use sstkit_format::statistics::stats::NO_DELETION_TIME;
+use sstkit_format::statistics::Statistics;
 use sstkit_format::summary::Summary;
 use sstkit_format::value::{format_micros_instant, format_seconds_instant};
 use sstkit_format::{Component, Sstable};
 
 use crate::cli::{InfoArgs, OutputFormat};
 use crate::output::kv_table;
-use crate::render::{f64_json, read_statistics, KeyCtx};
+use crate::render::{f64_json, KeyCtx};
 use crate::{for_each_sstable, CmdResult, Outcome};
 
 fn collect(sst: &Sstable) -> CmdResult<Value> {
-    let st = read_statistics(sst)?;
+    // Salvage: a damaged histogram is reported, the other fields still shown.
+    let path = sst.path(Component::Statistics);
+    let st = Statistics::parse_salvage(&sst.read_component(Component::Statistics)?, sst.features())
+        .map_err(|e| e.in_file(&path))?;
     let ctx = KeyCtx::from_statistics(&st);
     let mut o = Map::new();
     o.insert("version".into(), json!(sst.version().as_str()));
@@ -75,8 +79,27 @@ fn collect(sst: &Sstable) -> CmdResult<Value> {
         );
     }
     if let Some(s) = &st.stats {
+        if !s.damaged.is_empty() {
+            let msgs: Vec<String> = s
+                .damaged
+                .iter()
+                .map(|e| e.clone().in_file(&path).to_string())
+                .collect();
+            for m in &msgs {
+                eprintln!("sstkit: warning: {m}; shown as damaged, the other fields are read");
+            }
+            o.insert("damaged".into(), json!(msgs));
+        }
         let partitions: i64 = s.estimated_partition_size.pairs.iter().map(|p| p.1).sum();
-        o.insert("estimated_partitions".into(), json!(partitions));
+        let histogram_damaged = s.damaged.iter().any(|e| e.what.contains("partition size"));
+        o.insert(
+            "estimated_partitions".into(),
+            if histogram_damaged {
+                Value::Null
+            } else {
+                json!(partitions)
+            },
+        );
         if let Some(c) = st.compaction.as_ref().and_then(|c| c.cardinality()) {
             o.insert("estimated_partitions_hll".into(), json!(c.estimate));
         }
@@ -213,6 +236,11 @@ fn text(v: &Value) -> String {
                 size.as_u64()
                     .map_or("missing".into(), |x| format!("{x} bytes")),
             ));
+        }
+    }
+    if let Some(Value::Array(d)) = v.get("damaged") {
+        for m in d {
+            rows.push(("damaged".into(), m.as_str().unwrap_or("").to_string()));
         }
     }
     let mut out = kv_table(&rows).to_string();

@@ -86,14 +86,14 @@ use sstkit_format::read::{
 use sstkit_format::statistics::{SerializationHeader, Statistics};
 use sstkit_format::token::Partitioner;
 use sstkit_format::value::literal::unhex;
-use sstkit_format::value::parse_key_arg;
+use sstkit_format::value::{key_type_name, parse_key_arg};
 use sstkit_format::{Error, ErrorKind, Sstable};
 
 use crate::cli::{DataOutputFormat, IoStatsFormat, OutputFormat, ReadArgs};
 use crate::dump::scylla::ScyllaWriter;
 use crate::dump::sstabledump::SstabledumpWriter;
 use crate::dump::text::TextWriter;
-use crate::dump::{row_is_empty, Sink, Table};
+use crate::dump::{row_is_empty, type_warning, Sink, Table, TypeCheck};
 use crate::output::{iostats, JsonOut};
 use crate::{io_options, resolve_sstables, sstable_label, CmdError, CmdResult, Outcome};
 
@@ -151,11 +151,6 @@ fn key_args(a: &ReadArgs) -> CmdResult<Vec<KeyArg>> {
 
 /// Run the command.
 pub fn run(a: &ReadArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
-    if a.reverse && a.naive {
-        return Err(CmdError::Usage(
-            "--naive and --reverse cannot be combined".into(),
-        ));
-    }
     let opts = io_options(&a.io)?;
     let keys = key_args(a)?;
     let descs = resolve_sstables(&a.sstables)?;
@@ -173,13 +168,11 @@ pub fn run(a: &ReadArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     let mut outcome = Outcome::default();
     let multi = descs.len() > 1;
     let mut written = 0usize;
-    let schema = crate::load_schema(a.schema.as_deref())?;
+    let mut schema = crate::SchemaSource::new(a.schema.as_deref())?;
     for d in descs {
         let sst = match Sstable::open_with(d, opts) {
             Ok(mut s) => {
-                if let Some(t) = &schema {
-                    s.set_table_schema(t.clone());
-                }
+                schema.attach(&mut s);
                 s
             }
             Err(e) => {
@@ -477,7 +470,7 @@ fn read_one(
             KeyArg::Literal(s) => parse_key_arg(kt, s).map_err(|e| {
                 CmdError::Usage(format!(
                     "key {s:?} is not a valid {} value: {}",
-                    kt.cql(),
+                    key_type_name(kt),
                     e.kind
                 ))
             })?,
@@ -521,6 +514,9 @@ fn read_one(
         naive: a.naive,
     };
     let mut result = Ok(());
+    // Pre-3.0 data decoded with a user's schema: note columns whose type did not fit.
+    let check = sst.features().legacy_cells && sst.table_schema().is_some();
+    let mut failed: Vec<String> = Vec::new();
     for (k, key) in keys.iter().zip(&parsed) {
         sst.io.begin_operation();
         let before = sst.io.stats();
@@ -538,7 +534,12 @@ fn read_one(
                 extra["result"] = json!(index.last_absence().map_or("absent", |x| x.describe()));
             }
             Some(mut h) => {
-                let sink = renderer.sink();
+                let mut tc: Option<TypeCheck<'_>> = None;
+                let sink: &mut dyn Sink = if check {
+                    tc.insert(TypeCheck::new(renderer.sink()))
+                } else {
+                    renderer.sink()
+                };
                 let mut header_end = 0u64;
                 let mut started = false;
                 let mut visit = |ev: Event<'_>| -> CmdResult<()> {
@@ -571,7 +572,9 @@ fn read_one(
                     }
                     Ok(())
                 };
-                match reader.read(&mut h, &slice, &ropts, &mut visit) {
+                let r = reader.read(&mut h, &slice, &ropts, &mut visit);
+                let mut stop = false;
+                match r {
                     Ok(plan) => {
                         extra["result"] = json!("found");
                         extra["plan"] = plan_json(&plan);
@@ -589,8 +592,16 @@ fn read_one(
                             e => e,
                         };
                         result = Err(e);
-                        break;
+                        stop = true;
                     }
+                }
+                for f in tc.map(|t| t.failed).unwrap_or_default() {
+                    if !failed.contains(&f) {
+                        failed.push(f);
+                    }
+                }
+                if stop {
+                    break;
                 }
             }
         }
@@ -598,6 +609,9 @@ fn read_one(
         report(a.io_stats, label, &sst.io.stats().since(&before), extra);
     }
     let fin = renderer.finish();
+    if let Some(w) = type_warning(label, &failed) {
+        eprintln!("{w}");
+    }
     result?;
     fin?;
     Ok(())

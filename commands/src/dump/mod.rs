@@ -323,3 +323,109 @@ pub fn tombstones_of<'a>(r: &Row<'a>) -> Option<Row<'a>> {
         cells,
     })
 }
+
+/// A [`Sink`] in front of another that notes which columns hold values that
+/// do not decode with their type (printed as hex by the writers): for
+/// pre-3.0 sstables read with a user's schema, where a wrong type in the
+/// CREATE TABLE would otherwise go unnoticed.
+pub struct TypeCheck<'s> {
+    inner: &'s mut dyn Sink,
+    /// `name type` of each column with an undecodable value, in first-seen order.
+    pub failed: Vec<String>,
+}
+
+impl<'s> TypeCheck<'s> {
+    /// Check the rows going to `inner`.
+    pub fn new(inner: &'s mut dyn Sink) -> Self {
+        TypeCheck {
+            inner,
+            failed: Vec::new(),
+        }
+    }
+
+    fn check(&mut self, r: &Row<'_>) {
+        for cd in &r.cells {
+            let col = cd.column();
+            if col.counter {
+                continue;
+            }
+            let ty = &col.def.ty;
+            let cells: &[sstkit_format::data::Cell<'_>] = match cd {
+                ColumnData::Simple { cell, .. } => std::slice::from_ref(cell),
+                ColumnData::Complex { cells, .. } => cells,
+            };
+            let bad = cells.iter().any(|c| {
+                !c.is_deleted()
+                    && !c.value.is_empty()
+                    && sstkit_format::value::decode(
+                        &sstabledump::cell_value_type(ty, c.path),
+                        c.value,
+                    )
+                    .is_err()
+            });
+            let name = format!("{} ({})", col.def.name, ty.cql());
+            if bad && !self.failed.contains(&name) {
+                self.failed.push(name);
+            }
+        }
+    }
+}
+
+/// The stderr message naming the columns (`failed`, from [`TypeCheck`])
+/// whose values did not decode with the schema's type, if any not named
+/// before: one schema serves every sstable of a command, so each column is
+/// named once per run.
+pub fn type_warning(label: &str, failed: &[String]) -> Option<String> {
+    static NAMED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut named = NAMED.lock().unwrap_or_else(|e| e.into_inner());
+    let new: Vec<String> = failed
+        .iter()
+        .filter(|f| !named.contains(f))
+        .cloned()
+        .collect();
+    named.extend(new.iter().cloned());
+    let failed = new;
+    (!failed.is_empty()).then(|| {
+        format!(
+            "sstkit: warning: {label}: values of {} do not decode with the schema's type \
+             and are printed as hex; check the CREATE TABLE given with --schema or in \
+             schema.cql",
+            failed.join(", ")
+        )
+    })
+}
+
+impl Sink for TypeCheck<'_> {
+    fn partition_start(
+        &mut self,
+        t: &Table<'_>,
+        key: &[u8],
+        deletion: &DeletionTime,
+        header_end: u64,
+    ) -> io::Result<()> {
+        self.inner.partition_start(t, key, deletion, header_end)
+    }
+    fn static_row(&mut self, t: &Table<'_>, row: &Row<'_>, position: u64) -> io::Result<()> {
+        self.check(row);
+        self.inner.static_row(t, row, position)
+    }
+    fn row(&mut self, t: &Table<'_>, row: &Row<'_>) -> io::Result<()> {
+        self.check(row);
+        self.inner.row(t, row)
+    }
+    fn marker(&mut self, t: &Table<'_>, m: &RangeTombstoneMarker<'_>) -> io::Result<()> {
+        self.inner.marker(t, m)
+    }
+    fn partition_end(&mut self, t: &Table<'_>) -> io::Result<()> {
+        self.inner.partition_end(t)
+    }
+    fn abort_partition(&mut self, t: &Table<'_>) -> io::Result<()> {
+        self.inner.abort_partition(t)
+    }
+    fn last_partition_written(&self) -> bool {
+        self.inner.last_partition_written()
+    }
+    fn key_only(&mut self, t: &Table<'_>, key: &[u8]) -> io::Result<()> {
+        self.inner.key_only(t, key)
+    }
+}

@@ -26,7 +26,7 @@ use sstkit_format::io::ReadKind;
 use sstkit_format::summary::Summary;
 use sstkit_format::token::{Partitioner, Token};
 use sstkit_format::value::literal::unhex;
-use sstkit_format::value::parse_key_arg;
+use sstkit_format::value::{key_type_name, parse_key_arg};
 use sstkit_format::Sstable;
 
 use super::Table;
@@ -145,7 +145,7 @@ impl Selection {
             parse_key_arg(kt, s).map_err(|e| {
                 CmdError::Usage(format!(
                     "key {s:?} is not a valid {} value: {}",
-                    kt.cql(),
+                    key_type_name(kt),
                     e.kind
                 ))
             })

@@ -177,8 +177,9 @@ impl<'w> JsonOut<'w> {
     /// no items is written as `[]`.
     pub fn end_sstable(&mut self, array: bool, error: Option<&str>) -> io::Result<()> {
         if self.ndjson {
+            // Typed, so a consumer reading records can filter it out.
             if let Some(e) = error {
-                self.line(&serde_json::json!({ "error": e }))?;
+                self.line(&serde_json::json!({ "type": "error", "error": e }))?;
             }
             return Ok(());
         }

@@ -53,7 +53,7 @@ use crate::deletion::DeletionTime;
 use crate::error::{Error, ErrorKind, Result};
 use crate::sstable::Sstable;
 use crate::types::CqlType;
-use crate::value::{parse_cql_literal, split_composite_key_arg};
+use crate::value::{parse_components, parse_cql_literal};
 
 /// A clustering prefix that owns its values (a row-index block name, a
 /// slice bound).
@@ -209,8 +209,9 @@ pub struct ClusteringBound {
 impl ClusteringBound {
     /// Parse a bound typed by a user: CQL literals (or Cassandra's string
     /// form) of the first clustering columns, several joined as `a:b` (a
-    /// literal colon written `\:`) when the table has more than one
-    /// clustering column.
+    /// literal colon written `\:`, see
+    /// [`parse_components`]) or given as a
+    /// tuple `(a, b)` when the table has more than one clustering column.
     pub fn parse(types: &[CqlType], text: &str, inclusive: bool) -> Result<ClusteringBound> {
         let bad = |m: String| Error::new(ErrorKind::BadValue(m), "clustering bound");
         if types.is_empty() {
@@ -218,29 +219,24 @@ impl ClusteringBound {
                 "the table has no clustering columns: a clustering bound makes no sense".into(),
             ));
         }
-        let parts = if types.len() == 1 {
-            vec![text.to_string()]
+        // One column: the whole text is its value; several: see parse_components.
+        let values = if types.len() == 1 {
+            let v = parse_cql_literal(&types[0], text)
+                .map_err(|e| bad(format!("not a valid {} value: {}", types[0].cql(), e.kind)))?;
+            vec![Some(v)]
         } else {
-            split_composite_key_arg(text)
+            parse_components(types, text, true)
+                .map_err(|e| {
+                    bad(format!(
+                        "not a clustering prefix of ({}): {}",
+                        types.iter().map(|t| t.cql()).collect::<Vec<_>>().join(", "),
+                        e.kind
+                    ))
+                })?
+                .into_iter()
+                .map(Some)
+                .collect()
         };
-        if parts.len() > types.len() {
-            return Err(bad(format!(
-                "{} clustering values given, the table has {} clustering columns",
-                parts.len(),
-                types.len()
-            )));
-        }
-        let mut values = Vec::with_capacity(parts.len());
-        for (t, p) in types.iter().zip(&parts) {
-            let v = parse_cql_literal(t, p).map_err(|e| {
-                bad(format!(
-                    "{p:?} is not a valid {} value: {}",
-                    t.cql(),
-                    e.kind
-                ))
-            })?;
-            values.push(Some(v));
-        }
         Ok(ClusteringBound { values, inclusive })
     }
 }

@@ -235,7 +235,15 @@ fn clustering_bounds_parse() {
             .len(),
         1
     );
-    assert!(ClusteringBound::parse(&types, "1:a:b", true).is_err());
+    // The text component takes the colons: the only reading as (int, text).
+    assert_eq!(
+        ClusteringBound::parse(&types, "1:a:b", true)
+            .unwrap()
+            .values,
+        vec![Some(1i32.to_be_bytes().to_vec()), Some(b"a:b".to_vec())]
+    );
+    let ints = vec![types[0].clone(), types[0].clone()];
+    assert!(ClusteringBound::parse(&ints, "1:2:3", true).is_err());
     assert!(ClusteringBound::parse(&types, "x", true).is_err());
     assert!(ClusteringBound::parse(&[], "1", true).is_err());
     // One clustering column: no splitting on ':'.

@@ -73,6 +73,7 @@ pub(super) fn parse(bytes: &[u8], f: &Features) -> Result<Statistics> {
         ));
     }
     let stats = Stats {
+        damaged: Vec::new(),
         estimated_partition_size,
         estimated_cells_count,
         commit_log_upper_bound,

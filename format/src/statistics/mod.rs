@@ -169,13 +169,21 @@ const CRC_LEN: u64 = 4;
 impl Statistics {
     /// Decode a whole Statistics.db. Checksum mismatches (`na`+) are errors.
     pub fn parse(bytes: &[u8], features: Features) -> Result<Statistics> {
-        Self::parse_with(bytes, features, true)
+        Self::parse_with(bytes, features, true, false)
     }
 
     /// Like [`Statistics::parse`], but checksum mismatches are recorded in
     /// [`Statistics::problems`] instead of failing (for dump tools).
     pub fn parse_lenient(bytes: &[u8], features: Features) -> Result<Statistics> {
-        Self::parse_with(bytes, features, false)
+        Self::parse_with(bytes, features, false, false)
+    }
+
+    /// Like [`Statistics::parse_lenient`], and STATS fields that do not
+    /// decode but can be stepped over are listed in
+    /// [`Stats::damaged`](stats::Stats::damaged) instead of failing (for
+    /// `info`, which shows the rest).
+    pub fn parse_salvage(bytes: &[u8], features: Features) -> Result<Statistics> {
+        Self::parse_with(bytes, features, false, true)
     }
 
     /// Read and decode the sstable's Statistics.db (strict checksums).
@@ -185,7 +193,7 @@ impl Statistics {
             .map_err(|e| e.in_file(&sst.path(Component::Statistics)))
     }
 
-    fn parse_with(bytes: &[u8], f: Features, strict: bool) -> Result<Statistics> {
+    fn parse_with(bytes: &[u8], f: Features, strict: bool, salvage: bool) -> Result<Statistics> {
         // `jb`: one legacy blob, no TOC, no checksums.
         if f.legacy_stats_file {
             return legacy::parse(bytes, &f);
@@ -344,6 +352,9 @@ impl Statistics {
                 }
                 Some(MetadataKind::Compaction) => {
                     st.compaction = Some(parse_compaction(&mut body, &f)?)
+                }
+                Some(MetadataKind::Stats) if salvage => {
+                    st.stats = Some(Stats::parse_salvage(&mut body, &f)?)
                 }
                 Some(MetadataKind::Stats) => st.stats = Some(Stats::parse(&mut body, &f)?),
                 Some(MetadataKind::Header) => {

@@ -206,7 +206,8 @@ impl TombstoneHistogram {
                 .iter()
                 .find(|b| b.raw_point.is_some_and(|p| !p.is_finite()))
             {
-                invalid = Some(format!("non-finite bin point {:?}", b.raw_point));
+                let p = b.raw_point.unwrap_or(f64::NAN);
+                invalid = Some(format!("non-finite bin point {p}"));
             }
         }
         Ok(TombstoneHistogram {
@@ -362,6 +363,8 @@ fn parse_covered(cur: &mut Cur<'_>, position: CoveredPosition) -> Result<Covered
 /// does not have them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Stats {
+    /// Fields that did not decode and read as empty ([`Stats::parse_salvage`]).
+    pub damaged: Vec<Error>,
     /// Estimated partition size histogram (bytes).
     pub estimated_partition_size: Histogram,
     /// Estimated cells (columns) per partition histogram.
@@ -451,8 +454,30 @@ impl Stats {
     /// fields are left `None` and [`Stats::truncated_after`] names the last
     /// field read, instead of failing.
     pub fn parse(cur: &mut Cur<'_>, f: &Features) -> Result<Stats> {
-        let estimated_partition_size = Histogram::parse(cur, "estimated partition size histogram")?;
-        let estimated_cells_count = Histogram::parse(cur, "estimated cell count histogram")?;
+        Self::parse_with(cur, f, false)
+    }
+
+    /// Like [`Stats::parse`], but a histogram of size 0 or less (which
+    /// Cassandra and Scylla refuse) reads as empty and is listed in
+    /// [`Stats::damaged`], so the fields after it are still read.
+    pub fn parse_salvage(cur: &mut Cur<'_>, f: &Features) -> Result<Stats> {
+        Self::parse_with(cur, f, true)
+    }
+
+    fn parse_with(cur: &mut Cur<'_>, f: &Features, salvage: bool) -> Result<Stats> {
+        let mut damaged = Vec::new();
+        let mut histogram = |cur: &mut Cur<'_>, what: &'static str| {
+            match Histogram::parse(cur, what) {
+                // Only the size was read: the next field starts right after it.
+                Err(e) if salvage && matches!(e.kind, ErrorKind::BadValue(_)) => {
+                    damaged.push(e);
+                    Ok(Histogram { pairs: Vec::new() })
+                }
+                r => r,
+            }
+        };
+        let estimated_partition_size = histogram(cur, "estimated partition size histogram")?;
+        let estimated_cells_count = histogram(cur, "estimated cell count histogram")?;
         let commit_log_upper_bound = CommitLogPosition::parse(cur, "commit log upper bound")?;
         let min_timestamp = cur.i64("min timestamp")?;
         let max_timestamp = cur.i64("max timestamp")?;
@@ -473,6 +498,7 @@ impl Stats {
         let sstable_level = cur.i32("sstable level")?;
         let repaired_at = Some(cur.i64("repaired at")?);
         let mut s = Stats {
+            damaged,
             estimated_partition_size,
             estimated_cells_count,
             commit_log_upper_bound,

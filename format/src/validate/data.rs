@@ -227,9 +227,10 @@ impl DataChecker {
                     ProblemClass::InvalidDeletion,
                     pos,
                     format!(
-                        "row liveness has a negative TTL or expiration time (ttl {:?}, expires \
-                         {:?}): TTL overflow",
-                        l.ttl, l.local_expiration_time
+                        "row liveness has a negative TTL or expiration time (ttl {}, expires \
+                         {}): TTL overflow",
+                        opt(l.ttl),
+                        opt(l.local_expiration_time)
                     ),
                 ));
             }
@@ -257,15 +258,15 @@ impl DataChecker {
                         ProblemClass::InvalidDeletion,
                         pos,
                         format!(
-                            "cell of column {} has a negative {} ({:?}, ttl {:?}){}",
+                            "cell of column {} has a negative {} ({}, ttl {}){}",
                             cd.column().name(),
                             if c.is_deleted() {
                                 "local deletion time"
                             } else {
                                 "expiration time"
                             },
-                            c.local_deletion_time,
-                            c.ttl,
+                            opt(c.local_deletion_time),
+                            opt(c.ttl),
                             if c.is_expiring() {
                                 ": TTL overflow"
                             } else {
@@ -468,4 +469,9 @@ fn fmt_del(d: Option<DeletionTime>) -> String {
             d.marked_for_delete_at, d.local_deletion_time
         ),
     }
+}
+
+/// An optional number for messages: the number, or `none`.
+fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map_or_else(|| "none".to_string(), |x| x.to_string())
 }

@@ -103,7 +103,7 @@ impl PiCheck {
             out.push(self.problem(
                 self.pi_position,
                 format!(
-                    "promoted index partition deletion {:?} differs from the data's {:?}",
+                    "promoted index partition deletion {} differs from the data's {}",
                     self.deletion, deletion
                 ),
             ));
@@ -169,9 +169,10 @@ impl PiCheck {
             out.push(self.problem(
                 b.position,
                 format!(
-                    "block {i} end-open marker {:?} but the open range tombstone at the block's \
-                     end is {:?}",
-                    b.end_open_marker, open
+                    "block {i} end-open marker {} but the open range tombstone at the block's \
+                     end is {}",
+                    marker(b.end_open_marker.as_ref()),
+                    marker(open.as_ref())
                 ),
             ));
         }
@@ -248,4 +249,9 @@ impl PiCheck {
             self.close_block(i, &[rel + 1, rel], last, open, out);
         }
     }
+}
+
+/// An end-open marker for messages: its deletion, or `none`.
+fn marker(m: Option<&DeletionTime>) -> String {
+    m.map_or_else(|| "none".to_string(), |d| d.to_string())
 }

@@ -1,8 +1,10 @@
 //! From user text to serialized values: [`parse_cql_literal`] (CQL literal or
-//! Cassandra `fromString` form of a value of a given type) and the
-//! partition-key argument helpers [`split_composite_key_arg`] /
-//! [`parse_key_arg`] (Cassandra `CompositeType.fromString` syntax: components
-//! separated by `:`, a literal colon written `\:`).
+//! Cassandra `fromString` form of a value of a given type), and values of
+//! several components ([`parse_key_arg`], [`parse_components`]): Cassandra's
+//! `CompositeType.fromString` syntax (components separated by `:`, a literal
+//! colon written `\:`), where a component may also hold unescaped colons
+//! when only one split fits the types (so printed timestamps, times and IPv6
+//! addresses read back) or be quoted, or a CQL tuple `(1, 'a')`.
 //!
 //! Accepted forms per type (a whole-value `'quoted'` string is unquoted first,
 //! with `''` → `'`):
@@ -68,23 +70,14 @@ pub fn split_composite_key_arg(s: &str) -> Vec<String> {
         .collect()
 }
 
-/// Serialize a partition key typed by a user: for a `CompositeType` key the
-/// argument is split with [`split_composite_key_arg`] and every component is
-/// parsed with [`parse_cql_literal`] and framed (`u16 len, bytes, 0x00`).
+/// Serialize a partition key typed by a user: a `CompositeType` key is read
+/// with [`parse_components`] and every component framed (`u16 len, bytes,
+/// 0x00`); any other key is one CQL literal.
 pub fn parse_key_arg(key_type: &CqlType, s: &str) -> Result<Vec<u8>> {
     match key_type {
         CqlType::Composite(ts) => {
-            let parts = split_composite_key_arg(s);
-            if parts.len() != ts.len() {
-                return Err(bad(format!(
-                    "key has {} components, the partition key has {}",
-                    parts.len(),
-                    ts.len()
-                )));
-            }
             let mut out = Vec::new();
-            for (t, p) in ts.iter().zip(&parts) {
-                let b = parse_cql_literal(t, p)?;
+            for b in parse_components(ts, s, false)? {
                 let len = u16::try_from(b.len())
                     .map_err(|_| bad("key component longer than 65535 bytes"))?;
                 out.extend_from_slice(&len.to_be_bytes());
@@ -95,6 +88,272 @@ pub fn parse_key_arg(key_type: &CqlType, s: &str) -> Result<Vec<u8>> {
         }
         t => parse_cql_literal(t, s),
     }
+}
+
+/// How to write a composite value; appended to every error about one.
+pub const COMPOSITE_SYNTAX: &str = "components are separated by ':'; write a ':' inside a \
+value as '\\:' or quote the value ('2024-01-02 03:04:05'), or give every component as a CQL \
+tuple (1, 'a')";
+
+/// A key type as users write it: `int`, or `(text, int)` for a composite key.
+pub fn key_type_name(t: &CqlType) -> String {
+    match t {
+        CqlType::Composite(ts) => format!(
+            "({})",
+            ts.iter().map(|t| t.cql()).collect::<Vec<_>>().join(", ")
+        ),
+        t => t.cql(),
+    }
+}
+
+/// Most `:`-separated pieces a composite argument may have (the grouping
+/// search is quadratic in it).
+const MAX_PIECES: usize = 256;
+
+/// Serialize the components of a composite value typed by a user (a
+/// multi-column partition key, or the first clustering columns of a bound):
+///
+/// * a CQL tuple of the components, `(1, 'a')`, or the same without the
+///   parentheses, `1, 'a'` (what `--output text` prints);
+/// * Cassandra's `CompositeType.fromString` form `1:a`, a literal colon
+///   written `\:`, each component in CQL literal form (a quoted string keeps
+///   its colons). A piece may also contain unescaped colons when only one
+///   way of joining the pieces gives values of the component types, which is
+///   how the printed form of timestamps, times and IPv6 addresses reads back.
+///
+/// With `prefix`, fewer components than `types` are allowed (a clustering
+/// bound), and the reading with the most components is taken.
+pub fn parse_components(types: &[CqlType], s: &str, prefix: bool) -> Result<Vec<Vec<u8>>> {
+    if s.is_empty() && prefix {
+        return Ok(Vec::new());
+    }
+    if s.trim_start().starts_with('(') {
+        if let Some(v) = tuple_components(types, s.trim(), prefix) {
+            return Ok(v);
+        }
+    }
+    let colon = colon_components(types, s, prefix);
+    if colon.is_err() && has_top_level_comma(s) {
+        if let Some(v) = tuple_components(types, &format!("({})", s.trim()), prefix) {
+            return Ok(v);
+        }
+    }
+    colon
+}
+
+/// `(a, b, …)` as components, or None when `s` is not such a tuple of
+/// values of the component types.
+fn tuple_components(types: &[CqlType], s: &str, prefix: bool) -> Option<Vec<Vec<u8>>> {
+    let mut p = LitParser {
+        s: s.as_bytes(),
+        i: 0,
+        depth: 0,
+    };
+    let Ok(Lit::Tuple(items)) = p.lit() else {
+        return None;
+    };
+    p.ws();
+    if p.i != p.s.len() || items.is_empty() || items.len() > types.len() {
+        return None;
+    }
+    if !prefix && items.len() != types.len() {
+        return None;
+    }
+    types
+        .iter()
+        .zip(&items)
+        .map(|(t, l)| serialize(t, l, 0).ok().flatten())
+        .collect()
+}
+
+/// True when `s` has a `,` outside quotes and brackets.
+fn has_top_level_comma(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\'' | b'"' | b'(' | b'[' | b'{' => match balanced_end(b, i) {
+                Some(e) => i = e,
+                None => return false,
+            },
+            b',' => return true,
+            _ => i += 1,
+        }
+    }
+    false
+}
+
+/// The end (exclusive) of the quoted string or bracketed literal starting
+/// at `b[st]`, or None when it is not closed.
+fn balanced_end(b: &[u8], st: usize) -> Option<usize> {
+    let mut stack: Vec<u8> = Vec::new();
+    let mut i = st;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'\'' || c == b'"' {
+            // A quoted string; a doubled quote is an escaped one.
+            i += 1;
+            loop {
+                match b.get(i) {
+                    None => return None,
+                    Some(&x) if x == c && b.get(i + 1) == Some(&c) => i += 2,
+                    Some(&x) if x == c => break,
+                    Some(_) => i += 1,
+                }
+            }
+        } else if let Some(close) = match c {
+            b'(' => Some(b')'),
+            b'[' => Some(b']'),
+            b'{' => Some(b'}'),
+            _ => None,
+        } {
+            stack.push(close);
+        } else if matches!(c, b')' | b']' | b'}') && stack.pop() != Some(c) {
+            return None;
+        }
+        i += 1;
+        if stack.is_empty() {
+            return Some(i);
+        }
+        if stack.len() > super::MAX_DEPTH as usize {
+            return None;
+        }
+    }
+    None
+}
+
+/// Split on `:` outside quoted strings and bracketed literals (which are
+/// recognised where a piece starts) and not preceded by `\`; every piece
+/// unescaped like [`split_composite_key_arg`].
+fn split_pieces(s: &str) -> Vec<String> {
+    let b = s.as_bytes();
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    let mut at_start = true;
+    while i < b.len() {
+        let c = b[i];
+        if at_start && c.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        if at_start && matches!(c, b'\'' | b'"' | b'(' | b'[' | b'{') {
+            at_start = false;
+            if let Some(e) = balanced_end(b, i) {
+                i = e;
+                continue;
+            }
+        }
+        at_start = false;
+        if c == b':' && !(i > 0 && b[i - 1] == b'\\') {
+            pieces.push(&s[start..i]);
+            start = i + 1;
+            at_start = true;
+        }
+        i += 1;
+    }
+    pieces.push(&s[start..]);
+    pieces
+        .into_iter()
+        .map(|p| {
+            let r = p.replace("\\:", ":");
+            match r.strip_suffix('!') {
+                Some(x) => x.to_string(),
+                None => r,
+            }
+        })
+        .collect()
+}
+
+/// One component in CQL literal form; a value that starts with a quote
+/// must be a whole quoted string (so `'a', 'b'` is not one text value).
+fn component(t: &CqlType, text: &str) -> Result<Vec<u8>> {
+    let st = text.trim();
+    if st.starts_with('\'') && unquote_whole(st).is_none() {
+        return Err(bad(format!("unterminated or malformed quoted string {st}")));
+    }
+    parse_cql_literal(t, text)
+}
+
+/// The colon form: group the pieces into components of the given types.
+fn colon_components(types: &[CqlType], s: &str, prefix: bool) -> Result<Vec<Vec<u8>>> {
+    let what = |n: usize| if n == 1 { "component" } else { "components" };
+    let pieces = split_pieces(s);
+    let m = pieces.len();
+    if m > MAX_PIECES {
+        return Err(bad(format!(
+            "{m} ':'-separated pieces, at most {MAX_PIECES} are read; {COMPOSITE_SYNTAX}"
+        )));
+    }
+    let n = types.len();
+    // parsed[c][i][j]: pieces i..j joined, as a value of component c.
+    let mut parsed: Vec<Vec<Vec<Option<Vec<u8>>>>> = vec![vec![Vec::new(); m]; n];
+    for (c, t) in types.iter().enumerate() {
+        for i in 0..m {
+            for j in i + 1..=m {
+                let text = pieces[i..j].join(":");
+                parsed[c][i].push(component(t, &text).ok());
+            }
+        }
+    }
+    // ways[k][j]: readings of pieces 0..j as the first k components (capped at 2).
+    let mut ways = vec![vec![0u8; m + 1]; n + 1];
+    ways[0][0] = 1;
+    for k in 0..n {
+        for i in 0..m {
+            if ways[k][i] == 0 {
+                continue;
+            }
+            for j in i + 1..=m {
+                if parsed[k][i][j - i - 1].is_some() {
+                    ways[k + 1][j] = (ways[k + 1][j] + ways[k][i]).min(2);
+                }
+            }
+        }
+    }
+    let lo = if prefix { 1 } else { n };
+    let best = (lo..=n).rev().find(|&k| ways[k][m] > 0);
+    let Some(k) = best else {
+        // No reading: name the piece where the furthest partial reading
+        // stops, or say how many components there are.
+        let count = format!("{m} {} given, there are {n}", what(m));
+        if m < n && !prefix {
+            return Err(bad(format!("{count}; {COMPOSITE_SYNTAX}")));
+        }
+        let (c, i) = (0..n)
+            .rev()
+            .find_map(|c| (0..m).rev().find(|&i| ways[c][i] > 0).map(|i| (c, i)))
+            .unwrap_or((0, 0));
+        let err = match component(&types[c], &pieces[i]) {
+            Err(e) => format!(
+                "component {} ({}) '{}': {}",
+                c + 1,
+                types[c].cql(),
+                pieces[i],
+                e.kind
+            ),
+            Ok(_) => count,
+        };
+        return Err(bad(format!("{err}; {COMPOSITE_SYNTAX}")));
+    };
+    if ways[k][m] > 1 {
+        return Err(bad(format!(
+            "ambiguous: the pieces can be read as {k} {} in more than one way; \
+             {COMPOSITE_SYNTAX}",
+            what(k)
+        )));
+    }
+    // Walk back the single reading.
+    let mut out = vec![Vec::new(); k];
+    let mut j = m;
+    for c in (0..k).rev() {
+        let i = (0..j)
+            .find(|&i| ways[c][i] > 0 && parsed[c][i][j - i - 1].is_some())
+            .ok_or_else(|| bad("internal: no reading to walk back"))?;
+        out[c] = parsed[c][i][j - i - 1].take().unwrap_or_default();
+        j = i;
+    }
+    Ok(out)
 }
 
 /// Serialize `s`, a CQL literal (or Cassandra's string form) of a value of `ty`.
@@ -705,6 +964,50 @@ enum Lit {
     Tuple(Vec<Lit>),
 }
 
+/// The literal as CQL text (for messages).
+impl std::fmt::Display for Lit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let list = |f: &mut std::fmt::Formatter<'_>, items: &[Lit]| {
+            for (i, l) in items.iter().enumerate() {
+                if i > 0 {
+                    write!(f, ", ")?;
+                }
+                write!(f, "{l}")?;
+            }
+            Ok(())
+        };
+        match self {
+            Lit::Null => write!(f, "null"),
+            Lit::Str(s) => write!(f, "'{}'", s.replace('\'', "''")),
+            Lit::Ident(s) => write!(f, "\"{}\"", s.replace('"', "\"\"")),
+            Lit::Atom(s) => write!(f, "{s}"),
+            Lit::List(v) => {
+                write!(f, "[")?;
+                list(f, v)?;
+                write!(f, "]")
+            }
+            Lit::Tuple(v) => {
+                write!(f, "(")?;
+                list(f, v)?;
+                write!(f, ")")
+            }
+            Lit::Brace(v) => {
+                write!(f, "{{")?;
+                for (i, (k, val)) in v.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    match val {
+                        Some(x) => write!(f, "{k}: {x}")?,
+                        None => write!(f, "{k}")?,
+                    }
+                }
+                write!(f, "}}")
+            }
+        }
+    }
+}
+
 struct LitParser<'a> {
     s: &'a [u8],
     i: usize,
@@ -944,7 +1247,7 @@ fn serialize(ty: &CqlType, lit: &Lit, depth: u32) -> Result<Option<Vec<u8>>> {
             }
             out
         }
-        (t, l) => return Err(bad(format!("literal {l:?} does not fit type {}", t.cql()))),
+        (t, l) => return Err(bad(format!("literal {l} does not fit type {}", t.cql()))),
     }))
 }
 
@@ -1113,5 +1416,53 @@ mod tests {
             "sa:11"
         );
         assert!(parse_key_arg(&kt, "sa").is_err());
+    }
+
+    #[test]
+    fn composite_printed_forms() {
+        let ts = t("CompositeType(TimestampType,InetAddressType,TimeType)");
+        let want = parse_key_arg(
+            &ts,
+            "2042-05-16T13\\:28\\:02.000Z:fe80\\:\\:94fe:10\\:30\\:00",
+        )
+        .unwrap();
+        let printed = super::super::decode(&ts, &want).unwrap().to_plain_string();
+        assert_eq!(parse_key_arg(&ts, &printed).unwrap(), want);
+        // The printed form (colons unescaped), a tuple, and the comma list;
+        // a time as bare nanoseconds would make the short IPv6 form ambiguous.
+        for arg in [
+            "2042-05-16T13:28:02.000Z:fe80:0:0:0:0:0:0:94fe:10:30:00.000000000",
+            "2042-05-16T13:28:02.000Z:fe80::94fe:10:30:00.000000000",
+            "('2042-05-16 13:28:02Z', 'fe80::94fe', '10:30:00')",
+            "'2042-05-16T13:28:02.000Z', 'fe80::94fe', '10:30:00'",
+            "'2042-05-16T13:28:02.000Z':'fe80::94fe':'10:30:00'",
+        ] {
+            assert_eq!(parse_key_arg(&ts, arg).unwrap(), want, "{arg}");
+        }
+        let tt = t("CompositeType(UTF8Type,UTF8Type)");
+        let e = parse_key_arg(&tt, "a:b:c").unwrap_err().to_string();
+        assert!(e.contains("ambiguous") && e.contains("'\\:'"), "{e}");
+        assert_eq!(
+            parse_components(&[t("UTF8Type"), t("UTF8Type")], "a\\:b:c", false).unwrap(),
+            vec![b"a:b".to_vec(), b"c".to_vec()]
+        );
+        let it = [t("Int32Type"), t("Int32Type"), t("Int32Type")];
+        let e = parse_components(&it, "1:x", true).unwrap_err().to_string();
+        assert!(
+            e.contains("component 2 (int) 'x'") && e.contains("'\\:'"),
+            "{e}"
+        );
+        assert_eq!(parse_components(&it, "(1, 2)", true).unwrap().len(), 2);
+        assert!(parse_components(&it, "1:2", false).is_err());
+        assert!(parse_components(&it, "1:2:3:4", true).is_err());
+        // A text component keeps a colon it was given quoted.
+        let mixed = [t("UTF8Type"), t("Int32Type")];
+        assert_eq!(
+            parse_components(&mixed, "'a:b':5", false).unwrap(),
+            vec![b"a:b".to_vec(), 5i32.to_be_bytes().to_vec()]
+        );
+        // Many pieces are refused, not searched.
+        let long = vec!["1"; 300].join(":");
+        assert!(parse_components(&it, &long, true).is_err());
     }
 }
