@@ -41,3 +41,6 @@ mod bti;
 
 // Typed keys and clusterings read back; schema and input discovery messages.
 mod keys;
+
+// Exit codes: damaged copies of the fixtures give 3 (dump/read) or 1 (scrub).
+mod exit_codes;

@@ -137,10 +137,11 @@ fn table_of(
         .map_err(|e| e.in_file(&sst.path(Component::Statistics)))?;
     // ka/la: synthesized from --schema (an error naming the file without it).
     let header = sst.data_header(&st)?;
-    let partitioner = match &st.validation {
-        Some(v) => Partitioner::parse(&v.partitioner)?,
-        None => Partitioner::Murmur3,
-    };
+    let partitioner = crate::render::partitioner_of(sst, &st)?;
+    // A Data.db cut at a partition boundary reads as a shorter table.
+    if let Some(e) = crate::truncation::data_shorter_than_index(sst, &st) {
+        return Err(e.into());
+    }
     Ok((header, partitioner))
 }
 

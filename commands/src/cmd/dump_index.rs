@@ -17,6 +17,10 @@
 //! partition's offset in uncompressed Data.db; `index_offset` the entry's offset
 //! in Index.db. Block `entries` are listed with `--promoted-index`; a clustering
 //! is `{"kind", "raw": [hex], "value": "a:b"}`. NDJSON: one entry per line.
+//!
+//! An empty Index.db, an entry that does not decode, or (with
+//! `--promoted-index`) blocks that do not decode are unreadable input: exit 3,
+//! the error on stderr.
 
 use std::io::Write;
 
@@ -27,7 +31,7 @@ use sstkit_format::index::IndexName;
 use sstkit_format::index::{IndexEntry, IndexReader};
 use sstkit_format::io::ReadKind;
 use sstkit_format::types::CqlType;
-use sstkit_format::{Component, ErrorKind, Sstable};
+use sstkit_format::{Component, Error, ErrorKind, Sstable};
 
 use crate::cli::{DumpIndexArgs, OutputFormat};
 use crate::output::{hex, table};
@@ -54,7 +58,8 @@ fn entry_json(
     types: &[CqlType],
     fixed: &[Option<usize>],
     blocks: bool,
-) -> Value {
+) -> sstkit_format::Result<Value> {
+    let e_key = e.key;
     let mut v = json!({"key": ctx.key_json(e.key), "pos": e.position, "index_offset": e.offset});
     if let Some(pi) = &e.promoted {
         let mut p = json!({
@@ -82,13 +87,13 @@ fn entry_json(
                         x
                     })
                     .collect(),
-                Err(e) => vec![json!({"error": e.to_string()})],
+                Err(e) => return Err(e.in_partition(ctx.key_text(e_key))),
             };
             p["entries"] = Value::Array(list);
         }
         v["promoted_index"] = p;
     }
-    v
+    Ok(v)
 }
 
 /// Stream every Index.db entry through `f`, reading `READ_SIZE` bytes at a
@@ -101,6 +106,17 @@ pub fn for_each_entry(
     sst.require(Component::Index)?;
     let path = sst.path(Component::Index);
     let len = sst.io.len(Component::Index).map_err(|e| e.in_file(&path))?;
+    // Every sstable has a partition, so an empty Index.db was cut short.
+    if len == 0 {
+        return Err(Error::at(
+            ErrorKind::UnexpectedEof { need: 1, have: 0 },
+            Component::Index,
+            0,
+            "index entry",
+        )
+        .in_file(&path)
+        .into());
+    }
     let mut base = 0u64;
     let mut want = READ_SIZE;
     while base < len {
@@ -220,7 +236,10 @@ pub fn run(a: &DumpIndexArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                                 }
                             }
                             Err(err) => {
-                                bt.add_row(vec![ctx.key_text(e.key), "-".into(), err.to_string()]);
+                                return Err(err
+                                    .in_partition(ctx.key_text(e.key))
+                                    .in_file(&sst.path(Component::Index))
+                                    .into());
                             }
                         }
                     }
@@ -233,8 +252,9 @@ pub fn run(a: &DumpIndexArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                 emit.text(&s)?;
             } else {
                 for_each_entry(sst, |e| {
-                    emit.json
-                        .item(&entry_json(e, &ctx, &types, &fixed, a.promoted_index))?;
+                    let v = entry_json(e, &ctx, &types, &fixed, a.promoted_index)
+                        .map_err(|err| err.in_file(&sst.path(Component::Index)))?;
+                    emit.json.item(&v)?;
                     Ok(())
                 })?;
             }

@@ -27,7 +27,8 @@
 //! `token_space_coverage`, `covered_clustering` (`{"types", "start", "end"}`), and
 //! `checksums` (`na`+: per component stored/computed CRC). Histogram `offset` is
 //! the bucket's stored offset, as in Scylla's output. A CRC mismatch is
-//! reported on stderr and counts as a problem (exit 1).
+//! reported on stderr and makes the input unreadable (exit 3); the fields
+//! are still dumped.
 //!
 //! `jb` Statistics.db is one legacy blob: `offsets` is empty, and the fields
 //! it does not store (`cardinality`, `repaired_at`, `has_legacy_counter_shards`,
@@ -284,20 +285,27 @@ pub fn run(a: &SstArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         out,
         |sst, emit| {
             let st = read_statistics(sst)?;
-            for p in &st.problems {
-                eprintln!(
-                    "sstkit: {}",
-                    p.clone().in_file(&sst.path(Component::Statistics))
-                );
-                emit.problems += 1;
-            }
             let v = to_json(&st);
             if emit.fmt == OutputFormat::Text {
                 emit.text(&json_text_table(&v).to_string())?;
             } else {
                 emit.json.object(&v)?;
             }
-            Ok(())
+            // The fields are dumped for inspection, but a checksum mismatch
+            // makes the component unreadable input (exit 3): every mismatch
+            // on stderr but the last, which goes out as the sstable's error.
+            let mut mismatches = st
+                .problems
+                .iter()
+                .map(|p| p.clone().in_file(&sst.path(Component::Statistics)));
+            let last = mismatches.next_back();
+            for p in mismatches {
+                eprintln!("sstkit: {p}");
+            }
+            match last {
+                Some(e) => Err(e.into()),
+                None => Ok(()),
+            }
         },
     )
 }

@@ -23,8 +23,7 @@
 //! "open_marker"?}]}]}`. `prefix_hex` is the byte-comparable key prefix the
 //! trie stores, `hash` the stored filter-hash byte (null when absent),
 //! `position.data` the partition's offset in uncompressed Data.db,
-//! `position.rows` its entry's offset in Rows.db; a key that cannot be read
-//! back gives `"key_error"` instead of `"key"`. Row entries: `blocks` is the
+//! `position.rows` its entry's offset in Rows.db. Row entries: `blocks` is the
 //! entry's block count, `entries` the trie's payloads in order (block
 //! starts relative to the partition start, the last one the
 //! END_OF_PARTITION byte), `open_marker` the range tombstone open at the
@@ -35,7 +34,9 @@
 //! then (`--rows`) one `"rows"` line per row index. Text: the footer, a
 //! table of partitions, and (`--rows`) a table of row-index entries.
 //!
-//! BIG sstables have no tries: exit 3, naming Partitions.db.
+//! BIG sstables have no tries: exit 3, naming Partitions.db. A damaged or
+//! truncated Partitions.db, Rows.db or Data.db (a node, entry or key that
+//! cannot be read) is unreadable input: exit 3, the error on stderr.
 
 use std::io::Write;
 
@@ -101,7 +102,7 @@ fn partition_json(
     rows: &mut IoSource<'_>,
     flavor: sstkit_format::bti::Flavor,
     e: &sstkit_format::bti::PartitionEntry,
-) -> (Value, Option<RowsEntry>) {
+) -> sstkit_format::Result<(Value, Option<RowsEntry>)> {
     let mut v = Map::new();
     let mut entry = None;
     let key = match e.payload.position {
@@ -112,14 +113,9 @@ fn partition_json(
             k
         }),
     };
-    match key {
-        Ok(k) => {
-            v.insert("key".into(), ctx.key_json(&k));
-        }
-        Err(err) => {
-            v.insert("key_error".into(), Value::String(err.to_string()));
-        }
-    }
+    // A key that cannot be read back means a damaged Data.db or Rows.db
+    // (or a trie pointing nowhere): unreadable input, not a field of the dump.
+    v.insert("key".into(), ctx.key_json(&key?));
     v.insert("prefix_hex".into(), Value::String(hex(&e.prefix)));
     v.insert(
         "hash".into(),
@@ -132,7 +128,7 @@ fn partition_json(
             PartitionPosition::Rows(p) => json!({"rows": p}),
         },
     );
-    (Value::Object(v), entry)
+    Ok((Value::Object(v), entry))
 }
 
 /// One row index as JSON.
@@ -210,7 +206,7 @@ pub fn run(a: &DumpTrieArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             let mut row_entries = Vec::new();
             let mut io_err = None;
             for_each_entry(&mut src, footer.root, &mut |e| {
-                let (v, r) = partition_json(&ctx, &mut keys, &mut rows, flavor, &e);
+                let (v, r) = partition_json(&ctx, &mut keys, &mut rows, flavor, &e)?;
                 if ndjson {
                     let mut line = json!({"type": "partition"});
                     for (k, x) in v.as_object().into_iter().flatten() {
@@ -285,11 +281,7 @@ pub fn run(a: &DumpTrieArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                             .map_or("-".into(), |h| format!("{h:02x}")),
                         pos,
                         e["key"]["token"].as_str().unwrap_or("-").to_string(),
-                        e["key"]["value"]
-                            .as_str()
-                            .or(e["key_error"].as_str())
-                            .unwrap_or("")
-                            .to_string(),
+                        e["key"]["value"].as_str().unwrap_or("").to_string(),
                     ]);
                 }
                 s.push_str(&t.to_string());

@@ -231,11 +231,22 @@ fn table_of(sst: &Sstable) -> CmdResult<(SerializationHeader, Partitioner)> {
         .map_err(|e| e.in_file(&sst.path(Component::Statistics)))?;
     // ka/la: synthesized from --schema (an error naming the file without it).
     let header = sst.data_header(&st)?;
-    let partitioner = match &st.validation {
-        Some(v) => Partitioner::parse(&v.partitioner)?,
-        None => Partitioner::Murmur3,
-    };
+    let partitioner = crate::render::partitioner_of(sst, &st)?;
+    // A Data.db cut at a partition boundary reads as a shorter table.
+    if let Some(e) = crate::truncation::data_shorter_than_index(sst, &st) {
+        return Err(e.into());
+    }
     Ok((header, partitioner))
+}
+
+/// Offset of the serialization header in Statistics.db, if it can be read.
+fn header_offset(sst: &Sstable) -> Option<u64> {
+    let bytes = sst.read_component(Component::Statistics).ok()?;
+    let st = Statistics::parse_lenient(&bytes, sst.features()).ok()?;
+    st.components
+        .iter()
+        .find(|c| c.kind == Some(sstkit_format::statistics::MetadataKind::Header))
+        .map(|c| c.offset)
 }
 
 /// The slice of `--from/--after/--to/--before`, typed with the sstable's
@@ -467,12 +478,38 @@ fn read_one(
     let mut parsed = Vec::with_capacity(keys.len());
     for k in keys {
         parsed.push(match k {
+            // The type comes from the sstable: a key that does not fit it
+            // may as well mean a damaged or foreign Statistics.db, so this is
+            // unreadable input naming the file, not a usage error.
             KeyArg::Literal(s) => parse_key_arg(kt, s).map_err(|e| {
-                CmdError::Usage(format!(
-                    "key {s:?} is not a valid {} value: {}",
-                    key_type_name(kt),
-                    e.kind
-                ))
+                let legacy = sst.features().legacy_cells;
+                let source = if legacy {
+                    "the schema file"
+                } else {
+                    "Statistics.db"
+                };
+                let mut err = sstkit_format::Error::new(
+                    sstkit_format::ErrorKind::BadValue(format!(
+                        "the partition key type recorded here, {}, does not fit key {s:?} \
+                         ({}): {source} is damaged or belongs to another table, \
+                         or the key is not of this table",
+                        key_type_name(kt),
+                        e.kind
+                    )),
+                    "partition key type",
+                );
+                if legacy {
+                    // ka/la: the type comes from the --schema file.
+                    if let Some(p) = &a.schema {
+                        err = err.in_file(p);
+                    }
+                } else {
+                    err = err
+                        .in_component(Component::Statistics)
+                        .in_file(&sst.path(Component::Statistics));
+                    err.offset = header_offset(sst);
+                }
+                CmdError::from(err)
             })?,
             KeyArg::Hex(b) => b.clone(),
         });

@@ -34,8 +34,10 @@
 //! `offset`, `end` and the keys known to be lost.
 //!
 //! A progress bar (bytes of Data.db) is drawn on stderr when stderr is a
-//! terminal. Exit status 1 when anything was found, 3 when Data.db cannot be
-//! opened (missing, pre-3.0 format, unreadable CompressionInfo.db).
+//! terminal. Exit status 1 when anything was found (including a Data.db
+//! that ends before the last partition its index lists, or is empty while
+//! Statistics.db counts partitions: a `data_lost` finding), 3 when Data.db
+//! cannot be opened (missing, pre-3.0 format, unreadable CompressionInfo.db).
 
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
@@ -46,6 +48,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde_json::{json, Map, Value};
 use sstkit_format::data::Fragment;
 use sstkit_format::scrub::{self, FragmentSource, Mode, SalvageSink, ScrubInfo, Target};
+use sstkit_format::validate::{Problem, ProblemClass};
+use sstkit_format::Component;
 
 use crate::cli::{OutputFormat, ScrubArgs, ScrubMode};
 use crate::dump::scylla::ScyllaWriter;
@@ -175,7 +179,20 @@ pub fn run(a: &ScrubArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                 &mut |p, _| bar.set(p),
             );
             bar.finish();
-            let report = r?;
+            let mut report = r?;
+            // Data.db read alone cannot tell a file cut at a partition
+            // boundary (or to nothing) from a whole one; the index can.
+            let cut = crate::render::read_statistics(sst)
+                .ok()
+                .and_then(|st| crate::truncation::data_shorter_than_index(sst, &st));
+            if let Some(e) = cut {
+                report.problems.push(Problem::new(
+                    ProblemClass::DataLost,
+                    Component::Data,
+                    e.offset.unwrap_or(0),
+                    e.kind.to_string(),
+                ));
+            }
             let mut summary = Map::new();
             summary.insert("valid".into(), json!(report.valid()));
             summary.insert("errors".into(), json!(report.problems.total()));

@@ -1,0 +1,167 @@
+//! Exit codes that tell the truth (README: 0 ok, 1 problems found by a
+//! validation command, 2 usage, 3 unreadable input): each damage below is
+//! built on a copy of a fixture in a scratch directory.
+
+use std::path::{Path, PathBuf};
+
+use crate::util::{data_files, fixtures, scratch_dir, sstkit, Run};
+
+/// A scratch copy of fixture `case`; returns its Data.db path.
+fn copy_of(case: &str, tag: &str) -> PathBuf {
+    let dir = scratch_dir("exit", tag);
+    for e in std::fs::read_dir(fixtures().join(case)).unwrap().flatten() {
+        if e.path().is_file() {
+            std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+        }
+    }
+    data_files(&dir).remove(0)
+}
+
+fn component(data: &Path, suffix: &str) -> PathBuf {
+    PathBuf::from(data.to_str().unwrap().replace("Data.db", suffix))
+}
+
+fn truncate(p: &Path, len: u64) {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(p)
+        .unwrap()
+        .set_len(len)
+        .unwrap();
+}
+
+fn run(args: &[&str], data: &Path) -> Run {
+    let mut a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    a.push(data.to_str().unwrap().to_string());
+    sstkit(&a)
+}
+
+fn expect(r: &Run, code: i32, what: &str) {
+    assert_eq!(
+        r.code, code,
+        "{what}: exit {} (want {code})\nstderr: {}\nstdout: {:.400}",
+        r.code, r.stderr, r.stdout
+    );
+}
+
+#[test]
+fn dump_trie_on_damaged_rows_or_data_exits_3() {
+    let d = copy_of("da_wide", "trie-rows");
+    truncate(&component(&d, "Rows.db"), 20);
+    let r = run(&["dump-trie", "--rows"], &d);
+    expect(&r, 3, "dump-trie, Rows.db cut to 20 bytes");
+    assert!(r.stderr.contains("Rows.db+0x"), "{}", r.stderr);
+    assert!(!r.stdout.contains("key_error"), "{}", r.stdout);
+
+    let d = copy_of("da_clustering_nocompress", "trie-data");
+    truncate(&d, 0);
+    let r = run(&["dump-trie", "-o", "ndjson"], &d);
+    expect(&r, 3, "dump-trie, Data.db cut to 0 bytes");
+    assert!(r.stderr.contains("Data.db"), "{}", r.stderr);
+}
+
+#[test]
+fn empty_data_with_partitions_in_the_index_is_unreadable_or_a_finding() {
+    for case in ["nb_clustering_nocompress", "da_clustering_nocompress"] {
+        let d = copy_of(case, &format!("empty-{case}"));
+        truncate(&d, 0);
+        for args in [&["dump-data"][..], &["dump-data", "--reverse"]] {
+            let r = run(args, &d);
+            expect(&r, 3, &format!("{case}: {args:?}"));
+            assert!(r.stderr.contains("Data.db is empty"), "{}", r.stderr);
+        }
+        for mode in ["skip", "validate"] {
+            let r = run(&["scrub", "--mode", mode], &d);
+            expect(&r, 1, &format!("{case}: scrub --mode {mode}"));
+            assert!(r.stdout.contains("\"valid\":false"), "{}", r.stdout);
+        }
+    }
+}
+
+#[test]
+fn data_cut_at_the_last_partition_is_unreadable_or_a_finding() {
+    let d = copy_of("nb_clustering_nocompress", "cut-last");
+    let idx = run(&["dump-index", "-o", "ndjson"], &d);
+    expect(&idx, 0, "dump-index");
+    let last: serde_json::Value = serde_json::from_str(idx.stdout.lines().last().unwrap()).unwrap();
+    let pos = last["pos"].as_u64().unwrap();
+    assert!(pos > 0);
+    truncate(&d, pos);
+    for args in [&["dump-data"][..], &["dump-data", "--reverse"]] {
+        let r = run(args, &d);
+        expect(&r, 3, &format!("{args:?}"));
+        assert!(r.stderr.contains("the file is truncated"), "{}", r.stderr);
+        assert!(
+            r.stderr.contains(&format!("Data.db+{pos:#x}")),
+            "{}",
+            r.stderr
+        );
+    }
+    let r = run(&["scrub", "--mode", "skip"], &d);
+    expect(&r, 1, "scrub --mode skip");
+    assert!(r.stdout.contains("data_lost"), "{}", r.stdout);
+}
+
+#[test]
+fn dump_index_on_empty_index_exits_3() {
+    let d = copy_of("nb_clustering", "empty-index");
+    truncate(&component(&d, "Index.db"), 0);
+    let r = run(&["dump-index"], &d);
+    expect(&r, 3, "dump-index, empty Index.db");
+    assert!(r.stderr.contains("Index.db+0x0"), "{}", r.stderr);
+}
+
+#[test]
+fn dump_statistics_checksum_mismatch_exits_3() {
+    let d = copy_of("nb_clustering", "stats-crc");
+    let p = component(&d, "Statistics.db");
+    let mut b = std::fs::read(&p).unwrap();
+    // Byte 100 lies in the VALIDATION component, past the TOC.
+    b[100] ^= 0x48;
+    std::fs::write(&p, b).unwrap();
+    let r = run(&["dump-statistics"], &d);
+    expect(&r, 3, "dump-statistics, CRC mismatch");
+    assert!(r.stderr.contains("checksum mismatch"), "{}", r.stderr);
+    // The fields are still dumped.
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert!(r.stdout.contains("\"valid\":false"), "{v}");
+}
+
+#[test]
+fn read_with_a_foreign_statistics_exits_3_naming_it() {
+    // nb_wide's partition key is an int: "sa:11" cannot be one.
+    let d = copy_of("nb_clustering", "foreign-stats");
+    let wide = data_files(&fixtures().join("nb_wide")).remove(0);
+    std::fs::copy(
+        component(&wide, "Statistics.db"),
+        component(&d, "Statistics.db"),
+    )
+    .unwrap();
+    let r = run(&["read", "--key", "sa:11"], &d);
+    expect(&r, 3, "read, foreign Statistics.db");
+    assert!(r.stderr.contains("Statistics.db+0x"), "{}", r.stderr);
+    // The same key on the intact sstable is fine.
+    let ok = run(
+        &["read", "--key", "sa:11"],
+        &data_files(&fixtures().join("nb_clustering"))[0],
+    );
+    expect(&ok, 0, "read, intact");
+}
+
+#[test]
+fn unknown_partitioner_names_file_and_offset() {
+    let d = copy_of("nb_clustering", "partitioner");
+    let p = component(&d, "Statistics.db");
+    let mut b = std::fs::read(&p).unwrap();
+    let name = b"Murmur3Partitioner";
+    let at = b
+        .windows(name.len())
+        .position(|w| w == name)
+        .expect("partitioner name");
+    b[at..at + name.len()].copy_from_slice(b"Murmur9Partitioner");
+    std::fs::write(&p, b).unwrap();
+    let r = run(&["dump-data"], &d);
+    expect(&r, 3, "dump-data, unknown partitioner");
+    assert!(r.stderr.contains("Murmur9Partitioner"), "{}", r.stderr);
+    assert!(r.stderr.contains("Statistics.db+0x"), "{}", r.stderr);
+}
