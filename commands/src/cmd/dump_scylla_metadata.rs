@@ -11,8 +11,8 @@
 //! `ext_timestamp_stats`, `sstable_identifier`, `schema`,
 //! `components_digests`, `large_data_records`, and `unknown_<tag>` as hex),
 //! plus `digest` `{"stored", "computed", "valid"}` when the trailing digest
-//! exists. A digest mismatch is reported on stderr and counts as a problem
-//! (exit 1); an sstable without Scylla.db (Cassandra-written) is an
+//! exists. A digest mismatch is reported on stderr and makes the input
+//! unreadable (exit 3; the fields are still dumped); an sstable without Scylla.db (Cassandra-written) is an
 //! unreadable-input error naming the missing component.
 
 use std::io::Write;
@@ -22,7 +22,7 @@ use sstkit_format::scylla::{
     component_type_name, ext_timestamp_type_name, large_data_type_name, ScyllaComponent,
     ScyllaMetadata, TokenBound,
 };
-use sstkit_format::Component;
+use sstkit_format::{Component, Error, ErrorKind};
 
 use crate::cli::{OutputFormat, SstArgs};
 use crate::output::{hex, json_text_table};
@@ -156,22 +156,28 @@ pub fn run(a: &SstArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             let bytes = sst.read_component(Component::Scylla)?;
             let m = ScyllaMetadata::parse_lenient(&bytes)
                 .map_err(|e| e.in_file(&sst.path(Component::Scylla)))?;
-            if let Some(d) = &m.digest {
-                if d.stored != d.computed {
-                    eprintln!(
-                    "sstkit: {}: Scylla.db digest mismatch (stored {:#010x}, computed {:#010x})",
-                    sst.path(Component::Scylla).display(),
-                    d.stored,
-                    d.computed
-                );
-                    emit.problems += 1;
-                }
-            }
             let v = to_json(&m);
             if emit.fmt == OutputFormat::Text {
                 emit.text(&json_text_table(&v).to_string())?;
             } else {
                 emit.json.object(&v)?;
+            }
+            // Dumped for inspection, but a digest mismatch makes Scylla.db
+            // unreadable input (exit 3), as for Statistics.db.
+            if let Some(d) = m.digest.filter(|d| d.stored != d.computed) {
+                return Err(Error::at(
+                    ErrorKind::ChecksumMismatch {
+                        algo: "crc32",
+                        expected: d.stored,
+                        got: d.computed,
+                    },
+                    Component::Scylla,
+                    // The digest is the file's last 4 bytes.
+                    bytes.len().saturating_sub(4) as u64,
+                    "Scylla.db trailing digest",
+                )
+                .in_file(&sst.path(Component::Scylla))
+                .into());
             }
             Ok(())
         },
