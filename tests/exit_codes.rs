@@ -17,6 +17,20 @@ fn copy_of(case: &str, tag: &str) -> PathBuf {
     data_files(&dir).remove(0)
 }
 
+/// Copy the files of `src` whose name starts with `prefix` into a scratch
+/// directory, writable (corpus files are read-only).
+fn copy_corpus_set(src: &Path, prefix: &str, tag: &str) -> PathBuf {
+    let dir = scratch_dir("exit", tag);
+    for e in std::fs::read_dir(src).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if e.path().is_file() && name.starts_with(prefix) {
+            let to = dir.join(&name);
+            std::fs::write(&to, std::fs::read(e.path()).unwrap()).unwrap();
+        }
+    }
+    dir
+}
+
 fn component(data: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(data.to_str().unwrap().replace("Data.db", suffix))
 }
@@ -68,7 +82,19 @@ fn empty_data_with_partitions_in_the_index_is_unreadable_or_a_finding() {
         for args in [&["dump-data"][..], &["dump-data", "--reverse"]] {
             let r = run(args, &d);
             expect(&r, 3, &format!("{case}: {args:?}"));
-            assert!(r.stderr.contains("Data.db is empty"), "{}", r.stderr);
+            // BIG --reverse fails walking Index.db, at the first partition.
+            assert!(
+                r.stderr.contains("Data.db is empty")
+                    || r.stderr
+                        .contains("Data.db ends at 0, but the index lists a partition at 0"),
+                "{}",
+                r.stderr
+            );
+            assert!(
+                r.stderr.contains(&format!("{}+0x0", d.display())),
+                "{}",
+                r.stderr
+            );
         }
         for mode in ["skip", "validate"] {
             let r = run(&["scrub", "--mode", mode], &d);
@@ -188,10 +214,7 @@ fn dump_scylla_metadata_digest_mismatch_exits_3() {
         eprintln!("skipping: {} has no trailing digest", scylla.display());
         return;
     }
-    let dir = scratch_dir("exit", "scylla-digest");
-    for e in std::fs::read_dir(&src).unwrap().flatten() {
-        std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
-    }
+    let dir = copy_corpus_set(&src, "", "scylla-digest");
     let copy = dir.join(scylla.file_name().unwrap());
     let mut b = std::fs::read(&copy).unwrap();
     let last = b.len() - 1;
@@ -206,4 +229,89 @@ fn component_of(any: &Path, suffix: &str) -> PathBuf {
     let s = any.to_string_lossy();
     let cut = s.rfind('-').unwrap();
     PathBuf::from(format!("{}-{suffix}", &s[..cut]))
+}
+
+/// The error line of a failed run (the location and message, without the
+/// partition key, which the two readers render differently).
+fn error_line(r: &Run) -> String {
+    let line = r
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("sstkit: "))
+        .unwrap_or_default();
+    line.split(" [partition key").next().unwrap().to_string()
+}
+
+#[test]
+fn reversed_dump_of_a_cut_partition_fails_where_the_forward_dump_fails() {
+    // Cut at the start of the last partition's last row: no partial row,
+    // only the end-of-partition byte and the row after the cut are missing.
+    for (case, cut) in [
+        ("nb_clustering_nocompress", 265032u64),
+        ("da_clustering_nocompress", 262876),
+    ] {
+        let d = copy_of(case, &format!("rev-cut-{case}"));
+        let text = run(&["dump-data", "-o", "text"], &d);
+        assert!(
+            text.stdout.contains(&format!("@{cut} Row")),
+            "{case}: no row at {cut}"
+        );
+        truncate(&d, cut);
+        let fwd = run(&["dump-data", "-o", "ndjson"], &d);
+        let rev = run(&["dump-data", "-o", "ndjson", "--reverse"], &d);
+        expect(&fwd, 3, &format!("{case}: forward"));
+        expect(&rev, 3, &format!("{case}: --reverse"));
+        assert!(
+            fwd.stderr.contains("Data.db ends inside a partition"),
+            "{}",
+            fwd.stderr
+        );
+        assert_eq!(error_line(&rev), error_line(&fwd), "{case}");
+        assert!(error_line(&fwd).contains(&format!("Data.db+{cut:#x}")));
+    }
+}
+
+#[test]
+fn reversed_dump_of_a_cut_md_sstable_fails_where_the_forward_dump_fails() {
+    let Some(corpus) = crate::util::corpus() else {
+        return;
+    };
+    let src = corpus.join("scylladb/sliced_mutation_reads");
+    if !src.join("md-1-big-Data.db").is_file() {
+        eprintln!("skipping: {} is absent", src.display());
+        return;
+    }
+    let dir = copy_corpus_set(&src, "md-1-big-", "rev-md");
+    let d = dir.join("md-1-big-Data.db");
+    // 190 bytes; 155 is where the row ck=3 of the partition 0 starts.
+    truncate(&d, 155);
+    let fwd = run(&["dump-data", "-o", "ndjson"], &d);
+    let rev = run(&["dump-data", "-o", "ndjson", "--reverse"], &d);
+    expect(&fwd, 3, "md forward");
+    expect(&rev, 3, "md --reverse");
+    assert_eq!(error_line(&rev), error_line(&fwd));
+    assert!(error_line(&fwd).contains("Data.db+0x9b"), "{}", fwd.stderr);
+}
+
+#[test]
+fn dump_summary_on_a_cut_legacy_summary_exits_3() {
+    let Some(corpus) = crate::util::corpus() else {
+        return;
+    };
+    let src = corpus.join("cassandra/legacy_la_clust");
+    if !src.join("la-1-big-Summary.db").is_file() {
+        eprintln!("skipping: {} is absent", src.display());
+        return;
+    }
+    let dir = copy_corpus_set(&src, "la-1-big-", "cut-summary");
+    let d = dir.join("la-1-big-Data.db");
+    let ok = run(&["dump-summary"], &d);
+    expect(&ok, 0, "dump-summary, intact");
+    let p = dir.join("la-1-big-Summary.db");
+    let len = std::fs::metadata(&p).unwrap().len();
+    truncate(&p, len - 3);
+    let r = run(&["dump-summary"], &d);
+    expect(&r, 3, "dump-summary, Summary.db cut by 3 bytes");
+    assert!(r.stderr.contains("la-1-big-Summary.db+0x"), "{}", r.stderr);
+    assert!(r.stderr.contains("cut short"), "{}", r.stderr);
 }

@@ -248,6 +248,30 @@ impl Summary {
         Ok(())
     }
 
+    /// Check the `ka`/`la`/`jb` trailer of `bytes` (the Summary.db this was
+    /// parsed from): the segment boundaries of Index.db and Data.db, each a
+    /// disk access mode name (`writeUTF`) optionally followed by an `i32`
+    /// count and that many `i64` boundaries, the second optionally followed
+    /// by 4 more bytes (every form seen in Cassandra and Scylla files). The
+    /// summary proper does not depend on it, but a trailer that does not
+    /// parse means the file was cut short or damaged. An absent trailer
+    /// (Scylla writes none) passes.
+    pub fn check_trailer(&self, bytes: &[u8]) -> Result<()> {
+        let start = bytes.len() - self.trailing_bytes.min(bytes.len());
+        let t = &bytes[start..];
+        if t.is_empty() || trailer_parses(t) {
+            return Ok(());
+        }
+        Err(Cur::new(bytes, Component::Summary, start as u64).bad(
+            "summary trailer",
+            format!(
+                "the {} bytes after the last key are not the Index.db and Data.db segment \
+                 boundaries: Summary.db is cut short or damaged",
+                t.len()
+            ),
+        ))
+    }
+
     /// Number of entries.
     pub fn len(&self) -> usize {
         self.entries.len()
@@ -276,6 +300,38 @@ impl Summary {
         let start = self.entries.get(i)?.index_position;
         Some((start, self.entries.get(i + 1).map(|e| e.index_position)))
     }
+}
+
+/// End of a `writeUTF` disk access mode name (lowercase letters and `_`) at `at`.
+fn mode_name_end(t: &[u8], at: usize) -> Option<usize> {
+    let len = u16::from_be_bytes([*t.get(at)?, *t.get(at + 1)?]) as usize;
+    let name = t.get(at + 2..at + 2 + len)?;
+    let ok = !name.is_empty() && name.iter().all(|b| b.is_ascii_lowercase() || *b == b'_');
+    ok.then_some(at + 2 + len)
+}
+
+/// End of an `i32` count and that many `i64` boundaries at `at`.
+fn boundaries_end(t: &[u8], at: usize) -> Option<usize> {
+    let n = i32::from_be_bytes(t.get(at..at + 4)?.try_into().ok()?);
+    let end = usize::try_from(n)
+        .ok()?
+        .checked_mul(8)?
+        .checked_add(at + 4)?;
+    (end <= t.len()).then_some(end)
+}
+
+/// Whether `t` is two segments (name, optional boundaries), the second
+/// optionally followed by 4 bytes, and nothing else.
+fn trailer_parses(t: &[u8]) -> bool {
+    let with_bounds = |at: usize| [Some(at), boundaries_end(t, at)].into_iter().flatten();
+    let Some(first) = mode_name_end(t, 0) else {
+        return false;
+    };
+    with_bounds(first).any(|at| {
+        mode_name_end(t, at).is_some_and(|second| {
+            with_bounds(second).any(|end| end == t.len() || end + 4 == t.len())
+        })
+    })
 }
 
 #[cfg(test)]
@@ -506,5 +562,28 @@ mod tests {
             files.len()
         );
         assert!(failures.is_empty(), "{failures:#?}");
+    }
+
+    #[test]
+    fn legacy_trailers_parse_and_cut_ones_do_not() {
+        // ka: Index.db "mmap" with one boundary, Data.db "mmap".
+        let mut t = vec![0, 4];
+        t.extend_from_slice(b"mmap");
+        t.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4]);
+        t.extend_from_slice(b"mmap");
+        assert!(trailer_parses(&t));
+        for cut in 1..t.len() {
+            assert!(!trailer_parses(&t[..cut]), "cut at {cut}");
+        }
+        // The 4-byte tail some compressed ka sstables have.
+        let mut t4 = t.clone();
+        t4.extend_from_slice(&[0x0e, 0xd6, 0x45, 0x42]);
+        assert!(trailer_parses(&t4));
+        assert!(!trailer_parses(&t4[..t4.len() - 1]));
+        // A huge boundary count is bounded by the bytes.
+        let mut big = vec![0, 4];
+        big.extend_from_slice(b"mmap");
+        big.extend_from_slice(&[0x7f, 0xff, 0xff, 0xff]);
+        assert!(!trailer_parses(&big));
     }
 }

@@ -10,6 +10,9 @@
 //!   "max_compressed_length"?, "chunk_count", "compressed_len", "ratio"}`.
 //! Option values that are not UTF-8 (Scylla dictionaries) are shown as hex.
 //! NDJSON: one line per sstable with the same fields.
+//!
+//! Exit status: 0 ok; 2 usage; 3 unreadable input (a missing, damaged or
+//! truncated component; a checksum mismatch in the dumped component).
 
 use std::io::Write;
 

@@ -12,6 +12,9 @@
 //! A missing Filter.db is reported (the engines then treat every key as
 //! "maybe present"). Exit status is 0 whatever the answer: "absent" is an
 //! answer, not a problem.
+//!
+//! Exit status: 0 ok; 2 usage; 3 unreadable input (a missing, damaged or
+//! truncated component; a checksum mismatch in the dumped component).
 
 use std::io::Write;
 

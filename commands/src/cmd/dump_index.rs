@@ -21,6 +21,9 @@
 //! An empty Index.db, an entry that does not decode, or (with
 //! `--promoted-index`) blocks that do not decode are unreadable input: exit 3,
 //! the error on stderr.
+//!
+//! Exit status: 0 ok; 2 usage; 3 unreadable input (a missing, damaged or
+//! truncated component; a checksum mismatch in the dumped component).
 
 use std::io::Write;
 

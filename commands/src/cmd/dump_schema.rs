@@ -13,6 +13,9 @@
 //! (`<keyspace>/<table>-<table id>/`), else `ks` and `tbl`.
 //!
 //! Text output is the CQL itself. JSON payload: `{"keyspace", "table", "cql"}`.
+//!
+//! Exit status: 0 ok; 2 usage; 3 unreadable input (a missing, damaged or
+//! truncated component; a checksum mismatch in the dumped component).
 
 use std::io::Write;
 use std::path::Path;

@@ -14,6 +14,9 @@
 //! exists. A digest mismatch is reported on stderr and makes the input
 //! unreadable (exit 3; the fields are still dumped); an sstable without Scylla.db (Cassandra-written) is an
 //! unreadable-input error naming the missing component.
+//!
+//! Exit status: 0 ok; 2 usage; 3 unreadable input (a missing, damaged or
+//! truncated component; a checksum mismatch in the dumped component).
 
 use std::io::Write;
 

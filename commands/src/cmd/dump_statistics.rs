@@ -33,6 +33,9 @@
 //! `jb` Statistics.db is one legacy blob: `offsets` is empty, and the fields
 //! it does not store (`cardinality`, `repaired_at`, `has_legacy_counter_shards`,
 //! `serialization_header`, ...) are left out.
+//!
+//! Exit status: 0 ok; 2 usage; 3 unreadable input (a missing, damaged or
+//! truncated component; a checksum mismatch in the dumped component).
 
 use std::io::Write;
 

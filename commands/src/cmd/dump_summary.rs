@@ -14,6 +14,14 @@
 //! offset in Index.db. NDJSON: one line per entry (`"entry": i`), then
 //! first/last keys on a final line. `jb` summaries store no sampling fields:
 //! their header has no `sampling_level` or `size_at_full_sampling`.
+//!
+//! A Summary.db cut short or damaged is unreadable input (exit 3), the error
+//! naming the file and offset; for `ka`/`la`/`jb` that includes the
+//! segment-boundary trailer after the last key
+//! ([`Summary::check_trailer`](sstkit_format::summary::Summary::check_trailer)).
+//!
+//! Exit status: 0 ok; 2 usage; 3 unreadable input (a missing, damaged or
+//! truncated component; a checksum mismatch in the dumped component).
 
 use std::io::Write;
 
@@ -37,6 +45,7 @@ pub fn run(a: &SstArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         |sst, emit| {
             let bytes = sst.read_component(Component::Summary)?;
             let s = Summary::parse(&bytes, &sst.features())
+                .and_then(|s| s.check_trailer(&bytes).map(|()| s))
                 .map_err(|e| e.in_file(&sst.path(Component::Summary)))?;
             let ctx = KeyCtx::read(sst)?;
             let h = &s.header;

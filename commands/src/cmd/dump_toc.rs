@@ -10,6 +10,9 @@
 //! JSON payload per sstable: `{"components": [{"name", "component", "exists", "size"}],
 //! "toc_present": bool}` (`toc_present` false when the TOC was reconstructed from
 //! the files present).
+//!
+//! Exit status: 0 ok; 2 usage; 3 unreadable input (a missing, damaged or
+//! truncated component; a checksum mismatch in the dumped component).
 
 use std::io::Write;
 

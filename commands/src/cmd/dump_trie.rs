@@ -37,6 +37,9 @@
 //! BIG sstables have no tries: exit 3, naming Partitions.db. A damaged or
 //! truncated Partitions.db, Rows.db or Data.db (a node, entry or key that
 //! cannot be read) is unreadable input: exit 3, the error on stderr.
+//!
+//! Exit status: 0 ok; 2 usage; 3 unreadable input (a missing, damaged or
+//! truncated component; a checksum mismatch in the dumped component).
 
 use std::io::Write;
 

@@ -2,6 +2,8 @@
 //! and shell completions rendered from the clap definitions in [`crate::cli`]
 //! (hidden command, for packaging; `man/` in the repository is produced by
 //! `cargo run -- generate man man` and a test fails when it is stale).
+//!
+//! Exit status: 0 ok; 2 usage; 3 the output cannot be written.
 
 use std::io::Write;
 use std::path::Path;

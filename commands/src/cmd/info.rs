@@ -18,6 +18,9 @@
 //! "max_ttl"?, "first_key"?, "last_key"? ({"token","raw","value"}), "repaired_at",
 //! "sstable_level", "schema"?}`. Timestamps are microseconds, local deletion
 //! times seconds; the text form also shows them as UTC dates.
+//!
+//! Exit status: 0 ok; 2 usage; 3 unreadable input (a missing, damaged or
+//! truncated component; a checksum mismatch in the dumped component).
 
 use std::io::Write;
 

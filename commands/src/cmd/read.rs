@@ -69,6 +69,10 @@
 //! BTI (`da`) sstables: the same lookups through Filter.db, Partitions.db
 //! and Rows.db ([`sstkit_format::bti::BtiIndex`]); row-index blocks are
 //! bounded by the trie's separators, so no Data.db byte is read to find them.
+//!
+//! Exit status: 0 ok (absent keys included); 2 usage; 3 unreadable input
+//! (including a key that does not fit the key type Statistics.db records, and
+//! a Data.db shorter than its index).
 
 use std::collections::HashSet;
 use std::io::{self, Write};

@@ -38,6 +38,9 @@
 //! that ends before the last partition its index lists, or is empty while
 //! Statistics.db counts partitions: a `data_lost` finding), 3 when Data.db
 //! cannot be opened (missing, pre-3.0 format, unreadable CompressionInfo.db).
+//!
+//! Exit status: 0 nothing found; 1 findings; 2 usage; 3 an sstable that cannot
+//! be opened at all.
 
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};

@@ -12,6 +12,9 @@
 //! otherwise. JSON payload: an array of `{"input", "token", "raw", "value"}`;
 //! the wrapper key is the sstable path, or `"anonymous"` without `--sstable`
 //! (as `scylla sstable` does for merged input).
+//!
+//! Exit status: 0 ok; 2 usage (a key that does not parse, no type given); 3 an
+//! unreadable `--sstable`.
 
 use std::io::Write;
 

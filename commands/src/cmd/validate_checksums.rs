@@ -39,6 +39,9 @@
 //!
 //! Exit status: 1 when any sstable has an error finding, 3 when one cannot be
 //! read (Data.db missing or unreadable).
+//!
+//! Exit status: 0 all checksums match; 1 findings; 2 usage; 3 an sstable that
+//! cannot be opened at all.
 
 use std::io::Write;
 use std::ops::Range;

@@ -462,13 +462,17 @@ enum Walk {
 /// Decode the rows and markers of `bytes` (Data.db from `base`, whole
 /// unfiltereds, possibly ending with the end-of-partition byte) forward to
 /// find where each starts, then pass them to `clip` from the last to the
-/// first.
+/// first. `to_end`: `bytes` run to the end of the partition, so they must
+/// hold its end-of-partition byte (a Data.db cut at a row boundary fails
+/// where the forward read fails, instead of losing the rows after the cut).
+#[allow(clippy::too_many_arguments)]
 fn reverse_group<E: From<Error>>(
     ctx: &Ctx<'_, '_>,
     bytes: &[u8],
     base: u64,
     key: &[u8],
     first: usize,
+    to_end: bool,
     clip: &mut Clip<'_>,
     f: &mut Visitor<'_, E>,
 ) -> std::result::Result<Walk, E> {
@@ -478,11 +482,15 @@ fn reverse_group<E: From<Error>>(
     r.seek_to(DataPos(0), key, DataPos(first as u64))
         .map_err(err)?;
     // Where each row or marker starts: size fields only.
+    let mut ended = false;
     while (r.position().0 as usize) < bytes.len() {
         let at = r.position().0;
         match r.skip_fragment().map_err(err)? {
             Some((_, false)) => starts.push(at as u32),
-            Some((_, true)) => break,
+            Some((_, true)) => {
+                ended = true;
+                break;
+            }
             None => {
                 return Err(E::from(Error::at(
                     ErrorKind::UnexpectedEof { need: 1, have: 0 },
@@ -492,6 +500,15 @@ fn reverse_group<E: From<Error>>(
                 )))
             }
         }
+    }
+    if to_end && !ended {
+        // The forward reader's error, at the same offset.
+        return Err(err(Error::at(
+            ErrorKind::UnexpectedEof { need: 1, have: 0 },
+            Component::Data,
+            r.position().0,
+            "unfiltered flags (Data.db ends inside a partition)",
+        )));
     }
     for &at in starts.iter().rev() {
         r.seek_to(DataPos(0), key, DataPos(at as u64))
@@ -671,7 +688,7 @@ fn read_indexed<E: From<Error>>(
             back.load(s, e)?;
             let a = back.carry.start;
             let bytes = back.carry.slice(a, e);
-            match reverse_group(ctx, bytes, a, key, (s - a) as usize, clip, f)? {
+            match reverse_group(ctx, bytes, a, key, (s - a) as usize, false, clip, f)? {
                 Walk::Stop(at) => {
                     stop = at;
                     break;
@@ -701,11 +718,17 @@ fn read_whole<E: From<Error>>(
     let data_len = back.src.data_len();
     let end = h.end.map_or(data_len, |e| e.0).min(data_len);
     if end <= pos {
-        return Err(E::from(bad(
-            "partition",
-            format!("the partition at {pos} ends at {end}"),
-            h.position,
-        )));
+        let msg = if pos >= data_len {
+            format!(
+                "Data.db ends at {data_len}, but the index lists a partition at {pos}: \
+                 the file is truncated"
+            )
+        } else {
+            format!("the partition at {pos} ends at {end}")
+        };
+        return Err(E::from(
+            bad("partition", msg, h.position).in_file(&ctx.sst.data_path()),
+        ));
     }
     back.src.set_read_kind(if ctx.scan {
         ReadKind::Scan
@@ -777,7 +800,7 @@ fn read_whole<E: From<Error>>(
     let stop = if clip.limited {
         header_end
     } else {
-        match reverse_group(ctx, &bytes, pos, &h.key, rows_from, clip, f)? {
+        match reverse_group(ctx, &bytes, pos, &h.key, rows_from, true, clip, f)? {
             Walk::Stop(at) => at,
             Walk::More => header_end,
         }
