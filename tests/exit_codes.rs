@@ -192,45 +192,6 @@ fn unknown_partitioner_names_file_and_offset() {
     assert!(r.stderr.contains("Statistics.db+0x"), "{}", r.stderr);
 }
 
-#[test]
-fn dump_scylla_metadata_digest_mismatch_exits_3() {
-    let Some(corpus) = crate::util::corpus() else {
-        return;
-    };
-    // Any intact Scylla-written sstable with a trailing Scylla.db digest.
-    let src = corpus.join("scylladb/mixed_generation_type");
-    let Some(scylla) = std::fs::read_dir(&src).ok().and_then(|rd| {
-        rd.flatten()
-            .map(|e| e.path())
-            .find(|p| p.to_string_lossy().ends_with("-Scylla.db"))
-    }) else {
-        eprintln!("skipping: no Scylla.db in {}", src.display());
-        return;
-    };
-    let ok = run(&["dump-scylla-metadata"], &component_of(&scylla, "Data.db"));
-    let has_digest = ok.stdout.contains("\"digest\"");
-    expect(&ok, 0, "dump-scylla-metadata, intact");
-    if !has_digest {
-        eprintln!("skipping: {} has no trailing digest", scylla.display());
-        return;
-    }
-    let dir = copy_corpus_set(&src, "", "scylla-digest");
-    let copy = dir.join(scylla.file_name().unwrap());
-    let mut b = std::fs::read(&copy).unwrap();
-    let last = b.len() - 1;
-    b[last] ^= 0xff;
-    std::fs::write(&copy, b).unwrap();
-    let r = run(&["dump-scylla-metadata"], &component_of(&copy, "Data.db"));
-    expect(&r, 3, "dump-scylla-metadata, digest mismatch");
-    assert!(r.stderr.contains("Scylla.db+0x"), "{}", r.stderr);
-}
-
-fn component_of(any: &Path, suffix: &str) -> PathBuf {
-    let s = any.to_string_lossy();
-    let cut = s.rfind('-').unwrap();
-    PathBuf::from(format!("{}-{suffix}", &s[..cut]))
-}
-
 /// The error line of a failed run (the location and message, without the
 /// partition key, which the two readers render differently).
 fn error_line(r: &Run) -> String {
