@@ -644,10 +644,8 @@ impl<'s> Scanner<'s> {
         }
         if self.trusted_index() {
             let mut next = self.starts.as_ref().and_then(|s| s.next_at_or_after(q));
-            if next.is_none() {
-                // The index knows no partition after the damage.
-                return None;
-            }
+            // None: the index knows no partition after the damage.
+            next?;
             // The index's keys are in order: no check against `last`.
             while let Some(h) = next {
                 if self.confirm_start(h, None) {
