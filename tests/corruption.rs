@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use sstkit_format::compression::CompressionInfo;
+use sstkit_format::digest::ChecksumAlgo;
 use sstkit_format::data::{Fragment, ScanReader};
 use sstkit_format::statistics::Statistics;
 use sstkit_format::{Component, Sstable};
@@ -143,6 +144,8 @@ struct Baseline {
     /// Data.db file name.
     data_name: String,
     compressed: Option<CompressionInfo>,
+    /// CRC.db chunk size of an uncompressed Data.db.
+    crc_chunk: Option<u64>,
     /// (key hex, uncompressed start, end) per partition, in file order.
     partitions: Vec<(String, u64, u64)>,
     /// Salvaged partition JSON (without the sstable path) by key hex.
@@ -202,6 +205,10 @@ fn baseline(fixture: &str) -> Baseline {
     let sst = Sstable::open_path(&data).expect("open");
     let st = Statistics::read(&sst).expect("stats");
     let header = st.header.expect("header");
+    let crc_chunk = sst.has(Component::Crc).then(|| {
+        let b = sst.read_component(Component::Crc).unwrap();
+        u32::from_be_bytes(b[..4].try_into().unwrap()) as u64
+    });
     let compressed = sst.has(Component::CompressionInfo).then(|| {
         let b = sst.read_component(Component::CompressionInfo).unwrap();
         CompressionInfo::parse(&b, &sst.features()).unwrap()
@@ -251,6 +258,7 @@ fn baseline(fixture: &str) -> Baseline {
         dir,
         data_name,
         compressed,
+        crc_chunk,
         partitions,
         dump,
     }
@@ -281,7 +289,11 @@ fn uncompressed_damage(
     data_file_len: u64,
 ) -> std::ops::Range<u64> {
     match &b.compressed {
-        None => range.clone(),
+        // A CRC.db chunk whose checksum fails is lost whole.
+        None => match b.crc_chunk.filter(|c| *c > 0) {
+            Some(c) => range.start / c * c..range.end.div_ceil(c) * c,
+            None => range.clone(),
+        },
         Some(ci) => {
             let l = ci.chunk_length as u64;
             let offs = &ci.chunk_offsets;
@@ -342,7 +354,7 @@ fn run_case(
             let f = std::fs::OpenOptions::new().write(true).open(&data).unwrap();
             f.set_len(*t).unwrap();
             let start = match &b.compressed {
-                None => *t,
+                None => uncompressed_damage(b, &(*t..t + 1), data_len).start,
                 Some(_) => uncompressed_damage(b, &(*t..t + 1), data_len).start,
             };
             lost = Some(start..u64::MAX);
@@ -371,8 +383,18 @@ fn run_case(
             swapped_bytes.extend_from_slice(&bytes[s..m]);
             bytes[s..e].copy_from_slice(&swapped_bytes);
             std::fs::write(&data, &bytes).unwrap();
+            // As a writer that put them out of order would: checksums of the
+            // bytes as written (scrub never salvages bytes whose checksum
+            // fails, so a swap under stale checksums is damage, not order).
+            if let Some(c) = b.crc_chunk.filter(|c| *c > 0) {
+                let mut sums = (c as u32).to_be_bytes().to_vec();
+                for chunk in bytes.chunks(c as usize) {
+                    sums.extend_from_slice(&ChecksumAlgo::Crc32.checksum(chunk).to_be_bytes());
+                }
+                std::fs::write(component_path(&dir, &b.data_name, "CRC.db"), sums).unwrap();
+                let _ = std::fs::remove_file(component_path(&dir, &b.data_name, "Digest.crc32"));
+            }
             swapped = Some((ka, kb));
-            checksummed = true;
         }
         Damage::Missing(suffix) => {
             let p = component_path(&dir, &b.data_name, suffix);
