@@ -522,9 +522,9 @@ fn every_finding_matches_the_schema() {
     // The run covered findings of each kind: checksum pass, components, data walk, scrub.
     for c in [
         "bad_chunk",
-        "digest_mismatch",
         "missing_component",
         "unlisted_component",
+        "checksum",
         "data_lost",
     ] {
         assert!(seen.contains(c), "{c} not among {seen:?}");
