@@ -18,12 +18,15 @@
 //! `{"has_checksums", "has_digest", "valid"?, "chunks", "bytes", "findings": [finding]}`.
 //! `valid` is omitted when the sstable has no checksums (as Scylla does);
 //! `chunks` counts the chunks whose checksum was compared, `bytes` the Data.db
-//! bytes read. A finding is
-//! `{"class", "severity": "error"|"warning", "component", "chunk"?, "chunk_count"?,
-//!   "file_range"?: [start, end], "uncompressed_range"?: [start, end],
-//!   "stored"?, "computed"?, "algo"?, "checksums"?, "expected_chunks"?, "chunk_size"?,
-//!   "partitions"?: [{"token", "raw", "value", "pos"}], "partitions_omitted"?,
-//!   "partitions_unresolved"?: "why", "message"}`.
+//! bytes read. A finding has the shared shape of `validate`,
+//! `validate-checksums` and `scrub` (README "Findings",
+//! `docs/schemas/finding.schema.json`): `{"class", "severity", "component",
+//! "offset", "chunk", "partition_key", "message"}` plus, here,
+//! `"chunk_count"?, "file_range"?: [start, end], "uncompressed_range"?: [start, end],
+//! "stored"?, "computed"?, "algo"?, "checksums"?, "expected_chunks"?, "chunk_size"?,
+//! "partitions"?: [{"token", "raw", "value", "pos"}], "partitions_omitted"?,
+//! "partitions_unresolved"?: "why"`. `offset` is the chunk's uncompressed
+//! offset; `partition_key` the partition when the chunk overlaps exactly one.
 //! Ranges are half-open byte ranges: `file_range` in Data.db as stored,
 //! `uncompressed_range` in the uncompressed Data.db (Index.db positions).
 //! Checksums are hex strings (`0x%08x`; SHA-1 as 40 hex digits). Classes:
