@@ -305,7 +305,7 @@ fn exact_contents_from_the_manifest() {
 }
 
 #[test]
-fn without_schema_data_commands_exit_3_and_say_why() {
+fn without_schema_data_commands_say_why() {
     let Some(root) = corpus() else { return };
     let dir = root.join("cassandra/legacy_ka_simple");
     if !dir.is_dir() {
@@ -313,7 +313,9 @@ fn without_schema_data_commands_exit_3_and_say_why() {
     }
     for cmd in ["dump-data", "validate", "scrub"] {
         let r = sstkit([cmd, dir.to_str().unwrap()]);
-        assert_eq!(r.code, 3, "{cmd}: {}{}", r.stdout, r.stderr);
+        // validate runs the checks that need no schema and lists the skipped ones.
+        let want = if cmd == "validate" { 0 } else { 3 };
+        assert_eq!(r.code, want, "{cmd}: {}{}", r.stdout, r.stderr);
         let all = format!("{}{}", r.stdout, r.stderr);
         assert!(all.contains("--schema"), "{cmd}: {all}");
         assert!(

@@ -24,6 +24,9 @@ mod validate_checksums;
 // validate and scrub: fixtures valid, salvage = dump-data, corrupt corpus sets.
 mod validate_scrub;
 
+// validate checks everything: components, checksums, digest, pre-3.0 without schema; the finding schema.
+mod validate_full;
+
 // ka/la with --schema: multi-version differential dumps, exact contents, exit 3 without it.
 mod legacy;
 

@@ -149,8 +149,26 @@ included; range tombstones are clipped to the requested range.",
         after_long_help = EXIT_STATUS
     )]
     Read(ReadArgs),
-    /// Structural validation of index and data: order, sizes, tombstones, index agreement
-    #[command(after_long_help = EXIT_STATUS)]
+    /// Check everything: structure, chunk checksums, digest, components
+    #[command(
+        long_about = "Check everything about an sstable, with one report and one exit code:\n\n\
+* components: every component TOC.txt lists exists (missing_component); a component file the \
+TOC does not list is a note (unlisted_component);\n\
+* chunk checksums and digest: the validate-checksums pass (every compressed chunk's checksum, or \
+CRC.db's for an uncompressed Data.db, and the whole-file Digest);\n\
+* structure: partition order (Data.db and Index.db), clustering order, range tombstone pairing, \
+row and marker sizes, deletion times, each Index.db entry and its promoted index against the \
+data, Summary.db against Index.db, Statistics.db first/last key and counts against the data and \
+its checksums, every partition key against Filter.db.\n\n\
+--skip-checksums is the fast structural pass (no chunk checksums, no digest). Pre-3.0 sstables \
+(jb, ka, la, lb) without --schema: the checks that need no schema run (components, checksums, \
+digest, Statistics.db, Index.db order, Summary.db, Filter.db against the Index.db keys) and the \
+report lists the skipped ones with why (\"skipped\"; on stderr with -o text).\n\n\
+Findings have the shape validate-checksums and scrub use: class, severity, component, offset, \
+chunk, partition_key, message. Exits 1 when a finding is an error (warnings such as \
+missing_digest and notes do not count).",
+        after_long_help = EXIT_STATUS
+    )]
     Validate(ValidateArgs),
     /// Scan Data.db from its first byte: validate, or salvage what is intact around corruption
     #[command(
@@ -308,6 +326,9 @@ pub struct ReadArgs {
 pub struct ValidateArgs {
     #[command(flatten)]
     pub sst: SstArgs,
+    /// Skip the chunk checksums and the digest: the fast structural pass
+    #[arg(long)]
+    pub skip_checksums: bool,
 }
 
 /// `scrub` arguments.

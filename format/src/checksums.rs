@@ -69,6 +69,7 @@ use crate::crc::CrcFile;
 use crate::digest::{ChecksumAlgo, Checksummer, Digest, DigestScope};
 use crate::error::{Error, ErrorKind, Result};
 use crate::sstable::Sstable;
+use crate::validate::ProblemClass;
 
 /// Data.db bytes per request (256 KiB; a quarter of the IO layer's default
 /// read-ahead window). Measured on 512 MiB files in the page cache with the
@@ -233,20 +234,26 @@ impl ChecksumFinding {
         )
     }
 
-    /// Short snake-case name of the finding's class.
-    pub fn class(&self) -> &'static str {
+    /// The finding's class in the shared finding shape of `validate`,
+    /// `validate-checksums` and `scrub`.
+    pub fn problem_class(&self) -> ProblemClass {
         match self {
-            ChecksumFinding::BadChunk { .. } => "bad_chunk",
-            ChecksumFinding::TruncatedChunk { .. } => "truncated_chunk",
-            ChecksumFinding::ChunksOutOfRange { .. } => "chunks_out_of_range",
-            ChecksumFinding::UncoveredBytes { .. } => "uncovered_bytes",
-            ChecksumFinding::CrcCountMismatch { .. } => "crc_count_mismatch",
-            ChecksumFinding::DigestMismatch { .. } => "digest_mismatch",
-            ChecksumFinding::MissingChecksums => "missing_checksums",
-            ChecksumFinding::MissingDigest => "missing_digest",
-            ChecksumFinding::MissingComponent { .. } => "missing_component",
-            ChecksumFinding::CorruptMetadata { .. } => "corrupt_metadata",
+            ChecksumFinding::BadChunk { .. } => ProblemClass::BadChunk,
+            ChecksumFinding::TruncatedChunk { .. } => ProblemClass::TruncatedChunk,
+            ChecksumFinding::ChunksOutOfRange { .. } => ProblemClass::ChunksOutOfRange,
+            ChecksumFinding::UncoveredBytes { .. } => ProblemClass::UncoveredBytes,
+            ChecksumFinding::CrcCountMismatch { .. } => ProblemClass::CrcCountMismatch,
+            ChecksumFinding::DigestMismatch { .. } => ProblemClass::DigestMismatch,
+            ChecksumFinding::MissingChecksums => ProblemClass::MissingChecksums,
+            ChecksumFinding::MissingDigest => ProblemClass::MissingDigest,
+            ChecksumFinding::MissingComponent { .. } => ProblemClass::MissingComponent,
+            ChecksumFinding::CorruptMetadata { .. } => ProblemClass::CorruptMetadata,
         }
+    }
+
+    /// Short snake-case name of the finding's class ([`ProblemClass::as_str`]).
+    pub fn class(&self) -> &'static str {
+        self.problem_class().as_str()
     }
 
     /// The component the finding is about (Data.db for chunk and digest findings).

@@ -69,6 +69,15 @@ impl Component {
         }
     }
 
+    /// The name findings give the component: its suffix, but `Digest` for
+    /// the digest, whatever its algorithm (`Digest.crc32`, `.adler32`, `.sha1`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Component::Digest => "Digest",
+            c => c.suffix(),
+        }
+    }
+
     /// Short lowercase name used in JSON output and stats tables.
     pub fn name(self) -> &'static str {
         match self {

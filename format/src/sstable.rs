@@ -183,8 +183,9 @@ impl Sstable {
     }
 }
 
-/// Without TOC.txt, list the files that share the sstable's prefix.
-fn discover(desc: &Descriptor) -> Result<Toc> {
+/// The component files (known suffixes) present next to the sstable: the
+/// files that share its prefix.
+pub fn present_components(desc: &Descriptor) -> Result<Vec<TocEntry>> {
     let dir = if desc.dir.as_os_str().is_empty() {
         Path::new(".")
     } else {
@@ -205,11 +206,17 @@ fn discover(desc: &Descriptor) -> Result<Toc> {
             }
         }
     }
+    entries.sort_by_key(|e| e.component);
+    Ok(entries)
+}
+
+/// Without TOC.txt, list the files that share the sstable's prefix.
+fn discover(desc: &Descriptor) -> Result<Toc> {
+    let entries = present_components(desc)?;
     if entries.is_empty() {
         return Err(Error::new(ErrorKind::MissingComponent, "")
             .in_component(Component::Data)
             .in_file(&desc.data_path()));
     }
-    entries.sort_by_key(|e| e.component);
     Ok(Toc { entries })
 }

@@ -27,7 +27,8 @@
 //! DIR must not be the sstable's directory: the input is never written to.
 //!
 //! The report (stdout) has the `validate` shape (see
-//! [`crate::cmd::validate`]) with `mode`, `salvaged`, `segregated`,
+//! [`crate::cmd::validate`]; findings in the shared finding shape, without
+//! `checks`, `skipped` and `checksum_chunks`) with `mode`, `salvaged`, `segregated`,
 //! `dropped`, `damaged`, `lost_bytes`, `lost_ranges`, `index_resync`,
 //! `resyncs`, `attempts`, `probe_bytes`, `data_len` (uncompressed) and
 //! `outputs` added; lost data is reported as `data_lost` findings with

@@ -1,22 +1,27 @@
-//! `sstkit validate SSTABLE...`: full structural validation with the index.
+//! `sstkit validate SSTABLE...`: everything about an sstable, one report
+//! and one exit code.
 //!
 //! ```text
 //! sstkit validate nb-1-big-Data.db                 # JSON report, exit 1 when invalid
-//! sstkit validate -o text /data/ks/t-1234/         # a table of findings per sstable
+//! sstkit validate --skip-checksums -o text /data/ks/t-1234/   # structure only
 //! sstkit validate -o ndjson nb-1-big-Data.db | jq 'select(.type == "finding") | .class'
 //! ```
 //!
-//! Checks (see [`sstkit_format::validate`]): partition order (Data.db and
-//! Index.db), clustering order under the table's comparator, range
-//! tombstone pairing, every `prev_unfiltered_size` and `row_size`, deletion
-//! times, each Index.db entry against its partition and its promoted index
-//! blocks against the rows, Summary.db against Index.db, first/last key and
-//! counts against Statistics.db, every key against Filter.db, and the
-//! compressed chunk checksums met while reading. Whole-file checksums
-//! (Digest, CRC.db) are `validate-checksums`' job.
+//! Checks (see [`sstkit_format::validate`]): the components TOC.txt lists
+//! exist (and those it does not list are noted); every chunk checksum and
+//! the digest ([`sstkit_format::checksums`], the `validate-checksums` pass,
+//! unless `--skip-checksums`); partition order (Data.db and Index.db),
+//! clustering order under the table's comparator, range tombstone pairing,
+//! every `prev_unfiltered_size` and `row_size`, deletion times, each Index.db
+//! entry against its partition and its promoted index blocks against the
+//! rows, Summary.db against Index.db, first/last key and counts against
+//! Statistics.db, every key against Filter.db. Pre-3.0 sstables without
+//! `--schema`: the checks that need no decoding of Data.db, the others
+//! listed in `"skipped"`.
 //!
 //! Reads: TOC, Statistics.db, Summary.db, Index.db, Filter.db (one read each),
-//! CompressionInfo.db, and Data.db once sequentially.
+//! CompressionInfo.db or CRC.db and the Digest, Data.db twice sequentially
+//! (the checksum pass, then the decoding walk; once with `--skip-checksums`).
 //!
 //! # JSON schema (`-o json`, the default)
 //!
@@ -25,33 +30,36 @@
 //! $REPORT := { "valid": Bool, "errors": Int,          // as `scylla sstable validate`
 //!              "partitions": Int, "rows": Int, "static_rows": Int,
 //!              "range_tombstone_markers": Int, "data_bytes": Int,
-//!              "index_entries": Int | null,
+//!              "index_entries": Int | null, "checksum_chunks": Int | null,
 //!              "checks": { "<name>": { "done": Bool, "note"?: String } },
+//!              "skipped": [ { "check": String, "reason": String } ],
 //!              "counts": { "<class>": Int },
 //!              "findings": [ $FINDING, ... ], "findings_dropped": Int }
-//! $FINDING := { "class": String,        // stable: partition_order, clustering_order, ...
-//!               "component": String,    // "Data.db", "Index.db", ...
-//!               "offset": Int,          // uncompressed offset for Data.db
-//!               "chunk": Int | null,    // compressed chunk (compressed Data.db)
-//!               "partition_key": { "token", "raw", "value" } | null,
-//!               "message": String,
-//!               "end"?: Int, "lost_keys"?: [ {"token","raw","value"} ] }   // scrub data_lost
 //! ```
+//!
+//! `$FINDING` is the shared finding shape of `validate`, `validate-checksums`
+//! and `scrub` (README "Findings", `docs/schemas/finding.schema.json`):
+//! `class`, `severity`, `component`, `offset`, `chunk`, `partition_key`,
+//! `message`, and optional detail. `errors` counts the findings of severity
+//! `error`; `valid` is true when there is none.
 //!
 //! `-o ndjson`: one line per finding (`"type": "finding"`) then one summary
 //! line (`"type": "summary"`, the report without `findings`), each with the
-//! `"sstable"` path. `-o text`: a table of findings and a summary line.
+//! `"sstable"` path. `-o text`: a table of findings and a summary line; the
+//! skipped checks also on stderr.
 //!
-//! Exit status: 1 when any sstable has findings, 3 when one cannot be read.
+//! Exit status: 1 when any sstable has an error finding, 3 when one cannot be read.
 
 use std::io::Write;
 
 use serde_json::{json, Map, Value};
+use sstkit_format::checksums::ValidateOptions;
 use sstkit_format::component::Component;
 use sstkit_format::validate::{self, Problem, Problems};
 use sstkit_format::Sstable;
 
 use crate::cli::{OutputFormat, ValidateArgs};
+use crate::cmd::validate_checksums::{checksum_detail, partitions_of, partitions_text, Partitions};
 use crate::output::table;
 use crate::render::KeyCtx;
 use crate::{for_each_sstable, CmdResult, Emit, Outcome};
@@ -68,18 +76,22 @@ pub fn run(a: &ValidateArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             let ctx = KeyCtx::read(sst)?;
             let total = sst.io.len(Component::Data).unwrap_or(0);
             let mut bar = crate::cmd::scrub::Progress::new(total, "validate");
-            let report =
-                validate::validate(sst, &validate::Options::default(), &mut |p, _| bar.set(p))?;
+            let opts = validate::Options {
+                checksums: (!a.skip_checksums).then(ValidateOptions::default),
+                ..validate::Options::default()
+            };
+            let report = validate::validate(sst, &opts, &mut |p, _| bar.set(p))?;
             bar.finish();
             let mut summary = Map::new();
             summary.insert("valid".into(), json!(report.valid()));
-            summary.insert("errors".into(), json!(report.problems.total()));
+            summary.insert("errors".into(), json!(report.problems.errors()));
             summary.insert("partitions".into(), json!(report.partitions));
             summary.insert("rows".into(), json!(report.rows));
             summary.insert("static_rows".into(), json!(report.static_rows));
             summary.insert("range_tombstone_markers".into(), json!(report.markers));
             summary.insert("data_bytes".into(), json!(report.data_len));
             summary.insert("index_entries".into(), json!(report.index_entries));
+            summary.insert("checksum_chunks".into(), json!(report.checksum_chunks));
             let mut checks = Map::new();
             for c in &report.checks {
                 let mut m = Map::new();
@@ -90,33 +102,61 @@ pub fn run(a: &ValidateArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                 checks.insert(c.name.into(), Value::Object(m));
             }
             summary.insert("checks".into(), Value::Object(checks));
+            let skipped: Vec<Value> = report
+                .skipped()
+                .map(|c| json!({"check": c.name, "reason": c.note.as_deref().unwrap_or("")}))
+                .collect();
+            if emit.fmt == OutputFormat::Text {
+                for c in report.skipped() {
+                    eprintln!(
+                        "sstkit: {}: skipped {}: {}",
+                        emit.label,
+                        c.name,
+                        c.note.as_deref().unwrap_or("")
+                    );
+                }
+            }
+            summary.insert("skipped".into(), Value::Array(skipped));
             emit_report(sst, emit, &ctx, summary, &report.problems)
         },
     )
 }
 
-/// One finding as JSON.
-pub fn problem_json(p: &Problem, ctx: &KeyCtx) -> Value {
+/// One finding in the shared finding shape of `validate`,
+/// `validate-checksums` and `scrub` (README "Findings";
+/// `docs/schemas/finding.schema.json`). `parts`: the partitions a chunk
+/// finding overlaps; the one partition key when there is exactly one.
+pub(crate) fn problem_json(p: &Problem, ctx: Option<&KeyCtx>, parts: Option<&Partitions>) -> Value {
     let mut m = Map::new();
     m.insert("class".into(), json!(p.class.as_str()));
-    m.insert("component".into(), json!(p.component.suffix()));
+    m.insert("severity".into(), json!(p.class.severity().as_str()));
+    m.insert("component".into(), json!(p.component.label()));
     m.insert("offset".into(), json!(p.offset));
     m.insert("chunk".into(), json!(p.chunk));
-    m.insert(
-        "partition_key".into(),
-        p.partition_key
-            .as_deref()
-            .map_or(Value::Null, |k| ctx.key_json(k)),
-    );
+    let key = match (p.partition_key.as_deref(), ctx, parts) {
+        (Some(k), Some(c), _) => c.key_json(k),
+        (None, _, Some(ps)) if ps.list.len() == 1 && ps.omitted == 0 => {
+            let mut k = ps.list[0].clone();
+            if let Some(o) = k.as_object_mut() {
+                o.remove("pos");
+            }
+            k
+        }
+        _ => Value::Null,
+    };
+    m.insert("partition_key".into(), key);
     m.insert("message".into(), json!(p.message));
     if let Some(e) = p.end {
         m.insert("end".into(), json!(e));
     }
-    if !p.lost_keys.is_empty() {
+    if let (false, Some(c)) = (p.lost_keys.is_empty(), ctx) {
         m.insert(
             "lost_keys".into(),
-            Value::Array(p.lost_keys.iter().map(|k| ctx.key_json(k)).collect()),
+            Value::Array(p.lost_keys.iter().map(|k| c.key_json(k)).collect()),
         );
+    }
+    if let Some(f) = &p.checksum {
+        checksum_detail(f, parts, &mut m);
     }
     Value::Object(m)
 }
@@ -130,8 +170,13 @@ pub fn emit_report(
     mut summary: Map<String, Value>,
     problems: &Problems,
 ) -> CmdResult<()> {
-    let _ = sst;
-    emit.problems += problems.total();
+    emit.problems += problems.errors();
+    let data_len = summary
+        .get("data_bytes")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    let parts = partitions_of(sst, &problems.list, data_len);
+    let part = |i: usize| parts.get(i).and_then(Option::as_ref);
     let counts: Map<String, Value> = problems
         .counts
         .iter()
@@ -141,15 +186,20 @@ pub fn emit_report(
     summary.insert("findings_dropped".into(), json!(problems.dropped));
     match emit.fmt {
         OutputFormat::Json => {
-            let findings: Vec<Value> = problems.list.iter().map(|p| problem_json(p, ctx)).collect();
+            let findings: Vec<Value> = problems
+                .list
+                .iter()
+                .enumerate()
+                .map(|(i, p)| problem_json(p, Some(ctx), part(i)))
+                .collect();
             summary.insert("findings".into(), Value::Array(findings));
             emit.json.object(&Value::Object(summary))?;
         }
         OutputFormat::Ndjson => {
-            for p in &problems.list {
+            for (i, p) in problems.list.iter().enumerate() {
                 let mut v = Map::new();
                 v.insert("type".into(), json!("finding"));
-                if let Value::Object(o) = problem_json(p, ctx) {
+                if let Value::Object(o) = problem_json(p, Some(ctx), part(i)) {
                     v.extend(o);
                 }
                 emit.json.item(&Value::Object(v))?;
@@ -170,17 +220,21 @@ pub fn emit_report(
                     "partition key",
                     "message",
                 ]);
-                for p in &problems.list {
-                    let key = p.partition_key.as_deref().map_or(String::new(), |k| {
-                        format!("{} (0x{})", ctx.key_text(k), crate::output::hex(k))
-                    });
+                for (i, p) in problems.list.iter().enumerate() {
+                    let key = match (p.partition_key.as_deref(), part(i)) {
+                        (Some(k), _) => {
+                            format!("{} (0x{})", ctx.key_text(k), crate::output::hex(k))
+                        }
+                        (None, Some(ps)) => partitions_text(ps),
+                        (None, None) => String::new(),
+                    };
                     let mut msg = p.message.clone();
                     if let Some(e) = p.end {
                         msg.push_str(&format!(" [lost {:#x}..{e:#x}]", p.offset));
                     }
                     t.add_row(vec![
                         p.class.as_str().to_string(),
-                        p.component.suffix().to_string(),
+                        p.component.label().to_string(),
                         format!("{:#x}", p.offset),
                         p.chunk.map_or(String::new(), |c| c.to_string()),
                         key,
@@ -196,7 +250,7 @@ pub fn emit_report(
             let get = |k: &str| summary.get(k).map(|v| v.to_string()).unwrap_or_default();
             s.push_str(&format!(
                 "{}: {} finding(s); {} partitions, {} rows, {} range tombstone markers",
-                if problems.is_empty() {
+                if problems.errors() == 0 {
                     "valid"
                 } else {
                     "INVALID"

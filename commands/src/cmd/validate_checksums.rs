@@ -18,12 +18,15 @@
 //! `{"has_checksums", "has_digest", "valid"?, "chunks", "bytes", "findings": [finding]}`.
 //! `valid` is omitted when the sstable has no checksums (as Scylla does);
 //! `chunks` counts the chunks whose checksum was compared, `bytes` the Data.db
-//! bytes read. A finding is
-//! `{"class", "severity": "error"|"warning", "component", "chunk"?, "chunk_count"?,
-//!   "file_range"?: [start, end], "uncompressed_range"?: [start, end],
-//!   "stored"?, "computed"?, "algo"?, "checksums"?, "expected_chunks"?, "chunk_size"?,
-//!   "partitions"?: [{"token", "raw", "value", "pos"}], "partitions_omitted"?,
-//!   "partitions_unresolved"?: "why", "message"}`.
+//! bytes read. A finding has the shared shape of `validate`,
+//! `validate-checksums` and `scrub` (README "Findings",
+//! `docs/schemas/finding.schema.json`): `{"class", "severity", "component",
+//! "offset", "chunk", "partition_key", "message"}` plus, here,
+//! `"chunk_count"?, "file_range"?: [start, end], "uncompressed_range"?: [start, end],
+//! "stored"?, "computed"?, "algo"?, "checksums"?, "expected_chunks"?, "chunk_size"?,
+//! "partitions"?: [{"token", "raw", "value", "pos"}], "partitions_omitted"?,
+//! "partitions_unresolved"?: "why"`. `offset` is the chunk's uncompressed
+//! offset; `partition_key` the partition when the chunk overlaps exactly one.
 //! Ranges are half-open byte ranges: `file_range` in Data.db as stored,
 //! `uncompressed_range` in the uncompressed Data.db (Index.db positions).
 //! Checksums are hex strings (`0x%08x`; SHA-1 as 40 hex digits). Classes:
@@ -50,6 +53,7 @@ use serde_json::{json, Map, Value};
 use sstkit_format::checksums::{
     validate_checksums_with, ChecksumFinding, ChecksumReport, ValidateOptions,
 };
+use sstkit_format::validate::Problem;
 use sstkit_format::{Component, Error, ErrorKind, Sstable};
 
 use crate::cli::{OutputFormat, ValidateChecksumsArgs};
@@ -66,13 +70,13 @@ const TEXT_PARTITIONS: usize = 5;
 
 /// The partitions a finding's uncompressed range overlaps.
 #[derive(Debug, Clone, Default)]
-struct Partitions {
+pub(crate) struct Partitions {
     /// `{"token","raw","value","pos"}`, at most [`MAX_PARTITIONS`].
-    list: Vec<Value>,
+    pub(crate) list: Vec<Value>,
     /// Overlapping partitions not listed.
-    omitted: u64,
+    pub(crate) omitted: u64,
     /// Why they could not be (fully) resolved.
-    unresolved: Option<String>,
+    pub(crate) unresolved: Option<String>,
 }
 
 /// Map each range (findings' uncompressed ranges, by finding index) to the
@@ -180,25 +184,15 @@ fn range_json(r: &Range<u64>) -> Value {
     json!([r.start, r.end])
 }
 
-/// The component's file-name suffix as the TOC names it.
-fn component_name(sst: &Sstable, c: Component) -> String {
-    sst.toc.name_of(c).unwrap_or(c.suffix()).to_string()
-}
-
-fn finding_json(sst: &Sstable, f: &ChecksumFinding, p: Option<&Partitions>) -> Value {
-    let mut o = Map::new();
-    o.insert("class".into(), json!(f.class()));
-    o.insert(
-        "severity".into(),
-        json!(if f.is_error() { "error" } else { "warning" }),
-    );
-    o.insert(
-        "component".into(),
-        json!(component_name(sst, f.component())),
-    );
-    if let Some(c) = f.chunk() {
-        o.insert("chunk".into(), json!(c));
-    }
+/// The detail fields of a checksum finding in the shared finding shape:
+/// `chunk_count`, `file_range`, `uncompressed_range`, `stored`, `computed`,
+/// `algo`, `checksums`, `expected_chunks`, `chunk_size`, and the partitions
+/// it overlaps.
+pub(crate) fn checksum_detail(
+    f: &ChecksumFinding,
+    p: Option<&Partitions>,
+    o: &mut Map<String, Value>,
+) {
     if let ChecksumFinding::ChunksOutOfRange { count, .. } = f {
         o.insert("chunk_count".into(), json!(count));
     }
@@ -249,8 +243,41 @@ fn finding_json(sst: &Sstable, f: &ChecksumFinding, p: Option<&Partitions>) -> V
             o.insert("partitions_unresolved".into(), json!(why));
         }
     }
-    o.insert("message".into(), json!(f.to_string()));
-    Value::Object(o)
+}
+
+/// The partitions each problem's uncompressed range overlaps (chunk
+/// findings of the checksum pass), by problem index; Index.db is streamed
+/// only when there is such a finding.
+pub(crate) fn partitions_of(
+    sst: &Sstable,
+    problems: &[Problem],
+    data_len: u64,
+) -> Vec<Option<Partitions>> {
+    let ranges: Vec<(usize, Range<u64>)> = problems
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| {
+            p.checksum
+                .as_ref()
+                .and_then(|f| f.uncompressed_range())
+                .map(|r| (i, r))
+        })
+        .collect();
+    let mut parts = if ranges.is_empty() {
+        Vec::new()
+    } else {
+        resolve_partitions(sst, &ranges, data_len)
+    };
+    problems
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            p.checksum
+                .as_ref()
+                .and_then(|f| f.uncompressed_range())
+                .map(|_| parts.get_mut(i).map(std::mem::take).unwrap_or_default())
+        })
+        .collect()
 }
 
 /// `has_checksums`, `has_digest`, `valid` (only with checksums), `chunks`, `bytes`.
@@ -266,41 +293,41 @@ fn summary_json(r: &ChecksumReport) -> Map<String, Value> {
     o
 }
 
-/// Findings with the partitions of each (for chunk findings).
-type Found = Vec<(ChecksumFinding, Option<Partitions>)>;
-
-/// Validate one sstable: the report, its findings and the partitions of each.
-fn check(sst: &Sstable, threads: usize) -> CmdResult<(ChecksumReport, Found)> {
-    let mut findings = Vec::new();
+/// Validate one sstable: the report, its findings (as problems) and the
+/// partitions of each.
+fn check(
+    sst: &Sstable,
+    threads: usize,
+) -> CmdResult<(ChecksumReport, Vec<Problem>, Vec<Option<Partitions>>)> {
+    let mut findings: Vec<Problem> = Vec::new();
     let opts = ValidateOptions {
         threads,
         ..ValidateOptions::default()
     };
-    let report = validate_checksums_with(sst, opts, |f| findings.push(f))?;
-    let ranges: Vec<(usize, Range<u64>)> = findings
-        .iter()
-        .enumerate()
-        .filter_map(|(i, f)| f.uncompressed_range().map(|r| (i, r)))
-        .collect();
-    let mut parts = if ranges.is_empty() {
-        Vec::new()
-    } else {
-        resolve_partitions(sst, &ranges, report.data_len)
-    };
-    let out = findings
-        .into_iter()
-        .enumerate()
-        .map(|(i, f)| {
-            let p = f
-                .uncompressed_range()
-                .map(|_| parts.get_mut(i).map(std::mem::take).unwrap_or_default());
-            (f, p)
-        })
-        .collect();
-    Ok((report, out))
+    let report = validate_checksums_with(sst, opts, |f| findings.push(f.into()))?;
+    let parts = partitions_of(sst, &findings, report.data_len);
+    Ok((report, findings, parts))
 }
 
-fn text(r: &ChecksumReport, findings: &[(ChecksumFinding, Option<Partitions>)]) -> String {
+/// The first partitions of a finding, for text output.
+pub(crate) fn partitions_text(p: &Partitions) -> String {
+    let mut names: Vec<String> = p
+        .list
+        .iter()
+        .take(TEXT_PARTITIONS)
+        .map(|k| k["value"].as_str().unwrap_or("?").to_string())
+        .collect();
+    let more = (p.list.len().saturating_sub(TEXT_PARTITIONS)) as u64 + p.omitted;
+    if more > 0 {
+        names.push(format!("+{more} more"));
+    }
+    if let Some(why) = &p.unresolved {
+        names.push(format!("({why})"));
+    }
+    names.join(", ")
+}
+
+fn text(r: &ChecksumReport, findings: &[Problem], parts: &[Option<Partitions>]) -> String {
     let mut rows = vec![
         ("has_checksums".to_string(), r.has_checksums.to_string()),
         ("has_digest".to_string(), r.has_digest.to_string()),
@@ -324,33 +351,19 @@ fn text(r: &ChecksumReport, findings: &[(ChecksumFinding, Option<Partitions>)]) 
     ]);
     let range =
         |r: Option<Range<u64>>| r.map_or("-".to_string(), |r| format!("{}..{}", r.start, r.end));
-    for (f, p) in findings {
-        let parts = match p {
-            None => "-".to_string(),
-            Some(p) => {
-                let mut names: Vec<String> = p
-                    .list
-                    .iter()
-                    .take(TEXT_PARTITIONS)
-                    .map(|k| k["value"].as_str().unwrap_or("?").to_string())
-                    .collect();
-                let more = (p.list.len().saturating_sub(TEXT_PARTITIONS)) as u64 + p.omitted;
-                if more > 0 {
-                    names.push(format!("+{more} more"));
-                }
-                if let Some(why) = &p.unresolved {
-                    names.push(format!("({why})"));
-                }
-                names.join(", ")
-            }
-        };
+    for (i, f) in findings.iter().enumerate() {
+        let parts = parts
+            .get(i)
+            .and_then(Option::as_ref)
+            .map_or("-".to_string(), partitions_text);
+        let detail = f.checksum.as_deref();
         t.add_row(vec![
-            f.class().to_string(),
-            f.chunk().map_or("-".to_string(), |c| c.to_string()),
-            range(f.file_range()),
-            range(f.uncompressed_range()),
+            f.class.as_str().to_string(),
+            f.chunk.map_or("-".to_string(), |c| c.to_string()),
+            range(detail.and_then(ChecksumFinding::file_range)),
+            range(detail.and_then(ChecksumFinding::uncompressed_range)),
             parts,
-            f.to_string(),
+            f.message.clone(),
         ]);
     }
     s.push('\n');
@@ -367,19 +380,21 @@ pub fn run(a: &ValidateChecksumsArgs, out: &mut dyn Write) -> CmdResult<Outcome>
         false,
         out,
         |sst, emit| {
-            let (report, findings) = check(sst, a.threads)?;
+            let (report, findings, parts) = check(sst, a.threads)?;
             emit.problems += report.errors;
+            let finding_json = |i: usize, f: &Problem| {
+                crate::cmd::validate::problem_json(f, None, parts.get(i).and_then(Option::as_ref))
+            };
             match emit.fmt {
-                OutputFormat::Text => emit.text(&text(&report, &findings))?,
+                OutputFormat::Text => emit.text(&text(&report, &findings, &parts))?,
                 OutputFormat::Ndjson => {
-                    for (f, p) in &findings {
-                        let mut v = json!({"type": "finding"});
-                        if let (Some(o), Value::Object(fo)) =
-                            (v.as_object_mut(), finding_json(sst, f, p.as_ref()))
-                        {
+                    for (i, f) in findings.iter().enumerate() {
+                        let mut o = Map::new();
+                        o.insert("type".into(), json!("finding"));
+                        if let Value::Object(fo) = finding_json(i, f) {
                             o.extend(fo);
                         }
-                        emit.json.item(&v)?;
+                        emit.json.item(&Value::Object(o))?;
                     }
                     let mut o = Map::new();
                     o.insert("type".into(), json!("summary"));
@@ -391,7 +406,8 @@ pub fn run(a: &ValidateChecksumsArgs, out: &mut dyn Write) -> CmdResult<Outcome>
                     let mut o = summary_json(&report);
                     let list: Vec<Value> = findings
                         .iter()
-                        .map(|(f, p)| finding_json(sst, f, p.as_ref()))
+                        .enumerate()
+                        .map(|(i, f)| finding_json(i, f))
                         .collect();
                     o.insert("findings".into(), Value::Array(list));
                     emit.json.object(&Value::Object(o))?;

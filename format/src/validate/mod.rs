@@ -18,6 +18,8 @@
 //! | `bloom_filter_miss` | every partition key passes Filter.db |
 //! | `checksum` | compressed chunk checksums met while reading; Statistics.db checksums |
 //! | `decode_error` | anything that does not decode |
+//! | `missing_component`, `unlisted_component` (a note) | the files TOC.txt lists exist; files it does not list |
+//! | `bad_chunk`, `digest_mismatch`, ... | the checksum pass of [`crate::checksums`] ([`Options::checksums`]) |
 //!
 //! Reading: Statistics.db and Filter.db whole (one read each), Index.db and
 //! Summary.db whole through a read-only map ([`crate::io::IoLayer::map_all`]:
@@ -28,7 +30,10 @@
 //!
 //! Pre-3.0 (`jb`, `ka`, `la`, `lb`) Data.db is decoded with the table schema
 //! attached by [`crate::sstable::Sstable::set_table_schema`] (`--schema`);
-//! without one, reading Data.db fails with an error that says so.
+//! without one, the checks that need no decoding run (components,
+//! checksums, Index.db, Summary.db, Filter.db against the Index.db keys,
+//! the partition count) and the others are recorded as not done, with why
+//! ([`Report::skipped`]).
 
 pub mod data;
 pub mod fuzz;
@@ -37,10 +42,12 @@ mod promoted;
 
 pub use crate::compare::{compare_value, ClusteringComparator, OwnedPrefix, PrefixLike};
 pub use data::{DataChecker, Verdict};
-pub use problem::{Problem, ProblemClass, Problems};
+pub use problem::{Problem, ProblemClass, Problems, Severity};
 
 use std::cmp::Ordering;
+use std::collections::BTreeSet;
 
+use crate::checksums::{validate_checksums_with, ChecksumFinding, ValidateOptions};
 use crate::component::Component;
 use crate::compression::CompressionInfo;
 use crate::data::{DataPos, Fragment, ReaderOptions, ScanReader};
@@ -61,6 +68,9 @@ pub struct Options {
     pub max_problems: usize,
     /// Decoder options for Data.db.
     pub reader: ReaderOptions,
+    /// Run the checksum pass ([`crate::checksums`]: every chunk checksum
+    /// and the digest) with these options; `None` skips it (structure only).
+    pub checksums: Option<ValidateOptions>,
 }
 
 impl Default for Options {
@@ -68,6 +78,7 @@ impl Default for Options {
         Options {
             max_problems: 10_000,
             reader: ReaderOptions::default(),
+            checksums: Some(ValidateOptions::default()),
         }
     }
 }
@@ -102,12 +113,19 @@ pub struct Report {
     pub index_entries: Option<u64>,
     /// Which checks ran.
     pub checks: Vec<Check>,
+    /// Chunks whose checksum the checksum pass compared (None when it did not run).
+    pub checksum_chunks: Option<u64>,
 }
 
 impl Report {
-    /// True when nothing was found.
+    /// True when no finding is an error (warnings and notes allowed).
     pub fn valid(&self) -> bool {
-        self.problems.is_empty()
+        self.problems.errors() == 0
+    }
+
+    /// The checks that did not run, with why.
+    pub fn skipped(&self) -> impl Iterator<Item = &Check> {
+        self.checks.iter().filter(|c| !c.done)
     }
 
     fn check(&mut self, name: &'static str, done: bool, note: Option<String>) {
@@ -486,6 +504,181 @@ fn resume<'a>(
     false
 }
 
+/// Components: each one the TOC lists must exist (a `missing_component`
+/// error); a component file next to the sstable that the TOC does not list
+/// is an `unlisted_component` note.
+fn check_components(sst: &Sstable, report: &mut Report) {
+    for e in &sst.toc.entries {
+        let Some(c) = e.component else { continue };
+        if c != Component::Toc && !sst.desc.path_of(&e.name).is_file() {
+            report.problems.push(Problem::new(
+                ProblemClass::MissingComponent,
+                c,
+                0,
+                format!("{}: listed in TOC.txt but the file is missing", e.name),
+            ));
+        }
+    }
+    if !sst.toc_from_file {
+        report.check(
+            "components",
+            true,
+            Some("no TOC.txt: the components are the files present".into()),
+        );
+        return;
+    }
+    match crate::sstable::present_components(&sst.desc) {
+        Ok(files) => {
+            for f in files {
+                let listed = sst.toc.entries.iter().any(|e| e.name == f.name);
+                if let (false, Some(c)) = (listed, f.component) {
+                    report.problems.push(Problem::new(
+                        ProblemClass::UnlistedComponent,
+                        c,
+                        0,
+                        format!("{}: present but not listed in TOC.txt (ignored)", f.name),
+                    ));
+                }
+            }
+            report.check("components", true, None);
+        }
+        Err(e) => report.check(
+            "components",
+            true,
+            Some(format!(
+                "directory not listed, unlisted files not looked for: {e}"
+            )),
+        ),
+    }
+}
+
+/// The checksum pass ([`validate_checksums_with`]): its findings as
+/// problems. Returns the chunks it found bad, so that the data walk does
+/// not report them a second time.
+fn check_checksums(sst: &Sstable, opts: ValidateOptions, report: &mut Report) -> BTreeSet<u64> {
+    let mut found = Vec::new();
+    let mut bad = BTreeSet::new();
+    match validate_checksums_with(sst, opts, |f| found.push(f)) {
+        Ok(r) => {
+            report.checksum_chunks = Some(r.chunks_checked);
+            report.data_len = r.data_len;
+            report.check(
+                "chunk_checksums",
+                r.has_checksums,
+                (!r.has_checksums).then(|| "no CompressionInfo.db or CRC.db".to_string()),
+            );
+            report.check(
+                "digest",
+                r.has_digest,
+                (!r.has_digest).then(|| "no Digest component".to_string()),
+            );
+        }
+        Err(e) => {
+            // A missing Data.db is the component check's finding.
+            if sst.io.exists(Component::Data) {
+                report
+                    .problems
+                    .push(Problem::from_error(&e, Component::Data, 0));
+            }
+            let note = format!("Data.db cannot be read: {e}");
+            report.check("chunk_checksums", false, Some(note.clone()));
+            report.check("digest", false, Some(note));
+        }
+    }
+    for f in found {
+        match &f {
+            // The component check reports every missing component.
+            ChecksumFinding::MissingComponent { .. } => continue,
+            ChecksumFinding::BadChunk { index, .. } => {
+                bad.insert(*index);
+            }
+            _ => {}
+        }
+        report.problems.push(f.into());
+    }
+    bad
+}
+
+/// Checks that need no Data.db decoding, for a pre-3.0 sstable without its
+/// schema: every Index.db key against the bloom filter, and the partition
+/// count of Statistics.db against the index. Records what is skipped.
+fn check_without_data(
+    sst: &Sstable,
+    index: Option<&[u8]>,
+    scan: Option<&IndexScan>,
+    filter: Option<BloomCheck>,
+    st: &Statistics,
+    why: &str,
+    report: &mut Report,
+) {
+    report.check(
+        "data",
+        false,
+        Some(format!(
+            "{why} (not checked: partition and clustering order, row sizes, range tombstones, \
+             deletion times, index entries against partitions)"
+        )),
+    );
+    report.check("promoted_index", false, Some(why.to_string()));
+    match (index, filter) {
+        (Some(b), mut bloom) => {
+            // The keys come from Index.db (its errors are the pre-pass's findings).
+            let mut r = IndexReader::new(b, sst.features());
+            while let Ok(Some(e)) = r.next() {
+                if let Some(f) = bloom.as_mut() {
+                    f.key(e.key, e.position);
+                }
+            }
+            if let Some(f) = bloom {
+                f.finish(None, report);
+            }
+            report.check(
+                "index",
+                true,
+                Some("order and positions only: entries not compared with Data.db".into()),
+            );
+        }
+        (None, Some(_)) => report.check(
+            "filter",
+            false,
+            Some("no Index.db to take the keys from".into()),
+        ),
+        (None, None) => {}
+    }
+    let hist = st.stats.as_ref().map(|s| {
+        s.estimated_partition_size
+            .pairs
+            .iter()
+            .map(|p| p.1)
+            .fold(0i64, |a, b| a.saturating_add(b))
+    });
+    if let (Some(hist), Some(sc)) = (hist, scan.filter(|s| s.complete)) {
+        if hist >= 0 && hist as u64 != sc.entries {
+            report.problems.push(Problem::new(
+                ProblemClass::MetadataMismatch,
+                Component::Statistics,
+                0,
+                format!(
+                    "Statistics.db partition size histogram counts {hist} partitions, Index.db has {} entries",
+                    sc.entries
+                ),
+            ));
+        }
+    }
+    let compared = if scan.is_some_and(|s| s.complete) {
+        "partition count compared with Index.db; "
+    } else {
+        ""
+    };
+    report.check(
+        "metadata",
+        true,
+        Some(format!(
+            "{compared}row counts and first/last keys need Data.db decoded"
+        )),
+    );
+}
+
 /// Validate `sst`. `progress(pos, len)` is called after each partition with
 /// the uncompressed Data.db position. Fails only when the sstable cannot be
 /// opened at all (no Statistics.db or TOC); everything else is a [`Problem`].
@@ -499,6 +692,22 @@ pub fn validate(
         ..Report::default()
     };
     let features = sst.features();
+    check_components(sst, &mut report);
+    let bad_chunks = match opts.checksums {
+        Some(co) => check_checksums(sst, co, &mut report),
+        None => {
+            let note = Some("skipped: --skip-checksums".to_string());
+            report.check("chunk_checksums", false, note.clone());
+            report.check("digest", false, note);
+            BTreeSet::new()
+        }
+    };
+    // A chunk the checksum pass reported bad: not reported again when the
+    // data walk meets it.
+    let known_bad = |e: &Error| {
+        matches!(e.kind, ErrorKind::ChecksumMismatch { .. })
+            && e.chunk.is_some_and(|c| bad_chunks.contains(&u64::from(c)))
+    };
     let st_bytes = sst.read_component(Component::Statistics)?;
     let st = Statistics::parse_lenient(&st_bytes, features)
         .map_err(|e| e.in_file(&sst.path(Component::Statistics)))?;
@@ -568,9 +777,25 @@ pub fn validate(
     // ka/la: synthesized from the attached table schema (--schema).
     let header = &match sst.data_header(&st) {
         Ok(h) => h,
-        // Without the schema a ka/la Data.db cannot be read at all: that is
-        // unreadable input (exit 3), naming the file and --schema.
-        Err(e) if features.legacy_cells => return Err(e),
+        // Without the schema a pre-3.0 Data.db cannot be decoded: the
+        // checks that need no decoding still run.
+        Err(_) if features.legacy_cells => {
+            let why = format!(
+                "version {} stores no schema; pass the table's CREATE TABLE with --schema FILE \
+                 to decode Data.db",
+                sst.version()
+            );
+            check_without_data(
+                sst,
+                index.as_deref(),
+                scan.as_ref(),
+                filter,
+                &st,
+                &why,
+                &mut report,
+            );
+            return Ok(report);
+        }
         Err(e) => {
             report.check("data", false, Some(e.to_string()));
             return Ok(report);
@@ -615,7 +840,7 @@ pub fn validate(
             }
             Err(e) => {
                 all_decoded = false;
-                if !same_bad_chunk(&e, &mut last_bad_chunk) {
+                if !same_bad_chunk(&e, &mut last_bad_chunk) && !known_bad(&e) {
                     report.problems.push(
                         Problem::from_error(&e, Component::Data, start).chunk(
                             e.chunk
@@ -751,11 +976,13 @@ pub fn validate(
                 }
                 Err(e) => {
                     let off = e.offset.unwrap_or(start);
-                    report.problems.push(
-                        Problem::from_error(&e, Component::Data, off)
-                            .chunk(e.chunk.map(u64::from).or(checker.chunk_of(off)))
-                            .key(&key),
-                    );
+                    if !known_bad(&e) {
+                        report.problems.push(
+                            Problem::from_error(&e, Component::Data, off)
+                                .chunk(e.chunk.map(u64::from).or(checker.chunk_of(off)))
+                                .key(&key),
+                        );
+                    }
                     failed = true;
                     break;
                 }

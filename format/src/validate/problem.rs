@@ -4,6 +4,7 @@
 
 use std::fmt;
 
+use crate::checksums::ChecksumFinding;
 use crate::component::Component;
 use crate::error::{Error, ErrorKind};
 
@@ -51,11 +52,57 @@ pub enum ProblemClass {
     DecodeError,
     /// Data skipped by scrub (byte range, keys when known).
     DataLost,
+    /// A chunk whose bytes do not match its stored checksum (the checksum
+    /// pass, [`crate::checksums`]).
+    BadChunk,
+    /// A compressed chunk cut by the end of Data.db: not checked.
+    TruncatedChunk,
+    /// Compressed chunks that start at or past the end of Data.db.
+    ChunksOutOfRange,
+    /// Bytes of a compressed Data.db that no chunk covers.
+    UncoveredBytes,
+    /// CRC.db holds a number of checksums that does not match Data.db's length.
+    CrcCountMismatch,
+    /// The whole-file digest (Digest.crc32, .adler32, .sha1) does not match Data.db.
+    DigestMismatch,
+    /// A checksum component (CompressionInfo.db, CRC.db, Digest) that does not decode.
+    CorruptMetadata,
+    /// A component listed in TOC.txt whose file is missing.
+    MissingComponent,
+    /// Neither CompressionInfo.db nor CRC.db: chunks cannot be checked (a warning).
+    MissingChecksums,
+    /// No Digest component: no whole-file check (a warning).
+    MissingDigest,
+    /// A component file present next to the sstable that TOC.txt does not
+    /// list (a note: readers that trust the TOC ignore it).
+    UnlistedComponent,
+}
+
+/// How much a [`ProblemClass`] matters: only errors make an sstable invalid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Severity {
+    /// The sstable is not valid (exit 1).
+    Error,
+    /// Something could not be checked.
+    Warning,
+    /// Worth knowing, not a problem.
+    Note,
+}
+
+impl Severity {
+    /// The stable name: `error`, `warning`, `note`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Note => "note",
+        }
+    }
 }
 
 impl ProblemClass {
     /// Every class.
-    pub const ALL: [ProblemClass; 17] = [
+    pub const ALL: [ProblemClass; 28] = [
         ProblemClass::PartitionOrder,
         ProblemClass::ClusteringOrder,
         ProblemClass::RtUnclosed,
@@ -73,6 +120,17 @@ impl ProblemClass {
         ProblemClass::Checksum,
         ProblemClass::DecodeError,
         ProblemClass::DataLost,
+        ProblemClass::BadChunk,
+        ProblemClass::TruncatedChunk,
+        ProblemClass::ChunksOutOfRange,
+        ProblemClass::UncoveredBytes,
+        ProblemClass::CrcCountMismatch,
+        ProblemClass::DigestMismatch,
+        ProblemClass::CorruptMetadata,
+        ProblemClass::MissingComponent,
+        ProblemClass::MissingChecksums,
+        ProblemClass::MissingDigest,
+        ProblemClass::UnlistedComponent,
     ];
 
     /// The stable name (`partition_order`, `clustering_order`, ...).
@@ -95,6 +153,26 @@ impl ProblemClass {
             ProblemClass::Checksum => "checksum",
             ProblemClass::DecodeError => "decode_error",
             ProblemClass::DataLost => "data_lost",
+            ProblemClass::BadChunk => "bad_chunk",
+            ProblemClass::TruncatedChunk => "truncated_chunk",
+            ProblemClass::ChunksOutOfRange => "chunks_out_of_range",
+            ProblemClass::UncoveredBytes => "uncovered_bytes",
+            ProblemClass::CrcCountMismatch => "crc_count_mismatch",
+            ProblemClass::DigestMismatch => "digest_mismatch",
+            ProblemClass::CorruptMetadata => "corrupt_metadata",
+            ProblemClass::MissingComponent => "missing_component",
+            ProblemClass::MissingChecksums => "missing_checksums",
+            ProblemClass::MissingDigest => "missing_digest",
+            ProblemClass::UnlistedComponent => "unlisted_component",
+        }
+    }
+
+    /// Whether findings of this class make the sstable invalid.
+    pub fn severity(self) -> Severity {
+        match self {
+            ProblemClass::MissingChecksums | ProblemClass::MissingDigest => Severity::Warning,
+            ProblemClass::UnlistedComponent => Severity::Note,
+            _ => Severity::Error,
         }
     }
 
@@ -122,7 +200,7 @@ impl fmt::Display for ProblemClass {
 }
 
 /// One finding.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Problem {
     /// What is wrong.
     pub class: ProblemClass,
@@ -143,6 +221,9 @@ pub struct Problem {
     /// For [`ProblemClass::DataLost`]: other keys known to be lost (from the
     /// index), besides `partition_key`.
     pub lost_keys: Vec<Vec<u8>>,
+    /// For findings of the checksum pass: the finding itself (ranges,
+    /// stored and computed checksums), for renderers to add as detail.
+    pub checksum: Option<Box<ChecksumFinding>>,
 }
 
 impl Problem {
@@ -162,6 +243,7 @@ impl Problem {
             message: message.into(),
             end: None,
             lost_keys: Vec::new(),
+            checksum: None,
         }
     }
 
@@ -197,13 +279,34 @@ impl Problem {
     }
 }
 
+impl From<ChecksumFinding> for Problem {
+    /// Class from the finding's kind; offset: the uncompressed Data.db
+    /// offset of a chunk finding, where the stored bytes start for
+    /// uncovered bytes, the error's offset for corrupt metadata, else 0.
+    fn from(f: ChecksumFinding) -> Problem {
+        let class = f.problem_class();
+        let offset = match &f {
+            ChecksumFinding::CorruptMetadata { error, .. } => error.offset.unwrap_or(0),
+            _ => f
+                .uncompressed_range()
+                .or(f.file_range())
+                .map_or(0, |r| r.start),
+        };
+        Problem {
+            chunk: f.chunk(),
+            checksum: Some(Box::new(f.clone())),
+            ..Problem::new(class, f.component(), offset, f.to_string())
+        }
+    }
+}
+
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
             "{} {}+{:#x}",
             self.class,
-            self.component.suffix(),
+            self.component.label(),
             self.offset
         )?;
         if let Some(c) = self.chunk {
@@ -253,6 +356,16 @@ impl Problems {
     /// True when nothing was found.
     pub fn is_empty(&self) -> bool {
         self.total() == 0
+    }
+
+    /// Number of problems that make the sstable invalid (kept and
+    /// dropped; warnings and notes excluded).
+    pub fn errors(&self) -> u64 {
+        self.counts
+            .iter()
+            .filter(|(c, _)| c.severity() == Severity::Error)
+            .map(|(_, n)| n)
+            .sum()
     }
 
     /// Number of problems of `class`.

@@ -747,8 +747,15 @@ fn check_all(path: &Path, cql: &str) -> Vec<String> {
     let mut sst = Sstable::open_path(path).unwrap();
     sst.set_table_schema(Arc::new(schema(cql)));
     let mut out = Vec::new();
-    match crate::validate::validate(&sst, &crate::validate::Options::default(), &mut |_, _| {}) {
-        Ok(r) if r.valid() => {}
+    // The structure only: some sets lack a Summary.db their TOC lists, or
+    // carry a damaged CRC.db, by design upstream (shared/corpus/MANIFEST.md).
+    let opts = crate::validate::Options {
+        checksums: None,
+        ..crate::validate::Options::default()
+    };
+    let missing = crate::validate::ProblemClass::MissingComponent;
+    match crate::validate::validate(&sst, &opts, &mut |_, _| {}) {
+        Ok(r) if r.problems.errors() == r.problems.count(missing) => {}
         Ok(r) => out.push(format!("validate: {:?}", r.problems)),
         Err(e) => out.push(format!("validate: {e}")),
     }
