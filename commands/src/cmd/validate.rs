@@ -47,14 +47,16 @@
 use std::io::Write;
 
 use serde_json::{json, Map, Value};
-use sstkit_format::component::Component;
 use sstkit_format::validate::{self, Problem, Problems};
 use sstkit_format::Sstable;
 
 use crate::cli::{OutputFormat, ValidateArgs};
 use crate::output::table;
+use crate::progress::Progress;
 use crate::render::KeyCtx;
+use crate::term::{self, Stream, Style};
 use crate::{for_each_sstable, CmdResult, Emit, Outcome};
+use comfy_table::Cell;
 
 /// Run the command.
 pub fn run(a: &ValidateArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
@@ -66,10 +68,10 @@ pub fn run(a: &ValidateArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         out,
         |sst, emit| {
             let ctx = KeyCtx::read(sst)?;
-            let total = sst.io.len(Component::Data).unwrap_or(0);
-            let mut bar = crate::cmd::scrub::Progress::new(total, "validate");
-            let report =
-                validate::validate(sst, &validate::Options::default(), &mut |p, _| bar.set(p))?;
+            let mut bar = Progress::new("validate", 0);
+            let report = validate::validate(sst, &validate::Options::default(), &mut |p, len| {
+                bar.set(p, len)
+            })?;
             bar.finish();
             let mut summary = Map::new();
             summary.insert("valid".into(), json!(report.valid()));
@@ -160,6 +162,7 @@ pub fn emit_report(
             emit.json.item(&Value::Object(v))?;
         }
         OutputFormat::Text => {
+            let colour = term::color(Stream::Stdout);
             let mut s = String::new();
             if !problems.list.is_empty() {
                 let mut t = table(&[
@@ -179,12 +182,12 @@ pub fn emit_report(
                         msg.push_str(&format!(" [lost {:#x}..{e:#x}]", p.offset));
                     }
                     t.add_row(vec![
-                        p.class.as_str().to_string(),
-                        p.component.suffix().to_string(),
-                        format!("{:#x}", p.offset),
-                        p.chunk.map_or(String::new(), |c| c.to_string()),
-                        key,
-                        msg,
+                        term::cell(p.class.as_str(), Style::Bad),
+                        Cell::new(p.component.suffix()),
+                        Cell::new(format!("{:#x}", p.offset)),
+                        Cell::new(p.chunk.map_or(String::new(), |c| c.to_string())),
+                        term::cell(key, Style::Key),
+                        Cell::new(msg),
                     ]);
                 }
                 s.push_str(&t.to_string());
@@ -194,18 +197,31 @@ pub fn emit_report(
                 }
             }
             let get = |k: &str| summary.get(k).map(|v| v.to_string()).unwrap_or_default();
-            s.push_str(&format!(
-                "{}: {} finding(s); {} partitions, {} rows, {} range tombstone markers",
-                if problems.is_empty() {
-                    "valid"
-                } else {
-                    "INVALID"
-                },
-                problems.total(),
-                get("partitions"),
-                get("rows"),
-                get("range_tombstone_markers"),
-            ));
+            let width = term::width(Stream::Stdout);
+            let verdict = if problems.is_empty() {
+                "valid"
+            } else {
+                "INVALID"
+            };
+            let line = term::wrap(
+                &format!(
+                    "{verdict}: {} finding(s); {} partitions, {} rows, {} range tombstone markers",
+                    problems.total(),
+                    get("partitions"),
+                    get("rows"),
+                    get("range_tombstone_markers"),
+                ),
+                "",
+                "  ",
+                width,
+            );
+            // Coloured after wrapping: escape codes take no columns.
+            let style = if problems.is_empty() {
+                Style::Good
+            } else {
+                Style::Bad
+            };
+            s.push_str(&line.replacen(verdict, &term::paint(colour, style, verdict), 1));
             if let Some(Value::Object(checks)) = summary.get("checks") {
                 let notes: Vec<String> = checks
                     .iter()
@@ -216,7 +232,8 @@ pub fn emit_report(
                     })
                     .collect();
                 for n in notes {
-                    s.push_str(&format!("\n  note: {n}"));
+                    s.push('\n');
+                    s.push_str(&term::wrap(&n, "  note: ", "        ", width));
                 }
             }
             emit.text(&s)?;

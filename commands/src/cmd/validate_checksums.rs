@@ -45,17 +45,21 @@
 
 use std::io::Write;
 use std::ops::Range;
+use std::sync::atomic::AtomicU64;
 
+use comfy_table::Cell;
 use serde_json::{json, Map, Value};
 use sstkit_format::checksums::{
-    validate_checksums_with, ChecksumFinding, ChecksumReport, ValidateOptions,
+    validate_checksums_counting, ChecksumFinding, ChecksumReport, ValidateOptions,
 };
 use sstkit_format::{Component, Error, ErrorKind, Sstable};
 
 use crate::cli::{OutputFormat, ValidateChecksumsArgs};
 use crate::cmd::dump_index::for_each_entry;
 use crate::output::{kv_table, table};
+use crate::progress::Progress;
 use crate::render::KeyCtx;
+use crate::term::{self, Style};
 use crate::{for_each_sstable, CmdError, CmdResult, Outcome};
 
 /// Partitions listed per finding at most.
@@ -276,7 +280,11 @@ fn check(sst: &Sstable, threads: usize) -> CmdResult<(ChecksumReport, Found)> {
         threads,
         ..ValidateOptions::default()
     };
-    let report = validate_checksums_with(sst, opts, |f| findings.push(f))?;
+    let total = sst.io.len(Component::Data).unwrap_or(0);
+    let checked = AtomicU64::new(0);
+    let report = Progress::new("validate-checksums", total).follow(&checked, total, || {
+        validate_checksums_counting(sst, opts, &checked, |f| findings.push(f))
+    })?;
     let ranges: Vec<(usize, Range<u64>)> = findings
         .iter()
         .enumerate()
@@ -301,16 +309,26 @@ fn check(sst: &Sstable, threads: usize) -> CmdResult<(ChecksumReport, Found)> {
 }
 
 fn text(r: &ChecksumReport, findings: &[(ChecksumFinding, Option<Partitions>)]) -> String {
-    let mut rows = vec![
+    let rows = vec![
         ("has_checksums".to_string(), r.has_checksums.to_string()),
         ("has_digest".to_string(), r.has_digest.to_string()),
     ];
+    let mut t = kv_table(&rows);
     if r.has_checksums {
-        rows.push(("valid".to_string(), r.valid().to_string()));
+        let (style, word) = if r.valid() {
+            (Style::Good, "true")
+        } else {
+            (Style::Bad, "false")
+        };
+        t.add_row(vec![
+            term::cell("valid", Style::Key),
+            term::cell(word, style),
+        ]);
     }
-    rows.push(("chunks".to_string(), r.chunks_checked.to_string()));
-    rows.push(("bytes".to_string(), r.bytes_read.to_string()));
-    let mut s = kv_table(&rows).to_string();
+    for (k, v) in [("chunks", r.chunks_checked), ("bytes", r.bytes_read)] {
+        t.add_row(vec![term::cell(k, Style::Key), Cell::new(v)]);
+    }
+    let mut s = t.to_string();
     if findings.is_empty() {
         return s;
     }
@@ -344,13 +362,18 @@ fn text(r: &ChecksumReport, findings: &[(ChecksumFinding, Option<Partitions>)]) 
                 names.join(", ")
             }
         };
+        let style = if f.is_error() {
+            Style::Bad
+        } else {
+            Style::Warn
+        };
         t.add_row(vec![
-            f.class().to_string(),
-            f.chunk().map_or("-".to_string(), |c| c.to_string()),
-            range(f.file_range()),
-            range(f.uncompressed_range()),
-            parts,
-            f.to_string(),
+            term::cell(f.class(), style),
+            Cell::new(f.chunk().map_or("-".to_string(), |c| c.to_string())),
+            Cell::new(range(f.file_range())),
+            Cell::new(range(f.uncompressed_range())),
+            term::cell(parts, Style::Key),
+            Cell::new(f.to_string()),
         ]);
     }
     s.push('\n');
