@@ -13,6 +13,9 @@ use crate::term::{self, Stream};
 
 /// A byte progress bar on stderr (a no-op unless stderr is a terminal).
 pub struct Progress {
+    /// The label; `None` when nothing is shown.
+    what: Option<String>,
+    /// Drawn from the first known total on (never "0 B/0 B").
     bar: Option<indicatif::ProgressBar>,
     /// The total last set.
     total: u64,
@@ -36,54 +39,69 @@ pub fn template(label_len: usize, width: usize) -> String {
 }
 
 impl Progress {
-    /// A bar labelled `what`, of `total` bytes (0 when not known yet: the
-    /// first [`Progress::set`] gives it). Hidden unless stderr is a terminal.
-    pub fn new(what: &str, total: u64) -> Progress {
-        if !Stream::Stderr.is_terminal() {
-            return Progress::hidden();
+    /// A bar labelled `what` (drawn once a pass reports its total, with
+    /// [`Progress::set`] or [`Progress::follow`]). Hidden unless stderr is
+    /// a terminal.
+    pub fn new(what: &str) -> Progress {
+        let mut p = Progress::hidden();
+        if Stream::Stderr.is_terminal() {
+            p.what = Some(what.to_string());
         }
-        let bar = indicatif::ProgressBar::with_draw_target(
-            Some(total),
-            indicatif::ProgressDrawTarget::stderr(),
-        );
-        let tpl = template(what.len(), term::width(Stream::Stderr));
-        if let Ok(style) = indicatif::ProgressStyle::with_template(&tpl) {
-            bar.set_style(style.progress_chars("=> "));
-        }
-        bar.set_message(what.to_string());
-        Progress {
-            bar: Some(bar),
-            total,
-            next: 0,
-        }
+        p
     }
 
     /// No bar (a pass whose progress is not shown).
     pub fn hidden() -> Progress {
         Progress {
+            what: None,
             bar: None,
             total: 0,
             next: 0,
         }
     }
 
-    /// True when the bar is drawn.
+    /// True when the bar is shown.
     pub fn visible(&self) -> bool {
-        self.bar.is_some()
+        self.what.is_some()
+    }
+
+    /// The bar, made on first use with a known total.
+    fn bar(&mut self, total: u64) -> Option<&indicatif::ProgressBar> {
+        let what = self.what.as_deref()?;
+        if self.bar.is_none() {
+            if total == 0 {
+                return None;
+            }
+            let bar = indicatif::ProgressBar::with_draw_target(
+                Some(total),
+                indicatif::ProgressDrawTarget::stderr(),
+            );
+            let tpl = template(what.len(), term::width(Stream::Stderr));
+            if let Ok(style) = indicatif::ProgressStyle::with_template(&tpl) {
+                bar.set_style(style.progress_chars("=> "));
+            }
+            bar.set_message(what.to_string());
+            self.total = total;
+            self.bar = Some(bar);
+        }
+        if total != self.total {
+            self.total = total;
+            if let Some(b) = &self.bar {
+                b.set_length(total);
+            }
+        }
+        self.bar.as_ref()
     }
 
     /// `pos` bytes of `total` done.
     pub fn set(&mut self, pos: u64, total: u64) {
-        let Some(b) = &self.bar else { return };
-        if pos < self.next && total == self.total {
+        if self.what.is_none() || (pos < self.next && total == self.total) {
             return;
         }
-        if total != self.total {
-            self.total = total;
-            b.set_length(total);
-        }
         self.next = pos.saturating_add(STEP);
-        b.set_position(pos.min(total));
+        if let Some(b) = self.bar(total) {
+            b.set_position(pos.min(total));
+        }
     }
 
     /// Remove the bar (also done when dropped).
@@ -97,10 +115,9 @@ impl Progress {
     /// done of `total`) ten times a second: for passes that count in an
     /// atomic rather than call back (the threaded checksum pass).
     pub fn follow<T>(&mut self, counter: &AtomicU64, total: u64, pass: impl FnOnce() -> T) -> T {
-        let Some(bar) = self.bar.clone() else {
+        let Some(bar) = self.bar(total).cloned() else {
             return pass();
         };
-        bar.set_length(total);
         let done = AtomicBool::new(false);
         let r = std::thread::scope(|s| {
             s.spawn(|| {

@@ -346,7 +346,7 @@ fn drive_all(
     let mut bar = if Stream::Stdout.is_terminal() {
         Progress::hidden()
     } else {
-        Progress::new("dump-data", reader.data_len())
+        Progress::new("dump-data")
     };
     loop {
         bar.set(reader.position().0, reader.data_len());

@@ -136,7 +136,7 @@ pub fn run(a: &ScrubArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                 Some(dir) => Some(NdjsonSink::create(dir, &sst.data_path(), &label, now_secs)?),
                 None => None,
             };
-            let mut bar = Progress::new("scrub", 0);
+            let mut bar = Progress::new("scrub");
             let r = scrub::scrub(
                 sst,
                 &opts,

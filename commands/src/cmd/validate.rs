@@ -68,7 +68,7 @@ pub fn run(a: &ValidateArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         out,
         |sst, emit| {
             let ctx = KeyCtx::read(sst)?;
-            let mut bar = Progress::new("validate", 0);
+            let mut bar = Progress::new("validate");
             let report = validate::validate(sst, &validate::Options::default(), &mut |p, len| {
                 bar.set(p, len)
             })?;

@@ -282,7 +282,7 @@ fn check(sst: &Sstable, threads: usize) -> CmdResult<(ChecksumReport, Found)> {
     };
     let total = sst.io.len(Component::Data).unwrap_or(0);
     let checked = AtomicU64::new(0);
-    let report = Progress::new("validate-checksums", total).follow(&checked, total, || {
+    let report = Progress::new("validate-checksums").follow(&checked, total, || {
         validate_checksums_counting(sst, opts, &checked, |f| findings.push(f))
     })?;
     let ranges: Vec<(usize, Range<u64>)> = findings

@@ -67,7 +67,13 @@ pub fn print(fmt: IoStatsFormat, path: &str, s: &IoStats) {
             let mut t = super::kv_table(&rows);
             // Laid out for stderr, where it is printed.
             crate::term::fit_table(&mut t, crate::term::Stream::Stderr);
-            let _ = writeln!(err, "IO for {path}\n{t}");
+            let heading = crate::term::wrap(
+                &format!("IO for {path}"),
+                "",
+                "  ",
+                crate::term::width(crate::term::Stream::Stderr),
+            );
+            let _ = writeln!(err, "{heading}\n{t}");
         }
     }
 }
