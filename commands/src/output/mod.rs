@@ -241,6 +241,17 @@ pub fn kv_table(rows: &[(String, String)]) -> comfy_table::Table {
             comfy_table::Cell::new(v),
         ]);
     }
+    // Names stay whole when they take at most half the width; values wrap.
+    let names = rows
+        .iter()
+        .map(|(k, _)| k.chars().count())
+        .max()
+        .unwrap_or(0);
+    if names <= term::width(term::Stream::Stdout) / 2 {
+        if let Some(c) = t.column_mut(0) {
+            c.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
+        }
+    }
     t
 }
 
@@ -302,6 +313,14 @@ pub fn json_text_table(v: &Value) -> comfy_table::Table {
                 let items: Vec<String> = a.iter().map(scalar).collect();
                 rows.push((path.to_string(), format!("[{}]", items.join(", "))));
             }
+            // A histogram ({offset, value} buckets): one wrapped row, not two per bucket.
+            Value::Array(a) if !a.is_empty() && a.iter().all(is_bucket) => {
+                let pairs: Vec<String> = a
+                    .iter()
+                    .map(|b| format!("{}:{}", scalar(&b["offset"]), scalar(&b["value"])))
+                    .collect();
+                rows.push((format!("{path} (offset:value)"), pairs.join(", ")));
+            }
             Value::Array(a) => {
                 for (i, x) in a.iter().enumerate() {
                     walk(&format!("{path}[{i}]"), x, rows);
@@ -309,6 +328,13 @@ pub fn json_text_table(v: &Value) -> comfy_table::Table {
             }
             other => rows.push((path.to_string(), scalar(other))),
         }
+    }
+    fn is_bucket(v: &Value) -> bool {
+        v.as_object().is_some_and(|o| {
+            o.len() == 2
+                && o.get("offset").is_some_and(Value::is_number)
+                && o.get("value").is_some_and(Value::is_number)
+        })
     }
     // A long array of bytes (a HyperLogLog, a bitmap): the bytes, to summarise.
     fn byte_array(a: &[Value]) -> Option<Vec<u8>> {
