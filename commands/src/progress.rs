@@ -60,11 +60,6 @@ impl Progress {
         }
     }
 
-    /// True when the bar is shown.
-    pub fn visible(&self) -> bool {
-        self.what.is_some()
-    }
-
     /// The bar, made on first use with a known total.
     fn bar(&mut self, total: u64) -> Option<&indicatif::ProgressBar> {
         let what = self.what.as_deref()?;
