@@ -56,10 +56,10 @@ use sstkit_format::{Component, Error, ErrorKind, Sstable};
 
 use crate::cli::{OutputFormat, ValidateChecksumsArgs};
 use crate::cmd::dump_index::for_each_entry;
-use crate::output::{kv_table, table};
+use crate::output::kv_table;
 use crate::progress::Progress;
 use crate::render::KeyCtx;
-use crate::term::{self, Style};
+use crate::term::{self, Stream, Style};
 use crate::{for_each_sstable, CmdError, CmdResult, Outcome};
 
 /// Partitions listed per finding at most.
@@ -332,52 +332,57 @@ fn text(r: &ChecksumReport, findings: &[(ChecksumFinding, Option<Partitions>)]) 
     if findings.is_empty() {
         return s;
     }
-    let mut t = table(&[
-        "class",
-        "chunk",
-        "file range",
-        "uncompressed range",
-        "partitions",
-        "message",
-    ]);
+    // One block per finding (a six-column table does not fit 80 columns):
+    // the class and where, then the partitions and the message, wrapped.
+    let width = term::width(Stream::Stdout);
+    let colour = term::color(Stream::Stdout);
     let range =
         |r: Option<Range<u64>>| r.map_or("-".to_string(), |r| format!("{}..{}", r.start, r.end));
     for (f, p) in findings {
-        let parts = match p {
-            None => "-".to_string(),
-            Some(p) => {
-                let mut names: Vec<String> = p
-                    .list
-                    .iter()
-                    .take(TEXT_PARTITIONS)
-                    .map(|k| k["value"].as_str().unwrap_or("?").to_string())
-                    .collect();
-                let more = (p.list.len().saturating_sub(TEXT_PARTITIONS)) as u64 + p.omitted;
-                if more > 0 {
-                    names.push(format!("+{more} more"));
-                }
-                if let Some(why) = &p.unresolved {
-                    names.push(format!("({why})"));
-                }
-                names.join(", ")
-            }
-        };
+        s.push('\n');
+        let mut head = f.class().to_string();
+        if let Some(c) = f.chunk() {
+            head.push_str(&format!(" chunk {c}"));
+        }
+        if let Some(r) = f.file_range() {
+            head.push_str(&format!(", file {}", range(Some(r))));
+        }
+        if let Some(r) = f.uncompressed_range() {
+            head.push_str(&format!(", uncompressed {}", range(Some(r))));
+        }
+        let line = term::wrap(&head, "", "    ", width);
         let style = if f.is_error() {
             Style::Bad
         } else {
             Style::Warn
         };
-        t.add_row(vec![
-            term::cell(f.class(), style),
-            Cell::new(f.chunk().map_or("-".to_string(), |c| c.to_string())),
-            Cell::new(range(f.file_range())),
-            Cell::new(range(f.uncompressed_range())),
-            term::cell(parts, Style::Key),
-            Cell::new(f.to_string()),
-        ]);
+        s.push_str(&line.replacen(f.class(), &term::paint(colour, style, f.class()), 1));
+        s.push('\n');
+        if let Some(p) = p {
+            let mut names: Vec<String> = p
+                .list
+                .iter()
+                .take(TEXT_PARTITIONS)
+                .map(|k| k["value"].as_str().unwrap_or("?").to_string())
+                .collect();
+            let more = (p.list.len().saturating_sub(TEXT_PARTITIONS)) as u64 + p.omitted;
+            if more > 0 {
+                names.push(format!("+{more} more"));
+            }
+            if let Some(why) = &p.unresolved {
+                names.push(format!("({why})"));
+            }
+            s.push_str(&term::wrap(
+                &names.join(", "),
+                "  partitions: ",
+                "    ",
+                width,
+            ));
+            s.push('\n');
+        }
+        s.push_str(&term::wrap(&f.to_string(), "  ", "    ", width));
+        s.push('\n');
     }
-    s.push('\n');
-    s.push_str(&t.to_string());
     s
 }
 
