@@ -9,7 +9,7 @@
 //! be trusted, scrub looks for the next partition start:
 //!
 //! * **Through the index.** When Index.db (BIG) or Partitions.db (BTI) is
-//!   present and intact (see [`starts`]), only its positions are tried, as
+//!   present and intact (see the `starts` module), only its positions are tried, as
 //!   Cassandra's scrub does: the next indexed partition that decodes is where
 //!   the scan goes on. No byte is taken for a partition start on a guess.
 //! * **Without it**, every later byte is a candidate, scanned forward from
@@ -643,11 +643,8 @@ impl<'s> Scanner<'s> {
             q = q.max(b.end);
         }
         if self.trusted_index() {
-            let mut next = self.starts.as_ref().and_then(|s| s.next_at_or_after(q));
-            if next.is_none() {
-                // The index knows no partition after the damage.
-                return None;
-            }
+            // None: the index knows no partition after the damage.
+            let mut next = Some(self.starts.as_ref().and_then(|s| s.next_at_or_after(q))?);
             // The index's keys are in order: no check against `last`.
             while let Some(h) = next {
                 if self.confirm_start(h, None) {
