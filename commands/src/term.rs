@@ -225,11 +225,8 @@ mod tests {
         assert!(w.starts_with("  note: decoding stopped in"));
         let joined: String = w.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(joined.starts_with("note: decoding stopped"));
-        assert_eq!(
-            w.chars().filter(|c| *c == 'y').count(),
-            50,
-            "the long word is cut, not lost"
-        );
+        let ys = |s: &str| s.chars().filter(|c| *c == 'y').count();
+        assert_eq!(ys(&w), ys(&text), "the long word is cut, not lost");
     }
 
     #[test]
