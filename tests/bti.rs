@@ -330,7 +330,10 @@ fn dump_data_keys_go_through_the_trie() {
         got.sort_by_key(|v| v.to_string());
         want.sort_by_key(|v| v.to_string());
         assert_eq!(got, want, "{case}");
-        let st: Value = serde_json::from_str(r.stderr.lines().next().unwrap()).unwrap();
+        // stderr: the absent key's note, then the IO counters.
+        assert!(r.stderr.contains("not found: "), "{}", r.stderr);
+        let io = r.stderr.lines().find(|l| l.starts_with('{')).unwrap();
+        let st: Value = serde_json::from_str(io).unwrap();
         assert!(
             st["components"]["partitions"]["cache_misses"]
                 .as_u64()

@@ -28,8 +28,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use sstkit_format::compression::CompressionInfo;
-use sstkit_format::digest::ChecksumAlgo;
 use sstkit_format::data::{Fragment, ScanReader};
+use sstkit_format::digest::ChecksumAlgo;
 use sstkit_format::statistics::Statistics;
 use sstkit_format::{Component, Sstable};
 

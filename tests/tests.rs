@@ -47,3 +47,6 @@ mod keys;
 
 // Exit codes: damaged copies of the fixtures give 3 (dump/read) or 1 (scrub).
 mod exit_codes;
+
+// At a terminal: widths, colour, progress bars, dump-data's default, key-not-found notes.
+mod terminal;

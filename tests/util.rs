@@ -18,9 +18,13 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<std::ffi::OsStr>,
 {
+    // Text output follows COLUMNS and NO_COLOR: fixed, so results do not
+    // depend on the shell the tests run from.
     let out = Command::new(env!("CARGO_BIN_EXE_sstkit"))
         .args(args)
         .current_dir(repo())
+        .env("COLUMNS", "80")
+        .env_remove("NO_COLOR")
         .output()
         .expect("run sstkit");
     Run {

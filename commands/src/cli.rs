@@ -40,6 +40,26 @@ pub struct Cli {
     /// The command to run.
     #[command(subcommand)]
     pub command: Command,
+    /// Colour text output: auto (at a terminal, unless NO_COLOR is set), always, never
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        value_name = "WHEN",
+        default_value = "auto"
+    )]
+    pub color: ColorWhen,
+}
+
+/// `--color` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorWhen {
+    /// Colour when the output is a terminal and NO_COLOR is unset or empty
+    Auto,
+    /// Always colour (also in pipes, and despite NO_COLOR)
+    Always,
+    /// Never colour
+    Never,
 }
 
 /// Every command.
@@ -128,9 +148,12 @@ type string). The partitioner comes from the sstable's Statistics.db, or --parti
     #[command(
         long_about = "Dump the partitions of Data.db as a stream: every partition with its key, \
 deletion, static row, rows, cells and range tombstones.\n\n\
---output json (default) writes the `scylla sstable dump-data` schema, ndjson one partition per \
+--output json writes the `scylla sstable dump-data` schema, ndjson one partition per \
 line in the same schema, sstabledump (and sstabledump-lines) byte-for-byte what Cassandra's \
-sstabledump (and sstabledump -l) prints, text one row per line like sstabledump -d.\n\n\
+sstabledump (and sstabledump -l) prints, text one row per line like sstabledump -d. Without \
+--output: json when stdout is a file or pipe, text when it is a terminal (a readable page, not \
+one long line of JSON). Writing to a file or pipe, a progress bar is shown on stderr when it is \
+a terminal.\n\n\
 Single keys (--key, --key-hex, --keys-file) are located through the bloom filter, Summary.db and \
 Index.db, not by scanning.",
         after_long_help = EXIT_STATUS
@@ -212,9 +235,9 @@ pub struct DumpDataArgs {
     /// Sstables: a path to any component, or a directory
     #[arg(value_name = "SSTABLE", required = true, long_help = INPUTS)]
     pub sstables: Vec<PathBuf>,
-    /// Output format
-    #[arg(long, short = 'o', value_enum, default_value = "json")]
-    pub output: DataOutputFormat,
+    /// Output format (default: json; text when stdout is a terminal)
+    #[arg(long, short = 'o', value_enum)]
+    pub output: Option<DataOutputFormat>,
     /// Print IO counters per sstable to stderr (table, or json)
     #[arg(long, value_name = "FORMAT", num_args = 0..=1, default_missing_value = "table")]
     pub io_stats: Option<IoStatsFormat>,
@@ -253,6 +276,19 @@ pub struct DumpDataArgs {
     pub schema: Option<PathBuf>,
     #[command(flatten)]
     pub io: IoArgs,
+}
+
+impl DumpDataArgs {
+    /// The output format: `--output`, else text when stdout is a terminal
+    /// (a person reads it) and json otherwise (a program does).
+    pub fn format(&self) -> DataOutputFormat {
+        use std::io::IsTerminal;
+        self.output.unwrap_or(if std::io::stdout().is_terminal() {
+            DataOutputFormat::Text
+        } else {
+            DataOutputFormat::Json
+        })
+    }
 }
 
 /// `read` arguments: a single-partition bounded read.

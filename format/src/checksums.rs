@@ -62,6 +62,7 @@
 //! checksums) is accepted, as [`Digest::verify_compressed`] does.
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::component::Component;
 use crate::compression::CompressionInfo;
@@ -485,6 +486,18 @@ pub fn validate_checksums(
 pub fn validate_checksums_with(
     sst: &Sstable,
     opts: ValidateOptions,
+    on_finding: impl FnMut(ChecksumFinding),
+) -> Result<ChecksumReport> {
+    validate_checksums_counting(sst, opts, &AtomicU64::new(0), on_finding)
+}
+
+/// [`validate_checksums_with`], adding the Data.db bytes checked to
+/// `checked` as the pass goes (from every thread), for a progress display;
+/// the total is the Data.db file length.
+pub fn validate_checksums_counting(
+    sst: &Sstable,
+    opts: ValidateOptions,
+    checked: &AtomicU64,
     mut on_finding: impl FnMut(ChecksumFinding),
 ) -> Result<ChecksumReport> {
     let mut report = ChecksumReport::default();
@@ -586,6 +599,7 @@ pub fn validate_checksums_with(
             block,
             |(walker, found), pos, buf| {
                 walker.bytes_read += buf.len() as u64;
+                checked.fetch_add(buf.len() as u64, Ordering::Relaxed);
                 walker.feed(pos, buf, &mut |f| found.push(f));
                 Ok(())
             },

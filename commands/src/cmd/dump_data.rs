@@ -66,6 +66,8 @@ use crate::dump::sstabledump::{KeysWriter, SstabledumpWriter};
 use crate::dump::text::TextWriter;
 use crate::dump::{type_warning, Sink, Table, TypeCheck};
 use crate::output::{iostats, JsonOut};
+use crate::progress::Progress;
+use crate::term::Stream;
 use crate::{resolve_sstables, sstable_label, CmdError, CmdResult, Outcome};
 
 /// Run the command.
@@ -77,11 +79,14 @@ pub fn run(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0);
     let mut outcome = Outcome::default();
-    let json_fmt = match a.output {
+    let json_fmt = match a.format() {
         DataOutputFormat::Ndjson => OutputFormat::Ndjson,
         _ => OutputFormat::Json,
     };
-    let scylla = matches!(a.output, DataOutputFormat::Json | DataOutputFormat::Ndjson);
+    let scylla = matches!(
+        a.format(),
+        DataOutputFormat::Json | DataOutputFormat::Ndjson
+    );
     let mut json = JsonOut::new(out, if scylla { json_fmt } else { OutputFormat::Text });
     let mut written = 0usize;
     let n_ssts = descs.len();
@@ -165,7 +170,10 @@ fn dump_one(
     written: &mut usize,
     multi: bool,
 ) -> CmdResult<()> {
-    let scylla = matches!(a.output, DataOutputFormat::Json | DataOutputFormat::Ndjson);
+    let scylla = matches!(
+        a.format(),
+        DataOutputFormat::Json | DataOutputFormat::Ndjson
+    );
     if scylla {
         // The sstable gets its entry even when it cannot be read: the error
         // is written in its place (JsonOut::end_sstable) and on stderr.
@@ -188,7 +196,7 @@ fn dump_one(
         json.begin_sstable(label)?;
         let mut sink = ScyllaWriter::new(
             json,
-            a.output == DataOutputFormat::Ndjson,
+            a.format() == DataOutputFormat::Ndjson,
             a.tombstones_only,
         );
         let mut r = drive(a, sst, &table, &sel, &mut sink);
@@ -217,7 +225,7 @@ fn dump_one(
     let sel = Selection::resolve(spec, &table)?;
     // sstabledump and text documents follow one another (see crate::dump).
     let w = json.raw();
-    if a.output == DataOutputFormat::Text {
+    if a.format() == DataOutputFormat::Text {
         // Text: a heading per sstable when there are several (as Emit::text).
         if multi {
             if *written > 0 {
@@ -231,7 +239,7 @@ fn dump_one(
     *written += 1;
     // After an output error (e.g. a closed pipe) nothing more is written.
     let output_failed = |r: &CmdResult<()>| matches!(r, Err(CmdError::Output(_)));
-    match a.output {
+    match a.format() {
         DataOutputFormat::Sstabledump | DataOutputFormat::SstabledumpLines if a.keys_only => {
             let mut sink = SdKeys {
                 w: KeysWriter::new(w),
@@ -244,7 +252,7 @@ fn dump_one(
             r
         }
         DataOutputFormat::Sstabledump | DataOutputFormat::SstabledumpLines => {
-            let lines = a.output == DataOutputFormat::SstabledumpLines;
+            let lines = a.format() == DataOutputFormat::SstabledumpLines;
             let mut sink = SdSink::new(SstabledumpWriter::new(w, lines), a.tombstones_only);
             sink.w.begin()?;
             let r = drive(a, sst, &table, &sel, &mut sink);
@@ -334,7 +342,14 @@ fn drive_all(
         }
         return Ok(());
     }
+    // A whole scan to a file or pipe can be long: show how far it got.
+    let mut bar = if Stream::Stdout.is_terminal() {
+        Progress::hidden()
+    } else {
+        Progress::new("dump-data")
+    };
     loop {
+        bar.set(reader.position().0, reader.data_len());
         match one_partition(a, &mut reader, t, sel, sink) {
             Ok(true) => {
                 emitted += 1;

@@ -50,6 +50,7 @@ use sstkit_format::bti::{read_footer, BtiIndex, IoSource, RowsEntry};
 use sstkit_format::data::{DataPos, DataSource};
 use sstkit_format::deletion::DeletionTime;
 use sstkit_format::io::ReadKind;
+use sstkit_format::read::{Absence, PartitionIndex};
 use sstkit_format::{Component, Error, ErrorKind, Sstable};
 
 use crate::cli::{DumpTrieArgs, OutputFormat};
@@ -340,8 +341,13 @@ pub fn lookup_positions(
         if !sel.wants(t, key) {
             continue;
         }
-        if let Some(p) = index.position(key)? {
-            out.push(p);
+        match index.position(key)? {
+            Some(p) => out.push(p),
+            None => crate::render::note_key_absent(
+                &crate::sstable_label(sst),
+                &crate::dump::select::key_text(t, key),
+                index.last_absence().unwrap_or(Absence::Index),
+            ),
         }
     }
     out.sort();

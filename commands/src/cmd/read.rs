@@ -84,8 +84,8 @@ use sstkit_format::data::{ColumnData, RangeTombstoneMarker, Row};
 use sstkit_format::deletion::DeletionTime;
 use sstkit_format::io::IoStats;
 use sstkit_format::read::{
-    BigIndex, BoundedReader, ClusteringBound, Event, PartitionHandle, ReadOptions, ReadPlan,
-    ReversedReader, Slice,
+    Absence, BigIndex, BoundedReader, ClusteringBound, Event, PartitionHandle, ReadOptions,
+    ReadPlan, ReversedReader, Slice,
 };
 use sstkit_format::statistics::{SerializationHeader, Statistics};
 use sstkit_format::token::Partitioner;
@@ -99,6 +99,7 @@ use crate::dump::sstabledump::SstabledumpWriter;
 use crate::dump::text::TextWriter;
 use crate::dump::{row_is_empty, type_warning, Sink, Table, TypeCheck};
 use crate::output::{iostats, JsonOut};
+use crate::render::note_key_absent;
 use crate::{io_options, resolve_sstables, sstable_label, CmdError, CmdResult, Outcome};
 
 /// A key as given.
@@ -572,7 +573,9 @@ fn read_one(
         let mut extra = json!({"operation": "read", "key": k.label()});
         match found {
             None => {
-                extra["result"] = json!(index.last_absence().map_or("absent", |x| x.describe()));
+                let why = index.last_absence();
+                extra["result"] = json!(why.map_or("absent", |x| x.describe()));
+                note_key_absent(label, &k.label(), why.unwrap_or(Absence::Index));
             }
             Some(mut h) => {
                 let mut tc: Option<TypeCheck<'_>> = None;

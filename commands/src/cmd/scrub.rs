@@ -34,17 +34,18 @@
 //! `outputs` added; lost data is reported as `data_lost` findings with
 //! `offset`, `end` and the keys known to be lost.
 //!
-//! A progress bar (bytes of Data.db) is drawn on stderr when stderr is a
-//! terminal. Exit status 1 when anything was found (including a Data.db
-//! that ends before the last partition its index lists, or is empty while
-//! Statistics.db counts partitions: a `data_lost` finding), 3 when Data.db
-//! cannot be opened (missing, pre-3.0 format, unreadable CompressionInfo.db).
+//! A progress bar (uncompressed bytes of Data.db) is drawn on stderr when
+//! stderr is a terminal ([`crate::progress`]). Exit status 1 when anything
+//! was found (including a Data.db that ends before the last partition its
+//! index lists, or is empty while Statistics.db counts partitions: a
+//! `data_lost` finding), 3 when Data.db cannot be opened (missing, pre-3.0
+//! format, unreadable CompressionInfo.db).
 //!
 //! Exit status: 0 nothing found; 1 findings; 2 usage; 3 an sstable that cannot
 //! be opened at all.
 
 use std::fs::File;
-use std::io::{self, BufWriter, IsTerminal, Write};
+use std::io::{self, BufWriter, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -59,47 +60,9 @@ use crate::cli::{OutputFormat, ScrubArgs, ScrubMode};
 use crate::dump::scylla::ScyllaWriter;
 use crate::dump::{Sink, Table};
 use crate::output::JsonOut;
+use crate::progress::Progress;
 use crate::render::KeyCtx;
 use crate::{for_each_sstable, CmdError, CmdResult, Outcome};
-
-/// A progress bar over bytes, on stderr, only when stderr is a terminal.
-pub struct Progress {
-    bar: Option<indicatif::ProgressBar>,
-}
-
-impl Progress {
-    /// A bar of `total` bytes labelled `what` (hidden unless stderr is a terminal).
-    pub fn new(total: u64, what: &str) -> Progress {
-        if !io::stderr().is_terminal() || total == 0 {
-            return Progress { bar: None };
-        }
-        let bar = indicatif::ProgressBar::with_draw_target(
-            Some(total),
-            indicatif::ProgressDrawTarget::stderr(),
-        );
-        if let Ok(style) = indicatif::ProgressStyle::with_template(
-            "{msg} [{bar:40}] {bytes}/{total_bytes} ({bytes_per_sec}, {eta})",
-        ) {
-            bar.set_style(style.progress_chars("=> "));
-        }
-        bar.set_message(what.to_string());
-        Progress { bar: Some(bar) }
-    }
-
-    /// Set the position.
-    pub fn set(&mut self, pos: u64) {
-        if let Some(b) = &self.bar {
-            b.set_position(pos);
-        }
-    }
-
-    /// Remove the bar.
-    pub fn finish(&mut self) {
-        if let Some(b) = self.bar.take() {
-            b.finish_and_clear();
-        }
-    }
-}
 
 fn mode_of(m: ScrubMode) -> Mode {
     match m {
@@ -174,13 +137,12 @@ pub fn run(a: &ScrubArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                 Some(dir) => Some(NdjsonSink::create(dir, &sst.data_path(), &label, now_secs)?),
                 None => None,
             };
-            let total = sst.io.len(sstkit_format::Component::Data).unwrap_or(0);
-            let mut bar = Progress::new(total, "scrub");
+            let mut bar = Progress::new("scrub");
             let r = scrub::scrub(
                 sst,
                 &opts,
                 sink.as_mut().map(|s| s as &mut dyn SalvageSink),
-                &mut |p, _| bar.set(p),
+                &mut |p, len| bar.set(p, len),
             );
             bar.finish();
             let mut report = r?;

@@ -54,15 +54,17 @@ use std::io::Write;
 
 use serde_json::{json, Map, Value};
 use sstkit_format::checksums::ValidateOptions;
-use sstkit_format::component::Component;
 use sstkit_format::validate::{self, Problem, Problems};
 use sstkit_format::Sstable;
 
 use crate::cli::{OutputFormat, ValidateArgs};
 use crate::cmd::validate_checksums::{checksum_detail, partitions_of, partitions_text, Partitions};
 use crate::output::table;
+use crate::progress::Progress;
 use crate::render::KeyCtx;
+use crate::term::{self, Stream, Style};
 use crate::{for_each_sstable, CmdResult, Emit, Outcome};
+use comfy_table::Cell;
 
 /// Run the command.
 pub fn run(a: &ValidateArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
@@ -74,13 +76,12 @@ pub fn run(a: &ValidateArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         out,
         |sst, emit| {
             let ctx = KeyCtx::read(sst)?;
-            let total = sst.io.len(Component::Data).unwrap_or(0);
-            let mut bar = crate::cmd::scrub::Progress::new(total, "validate");
+            let mut bar = Progress::new("validate");
             let opts = validate::Options {
                 checksums: (!a.skip_checksums).then(ValidateOptions::default),
                 ..validate::Options::default()
             };
-            let report = validate::validate(sst, &opts, &mut |p, _| bar.set(p))?;
+            let report = validate::validate(sst, &opts, &mut |p, len| bar.set(p, len))?;
             bar.finish();
             let mut summary = Map::new();
             summary.insert("valid".into(), json!(report.valid()));
@@ -210,6 +211,7 @@ pub fn emit_report(
             emit.json.item(&Value::Object(v))?;
         }
         OutputFormat::Text => {
+            let colour = term::color(Stream::Stdout);
             let mut s = String::new();
             if !problems.list.is_empty() {
                 let mut t = table(&[
@@ -233,12 +235,12 @@ pub fn emit_report(
                         msg.push_str(&format!(" [lost {:#x}..{e:#x}]", p.offset));
                     }
                     t.add_row(vec![
-                        p.class.as_str().to_string(),
-                        p.component.label().to_string(),
-                        format!("{:#x}", p.offset),
-                        p.chunk.map_or(String::new(), |c| c.to_string()),
-                        key,
-                        msg,
+                        term::cell(p.class.as_str(), Style::Bad),
+                        Cell::new(p.component.label()),
+                        Cell::new(format!("{:#x}", p.offset)),
+                        Cell::new(p.chunk.map_or(String::new(), |c| c.to_string())),
+                        term::cell(key, Style::Key),
+                        Cell::new(msg),
                     ]);
                 }
                 s.push_str(&t.to_string());
@@ -248,18 +250,24 @@ pub fn emit_report(
                 }
             }
             let get = |k: &str| summary.get(k).map(|v| v.to_string()).unwrap_or_default();
-            s.push_str(&format!(
-                "{}: {} finding(s); {} partitions, {} rows, {} range tombstone markers",
-                if problems.errors() == 0 {
-                    "valid"
-                } else {
-                    "INVALID"
-                },
-                problems.total(),
-                get("partitions"),
-                get("rows"),
-                get("range_tombstone_markers"),
-            ));
+            let width = term::width(Stream::Stdout);
+            let valid = problems.errors() == 0;
+            let verdict = if valid { "valid" } else { "INVALID" };
+            let line = term::wrap(
+                &format!(
+                    "{verdict}: {} finding(s); {} partitions, {} rows, {} range tombstone markers",
+                    problems.total(),
+                    get("partitions"),
+                    get("rows"),
+                    get("range_tombstone_markers"),
+                ),
+                "",
+                "  ",
+                width,
+            );
+            // Coloured after wrapping: escape codes take no columns.
+            let style = if valid { Style::Good } else { Style::Bad };
+            s.push_str(&line.replacen(verdict, &term::paint(colour, style, verdict), 1));
             if let Some(Value::Object(checks)) = summary.get("checks") {
                 let notes: Vec<String> = checks
                     .iter()
@@ -270,7 +278,8 @@ pub fn emit_report(
                     })
                     .collect();
                 for n in notes {
-                    s.push_str(&format!("\n  note: {n}"));
+                    s.push('\n');
+                    s.push_str(&term::wrap(&n, "  note: ", "        ", width));
                 }
             }
             emit.text(&s)?;

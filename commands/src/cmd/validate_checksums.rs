@@ -48,18 +48,22 @@
 
 use std::io::Write;
 use std::ops::Range;
+use std::sync::atomic::AtomicU64;
 
+use comfy_table::Cell;
 use serde_json::{json, Map, Value};
 use sstkit_format::checksums::{
-    validate_checksums_with, ChecksumFinding, ChecksumReport, ValidateOptions,
+    validate_checksums_counting, ChecksumFinding, ChecksumReport, ValidateOptions,
 };
-use sstkit_format::validate::Problem;
+use sstkit_format::validate::{Problem, Severity};
 use sstkit_format::{Component, Error, ErrorKind, Sstable};
 
 use crate::cli::{OutputFormat, ValidateChecksumsArgs};
 use crate::cmd::dump_index::for_each_entry;
-use crate::output::{kv_table, table};
+use crate::output::kv_table;
+use crate::progress::Progress;
 use crate::render::KeyCtx;
+use crate::term::{self, Stream, Style};
 use crate::{for_each_sstable, CmdError, CmdResult, Outcome};
 
 /// Partitions listed per finding at most.
@@ -304,7 +308,11 @@ fn check(
         threads,
         ..ValidateOptions::default()
     };
-    let report = validate_checksums_with(sst, opts, |f| findings.push(f.into()))?;
+    let total = sst.io.len(Component::Data).unwrap_or(0);
+    let checked = AtomicU64::new(0);
+    let report = Progress::new("validate-checksums").follow(&checked, total, || {
+        validate_checksums_counting(sst, opts, &checked, |f| findings.push(f.into()))
+    })?;
     let parts = partitions_of(sst, &findings, report.data_len);
     Ok((report, findings, parts))
 }
@@ -328,46 +336,69 @@ pub(crate) fn partitions_text(p: &Partitions) -> String {
 }
 
 fn text(r: &ChecksumReport, findings: &[Problem], parts: &[Option<Partitions>]) -> String {
-    let mut rows = vec![
+    let rows = vec![
         ("has_checksums".to_string(), r.has_checksums.to_string()),
         ("has_digest".to_string(), r.has_digest.to_string()),
     ];
+    let mut t = kv_table(&rows);
     if r.has_checksums {
-        rows.push(("valid".to_string(), r.valid().to_string()));
+        let (style, word) = if r.valid() {
+            (Style::Good, "true")
+        } else {
+            (Style::Bad, "false")
+        };
+        t.add_row(vec![
+            term::cell("valid", Style::Key),
+            term::cell(word, style),
+        ]);
     }
-    rows.push(("chunks".to_string(), r.chunks_checked.to_string()));
-    rows.push(("bytes".to_string(), r.bytes_read.to_string()));
-    let mut s = kv_table(&rows).to_string();
+    for (k, v) in [("chunks", r.chunks_checked), ("bytes", r.bytes_read)] {
+        t.add_row(vec![term::cell(k, Style::Key), Cell::new(v)]);
+    }
+    let mut s = t.to_string();
     if findings.is_empty() {
         return s;
     }
-    let mut t = table(&[
-        "class",
-        "chunk",
-        "file range",
-        "uncompressed range",
-        "partitions",
-        "message",
-    ]);
+    // One block per finding (a six-column table does not fit 80 columns):
+    // the class and where, then the partitions and the message, wrapped.
+    let width = term::width(Stream::Stdout);
+    let colour = term::color(Stream::Stdout);
     let range =
         |r: Option<Range<u64>>| r.map_or("-".to_string(), |r| format!("{}..{}", r.start, r.end));
     for (i, f) in findings.iter().enumerate() {
-        let parts = parts
-            .get(i)
-            .and_then(Option::as_ref)
-            .map_or("-".to_string(), partitions_text);
+        s.push('\n');
+        let class = f.class.as_str();
         let detail = f.checksum.as_deref();
-        t.add_row(vec![
-            f.class.as_str().to_string(),
-            f.chunk.map_or("-".to_string(), |c| c.to_string()),
-            range(detail.and_then(ChecksumFinding::file_range)),
-            range(detail.and_then(ChecksumFinding::uncompressed_range)),
-            parts,
-            f.message.clone(),
-        ]);
+        let mut head = class.to_string();
+        if let Some(c) = f.chunk {
+            head.push_str(&format!(" chunk {c}"));
+        }
+        if let Some(r) = detail.and_then(ChecksumFinding::file_range) {
+            head.push_str(&format!(", file {}", range(Some(r))));
+        }
+        if let Some(r) = detail.and_then(ChecksumFinding::uncompressed_range) {
+            head.push_str(&format!(", uncompressed {}", range(Some(r))));
+        }
+        let line = term::wrap(&head, "", "    ", width);
+        let style = if f.class.severity() == Severity::Error {
+            Style::Bad
+        } else {
+            Style::Warn
+        };
+        s.push_str(&line.replacen(class, &term::paint(colour, style, class), 1));
+        s.push('\n');
+        if let Some(p) = parts.get(i).and_then(Option::as_ref) {
+            s.push_str(&term::wrap(
+                &partitions_text(p),
+                "  partitions: ",
+                "    ",
+                width,
+            ));
+            s.push('\n');
+        }
+        s.push_str(&term::wrap(&f.message, "  ", "    ", width));
+        s.push('\n');
     }
-    s.push('\n');
-    s.push_str(&t.to_string());
     s
 }
 

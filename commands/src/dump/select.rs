@@ -23,6 +23,7 @@ use sstkit_format::data::DataPos;
 use sstkit_format::filter::BloomFilter;
 use sstkit_format::index::IndexReader;
 use sstkit_format::io::ReadKind;
+use sstkit_format::read::Absence;
 use sstkit_format::summary::Summary;
 use sstkit_format::token::{Partitioner, Token};
 use sstkit_format::value::literal::unhex;
@@ -31,6 +32,7 @@ use sstkit_format::Sstable;
 
 use super::Table;
 use crate::cli::DumpDataArgs;
+use crate::render::note_key_absent;
 use crate::{CmdError, CmdResult};
 
 /// A key as the user gave it.
@@ -240,24 +242,30 @@ pub fn lookup_positions(
     let summary = Summary::parse(&sb, &sst.features())
         .map_err(|e| e.in_file(&sst.path(Component::Summary)))?;
     let index_len = sst.io.len(Component::Index)?;
+    let label = crate::sstable_label(sst);
     let mut out = Vec::new();
     for key in keys {
         if sel.exclude.contains(key) || !sel.wants(t, key) {
             continue;
         }
+        let absent = |why| note_key_absent(&label, &key_text(t, key), why);
         if let Some(f) = &filter {
             if !f.may_contain(key) {
+                absent(Absence::Filter);
                 continue;
             }
         }
         let Some(i) = summary.floor(|k| t.partitioner.compare_decorated(k, key)) else {
+            absent(Absence::KeyRange);
             continue;
         };
         let Some((start, end)) = summary.index_range(i) else {
+            absent(Absence::Index);
             continue;
         };
         let end = end.unwrap_or(index_len).min(index_len);
         if end <= start {
+            absent(Absence::Index);
             continue;
         }
         let buf = sst.io.read(
@@ -267,6 +275,7 @@ pub fn lookup_positions(
             ReadKind::Point,
         )?;
         let mut r = IndexReader::at(&buf, start, features);
+        let mut found = false;
         while let Some(e) = r
             .next()
             .map_err(|e| e.in_file(&sst.path(Component::Index)))?
@@ -275,11 +284,27 @@ pub fn lookup_positions(
                 std::cmp::Ordering::Less => continue,
                 std::cmp::Ordering::Equal => {
                     out.push(DataPos(e.position));
+                    found = true;
                     break;
                 }
                 std::cmp::Ordering::Greater => break,
             }
         }
+        if !found {
+            absent(Absence::Index);
+        }
     }
     Ok(Some(out))
+}
+
+/// The text form of a selected key, for messages.
+pub fn key_text(t: &Table<'_>, key: &[u8]) -> String {
+    let mut s = String::new();
+    crate::dump::values::render(
+        &t.header.partition_key_type,
+        key,
+        crate::dump::values::Form::Str,
+        &mut s,
+    );
+    s
 }

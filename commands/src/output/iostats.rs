@@ -31,6 +31,26 @@ pub fn to_json(path: &str, s: &IoStats) -> Value {
     json!({"sstable": path, "components": comps, "total": counters(&s.total())})
 }
 
+/// One component's counters in words, the ones that are zero left out
+/// (chunks and the cache concern only some components): one short line
+/// per component fits a terminal where nine columns of numbers do not.
+fn summary(c: &ComponentIo) -> String {
+    let mut parts = vec![format!("{} reads, {} bytes", c.reads, c.bytes)];
+    if c.chunks_decompressed > 0 {
+        parts.push(format!(
+            "{} chunks, {} -> {} bytes",
+            c.chunks_decompressed, c.compressed_bytes, c.uncompressed_bytes
+        ));
+    }
+    if c.cache_hits + c.cache_misses + c.cache_evictions > 0 {
+        parts.push(format!(
+            "cache {} hits, {} misses, {} evictions",
+            c.cache_hits, c.cache_misses, c.cache_evictions
+        ));
+    }
+    parts.join("; ")
+}
+
 /// Print one sstable's counters to stderr.
 pub fn print(fmt: IoStatsFormat, path: &str, s: &IoStats) {
     let mut err = std::io::stderr().lock();
@@ -39,35 +59,21 @@ pub fn print(fmt: IoStatsFormat, path: &str, s: &IoStats) {
             let _ = writeln!(err, "{}", to_json(path, s));
         }
         IoStatsFormat::Table => {
-            let mut t = super::table(&[
-                "component",
-                "reads",
-                "bytes",
-                "chunks",
-                "compressed",
-                "uncompressed",
-                "cache hit",
-                "cache miss",
-                "evictions",
-            ]);
-            let row = |name: &str, c: &ComponentIo| {
-                vec![
-                    name.to_string(),
-                    c.reads.to_string(),
-                    c.bytes.to_string(),
-                    c.chunks_decompressed.to_string(),
-                    c.compressed_bytes.to_string(),
-                    c.uncompressed_bytes.to_string(),
-                    c.cache_hits.to_string(),
-                    c.cache_misses.to_string(),
-                    c.cache_evictions.to_string(),
-                ]
-            };
-            for (c, io) in s.active() {
-                t.add_row(row(c.suffix(), io));
-            }
-            t.add_row(row("total", &s.total()));
-            let _ = writeln!(err, "IO for {path}\n{t}");
+            let mut rows: Vec<(String, String)> = s
+                .active()
+                .map(|(c, io)| (c.suffix().to_string(), summary(io)))
+                .collect();
+            rows.push(("total".to_string(), summary(&s.total())));
+            let mut t = super::kv_table(&rows);
+            // Laid out for stderr, where it is printed.
+            crate::term::fit_table(&mut t, crate::term::Stream::Stderr);
+            let heading = crate::term::wrap(
+                &format!("IO for {path}"),
+                "",
+                "  ",
+                crate::term::width(crate::term::Stream::Stderr),
+            );
+            let _ = writeln!(err, "{heading}\n{t}");
         }
     }
 }

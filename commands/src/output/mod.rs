@@ -19,6 +19,7 @@ use std::io::{self, Write};
 use serde_json::{Map, Value};
 
 use crate::cli::OutputFormat;
+use crate::term;
 
 /// Streams JSON or NDJSON for a sequence of sstables.
 pub struct JsonOut<'w> {
@@ -218,24 +219,54 @@ pub fn hex(b: &[u8]) -> String {
     s
 }
 
-/// A comfy-table with the project's text style.
+/// A comfy-table with the project's text style, laid out for stdout: at
+/// most the terminal width (cells wrap), coloured only at a terminal (see
+/// [`crate::term`]).
 pub fn table(header: &[&str]) -> comfy_table::Table {
     let mut t = comfy_table::Table::new();
     t.load_preset(comfy_table::presets::UTF8_BORDERS_ONLY);
-    t.set_content_arrangement(comfy_table::ContentArrangement::Disabled);
+    term::fit_table(&mut t, term::Stream::Stdout);
     if !header.is_empty() {
         t.set_header(header.iter().copied());
     }
     t
 }
 
-/// Two-column key/value table.
+/// Two-column key/value table, the names coloured as keys.
 pub fn kv_table(rows: &[(String, String)]) -> comfy_table::Table {
     let mut t = table(&[]);
     for (k, v) in rows {
-        t.add_row(vec![k.clone(), v.clone()]);
+        t.add_row(vec![
+            term::cell(k.clone(), term::Style::Key),
+            comfy_table::Cell::new(v),
+        ]);
+    }
+    // Names stay whole when they take at most half the width; values wrap.
+    let names = rows
+        .iter()
+        .map(|(k, _)| k.chars().count())
+        .max()
+        .unwrap_or(0);
+    if names <= term::width(term::Stream::Stdout) / 2 {
+        if let Some(c) = t.column_mut(0) {
+            c.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
+        }
     }
     t
+}
+
+/// Hex strings longer than this (64 bytes) are summarised in text tables.
+const LONG_HEX: usize = 128;
+
+/// The text form of a long binary field: its size and a hash (SHA-1,
+/// abbreviated), not kilobytes of hex. `None` when `s` is not long hex.
+pub fn binary_summary(s: &str) -> Option<String> {
+    if s.len() <= LONG_HEX || s.len() % 2 != 0 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let bytes = sstkit_format::value::literal::unhex(s)?;
+    let digest = sha1_smol::Sha1::from(&bytes).digest().to_string();
+    Some(format!("<{} bytes, sha1 {}>", bytes.len(), &digest[..16]))
 }
 
 impl JsonOut<'_> {
@@ -251,7 +282,7 @@ impl JsonOut<'_> {
 pub fn json_text_table(v: &Value) -> comfy_table::Table {
     fn scalar(v: &Value) -> String {
         match v {
-            Value::String(s) => s.clone(),
+            Value::String(s) => binary_summary(s).unwrap_or_else(|| s.clone()),
             Value::Null => "-".to_string(),
             other => other.to_string(),
         }
@@ -272,8 +303,23 @@ pub fn json_text_table(v: &Value) -> comfy_table::Table {
                 }
             }
             Value::Array(a) if a.iter().all(|x| !x.is_object() && !x.is_array()) => {
+                if let Some(b) = byte_array(a) {
+                    rows.push((
+                        path.to_string(),
+                        binary_summary(&hex(&b)).unwrap_or_default(),
+                    ));
+                    return;
+                }
                 let items: Vec<String> = a.iter().map(scalar).collect();
                 rows.push((path.to_string(), format!("[{}]", items.join(", "))));
+            }
+            // A histogram ({offset, value} buckets): one wrapped row, not two per bucket.
+            Value::Array(a) if !a.is_empty() && a.iter().all(is_bucket) => {
+                let pairs: Vec<String> = a
+                    .iter()
+                    .map(|b| format!("{}:{}", scalar(&b["offset"]), scalar(&b["value"])))
+                    .collect();
+                rows.push((format!("{path} (offset:value)"), pairs.join(", ")));
             }
             Value::Array(a) => {
                 for (i, x) in a.iter().enumerate() {
@@ -282,6 +328,22 @@ pub fn json_text_table(v: &Value) -> comfy_table::Table {
             }
             other => rows.push((path.to_string(), scalar(other))),
         }
+    }
+    fn is_bucket(v: &Value) -> bool {
+        v.as_object().is_some_and(|o| {
+            o.len() == 2
+                && o.get("offset").is_some_and(Value::is_number)
+                && o.get("value").is_some_and(Value::is_number)
+        })
+    }
+    // A long array of bytes (a HyperLogLog, a bitmap): the bytes, to summarise.
+    fn byte_array(a: &[Value]) -> Option<Vec<u8>> {
+        if a.len() * 2 <= LONG_HEX {
+            return None;
+        }
+        a.iter()
+            .map(|x| x.as_u64().and_then(|n| u8::try_from(n).ok()))
+            .collect()
     }
     let mut rows = Vec::new();
     walk("", v, &mut rows);

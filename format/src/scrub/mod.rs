@@ -9,7 +9,7 @@
 //! be trusted, scrub looks for the next partition start:
 //!
 //! * **Through the index.** When Index.db (BIG) or Partitions.db (BTI) is
-//!   present and intact (see `starts`), only its positions are tried, as
+//!   present and intact (see the `starts` module), only its positions are tried, as
 //!   Cassandra's scrub does: the next indexed partition that decodes is where
 //!   the scan goes on. No byte is taken for a partition start on a guess.
 //! * **Without it**, every later byte is a candidate, scanned forward from
