@@ -467,7 +467,10 @@ fn regression_inputs_replay() {
     for d in std::fs::read_dir(&root).unwrap().flatten() {
         let name = d.file_name().to_string_lossy().into_owned();
         if d.path().is_dir() {
-            assert!(Target::parse(&name).is_some(), "{name}: no such fuzz target");
+            assert!(
+                Target::parse(&name).is_some(),
+                "{name}: no such fuzz target"
+            );
         }
     }
     let mut n = 0;
