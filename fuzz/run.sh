@@ -5,7 +5,8 @@
 # first when fuzz/seeds/ is absent) and tests/regressions/<target>/; what a
 # run finds is kept in fuzz/corpus/<target>/, its log in
 # fuzz/fuzz-<target>.log. Exit status 1 when a target crashed (panic,
-# timeout, out of memory): the input is under fuzz/artifacts/<target>/.
+# timeout, out of memory): the input is under fuzz/artifacts/<target>/;
+# 2 when the targets did not build.
 set -eu
 cd "$(dirname "$0")"
 secs=${1:-12}
@@ -16,7 +17,11 @@ if [ ${#targets[@]} -eq 0 ]; then
 fi
 [ -d seeds ] || ./seeds.sh
 # Debug assertions: an arithmetic overflow panics, as in the (debug) tests.
-cargo +nightly fuzz build -O --debug-assertions
+# The code builds on stable (the tests): a failure here is the nightly's.
+if ! cargo +nightly fuzz build -O --debug-assertions; then
+    echo "fuzz: the targets did not build with this nightly toolchain"
+    exit 2
+fi
 
 failed=()
 for t in "${targets[@]}"; do

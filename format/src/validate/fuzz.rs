@@ -663,7 +663,7 @@ mod tests {
     /// components, for every target, seeded.
     #[test]
     fn mutated_real_components_never_panic() {
-        let inputs: Vec<(Target, Vec<u8>)> = [
+        let mut inputs: Vec<(Target, Vec<u8>)> = [
             (Target::Toc, "nb_clustering", "TOC.txt"),
             (Target::Summary, "nb_clustering", "Summary.db"),
             (Target::IndexEntry, "nb_wide", "Index.db"),
@@ -696,7 +696,6 @@ mod tests {
                 "Data.db",
             ),
         ];
-        let mut inputs = inputs;
         for (t, d, a, b) in pairs {
             let (a, b) = (fixture(d, a).unwrap(), fixture(d, b).unwrap());
             inputs.push((t, join(&a, &b)));
