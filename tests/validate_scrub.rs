@@ -477,6 +477,16 @@ fn is_row_format(p: &Path) -> bool {
 fn regression_inputs_replay() {
     use sstkit_format::validate::fuzz::{run, Target};
     let root = crate::util::repo().join("tests/regressions");
+    // Every directory names a target (a misspelt one would never be replayed).
+    for d in std::fs::read_dir(&root).unwrap().flatten() {
+        let name = d.file_name().to_string_lossy().into_owned();
+        if d.path().is_dir() {
+            assert!(
+                Target::parse(&name).is_some(),
+                "{name}: no such fuzz target"
+            );
+        }
+    }
     let mut n = 0;
     for t in Target::ALL {
         let Ok(rd) = std::fs::read_dir(root.join(t.name())) else {

@@ -48,13 +48,32 @@ pub enum Target {
     /// Pre-3.0 (`ka`/`la`) cell-based Data.db, uncompressed, through the
     /// legacy decoder behind the scan reader, for the fixed tables of
     /// [`LEGACY_SCHEMAS`] (one per cell-name layout), and the validation
-    /// checks.
+    /// checks (`jb` shares the `ka` Data.db format).
     LegacyData,
+    /// BTI tries: Partitions.db (footer, every payload in order, exact
+    /// lookups of the footer keys and of every stored prefix) and, through
+    /// the payloads pointing into it, Rows.db (entries, row tries, floor
+    /// searches, separator bounds); the input is [`split`] into the two
+    /// files.
+    Bti,
+    /// The HyperLogLog++ cardinality estimator of Statistics.db, and its
+    /// estimate.
+    Hll,
+    /// Value decoders and renderers (collections, tuples, UDTs, composites,
+    /// vectors, counters and every native type), and value comparison.
+    Value,
+    /// CRC.db (and its per-chunk checks against the input) and `Digest.*`.
+    Checksums,
+    /// Data.db, uncompressed, with the serialization header of a
+    /// Statistics.db: the input is [`split`] into Statistics.db (decoded
+    /// leniently as `nb`, `oa`, `da`) and Data.db, scanned through the
+    /// validation checks.
+    DataHeader,
 }
 
 impl Target {
     /// Every target.
-    pub const ALL: [Target; 11] = [
+    pub const ALL: [Target; 16] = [
         Target::Toc,
         Target::Summary,
         Target::IndexEntry,
@@ -66,6 +85,11 @@ impl Target {
         Target::Filter,
         Target::Clustering,
         Target::LegacyData,
+        Target::Bti,
+        Target::Hll,
+        Target::Value,
+        Target::Checksums,
+        Target::DataHeader,
     ];
 
     /// The target's name (the cargo-fuzz target and regression directory name).
@@ -82,6 +106,11 @@ impl Target {
             Target::Filter => "filter",
             Target::Clustering => "clustering",
             Target::LegacyData => "legacy_data",
+            Target::Bti => "bti",
+            Target::Hll => "hll",
+            Target::Value => "value",
+            Target::Checksums => "checksums",
+            Target::DataHeader => "data_header",
         }
     }
 
@@ -191,6 +220,137 @@ fn check_scan(mut r: ScanReader<'_>, header: &SerializationHeader, max: usize, p
     }
 }
 
+/// The two files of a two-file target ([`Target::Bti`],
+/// [`Target::Checksums`], [`Target::DataHeader`]): a big-endian `u32`
+/// length `n`, `n` bytes of the first file (fewer when the input ends
+/// first), then the second file. An input shorter than 4 bytes is all
+/// second file.
+pub fn split(bytes: &[u8]) -> (&[u8], &[u8]) {
+    let Some((len, rest)) = bytes.split_first_chunk::<4>() else {
+        return (&[], bytes);
+    };
+    let n = (u32::from_be_bytes(*len) as usize).min(rest.len());
+    rest.split_at(n)
+}
+
+/// The input [`split`] turns back into `first` and `second` (seeds, tests).
+pub fn join(first: &[u8], second: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(4 + first.len() + second.len());
+    v.extend_from_slice(&(first.len() as u32).to_be_bytes());
+    v.extend_from_slice(first);
+    v.extend_from_slice(second);
+    v
+}
+
+/// Most partition payloads of a [`Target::Bti`] input looked up again, and
+/// most Rows.db entries (and row-trie entries of each) walked: enough to
+/// reach every decoder, few enough that a hostile trie sharing its subtrees
+/// does not make a run quadratic in the input.
+const BTI_MAX_LOOKUPS: usize = 256;
+const BTI_MAX_ROW_TRIES: usize = 64;
+
+/// [`Target::Bti`]: what `dump-trie --rows` and `BtiIndex` lookups read,
+/// from in-memory files.
+fn bti(part: &[u8], rows: &[u8]) {
+    use crate::bti::comparable::{hash_byte, partition_key_bytes, separator_bounds};
+    use crate::bti::partitions::{exact_candidate, for_each_entry};
+    use crate::bti::rows::{row_trie_entries, row_trie_floor};
+    use crate::bti::{Flavor, PartitionPosition, PartitionsFooter, RowsEntry, SliceSource};
+
+    let Ok(footer) = PartitionsFooter::decode(part, part.len() as u64) else {
+        return;
+    };
+    let mut src = SliceSource::new(part, Component::Partitions);
+    for key in [&footer.first_key, &footer.last_key] {
+        if let Some(bc) = partition_key_bytes(&Partitioner::Murmur3, key) {
+            let _ = exact_candidate(&mut src, footer.root, &bc, hash_byte(key), true);
+        }
+    }
+    let mut found = Vec::new();
+    let mut rows_at = Vec::new();
+    let _ = for_each_entry(&mut src, footer.root, &mut |e| {
+        if found.len() < BTI_MAX_LOOKUPS {
+            found.push((e.prefix, e.payload.hash.unwrap_or(0)));
+        }
+        if let PartitionPosition::Rows(off) = e.payload.position {
+            if rows_at.len() < BTI_MAX_ROW_TRIES {
+                rows_at.push(off);
+            }
+        }
+        Ok(true)
+    });
+    for (prefix, hash) in &found {
+        let _ = exact_candidate(&mut src, footer.root, prefix, *hash, true);
+    }
+    rows_at.sort_unstable();
+    rows_at.dedup();
+    let types = [ty("Int32Type"), ty("ReversedType(UTF8Type)")];
+    let mut rsrc = SliceSource::new(rows, Component::Rows);
+    for flavor in [Flavor::Cassandra, Flavor::Scylla] {
+        for &off in &rows_at {
+            let Ok(e) = RowsEntry::read(&mut rsrc, off, flavor) else {
+                continue;
+            };
+            let Ok(t) = row_trie_entries(&mut rsrc, e.root, flavor) else {
+                continue;
+            };
+            for x in t.iter().take(BTI_MAX_LOOKUPS) {
+                let _ = separator_bounds(&types, &x.separator);
+                let _ = row_trie_floor(&mut rsrc, e.root, &x.separator, flavor);
+            }
+        }
+    }
+}
+
+/// The types of [`Target::Value`]: every native type, and nested
+/// collections, tuples, UDTs, vectors and composites.
+pub const VALUE_TYPES: [&str; 16] = [
+    "AsciiType",
+    "UTF8Type",
+    "DecimalType",
+    "IntegerType",
+    "InetAddressType",
+    "DurationType",
+    "TimeUUIDType",
+    "CounterColumnType",
+    "FrozenType(ListType(Int32Type))",
+    "FrozenType(SetType(ReversedType(UTF8Type)))",
+    "FrozenType(MapType(UTF8Type,FrozenType(ListType(TimestampType))))",
+    "TupleType(Int32Type,UTF8Type,DecimalType,BooleanType)",
+    "UserType(ks,61646472657373,737472656574:UTF8Type,7a6970:Int32Type,74616773:FrozenType(SetType(UTF8Type)))",
+    "VectorType(FloatType,3)",
+    "VectorType(UTF8Type,2)",
+    "CompositeType(Int32Type,UTF8Type,SimpleDateType,TimeType,DoubleType)",
+];
+
+fn value_types() -> &'static [CqlType] {
+    static T: std::sync::OnceLock<Vec<CqlType>> = std::sync::OnceLock::new();
+    T.get_or_init(|| VALUE_TYPES.iter().map(|t| ty(t)).collect())
+}
+
+/// [`Target::Value`]: decode the input as a value of every type, render the
+/// decoded value and the bytes in every form, compare its halves.
+fn values(bytes: &[u8]) {
+    use crate::value::{decode, java, Form};
+    let forms = [Form::Json, Form::Str, Form::Cql, Form::Cqlsh];
+    let (a, b) = bytes.split_at(bytes.len() / 2);
+    let mut out = String::new();
+    for t in value_types() {
+        if let Ok(v) = decode(t, bytes) {
+            for f in forms {
+                out.clear();
+                v.render_into(f, &mut out);
+            }
+        }
+        for f in forms {
+            out.clear();
+            java::render(t, bytes, f, &mut out);
+        }
+        let _ = crate::compare::compare_value(t, a, b);
+    }
+    let _ = crate::value::decode_counter(&mut Cur::new(bytes, Component::Data, 0));
+}
+
 /// Run `target` on `bytes`.
 pub fn run(target: Target, bytes: &[u8]) {
     match target {
@@ -201,7 +361,10 @@ pub fn run(target: Target, bytes: &[u8]) {
             for f in versions(&["jb", "nb"]) {
                 if let Ok(s) = Summary::parse(bytes, &f) {
                     let _ = s.floor(|k| k.cmp(bytes.get(..4).unwrap_or(&[])));
-                    let _ = s.index_range(s.len().saturating_sub(1));
+                    for i in 0..=s.len() {
+                        let _ = s.index_range(i);
+                    }
+                    let _ = (s.header.level(), s.header.effective_interval());
                 }
             }
         }
@@ -238,14 +401,25 @@ pub fn run(target: Target, bytes: &[u8]) {
         Target::Statistics => {
             for f in versions(&["jb", "la", "mc", "nb", "oa"]) {
                 let _ = Statistics::parse(bytes, f);
-                let _ = Statistics::parse_lenient(bytes, f);
+                if let Ok(st) = Statistics::parse_lenient(bytes, f) {
+                    let _ = st.compaction.as_ref().map(|c| c.cardinality());
+                    if let Some(s) = &st.stats {
+                        for h in [&s.estimated_partition_size, &s.estimated_cells_count] {
+                            let _ = (h.buckets(), h.overflow());
+                        }
+                    }
+                    if let Some(h) = &st.header {
+                        let _ = h.clustering_fixed_lens();
+                        let _ = SerializationHeader::data_order(&h.regular_columns);
+                    }
+                }
             }
         }
         Target::CompressionInfo => {
             for f in versions(&["la", "mc", "nb"]) {
                 if let Ok(ci) = CompressionInfo::parse(bytes, &f) {
                     let n = ci.chunk_count();
-                    for i in [0, n / 2, n.saturating_sub(1), n] {
+                    for i in 0..=n {
                         let _ = ci.chunk_range(i, bytes.len() as u64 * 4);
                         let _ = ci.uncompressed_len(i);
                     }
@@ -299,8 +473,16 @@ pub fn run(target: Target, bytes: &[u8]) {
         Target::Scylla => {
             if let Ok(m) = crate::scylla::ScyllaMetadata::parse_lenient(bytes) {
                 let _ = m.check_digest();
-                let _ = m.sharding();
-                let _ = m.schema();
+                for r in m.sharding().unwrap_or(&[]) {
+                    let _ = r.contains_murmur3(0);
+                }
+                if let Some(s) = m.schema() {
+                    for c in &s.columns {
+                        let _ = (c.kind_name(), CqlType::parse(&c.type_name));
+                    }
+                }
+                let _ = (m.features().names(), m.scylla_version());
+                let _ = m.components_digest(crate::scylla::COMPONENT_TYPE_SCYLLA);
             }
             let _ = crate::scylla::ScyllaMetadata::parse(bytes);
         }
@@ -312,6 +494,49 @@ pub fn run(target: Target, bytes: &[u8]) {
                     }
                     let _ = f.estimated_keys();
                 }
+            }
+        }
+        Target::Bti => {
+            let (part, rows) = split(bytes);
+            bti(part, rows);
+        }
+        Target::Hll => {
+            let mut cur = Cur::new(bytes, Component::Statistics, 0);
+            if let Ok(h) = crate::statistics::HyperLogLogPlus::parse(&mut cur) {
+                let _ = h.cardinality();
+            }
+        }
+        Target::Value => values(bytes),
+        Target::Checksums => {
+            use crate::crc::CrcFile;
+            use crate::digest::{ChecksumAlgo, Digest};
+            let (first, data) = split(bytes);
+            if let Ok(c) = CrcFile::parse(first) {
+                for algo in [ChecksumAlgo::Crc32, ChecksumAlgo::Adler32] {
+                    let _ = c.mismatches(data, algo);
+                    let _ = c.chunk_range(c.checksums.len(), data.len() as u64);
+                }
+            }
+            for name in ["Digest.crc32", "Digest.adler32", "Digest.sha1"] {
+                if let Ok(d) = Digest::parse(first, name) {
+                    let _ = d.verify(data);
+                    let _ = d.verify_compressed(data, &[0, data.len() as u64 / 2]);
+                }
+            }
+        }
+        Target::DataHeader => {
+            let (stats, data) = split(bytes);
+            for f in versions(&["nb", "oa", "da"]) {
+                let Ok(st) = Statistics::parse_lenient(stats, f) else {
+                    continue;
+                };
+                let Some(header) = st.header else { continue };
+                let opts = ReaderOptions {
+                    block_size: 97,
+                    ..ReaderOptions::default()
+                };
+                let r = ScanReader::from_bytes(data, &header, f, opts);
+                check_scan(r, &header, data.len() + 2, true);
             }
         }
         Target::Clustering => {
@@ -381,6 +606,55 @@ mod tests {
     }
 
     #[test]
+    fn split_inverts_join() {
+        assert_eq!(split(&join(b"ab", b"cde")), (&b"ab"[..], &b"cde"[..]));
+        assert_eq!(split(&[0, 0, 0, 9, 1, 2]), (&[1u8, 2][..], &[][..]));
+        assert_eq!(split(&[0, 0, 1]), (&[][..], &[0u8, 0, 1][..]));
+    }
+
+    /// A seed of the `bti` target made from a real sstable reaches every
+    /// partition and, through them, the row tries of Rows.db.
+    #[test]
+    fn bti_seed_reaches_row_tries() {
+        use crate::bti::partitions::for_each_entry;
+        use crate::bti::rows::row_trie_entries;
+        use crate::bti::{Flavor, PartitionPosition, PartitionsFooter, RowsEntry, SliceSource};
+        let seed = join(
+            &fixture("da_wide", "Partitions.db").unwrap(),
+            &fixture("da_wide", "Rows.db").unwrap(),
+        );
+        let (part, rows) = split(&seed);
+        let footer = PartitionsFooter::decode(part, part.len() as u64).unwrap();
+        let mut entries = Vec::new();
+        let mut src = SliceSource::new(part, Component::Partitions);
+        for_each_entry(&mut src, footer.root, &mut |e| {
+            entries.push(e);
+            Ok(true)
+        })
+        .unwrap();
+        assert_eq!(entries.len() as u64, footer.key_count);
+        let mut rsrc = SliceSource::new(rows, Component::Rows);
+        let mut tries = 0;
+        for e in &entries {
+            if let PartitionPosition::Rows(off) = e.payload.position {
+                let r = RowsEntry::read(&mut rsrc, off, Flavor::Cassandra).unwrap();
+                let t = row_trie_entries(&mut rsrc, r.root, Flavor::Cassandra).unwrap();
+                assert!(t.len() >= 2, "a row trie has its blocks and an end entry");
+                tries += 1;
+            }
+        }
+        assert!(tries > 0, "da_wide has row indexes");
+        run(Target::Bti, &seed);
+    }
+
+    #[test]
+    fn value_types_parse() {
+        for t in VALUE_TYPES {
+            assert!(CqlType::parse(t).is_ok(), "{t}");
+        }
+    }
+
+    #[test]
     fn legacy_schemas_parse() {
         assert_eq!(legacy_schemas().len(), LEGACY_SCHEMAS.len());
     }
@@ -389,7 +663,7 @@ mod tests {
     /// components, for every target, seeded.
     #[test]
     fn mutated_real_components_never_panic() {
-        let inputs: Vec<(Target, Vec<u8>)> = [
+        let mut inputs: Vec<(Target, Vec<u8>)> = [
             (Target::Toc, "nb_clustering", "TOC.txt"),
             (Target::Summary, "nb_clustering", "Summary.db"),
             (Target::IndexEntry, "nb_wide", "Index.db"),
@@ -407,6 +681,25 @@ mod tests {
         .filter_map(|(t, d, s)| fixture(d, s).map(|b| (*t, b)))
         .collect();
         assert_eq!(inputs.len(), 8, "fixtures missing");
+        let pairs = [
+            (Target::Bti, "da_wide", "Partitions.db", "Rows.db"),
+            (
+                Target::DataHeader,
+                "nb_clustering_nocompress",
+                "Statistics.db",
+                "Data.db",
+            ),
+            (
+                Target::Checksums,
+                "nb_clustering_nocompress",
+                "CRC.db",
+                "Data.db",
+            ),
+        ];
+        for (t, d, a, b) in pairs {
+            let (a, b) = (fixture(d, a).unwrap(), fixture(d, b).unwrap());
+            inputs.push((t, join(&a, &b)));
+        }
         let mut rng = Rng(0x00f0_22ed);
         for (t, orig) in &inputs {
             // Big inputs get fewer rounds (the data target decodes everything).

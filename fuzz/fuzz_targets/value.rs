@@ -1,0 +1,7 @@
+//! cargo-fuzz target `value`: see `sstkit_format::validate::fuzz::Target::Value`.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use sstkit_format::validate::fuzz::{run, Target};
+
+fuzz_target!(|data: &[u8]| run(Target::Value, data));
