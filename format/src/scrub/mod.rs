@@ -1285,16 +1285,8 @@ fn bad_chunks(sst: &Sstable, problems: &mut Problems) -> (Vec<Range<u64>>, bool)
         match &f {
             F::BadChunk { .. } | F::TruncatedChunk { .. } | F::ChunksOutOfRange { .. } => {
                 if let Some(r) = f.uncompressed_range() {
-                    problems.push(
-                        Problem::new(
-                            ProblemClass::Checksum,
-                            Component::Data,
-                            r.start,
-                            f.to_string(),
-                        )
-                        .chunk(f.chunk()),
-                    );
                     bad.push(r);
+                    problems.push(Problem::from(f));
                 }
             }
             F::CrcCountMismatch { .. } | F::CorruptMetadata { .. } | F::MissingComponent { .. } => {
