@@ -224,7 +224,10 @@ pub const COMMANDS: &[CommandHelp] = &[
     CommandHelp {
         name: "token",
         examples: &[
-            ex("Murmur3 tokens of three int keys", "sstkit token --type int 1 2 3"),
+            ex(
+                "Murmur3 tokens of three int keys",
+                "sstkit token --type int 1 2 3",
+            ),
             ex(
                 "The token of key 5, typed by an sstable's header",
                 "sstkit token --sstable fixtures/cassandra/nb_wide/nb-1-big-Data.db 5",
@@ -270,7 +273,7 @@ pub const COMMANDS: &[CommandHelp] = &[
             ),
             ex(
                 "Its first row, and the reads that cost (on stderr)",
-                "sstkit read --key 5 --limit 1 --io-stats fixtures/cassandra/nb_wide/",
+                "sstkit read --key 5 --limit 1 fixtures/cassandra/nb_wide/ --io-stats",
             ),
             ex(
                 "The last 3 rows of partition 5 of a BTI sstable, in reverse clustering order",
@@ -394,11 +397,7 @@ pub fn command_help(command: &str) -> Option<&'static CommandHelp> {
 pub fn decorate(cmd: clap::Command) -> clap::Command {
     match command_help(cmd.get_name()) {
         Some(h) => {
-            let text = format!(
-                "{}\n\n{}",
-                examples_text(h.examples),
-                exit_text(h.exit)
-            );
+            let text = format!("{}\n\n{}", examples_text(h.examples), exit_text(h.exit));
             cmd.after_long_help(text)
         }
         None => cmd,
@@ -412,11 +411,7 @@ pub fn main_after_help() -> String {
         s.push_str(&wrap(p, 2, 2));
         s.push('\n');
     }
-    s.push_str(&wrap(
-        &format!("{}:", SCHEMA_EXAMPLE.what),
-        2,
-        2,
-    ));
+    s.push_str(&wrap(&format!("{}:", SCHEMA_EXAMPLE.what), 2, 2));
     s.push_str(&format!("    {}\n\n", SCHEMA_EXAMPLE.line));
     s.push_str(&examples_text(TOUR));
     s.push_str("\n\n");

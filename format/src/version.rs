@@ -126,7 +126,12 @@ pub struct KnownVersion {
     pub tested: bool,
 }
 
-const fn known(name: &'static str, kind: FormatKind, cassandra: bool, scylla: bool) -> KnownVersion {
+const fn known(
+    name: &'static str,
+    kind: FormatKind,
+    cassandra: bool,
+    scylla: bool,
+) -> KnownVersion {
     KnownVersion {
         name,
         kind,
