@@ -8,15 +8,6 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-/// Exit status section shared by every command's long help and man page.
-pub const EXIT_STATUS: &str = "\
-Exit status:
-  0  success
-  1  problems were found in the data (validate, scrub, checksums)
-  2  usage error (bad flags or arguments)
-  3  unreadable input: missing file or component, I/O error, or a component
-     that cannot be decoded";
-
 const INPUTS: &str = "\
 SSTABLE arguments: a path to any component of an sstable (nb-1-big-Data.db, \
 ...-TOC.txt, ...-Index.db) stands for that sstable; a directory stands for every \
@@ -29,11 +20,14 @@ generations) and the legacy <ks>-<table>-<ver>-<gen>-<Component>.";
 #[command(
     name = "sstkit",
     version,
-    about = "Read Apache Cassandra and ScyllaDB SSTables offline: dump, query, verify",
+    about = "Read Apache Cassandra and ScyllaDB SSTables offline: dump, read, validate, scrub",
     long_about = "sstkit opens Apache Cassandra and ScyllaDB SSTables offline - no JVM, no running \
-database - and dumps their data and every metadata component as JSON, NDJSON or text tables.\n\n\
+database. It dumps their data and every metadata component as JSON, NDJSON or text tables, \
+reads single partitions through the index, and validates and salvages damaged sstables.\n\n\
 Output goes to stdout; diagnostics and errors go to stderr, so stdout stays clean for pipelines.",
-    after_long_help = EXIT_STATUS,
+    long_version = crate::help::long_version(),
+    after_long_help = crate::help::main_after_help(),
+    mut_subcommands = crate::help::decorate,
     propagate_version = true
 )]
 pub struct Cli {
@@ -71,32 +65,27 @@ pub enum Command {
 compression and ratio, estimated partitions, min/max timestamps, local deletion times and TTLs, \
 first and last partition key with their tokens, and the schema from the serialization header.\n\n\
 Reads TOC.txt, Statistics.db, CompressionInfo.db (if compressed), Summary.db (first/last key for \
-versions without them in Statistics.db) and the sizes of every component. Defaults to --output text.",
-        after_long_help = EXIT_STATUS
+versions without them in Statistics.db) and the sizes of every component. Defaults to --output text."
     )]
     Info(InfoArgs),
     /// List the components named by TOC.txt, with their sizes
-    #[command(after_long_help = EXIT_STATUS)]
     DumpToc(SstArgs),
     /// Decode Statistics.db: validation, compaction, stats and serialization header
     #[command(
         long_about = "Decode Statistics.db: its table of contents and all four components \
 (validation, compaction, stats, serialization header), every field of the sstable's version. \
 The JSON shape follows `scylla sstable dump-statistics`, with extra fields for Cassandra 4.0+ \
-versions.",
-        after_long_help = EXIT_STATUS
+versions."
     )]
     DumpStatistics(SstArgs),
     /// Decode Summary.db: header, sampled index entries, first and last key
-    #[command(after_long_help = EXIT_STATUS)]
     DumpSummary(SstArgs),
     /// Decode Index.db: every partition entry, optionally with its promoted index blocks
     #[command(
         long_about = "Decode Index.db: every partition entry (key, Data.db position) and, for \
 partitions with a promoted index, its header length, partition deletion and block count. With \
 --promoted-index every IndexInfo block is listed too: first and last clustering (decoded with the \
-serialization header's clustering types), offset, width and open range tombstone marker.",
-        after_long_help = EXIT_STATUS
+serialization header's clustering types), offset, width and open range tombstone marker."
     )]
     DumpIndex(DumpIndexArgs),
     /// Dump the trie indexes of BTI sstables: Partitions.db, and Rows.db with --rows
@@ -110,26 +99,21 @@ from there. With --rows, every row index of Rows.db: the partition's key, Data.d
 deletion and block count, then each block's separator (hex), offset from the partition start \
 and open range tombstone; the last entry points at the end-of-partition byte.\n\n\
 --output json (default) writes one object per sstable, ndjson one line per entry (with a \
-\"type\": footer, partition, rows), text tables. BIG-format sstables have no tries: exit 3.",
-        after_long_help = EXIT_STATUS
+\"type\": footer, partition, rows), text tables. BIG-format sstables have no tries: exit 3."
     )]
     DumpTrie(DumpTrieArgs),
     /// Decode CompressionInfo.db: compressor, options, chunk length and chunk offsets
-    #[command(after_long_help = EXIT_STATUS)]
     DumpCompressionInfo(SstArgs),
     /// Decode Filter.db (bloom filter); with --key, test whether a key may be present
-    #[command(after_long_help = EXIT_STATUS)]
     DumpFilter(DumpFilterArgs),
     /// Decode Scylla.db (ScyllaDB metadata): sharding, features, origin, version, schema, ...
-    #[command(after_long_help = EXIT_STATUS)]
     DumpScyllaMetadata(SstArgs),
     /// Print the table as a CQL CREATE TABLE rebuilt from the serialization header
     #[command(
         long_about = "Print the table as CQL (CREATE TYPE for user types, then CREATE TABLE), \
 rebuilt from the sstable's own serialization header. Key column names are not stored in \
 Statistics.db: they are taken from Scylla.db when present, otherwise generated (pk0, pk1, ... \
-for the partition key and ck0, ck1, ... for clustering columns). Defaults to --output text.",
-        after_long_help = EXIT_STATUS
+for the partition key and ck0, ck1, ... for clustering columns). Defaults to --output text."
     )]
     DumpSchema(DumpSchemaArgs),
     /// Compute the token of a partition key
@@ -140,8 +124,7 @@ component needs no escaping when only one split fits the types), with quoted com
 ('a:b':5), or as a CQL tuple (1, 'a'). Negative numbers are keys, not flags (token --type int -5). The key type comes from the \
 sstable's serialization header, or from --type (a CQL type such as int, or a Cassandra marshal \
 type string). The partitioner comes from the sstable's Statistics.db, or --partitioner \
-(murmur3 by default when no sstable is given).",
-        after_long_help = EXIT_STATUS
+(murmur3 by default when no sstable is given)."
     )]
     Token(TokenArgs),
     /// Dump the partitions of Data.db (JSON, NDJSON, sstabledump-compatible JSON, or text)
@@ -155,8 +138,7 @@ sstabledump (and sstabledump -l) prints, text one row per line like sstabledump 
 one long line of JSON). Writing to a file or pipe, a progress bar is shown on stderr when it is \
 a terminal.\n\n\
 Single keys (--key, --key-hex, --keys-file) are located through the bloom filter, Summary.db and \
-Index.db, not by scanning.",
-        after_long_help = EXIT_STATUS
+Index.db, not by scanning."
     )]
     DumpData(DumpDataArgs),
     /// Read one partition, or a clustering range of it, located through the index
@@ -168,8 +150,7 @@ then only the Data.db range that can hold the answer. --io-stats shows what that
 Clustering bounds are typed values (prefixes allowed; several columns as a:b, a CQL tuple \
 (1, 'a') or quoted components; a printed clustering reads back as is): --from/--to are \
 inclusive, --after/--before exclusive. The static row and the partition deletion are always \
-included; range tombstones are clipped to the requested range.",
-        after_long_help = EXIT_STATUS
+included; range tombstones are clipped to the requested range."
     )]
     Read(ReadArgs),
     /// Check everything: structure, chunk checksums, digest, components
@@ -189,8 +170,7 @@ digest, Statistics.db, Index.db order, Summary.db, Filter.db against the Index.d
 report lists the skipped ones with why (\"skipped\"; on stderr with -o text).\n\n\
 Findings have the shape validate-checksums and scrub use: class, severity, component, offset, \
 chunk, partition_key, message. Exits 1 when a finding is an error (warnings such as \
-missing_digest and notes do not count).",
-        after_long_help = EXIT_STATUS
+missing_digest and notes do not count)."
     )]
     Validate(ValidateArgs),
     /// Scan Data.db from its first byte: validate, or salvage what is intact around corruption
@@ -201,8 +181,7 @@ Cassandra's scrub does), otherwise by scanning for a partition start that follow
 end-of-partition marker, has a key of the table's key type sorting after the last partition, \
 passes the bloom filter and decodes to its end. Chunk checksums (compressed chunks, CRC.db) \
 are checked: a partition over a chunk that failed its checksum is never salvaged. The work is \
-bounded by a small constant times one pass over the file.",
-        after_long_help = EXIT_STATUS
+bounded by a small constant times one pass over the file."
     )]
     Scrub(ScrubArgs),
     /// Check every chunk checksum and the whole-file digest of Data.db
@@ -220,8 +199,7 @@ has_digest, valid) extended with chunks, bytes and findings; ndjson one line per
 summary line per sstable; text a table. Exits 1 when any sstable is invalid.\n\n\
 A Data.db of 16 MiB or more is cut at chunk boundaries into parts checked on one thread \
 each (--threads, default one per core); the findings and the report are the same as on one \
-thread, in the same order.",
-        after_long_help = EXIT_STATUS
+thread, in the same order."
     )]
     ValidateChecksums(ValidateChecksumsArgs),
     /// Generate man pages or shell completions (for packaging)
@@ -435,22 +413,10 @@ pub struct CommonArgs {
     pub io: IoArgs,
 }
 
-/// Long help of `--schema`.
-const SCHEMA_HELP: &str = "CQL file with the table's CREATE TABLE statement (the first one in \
-the file; CREATE TYPE statements it uses may come with it). Pre-3.0 sstables (jb, ka, la, lb) store no \
-schema, so their Data.db can only be decoded with it: dump-data, read, validate and scrub need \
-it for them and exit with code 3 without it (read then reads the partition whole from its \
-start; --reverse is not available for them). Partition-key, clustering (with CLUSTERING ORDER BY ... \
-DESC), static, collection and counter columns and WITH COMPACT STORAGE are taken into account. \
-Sstables of the row format (ma and later) carry their own schema in Statistics.db, which is \
-used instead (the file is then ignored). The other commands use it to show the partition keys \
-of pre-3.0 sstables typed.\n\n\
-A column the file does not declare (e.g. a dropped column) is skipped in pre-3.0 data, and so is \
-a cell whose shape does not fit its column's type (a column dropped and re-added as another \
-type). Columns whose values do not decode with the declared type are printed as hex and named \
-once on stderr.\n\n\
-Without --schema, a schema.cql next to the pre-3.0 sstables (Cassandra snapshots and backups \
-carry one) is used, and stderr says so.";
+/// Long help of `--schema`: the details are in `sstkit --help` once, not in every command's.
+const SCHEMA_HELP: &str = "CQL file with the table's CREATE TABLE: the schema of pre-3.0 (jb, \
+ka, la, lb) sstables, which store none. Ignored for sstables of the row format (ma and later). \
+Details: sstkit --help, or man sstkit.";
 
 /// IO layer settings, shared by every command that reads sstables.
 #[derive(Debug, Clone, Args)]

@@ -41,7 +41,7 @@ impl CrcFile {
                 format!("chunk size {size} is not positive"),
             )
         })?;
-        if cur.remaining() % 4 != 0 {
+        if !cur.remaining().is_multiple_of(4) {
             return Err(cur.bad(
                 "CRC checksums",
                 format!(

@@ -424,7 +424,7 @@ pub fn decode_counter(cur: &mut Cur<'_>) -> Result<CounterContext> {
     for _ in 0..n {
         header.push(cur.u16("counter header element")? as i16);
     }
-    if cur.remaining() % 32 != 0 {
+    if !cur.remaining().is_multiple_of(32) {
         return Err(cur.bad(
             "counter shards",
             format!("{} bytes is not a whole number of shards", cur.remaining()),

@@ -221,7 +221,7 @@ fn be(b: &[u8]) -> u64 {
 fn read12(b: &[u8], base: usize, j: usize) -> Option<u64> {
     let at = base + (3 * j) / 2;
     let w = u16::from_be_bytes([*b.get(at)?, *b.get(at + 1)?]);
-    let w = if j % 2 == 0 { w >> 4 } else { w };
+    let w = if j.is_multiple_of(2) { w >> 4 } else { w };
     Some((w & 0xFFF) as u64)
 }
 

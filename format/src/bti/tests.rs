@@ -736,7 +736,12 @@ fn value_for(t: &CqlType, seed: &[u8]) -> Option<Vec<u8>> {
         Native::Boolean => vec![seed.first().copied().unwrap_or(0) & 1],
         Native::Uuid => {
             let mut u = take(16);
-            u[6] = (u[6] & 0x0F) | if seed.len() % 2 == 0 { 0x10 } else { 0x40 };
+            u[6] = (u[6] & 0x0F)
+                | if seed.len().is_multiple_of(2) {
+                    0x10
+                } else {
+                    0x40
+                };
             u
         }
         Native::Text | Native::Blob => seed.iter().copied().take(5).collect(),

@@ -214,7 +214,7 @@ fn scan_index(
         match r.next() {
             Ok(Some(e)) => {
                 if let Some(iv) = interval.filter(|i| *i > 0) {
-                    if s.entries % iv == 0 {
+                    if s.entries.is_multiple_of(iv) {
                         s.samples.push(e.offset);
                     }
                 }

@@ -784,11 +784,11 @@ fn instant_fraction_into(out: &mut String, nanos: u32) {
     let n = u64::from(nanos);
     if nanos == 0 {
         out.push('Z');
-    } else if nanos % 1_000_000 == 0 {
+    } else if nanos.is_multiple_of(1_000_000) {
         let mut b = *b".000Z";
         digits::<3>(&mut b[1..], n / 1_000_000);
         push_array(out, &b);
-    } else if nanos % 1000 == 0 {
+    } else if nanos.is_multiple_of(1000) {
         let mut b = *b".000000Z";
         digits::<6>(&mut b[1..], n / 1000);
         push_array(out, &b);

@@ -42,7 +42,7 @@ fn bad(msg: impl Into<String>) -> Error {
 
 /// Decode hex (even length, no prefix).
 pub fn unhex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     (0..s.len())
