@@ -1289,7 +1289,12 @@ fn bad_chunks(sst: &Sstable, problems: &mut Problems) -> (Vec<Range<u64>>, bool)
                     problems.push(Problem::from(f));
                 }
             }
-            F::CrcCountMismatch { .. } | F::CorruptMetadata { .. } | F::MissingComponent { .. } => {
+            // Chunks without a checksum that could be checked (a damaged or
+            // missing Digest leaves the chunks checked).
+            F::CrcCountMismatch { .. } => verified = false,
+            F::CorruptMetadata { component, .. } | F::MissingComponent { component }
+                if *component == Component::Crc =>
+            {
                 verified = false
             }
             _ => {}
