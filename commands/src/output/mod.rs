@@ -261,7 +261,10 @@ const LONG_HEX: usize = 128;
 /// The text form of a long binary field: its size and a hash (SHA-1,
 /// abbreviated), not kilobytes of hex. `None` when `s` is not long hex.
 pub fn binary_summary(s: &str) -> Option<String> {
-    if s.len() <= LONG_HEX || !s.len().is_multiple_of(2) || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+    if s.len() <= LONG_HEX
+        || !s.len().is_multiple_of(2)
+        || !s.bytes().all(|b| b.is_ascii_hexdigit())
+    {
         return None;
     }
     let bytes = sstkit_format::value::literal::unhex(s)?;
