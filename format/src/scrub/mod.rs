@@ -900,17 +900,29 @@ fn settle(
         None => report.dropped += 1,
     }
     if let (Some(s), Some(t)) = (sink.as_deref_mut(), target) {
-        reader.seek_partition(DataPos(pos))?;
-        let end_byte = d.end - reader.end_marker_len();
-        let mut src = Salvaged {
-            reader,
-            drop: &d.drop,
-            end_byte,
-            done: false,
-        };
-        s.partition(info, t, &mut src).map_err(Error::from)?;
+        hand_over(reader, s, info, t, pos, &d)?;
     }
     Ok(())
+}
+
+/// Re-read the decoded partition `d` at `pos` and hand it to `sink`'s `target`.
+fn hand_over(
+    reader: &mut ScanReader<'_>,
+    sink: &mut dyn SalvageSink,
+    info: &ScrubInfo<'_>,
+    target: Target,
+    pos: u64,
+    d: &Decoded,
+) -> Result<()> {
+    reader.seek_partition(DataPos(pos))?;
+    let end_byte = d.end - reader.end_marker_len();
+    let mut src = Salvaged {
+        reader,
+        drop: &d.drop,
+        end_byte,
+        done: false,
+    };
+    sink.partition(info, target, &mut src).map_err(Error::from)
 }
 
 /// Scrub `sst`: scan Data.db without the index, check, and (modes `Skip`
@@ -1023,16 +1035,7 @@ pub fn scrub(
                     .key(&d.key);
                     report.problems.push(p);
                     if let (Mode::Segregate, Some(s)) = (opts.mode, sink.as_deref_mut()) {
-                        reader.seek_partition(DataPos(pos))?;
-                        let end_byte = d.end - reader.end_marker_len();
-                        let mut src = Salvaged {
-                            reader: &mut reader,
-                            drop: &d.drop,
-                            end_byte,
-                            done: false,
-                        };
-                        s.partition(&info, Target::Damaged, &mut src)
-                            .map_err(Error::from)?;
+                        hand_over(&mut reader, s, &info, Target::Damaged, pos, &d)?;
                     }
                     let error = Error::at(
                         ErrorKind::BadValue("chunk checksum failed".into()),
