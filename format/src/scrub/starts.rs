@@ -80,13 +80,12 @@ impl Starts {
         }
         let mut s = Starts {
             features: sst.features(),
-            index: Vec::new(),
+            index,
             entries,
             keys: Vec::new(),
             trusted,
         };
         s.finish(data_len);
-        s.index = index;
         Some(s)
     }
 
