@@ -102,22 +102,6 @@ fn clustering_types(sst: &Path) -> Vec<CqlType> {
     st.header.unwrap().clustering_types
 }
 
-/// The components of a clustering `raw` hex (2-byte length + bytes each).
-fn components(raw: &str) -> Vec<Vec<u8>> {
-    let b: Vec<u8> = (0..raw.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&raw[i..i + 2], 16).unwrap())
-        .collect();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i + 2 <= b.len() {
-        let n = u16::from_be_bytes([b[i], b[i + 1]]) as usize;
-        out.push(b[i + 2..i + 2 + n].to_vec());
-        i += 2 + n;
-    }
-    out
-}
-
 /// Command-line text of clustering components (CQL literals joined by `:`),
 /// or None when a value does not round-trip.
 fn bound_text(types: &[CqlType], comps: &[Vec<u8>]) -> Option<String> {
@@ -222,7 +206,7 @@ fn read_on_da_equals_read_on_oa() {
             let mut rows: Vec<Vec<Vec<u8>>> = els
                 .iter()
                 .filter(|e| e["type"] == "clustering-row")
-                .map(|e| components(e["key"]["raw"].as_str().unwrap_or("")))
+                .map(|e| crate::read::components(e["key"]["raw"].as_str().unwrap_or("")))
                 .collect();
             rows.dedup();
             let mut all = vec![Vec::new()];
@@ -376,7 +360,7 @@ fn warm_single_row_read_is_one_data_read() {
         for at in [1, rows.len() / 2, rows.len() - 2] {
             let row = bound_text(
                 &types,
-                &components(rows[at]["key"]["raw"].as_str().unwrap()),
+                &crate::read::components(rows[at]["key"]["raw"].as_str().unwrap()),
             )
             .unwrap();
             let r = sstkit([

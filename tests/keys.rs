@@ -30,20 +30,6 @@ fn key_types(dir: &Path) -> (CqlType, Vec<CqlType>) {
     (h.partition_key_type, h.clustering_types)
 }
 
-/// The components of a dump-data clustering `raw` (2-byte length + bytes
-/// each).
-fn clustering_components(raw: &str) -> Vec<Vec<u8>> {
-    let b = unhex(raw);
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i + 2 <= b.len() {
-        let n = u16::from_be_bytes([b[i], b[i + 1]]) as usize;
-        out.push(b[i + 2..i + 2 + n].to_vec());
-        i += 2 + n;
-    }
-    out
-}
-
 fn ndjson(args: &[&str]) -> Vec<Value> {
     let r = sstkit(args);
     assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
@@ -111,7 +97,7 @@ fn printed_keys_and_clusterings_read_back() {
                 .unwrap_or_default();
             for e in &rows {
                 let printed = e["key"]["value"].as_str().unwrap();
-                let comps = clustering_components(e["key"]["raw"].as_str().unwrap());
+                let comps = crate::read::components(e["key"]["raw"].as_str().unwrap());
                 if types.is_empty() {
                     continue;
                 }
