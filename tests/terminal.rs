@@ -258,6 +258,56 @@ fn key_not_in_the_index_is_said_on_stderr() {
 }
 
 #[test]
+fn key_not_in_an_unindexed_sstable_is_said_on_stderr() {
+    // Without an index dump-data reads the whole Data.db; a key it never met is reported.
+    for (case, drop) in [
+        (
+            "nb_clustering",
+            &["Index.db", "Summary.db", "Filter.db"][..],
+        ),
+        (
+            "da_clustering",
+            &["Partitions.db", "Rows.db", "Filter.db"][..],
+        ),
+    ] {
+        let dir = tempdir(&format!("noindex-{case}"));
+        for e in std::fs::read_dir(fixtures().join(case)).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            let component = name.rsplit('-').next().unwrap_or_default();
+            if name.contains("-Data.db") || (name.contains("-b") && !drop.contains(&component)) {
+                std::fs::copy(&p, dir.join(&name)).unwrap();
+            }
+        }
+        let d = dir.display().to_string();
+        let r = sstkit(["dump-data", "-k", "zz:999", "-k", "sa:11", d.as_str()]);
+        assert_eq!(r.code, 0, "{case}: {}", r.stderr);
+        assert!(
+            r.stderr.contains(
+                "key 'zz:999' not found: not in Data.db (no index: every partition was read)"
+            ),
+            "{case}: {}",
+            r.stderr
+        );
+        assert!(!r.stderr.contains("'sa:11'"), "{case}: {}", r.stderr);
+        assert!(r.stdout.contains("\"sa:11\""), "{case}: {}", r.stdout);
+        // --limit stops the scan early: nothing is claimed about keys not looked for.
+        let r = sstkit([
+            "dump-data",
+            "--limit",
+            "1",
+            "-k",
+            "sa:11",
+            "-k",
+            "zz:999",
+            d.as_str(),
+        ]);
+        assert!(!r.stderr.contains("not found"), "{case}: {}", r.stderr);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[test]
 fn no_progress_bar_when_stderr_is_not_a_terminal() {
     let case = fixtures().join("nb_clustering").display().to_string();
     for cmd in ["validate", "validate-checksums", "scrub"] {
@@ -408,12 +458,20 @@ mod pty {
     fn text_fits_an_80_column_terminal() {
         let bad = corrupt_case().display().to_string();
         let case = nb();
+        let all_types = fixtures().join("nb_all_types").display().to_string();
+        let collections = fixtures().join("nb_collections").display().to_string();
+        // In a pipe the same text keeps one line per row, wider than 80.
+        let piped = sstkit(["dump-data", "-o", "text", all_types.as_str()]);
+        assert!(widest(&piped.stdout).0 > 80, "{}", piped.stdout);
         for args in [
             vec!["info", case.as_str()],
             vec!["validate", "-o", "text", bad.as_str()],
             vec!["validate-checksums", "-o", "text", case.as_str()],
             vec!["dump-statistics", "-o", "text", case.as_str()],
             vec!["validate", "--io-stats=table", "-o", "text", case.as_str()],
+            // dump-data's default at a terminal: text, long rows folded.
+            vec!["dump-data", all_types.as_str()],
+            vec!["dump-data", "-o", "text", collections.as_str()],
         ] {
             let r = run(&args, 80, false, &[]);
             assert!(r.code <= 1, "{args:?}: exit {}:\n{}", r.code, r.tty);
@@ -526,8 +584,11 @@ mod pty {
         let r = run(&["dump-data", &case], 80, false, &[]);
         assert_eq!(r.code, 0);
         assert!(!r.tty.starts_with("{\"sstables\""), "{}", &r.tty[..200]);
+        // The same text as in a pipe, long rows folded onto indented lines.
         let text = sstkit(["dump-data", "-o", "text", &case]);
-        assert_eq!(r.tty, text.stdout);
+        let squeeze = |s: &str| s.split_whitespace().collect::<String>();
+        assert_eq!(squeeze(&r.tty), squeeze(&text.stdout));
+        assert!(widest(&text.stdout).0 > 80 && widest(&r.tty).0 <= 80);
         // A pipe keeps the documented default, JSON.
         let r = run(&["dump-data", &case], 80, true, &[]);
         assert!(r.stdout.starts_with("{\"sstables\""));

@@ -159,6 +159,7 @@ pub fn absence_text(why: sstkit_format::read::Absence) -> &'static str {
         Absence::Filter => "bloom filter says absent",
         Absence::KeyRange => "outside the sstable's key range",
         Absence::Index => "not in the index",
+        Absence::Data => "not in Data.db (no index: every partition was read)",
     }
 }
 

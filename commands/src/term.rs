@@ -240,3 +240,172 @@ mod tests {
         }
     }
 }
+
+/// A writer that folds lines wider than `width` at the renderer's separators
+/// (`, ` between cells, ` | ` before them), continuing with an indent: row
+/// lines of the text dump at a terminal, which stay one line per row in pipes.
+pub struct LineWrap<W: std::io::Write> {
+    inner: W,
+    width: usize,
+    line: Vec<u8>,
+}
+
+/// Continuation lines start with this.
+const WRAP_INDENT: &str = "    ";
+
+/// A line longer than this is folded before its end arrives, so the buffer stays bounded.
+const WRAP_BUFFER_MAX: usize = 1 << 20;
+
+impl<W: std::io::Write> LineWrap<W> {
+    /// Fold lines written to `inner` at `width` columns.
+    pub fn new(inner: W, width: usize) -> Self {
+        LineWrap {
+            inner,
+            width: width.max(MIN_WIDTH),
+            line: Vec::new(),
+        }
+    }
+
+    /// Write the buffered line folded; when `partial` (a line longer than
+    /// [`WRAP_BUFFER_MAX`] whose end has not arrived), go on with its rest
+    /// on a continuation line.
+    fn fold(&mut self, partial: bool) -> std::io::Result<()> {
+        let text = String::from_utf8_lossy(&self.line).into_owned();
+        let mut out = String::new();
+        let mut col = 0usize;
+        for piece in split_keep(&text) {
+            let mut piece = piece;
+            if col > WRAP_INDENT.len() && col + piece.chars().count() > self.width {
+                // Does not fit after what the line holds: a new line, without the separator's space.
+                out.push('\n');
+                out.push_str(WRAP_INDENT);
+                col = WRAP_INDENT.len();
+                piece = piece.trim_start_matches(' ');
+            }
+            // Wider than a whole line: cut it, going on on continuation lines.
+            while col + piece.chars().count() > self.width {
+                let fit = self.width.saturating_sub(col).max(1);
+                let cut = piece
+                    .char_indices()
+                    .nth(fit)
+                    .map_or(piece.len(), |(i, _)| i);
+                out.push_str(&piece[..cut]);
+                out.push('\n');
+                out.push_str(WRAP_INDENT);
+                col = WRAP_INDENT.len();
+                piece = &piece[cut..];
+            }
+            out.push_str(piece);
+            col += piece.chars().count();
+        }
+        if partial {
+            out.push('\n');
+            out.push_str(WRAP_INDENT);
+        }
+        self.line.clear();
+        self.inner.write_all(out.as_bytes())
+    }
+}
+
+/// `text` cut after each `, ` and before each ` | `, keeping every byte.
+fn split_keep(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i..].starts_with(b", ") {
+            out.push(&text[start..i + 2]);
+            start = i + 2;
+            i += 2;
+        } else if i > start && b[i..].starts_with(b" | ") {
+            out.push(&text[start..i]);
+            start = i;
+            i += 3;
+        } else {
+            i += 1;
+        }
+    }
+    if start < text.len() {
+        out.push(&text[start..]);
+    }
+    out
+}
+
+impl<W: std::io::Write> std::io::Write for LineWrap<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut rest = buf;
+        while let Some(nl) = rest.iter().position(|&c| c == b'\n') {
+            self.line.extend_from_slice(&rest[..nl]);
+            self.fold(false)?;
+            self.inner.write_all(b"\n")?;
+            rest = &rest[nl + 1..];
+        }
+        self.line.extend_from_slice(rest);
+        if self.line.len() > WRAP_BUFFER_MAX {
+            // Fold up to a character boundary; a character cut in two waits for its end.
+            let valid = match std::str::from_utf8(&self.line) {
+                Ok(_) => self.line.len(),
+                Err(e) if e.error_len().is_none() => e.valid_up_to(),
+                Err(_) => self.line.len(),
+            };
+            let carry = self.line.split_off(valid);
+            self.fold(true)?;
+            self.line = carry;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if !self.line.is_empty() {
+            self.fold(false)?;
+        }
+        self.inner.flush()
+    }
+}
+
+#[cfg(test)]
+mod wrap_tests {
+    use super::*;
+    use std::io::Write;
+
+    fn folded(text: &str, width: usize) -> String {
+        let mut w = LineWrap::new(Vec::new(), width);
+        w.write_all(text.as_bytes()).unwrap();
+        w.flush().unwrap();
+        String::from_utf8(w.inner).unwrap()
+    }
+
+    #[test]
+    fn short_lines_pass_unchanged() {
+        assert_eq!(folded("a b c\nd\n", 80), "a b c\nd\n");
+    }
+
+    #[test]
+    fn long_rows_fold_at_cell_separators_and_keep_every_byte() {
+        let cells: Vec<String> = (0..20)
+            .map(|i| format!("[c{i}=value-{i} ts=17000000000{i:02}]"))
+            .collect();
+        let line = format!("[23]@18 Row[info=[ts=1] ]:  | {}", cells.join(", "));
+        let out = folded(&format!("{line}\nnext\n"), 60);
+        for l in out.lines() {
+            assert!(l.chars().count() <= 60, "{l:?}");
+        }
+        // Folding only moves spaces: every other character stays, in order.
+        let squeeze = |s: &str| s.split_whitespace().collect::<String>();
+        assert_eq!(squeeze(&out), squeeze(&format!("{line}\nnext\n")));
+        assert!(out.ends_with("\nnext\n"), "{out}");
+        assert!(out.contains("\n    [c"), "{out}");
+    }
+
+    #[test]
+    fn a_piece_wider_than_the_line_is_cut() {
+        let blob = "x".repeat(200);
+        let out = folded(&format!("[bl={blob}]\n"), 50);
+        assert!(out.lines().all(|l| l.chars().count() <= 50), "{out}");
+        assert_eq!(
+            out.replace(&format!("\n{WRAP_INDENT}"), "").trim_end(),
+            format!("[bl={blob}]")
+        );
+    }
+}

@@ -333,7 +333,7 @@ fn drive_all(
                     .in_file(&sst.data_path()),
                 ),
             })?;
-            if found {
+            if found.1 {
                 emitted += 1;
                 if emitted >= limit {
                     break;
@@ -348,18 +348,41 @@ fn drive_all(
     } else {
         Progress::new("dump-data")
     };
+    // Keys asked for but not met in a whole scan are reported, as the index path does.
+    let mut missing: Option<std::collections::HashSet<Vec<u8>>> =
+        sel.keys.as_ref().map(|ks| ks.iter().cloned().collect());
     loop {
         bar.set(reader.position().0, reader.data_len());
         match one_partition(a, &mut reader, t, sel, sink) {
-            Ok(true) => {
-                emitted += 1;
-                if emitted >= limit {
-                    break;
+            Ok((key, written)) => {
+                if let Some(m) = &mut missing {
+                    m.remove(&key);
+                }
+                if written {
+                    emitted += 1;
+                    if emitted >= limit {
+                        // Stopped early: the keys not yet met were not looked for.
+                        missing = None;
+                        break;
+                    }
                 }
             }
-            Ok(false) => {}
             Err(Stop::End) => break,
             Err(Stop::Err(e)) => return Err(e),
+        }
+    }
+    if let (Some(missing), Some(keys)) = (missing, &sel.keys) {
+        let label = crate::sstable_label(sst);
+        // In the order asked (Data.db order), skipping keys the selection excludes.
+        for key in keys
+            .iter()
+            .filter(|k| missing.contains(*k) && sel.wants(t, k))
+        {
+            crate::render::note_key_absent(
+                &label,
+                &select::key_text(t, key),
+                sstkit_format::read::Absence::Data,
+            );
         }
     }
     Ok(())
@@ -385,14 +408,14 @@ impl From<io::Error> for Stop {
     }
 }
 
-/// Read the next partition; `Ok(true)` when it was selected and written.
+/// Read the next partition: its key, and whether it was selected and written.
 fn one_partition(
     a: &DumpDataArgs,
     reader: &mut ScanReader<'_>,
     t: &Table<'_>,
     sel: &Selection,
     sink: &mut dyn Sink,
-) -> Result<bool, Stop> {
+) -> Result<(Vec<u8>, bool), Stop> {
     let (key, deletion) = match reader.next_fragment()? {
         None => return Err(Stop::End),
         Some(Fragment::PartitionStart { key, deletion, .. }) => (key.to_vec(), deletion),
@@ -407,12 +430,12 @@ fn one_partition(
     };
     if !sel.wants(t, &key) {
         reader.skip_partition()?;
-        return Ok(false);
+        return Ok((key, false));
     }
     if a.keys_only {
         reader.skip_partition()?;
         sink.key_only(t, &key)?;
-        return Ok(true);
+        return Ok((key, true));
     }
     let mut started = false;
     let lazy = sink.takes_lazy_rows();
@@ -484,7 +507,7 @@ fn one_partition(
         }
     })();
     match r {
-        Ok(()) => Ok(sink.last_partition_written()),
+        Ok(()) => Ok((key, sink.last_partition_written())),
         Err(e) => {
             // Close what was opened so the output stays well-formed (not
             // after an output error: the writer may be mid-token).

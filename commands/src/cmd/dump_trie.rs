@@ -335,6 +335,10 @@ pub fn lookup_positions(
     let Some(keys) = &sel.keys else {
         return Ok(None);
     };
+    // No trie to look keys up with: the caller scans, as for a BIG sstable without Index.db.
+    if !sst.io.exists(Component::Partitions) {
+        return Ok(None);
+    }
     let mut index = BtiIndex::open(sst, t.partitioner.clone(), &t.header.clustering_types)?;
     let mut out = Vec::new();
     for key in keys {

@@ -149,6 +149,8 @@ pub enum Absence {
     KeyRange,
     /// Not in Index.db (a bloom-filter false positive).
     Index,
+    /// Not in Data.db: the sstable has no index, so every partition was read.
+    Data,
 }
 
 impl Absence {
@@ -158,6 +160,7 @@ impl Absence {
             Absence::Filter => "absent (bloom filter)",
             Absence::KeyRange => "absent (outside the sstable's key range)",
             Absence::Index => "absent (not in the index: a bloom filter false positive)",
+            Absence::Data => "absent (not in Data.db, read whole: no index)",
         }
     }
 }
