@@ -259,15 +259,25 @@ fn fixture_schemas_agree_with_headers() {
             x.sort();
             x
         };
+        // A flush writes into the header only the columns its memtable held:
+        // the schema's columns not written to this sstable are left out.
+        let name = |c: &str| c.split(':').next().unwrap_or_default().to_owned();
+        let written = |schema: Vec<String>, header: &[String]| {
+            schema
+                .into_iter()
+                .filter(|c| header.iter().any(|h| name(h) == name(c)))
+                .collect::<Vec<_>>()
+        };
+        let (hs_static, hs_regular) = (hcols(&h.static_columns), hcols(&h.regular_columns));
         cmp(
             "static",
-            format!("{:?}", cols(&s.static_columns)),
-            format!("{:?}", hcols(&h.static_columns)),
+            format!("{:?}", written(cols(&s.static_columns), &hs_static)),
+            format!("{hs_static:?}"),
         );
         cmp(
             "regular",
-            format!("{:?}", cols(&s.regular_columns)),
-            format!("{:?}", hcols(&h.regular_columns)),
+            format!("{:?}", written(cols(&s.regular_columns), &hs_regular)),
+            format!("{hs_regular:?}"),
         );
         // Rendering round trips, with real names and with generated ones.
         let ks = s.keyspace.clone().unwrap_or_default();
