@@ -249,6 +249,9 @@ pub struct DumpDataArgs {
     /// Rows and range tombstones in reverse clustering order (bounded memory)
     #[arg(long)]
     pub reverse: bool,
+    /// Read the sstables as one table: partitions and rows reconciled as Cassandra does
+    #[arg(long)]
+    pub merge: bool,
     /// CQL file with the table's CREATE TABLE: the schema of pre-3.0 (jb, ka, la, lb) sstables, which store none
     #[arg(long, value_name = "FILE", long_help = SCHEMA_HELP)]
     pub schema: Option<PathBuf>,
@@ -315,6 +318,9 @@ pub struct ReadArgs {
     /// Rows in reverse clustering order
     #[arg(long)]
     pub reverse: bool,
+    /// Read the sstables as one table: the partition reconciled as Cassandra does
+    #[arg(long)]
+    pub merge: bool,
     /// Output format
     #[arg(long, short = 'o', value_enum, default_value = "json")]
     pub output: DataOutputFormat,

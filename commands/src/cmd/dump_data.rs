@@ -72,6 +72,9 @@ use crate::{resolve_sstables, sstable_label, CmdError, CmdResult, Outcome};
 
 /// Run the command.
 pub fn run(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
+    if a.merge {
+        return run_merged(a, out);
+    }
     let descs = resolve_sstables(&a.sstables)?;
     let spec = select::Spec::from_args(a)?;
     let now_secs = SystemTime::now()
@@ -135,6 +138,146 @@ pub fn run(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         json.raw().flush()?;
     }
     Ok(outcome)
+}
+
+/// `--merge`: the sstables as one table ([`crate::merged`]), one output.
+fn run_merged(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
+    let descs = resolve_sstables(&a.sstables)?;
+    let spec = select::Spec::from_args(a)?;
+    let mut schema = crate::SchemaSource::new(a.schema.as_deref())?;
+    let inputs = crate::merged::MergeInputs::open(descs, crate::io_options(&a.io)?, &mut schema)?;
+    let now_secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let table = Table {
+        header: &inputs.schema.header,
+        partitioner: inputs.partitioner.clone(),
+        now_secs,
+        raw_timestamps: a.raw_timestamps,
+    };
+    let sel = Selection::resolve(&spec, &table)?;
+    let label = inputs.label();
+    let scylla = matches!(
+        a.format(),
+        DataOutputFormat::Json | DataOutputFormat::Ndjson
+    );
+    let json_fmt = match a.format() {
+        DataOutputFormat::Ndjson => OutputFormat::Ndjson,
+        _ => OutputFormat::Json,
+    };
+    let mut json = JsonOut::new(out, if scylla { json_fmt } else { OutputFormat::Text });
+    let shape = crate::merged::Shape {
+        reverse: a.reverse,
+        ..Default::default()
+    };
+    let mut outcome = Outcome::default();
+    let r = if scylla {
+        json.begin_sstable(&label)?;
+        let mut sink = ScyllaWriter::new(
+            &mut json,
+            a.format() == DataOutputFormat::Ndjson,
+            a.tombstones_only,
+        );
+        let mut r = drive_merged(a, &inputs, &table, &sel, &shape, &mut sink);
+        if !matches!(r, Err(CmdError::Output(_))) {
+            if let Err(e) = sink.flush() {
+                r = Err(CmdError::Output(e));
+            }
+        }
+        drop(sink);
+        let msg = match &r {
+            Err(CmdError::Output(_)) => return r.map(|_| outcome),
+            Err(e) => Some(e.to_string()),
+            Ok(()) => None,
+        };
+        json.end_sstable(true, msg.as_deref())?;
+        r
+    } else {
+        let w = json.raw();
+        match a.format() {
+            DataOutputFormat::Sstabledump | DataOutputFormat::SstabledumpLines if a.keys_only => {
+                let mut sink = SdKeys {
+                    w: KeysWriter::new(w),
+                };
+                sink.w.begin()?;
+                let r = drive_merged(a, &inputs, &table, &sel, &shape, &mut sink);
+                if !matches!(r, Err(CmdError::Output(_))) {
+                    sink.w.finish()?;
+                }
+                r
+            }
+            DataOutputFormat::Sstabledump | DataOutputFormat::SstabledumpLines => {
+                let lines = a.format() == DataOutputFormat::SstabledumpLines;
+                let mut sink = SdSink::new(SstabledumpWriter::new(w, lines), a.tombstones_only);
+                sink.w.begin()?;
+                let r = drive_merged(a, &inputs, &table, &sel, &shape, &mut sink);
+                if !matches!(r, Err(CmdError::Output(_))) {
+                    sink.w.finish()?;
+                }
+                r
+            }
+            _ => {
+                let mut sink = TextWriter::new(w, a.tombstones_only);
+                drive_merged(a, &inputs, &table, &sel, &shape, &mut sink)
+            }
+        }
+    };
+    match r {
+        Ok(()) => {}
+        Err(CmdError::Format(e)) => {
+            eprintln!("sstkit: {e}");
+            outcome.unreadable += 1;
+        }
+        Err(e) => return Err(e),
+    }
+    if let Some(f) = a.io_stats {
+        for (sst, l) in inputs.ssts.iter().zip(&inputs.labels) {
+            iostats::print(f, l, &sst.io.stats());
+        }
+    }
+    if scylla {
+        json.finish()?;
+    } else {
+        json.raw().flush()?;
+    }
+    Ok(outcome)
+}
+
+/// The merged partitions `sel` wants, to `sink`; `--limit` counts printed
+/// partitions.
+fn drive_merged(
+    a: &DumpDataArgs,
+    inputs: &crate::merged::MergeInputs,
+    t: &Table<'_>,
+    sel: &Selection,
+    shape: &crate::merged::Shape,
+    sink: &mut dyn Sink,
+) -> CmdResult<()> {
+    let limit = a.limit.unwrap_or(u64::MAX);
+    if limit == 0 {
+        return Ok(());
+    }
+    let mut merger = inputs.merger(inputs.scan_sources()?);
+    let mut emitted = 0u64;
+    while let Some(start) = merger.next_partition()? {
+        if !sel.wants(t, &start.key) {
+            continue;
+        }
+        let printed = if a.keys_only {
+            sink.key_only(t, &start.key)?;
+            true
+        } else {
+            crate::merged::emit_partition(&mut merger, start, &inputs.schema, t, shape, sink)?
+        };
+        if printed {
+            emitted += 1;
+            if emitted >= limit {
+                break;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Statistics.db: header and partitioner.

@@ -1,0 +1,396 @@
+//! `--merge` for `dump-data` and `read`: the sstables of one table read as
+//! one, reconciled by [`sstkit_format::merge`].
+//!
+//! One path for both commands:
+//!
+//! ```text
+//! arguments ─► MergeInputs::open (sstables, headers, union schema, partitioner)
+//!           ─► a ScanSource per sstable (whole scan, or one partition found
+//!              through each sstable's partition index)
+//!           ─► Merger ─► Shape (slice, --limit rows, --columns, --reverse)
+//!           ─► the command's Sink
+//! ```
+//!
+//! Sstables of different tables (key, clustering or column types differ,
+//! or another partitioner) are a usage error (exit 2) naming both files.
+
+use std::collections::HashSet;
+use std::io;
+
+use sstkit_format::clustering::BoundKind;
+use sstkit_format::compare::ClusteringComparator;
+use sstkit_format::component::Component;
+use sstkit_format::data::{ColumnData, MarkerDeletion, Row, ScanReader};
+use sstkit_format::deletion::DeletionTime;
+use sstkit_format::merge::{MMarker, MRow, MergedSchema, MergedStart, Merger, ScanSource, Unit};
+use sstkit_format::read::{OwnedClustering, Slice};
+use sstkit_format::statistics::{SerializationHeader, Statistics};
+use sstkit_format::token::Partitioner;
+use sstkit_format::Sstable;
+
+use crate::dump::{Sink, Table};
+use crate::{sstable_label, CmdError, CmdResult};
+
+/// The opened sstables of a merge and what they have in common.
+pub struct MergeInputs {
+    /// The sstables, in argument order.
+    pub ssts: Vec<Sstable>,
+    /// Their Data.db paths.
+    pub labels: Vec<String>,
+    /// Their serialization headers.
+    pub headers: Vec<SerializationHeader>,
+    /// The union schema.
+    pub schema: MergedSchema,
+    /// The partitioner (the same for all).
+    pub partitioner: Partitioner,
+}
+
+impl MergeInputs {
+    /// Open `descs` and check that they are of one table.
+    pub fn open(
+        descs: Vec<sstkit_format::descriptor::Descriptor>,
+        opts: sstkit_format::io::IoOptions,
+        schema: &mut crate::SchemaSource,
+    ) -> CmdResult<MergeInputs> {
+        let mut ssts = Vec::new();
+        let mut headers = Vec::new();
+        let mut partitioner: Option<(Partitioner, String)> = None;
+        let mut labels = Vec::new();
+        for d in descs {
+            let mut sst = Sstable::open_with(d, opts)?;
+            schema.attach(&mut sst);
+            let bytes = sst.read_component(Component::Statistics)?;
+            let st = Statistics::parse_lenient(&bytes, sst.features())
+                .map_err(|e| e.in_file(&sst.path(Component::Statistics)))?;
+            let header = sst.data_header(&st)?;
+            if let Some(e) = crate::truncation::data_shorter_than_index(&sst, &st) {
+                return Err(e.into());
+            }
+            let p = crate::render::partitioner_of(&sst, &st)?;
+            let label = sstable_label(&sst);
+            match &partitioner {
+                Some((q, first)) if q.name() != p.name() => {
+                    return Err(CmdError::Usage(format!(
+                        "{first} and {label} are not sstables of the same table: \
+                         partitioner {} vs {}",
+                        q.name(),
+                        p.name()
+                    )))
+                }
+                Some(_) => {}
+                None => partitioner = Some((p, label.clone())),
+            }
+            labels.push(label);
+            headers.push(header);
+            ssts.push(sst);
+        }
+        let Some((partitioner, _)) = partitioner else {
+            return Err(CmdError::Usage("no sstable to merge".into()));
+        };
+        let features = ssts
+            .first()
+            .map(|s| s.features())
+            .ok_or_else(|| CmdError::Usage("no sstable to merge".into()))?;
+        let named: Vec<(&str, &SerializationHeader)> = labels
+            .iter()
+            .map(String::as_str)
+            .zip(headers.iter())
+            .collect();
+        let schema = MergedSchema::union(&named, features)
+            .map_err(|e| CmdError::Usage(e.kind.to_string()))?;
+        Ok(MergeInputs {
+            ssts,
+            labels,
+            headers,
+            schema,
+            partitioner,
+        })
+    }
+
+    /// The label of the merged output (json: the key of its one entry).
+    pub fn label(&self) -> String {
+        self.labels.join(" + ")
+    }
+
+    /// A source per sstable over its whole Data.db.
+    pub fn scan_sources(&self) -> CmdResult<Vec<ScanSource<'_>>> {
+        let mut v = Vec::new();
+        for (i, (sst, h)) in self.ssts.iter().zip(&self.headers).enumerate() {
+            let r = ScanReader::new(sst, h)?;
+            v.push(ScanSource::new(r, self.schema.column_map(h), i));
+        }
+        Ok(v)
+    }
+
+    /// The merger over `sources`.
+    pub fn merger<'a>(&self, sources: Vec<ScanSource<'a>>) -> Merger<'a> {
+        let boxed = sources
+            .into_iter()
+            .map(|s| Box::new(s) as Box<dyn sstkit_format::merge::UnitSource + 'a>)
+            .collect();
+        Merger::new(boxed, &self.schema, self.partitioner.clone())
+    }
+}
+
+/// What a command does to each merged partition's rows.
+#[derive(Debug, Default)]
+pub struct Shape {
+    /// Only rows and range tombstones inside this slice (clipped to it).
+    pub slice: Option<Slice>,
+    /// At most this many rows per partition (with `reverse`: the last ones).
+    pub row_limit: Option<u64>,
+    /// Only these regular and static columns.
+    pub columns: Option<HashSet<String>>,
+    /// Rows and markers in reverse clustering order (the partition's slice is
+    /// held in memory to be reversed).
+    pub reverse: bool,
+}
+
+/// Keep only the `cols` cells of a row.
+fn filter_columns<'a>(r: Row<'a>, cols: &HashSet<String>) -> Row<'a> {
+    let cells: Vec<ColumnData<'a>> = r
+        .cells
+        .into_iter()
+        .filter(|c| cols.contains(c.column().name()))
+        .collect();
+    Row { cells, ..r }
+}
+
+/// Clips a forward stream of merged units to a slice (synthetic bounds at
+/// its edges for range tombstones that cross them).
+struct Clip<'c> {
+    cmp: &'c ClusteringComparator,
+    start: Option<OwnedClustering>,
+    end: Option<OwnedClustering>,
+    /// The deletion open in the merged stream.
+    open: DeletionTime,
+    /// The deletion open in the output.
+    emitted: DeletionTime,
+    started: bool,
+    done: bool,
+}
+
+impl<'c> Clip<'c> {
+    fn new(cmp: &'c ClusteringComparator, slice: Option<&Slice>) -> Self {
+        let own = |p: Option<sstkit_format::clustering::ClusteringPrefix<'_>>| {
+            p.map(|p| OwnedClustering::of(&p))
+        };
+        Clip {
+            cmp,
+            start: own(slice.and_then(Slice::start_prefix)),
+            end: own(slice.and_then(Slice::end_prefix)),
+            open: DeletionTime::LIVE,
+            emitted: DeletionTime::LIVE,
+            started: false,
+            done: false,
+        }
+    }
+
+    fn marker(bound: &OwnedClustering, kind: BoundKind, d: DeletionTime) -> MMarker {
+        MMarker {
+            position: Default::default(),
+            source: 0,
+            bound: OwnedClustering {
+                kind,
+                values: bound.values.clone(),
+            },
+            deletion: MarkerDeletion::Bound(d),
+        }
+    }
+
+    /// The units to output for `u` (in order); sets `done` past the end.
+    fn feed(&mut self, u: Unit, out: &mut Vec<Unit>) {
+        if self.done {
+            return;
+        }
+        let pos = match &u {
+            Unit::Row(r) => r.clustering.as_prefix(),
+            Unit::Marker(m) => m.bound.as_prefix(),
+            _ => return,
+        };
+        let after_start = self
+            .start
+            .as_ref()
+            .is_none_or(|s| self.cmp.compare(&pos, &s.as_prefix()).is_gt());
+        let before_end = self
+            .end
+            .as_ref()
+            .is_none_or(|e| self.cmp.compare(&pos, &e.as_prefix()).is_lt());
+        let opens = match &u {
+            Unit::Marker(m) => Some(match m.deletion {
+                MarkerDeletion::Boundary { start, .. } => start,
+                MarkerDeletion::Bound(d) if m.bound.kind.is_start() => d,
+                MarkerDeletion::Bound(_) => DeletionTime::LIVE,
+            }),
+            _ => None,
+        };
+        if !before_end {
+            self.begin(out);
+            if !self.emitted.is_live() {
+                if let Some(e) = &self.end {
+                    out.push(Unit::Marker(Self::marker(e, e.kind, self.emitted)));
+                }
+                self.emitted = DeletionTime::LIVE;
+            }
+            self.done = true;
+            return;
+        }
+        if !after_start {
+            if let Some(o) = opens {
+                self.open = o;
+            }
+            return;
+        }
+        self.begin(out);
+        if let Some(o) = opens {
+            self.open = o;
+            self.emitted = o;
+        }
+        out.push(u);
+    }
+
+    /// Before the first unit inside the slice: open what is open at its start.
+    fn begin(&mut self, out: &mut Vec<Unit>) {
+        if self.started {
+            return;
+        }
+        self.started = true;
+        if let (Some(s), false) = (&self.start, self.open.is_live()) {
+            out.push(Unit::Marker(Self::marker(s, s.kind, self.open)));
+            self.emitted = self.open;
+        }
+    }
+
+    /// Partition end: close what the output left open (a slice cut by a
+    /// row limit).
+    fn close_at(&mut self, last_row: Option<&OwnedClustering>, out: &mut Vec<Unit>) {
+        if !self.emitted.is_live() {
+            if let Some(r) = last_row {
+                out.push(Unit::Marker(Self::marker(
+                    r,
+                    BoundKind::InclEndBound,
+                    self.emitted,
+                )));
+            }
+            self.emitted = DeletionTime::LIVE;
+        }
+    }
+}
+
+/// Write one merged partition (already started by `merger`) to `sink`;
+/// true when the sink printed it.
+pub fn emit_partition(
+    merger: &mut Merger<'_>,
+    start: MergedStart,
+    schema: &MergedSchema,
+    t: &Table<'_>,
+    shape: &Shape,
+    sink: &mut dyn Sink,
+) -> CmdResult<bool> {
+    sink.partition_start(t, &start.key, &start.deletion, 0)?;
+    if let Some(r) = &start.static_row {
+        let v = r.view(schema);
+        let v = match &shape.columns {
+            Some(c) => filter_columns(v, c),
+            None => v,
+        };
+        sink.static_row(t, &v, r.position.0)?;
+    }
+    let cmp = schema.comparator();
+    let mut clip = Clip::new(&cmp, shape.slice.as_ref());
+    let limit = shape.row_limit.unwrap_or(u64::MAX);
+    let mut rows = 0u64;
+    let mut buf: Vec<Unit> = Vec::new();
+    let mut held: Vec<Unit> = Vec::new();
+    let mut last_row: Option<OwnedClustering> = None;
+    let clipping = shape.slice.is_some();
+    while let Some(u) = merger.next_unfiltered()? {
+        buf.clear();
+        if clipping {
+            clip.feed(u, &mut buf);
+        } else {
+            buf.push(u);
+        }
+        for u in buf.drain(..) {
+            if shape.reverse {
+                held.push(u);
+                continue;
+            }
+            if rows >= limit {
+                break;
+            }
+            if let Unit::Row(r) = &u {
+                rows += 1;
+                last_row = Some(r.clustering.clone());
+            }
+            write_unit(&u, schema, t, shape, sink)?;
+        }
+        if clip.done || (!shape.reverse && rows >= limit) {
+            break;
+        }
+    }
+    if shape.reverse {
+        // The last `limit` rows of the slice, last first; markers reversed
+        // (a range still open after the last row is closed at it).
+        let mut open = DeletionTime::LIVE;
+        let mut out_rows = 0u64;
+        for u in held.iter().rev() {
+            if out_rows >= limit {
+                break;
+            }
+            match u {
+                Unit::Row(r) => {
+                    out_rows += 1;
+                    last_row = Some(r.clustering.clone());
+                    write_unit(u, schema, t, shape, sink)?;
+                }
+                Unit::Marker(m) => {
+                    let rm = m.reversed();
+                    open = rm.view().open_deletion().unwrap_or(DeletionTime::LIVE);
+                    write_unit(&Unit::Marker(rm), schema, t, shape, sink)?;
+                }
+                _ => {}
+            }
+        }
+        if let (false, Some(r)) = (open.is_live(), &last_row) {
+            let close = Clip::marker(r, BoundKind::InclEndBound, open);
+            write_unit(&Unit::Marker(close), schema, t, shape, sink)?;
+        }
+    } else {
+        buf.clear();
+        clip.close_at(last_row.as_ref(), &mut buf);
+        for u in buf.drain(..) {
+            write_unit(&u, schema, t, shape, sink)?;
+        }
+    }
+    sink.partition_end(t)?;
+    Ok(sink.last_partition_written())
+}
+
+fn write_unit(
+    u: &Unit,
+    schema: &MergedSchema,
+    t: &Table<'_>,
+    shape: &Shape,
+    sink: &mut dyn Sink,
+) -> io::Result<()> {
+    match u {
+        Unit::Row(r) => write_row(r, schema, t, shape, sink),
+        Unit::Marker(m) => sink.marker(t, &m.view()),
+        _ => Ok(()),
+    }
+}
+
+fn write_row(
+    r: &MRow,
+    schema: &MergedSchema,
+    t: &Table<'_>,
+    shape: &Shape,
+    sink: &mut dyn Sink,
+) -> io::Result<()> {
+    let v = r.view(schema);
+    match &shape.columns {
+        Some(c) => sink.row(t, &filter_columns(v, c)),
+        None => sink.row(t, &v),
+    }
+}

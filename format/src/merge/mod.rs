@@ -1,0 +1,1139 @@
+//! Merged reads: the partitions of several sstables of one table, reconciled
+//! the way Cassandra's read path and compaction do, as one stream.
+//!
+//! ```text
+//! sstable 1 ─► UnitSource ─┐
+//! sstable 2 ─► UnitSource ─┼─► Merger ─► PartitionStart, static row, rows and
+//! sstable N ─► UnitSource ─┘             range tombstone markers, in order
+//! ```
+//!
+//! * [`MergedSchema`]: the union of the sstables' serialization headers
+//!   (columns added over time); sstables whose key or clustering types, or
+//!   a column's type, differ are of different tables and refused.
+//! * [`UnitSource`]: one sstable's partitions as owned units
+//!   ([`ScanSource`] over a [`ScanReader`], [`VecSource`] for tests), their
+//!   columns mapped onto the merged schema.
+//! * [`Merger`]: a k-way merge of partitions in token (decorated key) order
+//!   and, within a partition, of rows and markers in clustering order (the
+//!   table's comparator, so `DESC` columns are respected). Memory is the
+//!   current unit of each source: a partition is never held whole.
+//!
+//! Reconciliation ([`reconcile`]; C\* `UnfilteredRowIterators.merge`,
+//! `Row.Merger`, `RangeTombstoneMarker.Merger`):
+//!
+//! * the partition deletion is the one that supersedes the others;
+//! * range tombstone markers of all sources give, at each bound, the
+//!   largest deletion open in any source; it is emitted as a bound or
+//!   boundary marker whenever it changes (unless the partition deletion
+//!   covers it), as compaction writes them;
+//! * a row's liveness, deletion, cells and complex deletions are each
+//!   reconciled, then whatever the active deletion (row, range or
+//!   partition) shadows is dropped; a shadowable row deletion older than
+//!   the row's liveness is dropped; an empty merged row is dropped;
+//! * cells: [`reconcile::reconcile_cells`] (timestamp, then Cassandra 5.0's
+//!   tie-breaks); counter contexts merge shard by shard.
+//!
+//! Tombstones are kept (as compaction keeps them before gc_grace) and
+//! nothing is purged or converted at a clock: reconciliation does not
+//! depend on the time (CASSANDRA-14592); expiry is evaluated by whoever
+//! renders the stream, at `--now`.
+
+pub mod reconcile;
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests;
+
+use std::cmp::Ordering;
+
+use crate::clustering::{BoundKind, ClusteringPrefix};
+use crate::compare::ClusteringComparator;
+use crate::data::model::{cell_flags, flags};
+use crate::data::{
+    Cell, Column, ColumnData, DataPos, DataSchema, Fragment, LivenessInfo, MarkerDeletion,
+    RangeTombstoneMarker, Row, RowDeletion, RowFlags, ScanReader,
+};
+use crate::deletion::DeletionTime;
+use crate::error::{Error, ErrorKind, Result};
+use crate::read::OwnedClustering;
+use crate::statistics::{ColumnDef, SerializationHeader};
+use crate::token::Partitioner;
+use crate::types::CqlType;
+use crate::version::Features;
+
+use reconcile::{deletes, liveness_supersedes, max_deletion, supersedes, Winner};
+
+/// An owned cell.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MCell {
+    /// Flags ([`cell_flags`]).
+    pub flags: u8,
+    /// Write timestamp (µs).
+    pub timestamp: i64,
+    /// Local deletion (tombstones) or expiration (expiring cells) time.
+    pub local_deletion_time: Option<i64>,
+    /// TTL of expiring cells.
+    pub ttl: Option<i64>,
+    /// Cell path of complex columns.
+    pub path: Option<Vec<u8>>,
+    /// Value bytes.
+    pub value: Vec<u8>,
+    /// The column is a counter column.
+    pub counter_column: bool,
+}
+
+impl MCell {
+    fn of(c: &Cell<'_>) -> MCell {
+        MCell {
+            flags: c.flags,
+            timestamp: c.timestamp,
+            local_deletion_time: c.local_deletion_time,
+            ttl: c.ttl,
+            path: c.path.map(<[u8]>::to_vec),
+            value: c.value.to_vec(),
+            counter_column: c.counter_column,
+        }
+    }
+
+    /// Tombstone.
+    pub fn is_deleted(&self) -> bool {
+        self.flags & cell_flags::IS_DELETED != 0
+    }
+
+    /// Expiring (TTL'd) cell.
+    pub fn is_expiring(&self) -> bool {
+        self.flags & cell_flags::IS_EXPIRING != 0
+    }
+
+    /// Live at `now_secs` (seconds): not a tombstone, and not expired.
+    pub fn is_live(&self, now_secs: i64) -> bool {
+        !self.is_deleted()
+            && !(self.is_expiring() && self.local_deletion_time.is_some_and(|t| t <= now_secs))
+    }
+
+    /// A borrowed view.
+    pub fn view(&self) -> Cell<'_> {
+        // The row-relative flags no longer apply: every field is explicit.
+        Cell {
+            flags: self.flags & !(cell_flags::USE_ROW_TIMESTAMP | cell_flags::USE_ROW_TTL),
+            timestamp: self.timestamp,
+            local_deletion_time: self.local_deletion_time,
+            ttl: self.ttl,
+            path: self.path.as_deref(),
+            value: &self.value,
+            counter_column: self.counter_column,
+        }
+    }
+}
+
+/// The owned data of one column of a row; `column` indexes the merged
+/// schema's static or regular column set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MColumnData {
+    /// A simple column.
+    Simple {
+        /// Index in the merged column set.
+        column: usize,
+        /// Its cell.
+        cell: MCell,
+    },
+    /// A complex column.
+    Complex {
+        /// Index in the merged column set.
+        column: usize,
+        /// Collection deletion, if any.
+        deletion: Option<DeletionTime>,
+        /// Element cells in path order.
+        cells: Vec<MCell>,
+    },
+}
+
+impl MColumnData {
+    /// The column's index in the merged column set.
+    pub fn column(&self) -> usize {
+        match self {
+            MColumnData::Simple { column, .. } | MColumnData::Complex { column, .. } => *column,
+        }
+    }
+}
+
+/// An owned row (static or clustered).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MRow {
+    /// Position in the Data.db of its source (of the winning source after a
+    /// merge).
+    pub position: DataPos,
+    /// Index of the source it came from (the first contributing one after
+    /// a merge).
+    pub source: usize,
+    /// Clustering (kind `StaticClustering` for the static row).
+    pub clustering: OwnedClustering,
+    /// Row marker.
+    pub liveness: Option<LivenessInfo>,
+    /// Row deletion.
+    pub deletion: Option<RowDeletion>,
+    /// Scylla's shadowable deletion.
+    pub scylla_shadowable_deletion: Option<DeletionTime>,
+    /// Present columns, in merged data order.
+    pub cells: Vec<MColumnData>,
+}
+
+impl MRow {
+    /// The static row.
+    pub fn is_static(&self) -> bool {
+        self.clustering.kind == BoundKind::StaticClustering
+    }
+
+    /// No liveness, no deletion, no data (`Row.isEmpty`).
+    pub fn is_empty(&self) -> bool {
+        self.liveness.is_none() && self.deletion.is_none() && self.cells.is_empty()
+    }
+}
+
+/// An owned range tombstone marker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MMarker {
+    /// Position in its source's Data.db.
+    pub position: DataPos,
+    /// Index of its source (the first contributing one after a merge).
+    pub source: usize,
+    /// Bound kind and values.
+    pub bound: OwnedClustering,
+    /// Deletion(s).
+    pub deletion: MarkerDeletion,
+}
+
+impl MMarker {
+    fn open(&self) -> DeletionTime {
+        match self.deletion {
+            MarkerDeletion::Boundary { start, .. } => start,
+            MarkerDeletion::Bound(d) if self.bound.kind.is_start() => d,
+            MarkerDeletion::Bound(_) => DeletionTime::LIVE,
+        }
+    }
+}
+
+/// One owned piece of a partition stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unit {
+    /// Partition header.
+    Start {
+        /// Serialized partition key.
+        key: Vec<u8>,
+        /// Partition deletion.
+        deletion: DeletionTime,
+        /// Position of the partition in its source.
+        position: DataPos,
+    },
+    /// Static row.
+    Static(MRow),
+    /// Clustered row.
+    Row(MRow),
+    /// Range tombstone marker.
+    Marker(MMarker),
+    /// Partition end.
+    End,
+}
+
+/// A stream of [`Unit`]s: one sstable's partitions, in Data.db order.
+pub trait UnitSource {
+    /// The next unit; `None` at the end.
+    fn next_unit(&mut self) -> Result<Option<Unit>>;
+}
+
+/// Units given in advance (tests, and slices read by other readers).
+#[derive(Debug, Default)]
+pub struct VecSource {
+    units: std::collections::VecDeque<Unit>,
+}
+
+impl VecSource {
+    /// A source handing out `units` in order.
+    pub fn new(units: Vec<Unit>) -> VecSource {
+        VecSource {
+            units: units.into(),
+        }
+    }
+}
+
+impl UnitSource for VecSource {
+    fn next_unit(&mut self) -> Result<Option<Unit>> {
+        Ok(self.units.pop_front())
+    }
+}
+
+// ------------------------------------------------------------------ schema
+
+/// The union of the serialization headers of the merged sstables.
+#[derive(Debug, Clone)]
+pub struct MergedSchema {
+    /// The union header (the first sstable's, plus the columns only others
+    /// have; delta bases are the first's and mean nothing here).
+    pub header: SerializationHeader,
+    /// Column sets in data order: what merged rows' column indexes refer to.
+    pub data: DataSchema,
+}
+
+/// Why two sstables cannot be merged: they are of different tables.
+fn mismatch(a: &str, b: &str, what: String) -> Error {
+    Error::new(
+        ErrorKind::BadValue(format!(
+            "{a} and {b} are not sstables of the same table: {what}"
+        )),
+        "merge",
+    )
+}
+
+impl MergedSchema {
+    /// The union of `headers` (each with a label naming its sstable for
+    /// errors). Key and clustering types must be equal, and a column present
+    /// in several headers must have one type.
+    pub fn union(headers: &[(&str, &SerializationHeader)], features: Features) -> Result<Self> {
+        let Some(&(first_label, first)) = headers.first() else {
+            return Err(Error::new(
+                ErrorKind::BadValue("nothing to merge".into()),
+                "merge",
+            ));
+        };
+        let mut header = first.clone();
+        for &(label, h) in &headers[1..] {
+            if h.partition_key_type_string != first.partition_key_type_string {
+                return Err(mismatch(
+                    first_label,
+                    label,
+                    format!(
+                        "partition key type {} vs {}",
+                        first.partition_key_type_string, h.partition_key_type_string
+                    ),
+                ));
+            }
+            if h.clustering_type_strings != first.clustering_type_strings {
+                return Err(mismatch(
+                    first_label,
+                    label,
+                    format!(
+                        "clustering types ({}) vs ({})",
+                        first.clustering_type_strings.join(", "),
+                        h.clustering_type_strings.join(", ")
+                    ),
+                ));
+            }
+            for (mine, theirs, kind) in [
+                (&mut header.static_columns, &h.static_columns, "static"),
+                (&mut header.regular_columns, &h.regular_columns, "regular"),
+            ] {
+                for c in theirs {
+                    match mine.iter().find(|m| m.name == c.name) {
+                        Some(m) if m.type_string != c.type_string => {
+                            return Err(mismatch(
+                                first_label,
+                                label,
+                                format!(
+                                    "{kind} column {} is {} vs {}",
+                                    c.name, m.type_string, c.type_string
+                                ),
+                            ))
+                        }
+                        Some(_) => {}
+                        None => mine.push(c.clone()),
+                    }
+                }
+            }
+            // A column static in one and regular in the other.
+            for c in &header.static_columns {
+                if header.regular_columns.iter().any(|r| r.name == c.name) {
+                    return Err(mismatch(
+                        first_label,
+                        label,
+                        format!("column {} is static in one and regular in the other", c.name),
+                    ));
+                }
+            }
+        }
+        let data = DataSchema::new(&header, features);
+        Ok(MergedSchema { header, data })
+    }
+
+    /// The map from a source's column indexes (static, regular) to the
+    /// merged ones.
+    pub fn column_map(&self, source: &SerializationHeader) -> ColumnMap {
+        let map = |mine: &crate::data::ColumnSet, theirs: &[ColumnDef]| -> Vec<usize> {
+            SerializationHeader::data_order(theirs)
+                .iter()
+                .map(|d| mine.by_name(&d.name).map_or(usize::MAX, |c| c.index))
+                .collect()
+        };
+        ColumnMap {
+            statics: map(&self.data.static_columns, &source.static_columns),
+            regular: map(&self.data.regular_columns, &source.regular_columns),
+        }
+    }
+
+    /// The merged column `i` of the static or regular set.
+    pub fn column(&self, is_static: bool, i: usize) -> Option<&Column> {
+        if is_static {
+            self.data.static_columns.get(i)
+        } else {
+            self.data.regular_columns.get(i)
+        }
+    }
+
+    /// The clustering comparator of the table.
+    pub fn comparator(&self) -> ClusteringComparator {
+        ClusteringComparator::new(self.header.clustering_types.clone())
+    }
+}
+
+/// Source column index → merged column index.
+#[derive(Debug, Clone)]
+pub struct ColumnMap {
+    statics: Vec<usize>,
+    regular: Vec<usize>,
+}
+
+impl ColumnMap {
+    fn get(&self, is_static: bool, i: usize) -> usize {
+        let v = if is_static {
+            &self.statics
+        } else {
+            &self.regular
+        };
+        v.get(i).copied().unwrap_or(usize::MAX)
+    }
+
+    /// An owned copy of a decoded row, its columns mapped.
+    pub fn row(&self, r: &Row<'_>, source: usize) -> MRow {
+        let st = r.is_static();
+        let mut cells: Vec<MColumnData> = r
+            .cells
+            .iter()
+            .map(|cd| match cd {
+                ColumnData::Simple { column, cell } => MColumnData::Simple {
+                    column: self.get(st, column.index),
+                    cell: MCell::of(cell),
+                },
+                ColumnData::Complex {
+                    column,
+                    complex_deletion,
+                    cells,
+                } => MColumnData::Complex {
+                    column: self.get(st, column.index),
+                    deletion: *complex_deletion,
+                    cells: cells.iter().map(MCell::of).collect(),
+                },
+            })
+            .collect();
+        cells.sort_by_key(MColumnData::column);
+        MRow {
+            position: r.position,
+            source,
+            clustering: OwnedClustering::of(&r.clustering),
+            liveness: r.liveness,
+            deletion: r.deletion,
+            scylla_shadowable_deletion: r.scylla_shadowable_deletion,
+            cells,
+        }
+    }
+}
+
+/// An owned copy of a decoded fragment.
+pub fn unit_of(f: &Fragment<'_>, map: &ColumnMap, source: usize) -> Unit {
+    match f {
+        Fragment::PartitionStart {
+            key,
+            deletion,
+            position,
+        } => Unit::Start {
+            key: key.to_vec(),
+            deletion: *deletion,
+            position: *position,
+        },
+        Fragment::StaticRow(r) => Unit::Static(map.row(r, source)),
+        Fragment::Row(r) => Unit::Row(map.row(r, source)),
+        Fragment::Marker(m) => Unit::Marker(MMarker {
+            position: m.position,
+            source,
+            bound: OwnedClustering::of(&m.bound),
+            deletion: m.deletion,
+        }),
+        Fragment::PartitionEnd { .. } => Unit::End,
+    }
+}
+
+/// A [`ScanReader`] as a [`UnitSource`].
+pub struct ScanSource<'s> {
+    reader: ScanReader<'s>,
+    map: ColumnMap,
+    index: usize,
+    /// Stop after the partition end (a single-partition read).
+    single: bool,
+    done: bool,
+}
+
+impl std::fmt::Debug for ScanSource<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScanSource")
+            .field("index", &self.index)
+            .finish()
+    }
+}
+
+impl<'s> ScanSource<'s> {
+    /// Source number `index` of a merge, reading `reader` with columns mapped
+    /// by `map`.
+    pub fn new(reader: ScanReader<'s>, map: ColumnMap, index: usize) -> ScanSource<'s> {
+        ScanSource {
+            reader,
+            map,
+            index,
+            single: false,
+            done: false,
+        }
+    }
+
+    /// Read only the partition starting at `pos`.
+    pub fn single_partition(&mut self, pos: DataPos) -> Result<()> {
+        self.reader.seek_partition(pos)?;
+        self.single = true;
+        self.done = false;
+        Ok(())
+    }
+
+    /// Nothing to read (the partition is absent from this sstable).
+    pub fn empty(&mut self) {
+        self.done = true;
+    }
+
+    /// The reader.
+    pub fn reader(&self) -> &ScanReader<'s> {
+        &self.reader
+    }
+}
+
+impl UnitSource for ScanSource<'_> {
+    fn next_unit(&mut self) -> Result<Option<Unit>> {
+        if self.done {
+            return Ok(None);
+        }
+        let Some(f) = self.reader.next_fragment()? else {
+            self.done = true;
+            return Ok(None);
+        };
+        let u = unit_of(&f, &self.map, self.index);
+        let spare = f.into_spare();
+        self.reader.recycle(spare);
+        if self.single && u == Unit::End {
+            self.done = true;
+        }
+        Ok(Some(u))
+    }
+}
+
+// ------------------------------------------------------------------ merger
+
+/// The start of a merged partition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergedStart {
+    /// Serialized key.
+    pub key: Vec<u8>,
+    /// The reconciled partition deletion.
+    pub deletion: DeletionTime,
+    /// The merged static row, if any is left.
+    pub static_row: Option<MRow>,
+    /// The sources that hold the partition.
+    pub sources: Vec<usize>,
+}
+
+/// The k-way merge (see the module docs).
+pub struct Merger<'a> {
+    sources: Vec<Box<dyn UnitSource + 'a>>,
+    heads: Vec<Option<Unit>>,
+    cmp: ClusteringComparator,
+    partitioner: Partitioner,
+    /// Sources taking part in the current partition.
+    active: Vec<usize>,
+    partition_deletion: DeletionTime,
+    /// Per source: the range deletion open in it.
+    open: Vec<DeletionTime>,
+    /// The range deletion open in the merged stream.
+    merged_open: DeletionTime,
+    /// Complex path comparators per merged regular/static column.
+    path_types: (Vec<Option<CqlType>>, Vec<Option<CqlType>>),
+}
+
+impl std::fmt::Debug for Merger<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Merger")
+            .field("sources", &self.sources.len())
+            .field("active", &self.active)
+            .finish()
+    }
+}
+
+impl<'a> Merger<'a> {
+    /// Merge `sources` (each in Data.db order, columns already mapped onto
+    /// `schema`).
+    pub fn new(
+        sources: Vec<Box<dyn UnitSource + 'a>>,
+        schema: &MergedSchema,
+        partitioner: Partitioner,
+    ) -> Merger<'a> {
+        let n = sources.len();
+        let paths = |s: &crate::data::ColumnSet| {
+            s.columns()
+                .iter()
+                .map(|c| c.complex.then(|| c.ty().path_type()).flatten())
+                .collect()
+        };
+        Merger {
+            sources,
+            heads: vec![None; n],
+            cmp: schema.comparator(),
+            partitioner,
+            active: Vec::new(),
+            partition_deletion: DeletionTime::LIVE,
+            open: vec![DeletionTime::LIVE; n],
+            merged_open: DeletionTime::LIVE,
+            path_types: (
+                paths(&schema.data.static_columns),
+                paths(&schema.data.regular_columns),
+            ),
+        }
+    }
+
+    /// Load source `i`'s next unit into its head, if not there yet.
+    fn fill(&mut self, i: usize) -> Result<()> {
+        if self.heads[i].is_none() {
+            self.heads[i] = self.sources[i].next_unit()?;
+        }
+        Ok(())
+    }
+
+    fn peek(&mut self, i: usize) -> Result<Option<&Unit>> {
+        self.fill(i)?;
+        Ok(self.heads[i].as_ref())
+    }
+
+    fn take(&mut self, i: usize) -> Option<Unit> {
+        self.heads[i].take()
+    }
+
+    fn unexpected(what: &str) -> Error {
+        Error::new(ErrorKind::BadValue(what.to_string()), "merge")
+    }
+
+    /// The next merged partition (its header and static row); then call
+    /// [`Merger::next_unfiltered`] until it returns `None`. Partitions not
+    /// read to their end are skipped.
+    pub fn next_partition(&mut self) -> Result<Option<MergedStart>> {
+        while !self.active.is_empty() {
+            if self.next_unfiltered()?.is_none() {
+                break;
+            }
+        }
+        let mut min: Option<(usize, Vec<u8>)> = None;
+        for i in 0..self.sources.len() {
+            self.fill(i)?;
+            match self.heads[i].as_ref() {
+                None => {}
+                Some(Unit::Start { key, .. }) => {
+                    let better = match &min {
+                        None => true,
+                        Some((_, m)) => self.partitioner.compare_decorated(key, m).is_lt(),
+                    };
+                    if better {
+                        min = Some((i, key.clone()));
+                    }
+                }
+                Some(_) => return Err(Self::unexpected("expected a partition start")),
+            }
+        }
+        let Some((_, key)) = min else {
+            return Ok(None);
+        };
+        self.active.clear();
+        let mut deletion = DeletionTime::LIVE;
+        for i in 0..self.sources.len() {
+            if let Some(Unit::Start { key: k, .. }) = self.heads[i].as_ref() {
+                if *k == key {
+                    if let Some(Unit::Start { deletion: d, .. }) = self.take(i) {
+                        deletion = max_deletion(deletion, d);
+                    }
+                    self.active.push(i);
+                }
+            }
+        }
+        self.partition_deletion = deletion;
+        self.merged_open = DeletionTime::LIVE;
+        for o in &mut self.open {
+            *o = DeletionTime::LIVE;
+        }
+        let mut statics = Vec::new();
+        for k in 0..self.active.len() {
+            let i = self.active[k];
+            if matches!(self.peek(i)?, Some(Unit::Static(_))) {
+                if let Some(Unit::Static(r)) = self.take(i) {
+                    statics.push(r);
+                }
+            }
+        }
+        let static_row = if statics.is_empty() {
+            None
+        } else {
+            self.merge_rows(statics, deletion, true)
+        };
+        Ok(Some(MergedStart {
+            key,
+            deletion,
+            static_row,
+            sources: self.active.clone(),
+        }))
+    }
+
+    /// The next merged row or marker of the current partition; `None` at
+    /// its end.
+    pub fn next_unfiltered(&mut self) -> Result<Option<Unit>> {
+        loop {
+            if self.active.is_empty() {
+                return Ok(None);
+            }
+            // The smallest head among the sources of the partition.
+            let mut min: Option<usize> = None;
+            let mut ended = 0;
+            for k in 0..self.active.len() {
+                let i = self.active[k];
+                self.fill(i)?;
+                let cur = match self.heads[i].as_ref() {
+                    None => return Err(Self::unexpected("the data ends inside a partition")),
+                    Some(Unit::End) => {
+                        ended += 1;
+                        continue;
+                    }
+                    Some(Unit::Start { .. }) | Some(Unit::Static(_)) => {
+                        return Err(Self::unexpected("partition start or static row inside a partition"))
+                    }
+                    Some(u) => u,
+                };
+                let smaller = match min {
+                    None => true,
+                    Some(m) => {
+                        let best = self.heads[m].as_ref();
+                        match (best, cur) {
+                            (Some(b), c) => self.compare(c, b).is_lt(),
+                            _ => true,
+                        }
+                    }
+                };
+                if smaller {
+                    min = Some(i);
+                }
+            }
+            let Some(m) = min else {
+                debug_assert_eq!(ended, self.active.len());
+                for k in 0..self.active.len() {
+                    let i = self.active[k];
+                    self.take(i);
+                }
+                self.active.clear();
+                return Ok(None);
+            };
+            // Every head equal to the smallest.
+            let Some(head) = self.take(m) else {
+                continue;
+            };
+            let mut group = Vec::new();
+            for k in 0..self.active.len() {
+                let i = self.active[k];
+                let eq = match self.heads[i].as_ref() {
+                    Some(Unit::End) | None => false,
+                    Some(a) => i != m && self.compare(a, &head).is_eq(),
+                };
+                if eq {
+                    if let Some(u) = self.take(i) {
+                        group.push((i, u));
+                    }
+                }
+            }
+            group.push((m, head));
+            // Source order: ties between versions go to the earlier source.
+            group.sort_by_key(|(i, _)| *i);
+            let out = if matches!(group.first(), Some((_, Unit::Marker(_)))) {
+                self.merge_markers(group).map(Unit::Marker)
+            } else {
+                let active = self.active_deletion();
+                let rows = group
+                    .into_iter()
+                    .filter_map(|(_, u)| match u {
+                        Unit::Row(r) => Some(r),
+                        _ => None,
+                    })
+                    .collect();
+                self.merge_rows(rows, active, false).map(Unit::Row)
+            };
+            if let Some(u) = out {
+                return Ok(Some(u));
+            }
+        }
+    }
+
+    fn compare(&self, a: &Unit, b: &Unit) -> Ordering {
+        match (prefix_of(a), prefix_of(b)) {
+            (Some(x), Some(y)) => self.cmp.compare(&x, &y),
+            _ => Ordering::Equal,
+        }
+    }
+
+    /// `RangeTombstoneMarker.Merger.activeDeletion`.
+    fn active_deletion(&self) -> DeletionTime {
+        if self.merged_open.is_live() {
+            self.partition_deletion
+        } else {
+            self.merged_open
+        }
+    }
+
+    /// `RangeTombstoneMarker.Merger.merge`: the markers at one position.
+    fn merge_markers(&mut self, group: Vec<(usize, Unit)>) -> Option<MMarker> {
+        let mut first: Option<MMarker> = None;
+        for (i, u) in group {
+            if let Unit::Marker(m) = u {
+                self.open[i] = m.open();
+                if first.is_none() {
+                    first = Some(m);
+                }
+            }
+        }
+        let first = first?;
+        let mut biggest = DeletionTime::LIVE;
+        for &i in &self.active {
+            biggest = max_deletion(biggest, self.open[i]);
+        }
+        // Only open in the merged stream when the partition deletion does not
+        // cover it.
+        let new = if supersedes(&self.partition_deletion, &biggest) {
+            DeletionTime::LIVE
+        } else {
+            biggest
+        };
+        let prev = self.merged_open;
+        if prev == new {
+            return None;
+        }
+        self.merged_open = new;
+        let before = matches!(
+            first.bound.kind,
+            BoundKind::ExclEndBound | BoundKind::InclStartBound | BoundKind::ExclEndInclStartBoundary
+        );
+        let (kind, deletion) = if prev.is_live() {
+            let k = if before {
+                BoundKind::InclStartBound
+            } else {
+                BoundKind::ExclStartBound
+            };
+            (k, MarkerDeletion::Bound(new))
+        } else if new.is_live() {
+            let k = if before {
+                BoundKind::ExclEndBound
+            } else {
+                BoundKind::InclEndBound
+            };
+            (k, MarkerDeletion::Bound(prev))
+        } else {
+            let k = if before {
+                BoundKind::ExclEndInclStartBoundary
+            } else {
+                BoundKind::InclEndExclStartBoundary
+            };
+            (
+                k,
+                MarkerDeletion::Boundary {
+                    end: prev,
+                    start: new,
+                },
+            )
+        };
+        Some(MMarker {
+            position: first.position,
+            source: first.source,
+            bound: OwnedClustering {
+                kind,
+                values: first.bound.values,
+            },
+            deletion,
+        })
+    }
+
+    /// `Row.Merger.merge`: the versions of one row under `active`.
+    fn merge_rows(
+        &self,
+        mut rows: Vec<MRow>,
+        mut active: DeletionTime,
+        is_static: bool,
+    ) -> Option<MRow> {
+        if rows.len() == 1 && active.is_live() {
+            return rows.pop().filter(|r| !r.is_empty());
+        }
+        let mut liveness: Option<LivenessInfo> = None;
+        let mut deletion: Option<RowDeletion> = None;
+        let mut scylla: Option<DeletionTime> = None;
+        for r in &rows {
+            if let Some(l) = r.liveness {
+                if liveness.is_none_or(|cur| liveness_supersedes(&l, &cur)) {
+                    liveness = Some(l);
+                }
+            }
+            if let Some(d) = r.deletion {
+                if deletion.is_none_or(|cur| supersedes(&d.time, &cur.time)) {
+                    deletion = Some(d);
+                }
+            }
+            if let Some(d) = r.scylla_shadowable_deletion {
+                scylla = Some(scylla.map_or(d, |cur| max_deletion(cur, d)));
+            }
+        }
+        // A shadowable deletion is undone by a newer row marker.
+        if let (Some(d), Some(l)) = (deletion, liveness) {
+            if d.shadowable && l.timestamp > d.time.marked_for_delete_at {
+                deletion = None;
+            }
+        }
+        match deletion {
+            Some(d) if supersedes(&d.time, &active) => active = d.time,
+            _ => deletion = None,
+        }
+        if liveness.is_some_and(|l| deletes(&active, l.timestamp)) {
+            liveness = None;
+        }
+        let mut it = rows.into_iter();
+        let first = it.next()?;
+        let (position, source, clustering) = (first.position, first.source, first.clustering);
+        let mut columns: Vec<MColumnData> = first.cells;
+        for r in it {
+            columns.extend(r.cells);
+        }
+        // Stable: versions of one column stay in source order.
+        columns.sort_by_key(MColumnData::column);
+        let mut cells = Vec::new();
+        let mut iter = columns.into_iter().peekable();
+        while let Some(cd) = iter.next() {
+            let col = cd.column();
+            let mut versions = vec![cd];
+            while iter.peek().is_some_and(|n| n.column() == col) {
+                versions.extend(iter.next());
+            }
+            if let Some(m) = self.merge_column(versions, active, is_static) {
+                cells.push(m);
+            }
+        }
+        let row = MRow {
+            position,
+            source,
+            clustering,
+            liveness,
+            deletion,
+            scylla_shadowable_deletion: scylla,
+            cells,
+        };
+        (!row.is_empty() || row.scylla_shadowable_deletion.is_some()).then_some(row)
+    }
+
+    fn merge_column(
+        &self,
+        versions: Vec<MColumnData>,
+        active: DeletionTime,
+        is_static: bool,
+    ) -> Option<MColumnData> {
+        let column = versions.first()?.column();
+        if matches!(versions.first(), Some(MColumnData::Simple { .. })) {
+            let mut best: Option<MCell> = None;
+            for v in versions {
+                let MColumnData::Simple { cell, .. } = v else {
+                    continue;
+                };
+                best = Some(match best {
+                    None => cell,
+                    Some(b) => pick(b, cell),
+                });
+            }
+            let cell = best.filter(|c| !deletes(&active, c.timestamp))?;
+            return Some(MColumnData::Simple { column, cell });
+        }
+        let mut complex_deletion = DeletionTime::LIVE;
+        let mut all: Vec<MCell> = Vec::new();
+        for v in versions {
+            if let MColumnData::Complex {
+                deletion, cells, ..
+            } = v
+            {
+                if let Some(d) = deletion {
+                    complex_deletion = max_deletion(complex_deletion, d);
+                }
+                all.extend(cells);
+            }
+        }
+        let cell_deletion = if supersedes(&complex_deletion, &active) {
+            complex_deletion
+        } else {
+            complex_deletion = DeletionTime::LIVE;
+            active
+        };
+        let types = if is_static {
+            &self.path_types.0
+        } else {
+            &self.path_types.1
+        };
+        let pt = types.get(column).and_then(Option::as_ref);
+        let cmp_path = |a: &MCell, b: &MCell| -> Ordering {
+            let (pa, pb) = (a.path.as_deref().unwrap_or(&[]), b.path.as_deref().unwrap_or(&[]));
+            match pt {
+                Some(t) => crate::compare::compare_value(t, pa, pb),
+                None => pa.cmp(pb),
+            }
+        };
+        all.sort_by(cmp_path);
+        let mut cells: Vec<MCell> = Vec::with_capacity(all.len());
+        for c in all {
+            match cells.last_mut() {
+                Some(last) if cmp_path(last, &c).is_eq() => {
+                    let l = std::mem::replace(last, c.clone());
+                    *last = pick(l, c);
+                }
+                _ => cells.push(c),
+            }
+        }
+        cells.retain(|c| !deletes(&cell_deletion, c.timestamp));
+        if cells.is_empty() && complex_deletion.is_live() {
+            return None;
+        }
+        Some(MColumnData::Complex {
+            column,
+            deletion: (!complex_deletion.is_live()).then_some(complex_deletion),
+            cells,
+        })
+    }
+}
+
+fn prefix_of(u: &Unit) -> Option<ClusteringPrefix<'_>> {
+    match u {
+        Unit::Row(r) => Some(r.clustering.as_prefix()),
+        Unit::Marker(m) => Some(m.bound.as_prefix()),
+        _ => None,
+    }
+}
+
+/// The reconciled cell of `a` and `b` (`a` from an earlier source).
+fn pick(a: MCell, b: MCell) -> MCell {
+    match reconcile::reconcile_cells(&a, &b) {
+        Winner::Left => a,
+        Winner::Right => b,
+        Winner::Merged { value, timestamp } => MCell {
+            flags: a.flags & !(cell_flags::IS_EXPIRING | cell_flags::IS_DELETED)
+                & !cell_flags::HAS_EMPTY_VALUE,
+            timestamp,
+            local_deletion_time: None,
+            ttl: None,
+            path: a.path,
+            value,
+            counter_column: true,
+        },
+    }
+}
+
+// ------------------------------------------------------------------- views
+
+impl MRow {
+    /// A borrowed [`Row`] for the renderers, its columns resolved in
+    /// `schema`; flags rebuilt from what the row holds.
+    pub fn view<'s>(&'s self, schema: &'s MergedSchema) -> Row<'s> {
+        let st = self.is_static();
+        let mut f = 0u8;
+        let mut ext = 0u8;
+        if st {
+            ext |= flags::EXT_IS_STATIC;
+        }
+        if let Some(l) = self.liveness {
+            f |= flags::HAS_TIMESTAMP;
+            if l.ttl.is_some() {
+                f |= flags::HAS_TTL;
+            }
+        }
+        if let Some(d) = self.deletion {
+            f |= flags::HAS_DELETION;
+            if d.shadowable {
+                ext |= flags::EXT_HAS_SHADOWABLE_DELETION;
+            }
+        }
+        if self.scylla_shadowable_deletion.is_some() {
+            ext |= flags::EXT_HAS_SCYLLA_SHADOWABLE_DELETION;
+        }
+        if self
+            .cells
+            .iter()
+            .any(|c| matches!(c, MColumnData::Complex { deletion: Some(_), .. }))
+        {
+            f |= flags::HAS_COMPLEX_DELETION;
+        }
+        if ext != 0 {
+            f |= flags::EXTENSION_FLAG;
+        }
+        let cells = self
+            .cells
+            .iter()
+            .filter_map(|cd| {
+                let column = schema.column(st, cd.column())?;
+                Some(match cd {
+                    MColumnData::Simple { cell, .. } => ColumnData::Simple {
+                        column,
+                        cell: cell.view(),
+                    },
+                    MColumnData::Complex {
+                        deletion, cells, ..
+                    } => ColumnData::Complex {
+                        column,
+                        complex_deletion: *deletion,
+                        cells: cells.iter().map(MCell::view).collect(),
+                    },
+                })
+            })
+            .collect();
+        Row {
+            position: self.position,
+            size: 0,
+            clustering: self.clustering.as_prefix(),
+            flags: RowFlags { flags: f, ext },
+            row_size: 0,
+            prev_unfiltered_size: 0,
+            liveness: self.liveness,
+            deletion: self.deletion,
+            scylla_shadowable_deletion: self.scylla_shadowable_deletion,
+            cells,
+        }
+    }
+}
+
+impl MMarker {
+    /// A borrowed [`RangeTombstoneMarker`] for the renderers.
+    pub fn view(&self) -> RangeTombstoneMarker<'_> {
+        RangeTombstoneMarker {
+            position: self.position,
+            size: 0,
+            flags: flags::IS_MARKER,
+            bound: self.bound.as_prefix(),
+            marker_size: 0,
+            prev_unfiltered_size: 0,
+            deletion: self.deletion,
+        }
+    }
+
+    /// The marker as a reversed stream carries it (see
+    /// [`RangeTombstoneMarker::reversed`]).
+    pub fn reversed(&self) -> MMarker {
+        let r = self.view().reversed();
+        MMarker {
+            position: self.position,
+            source: self.source,
+            bound: OwnedClustering::of(&r.bound),
+            deletion: r.deletion,
+        }
+    }
+}
