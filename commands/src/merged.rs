@@ -43,6 +43,11 @@ pub struct MergeInputs {
     pub schema: MergedSchema,
     /// The partitioner (the same for all).
     pub partitioner: Partitioner,
+    /// Per sstable, Statistics.db's max timestamp (`None`: not recorded).
+    pub max_timestamps: Vec<Option<i64>>,
+    /// Per sstable, the clustering range its rows and range tombstones
+    /// cover (Statistics.db, `oa`+), when recorded.
+    pub covered: Vec<Option<(OwnedClustering, OwnedClustering)>>,
 }
 
 impl MergeInputs {
@@ -56,6 +61,8 @@ impl MergeInputs {
         let mut headers = Vec::new();
         let mut partitioner: Option<(Partitioner, String)> = None;
         let mut labels = Vec::new();
+        let mut max_timestamps = Vec::new();
+        let mut covered = Vec::new();
         for d in descs {
             let mut sst = Sstable::open_with(d, opts)?;
             schema.attach(&mut sst);
@@ -81,6 +88,17 @@ impl MergeInputs {
                 None => partitioner = Some((p, label.clone())),
             }
             labels.push(label);
+            max_timestamps.push(st.stats.as_ref().map(|s| s.max_timestamp));
+            covered.push(st.stats.as_ref().and_then(|s| {
+                let c = s.covered_clustering.as_ref()?;
+                let own = |b: &sstkit_format::statistics::ClusteringBound| {
+                    Some(OwnedClustering {
+                        kind: BoundKind::from_ordinal(b.kind)?,
+                        values: b.values.clone(),
+                    })
+                };
+                Some((own(&c.start)?, own(&c.end)?))
+            }));
             headers.push(header);
             ssts.push(sst);
         }
@@ -104,6 +122,8 @@ impl MergeInputs {
             headers,
             schema,
             partitioner,
+            max_timestamps,
+            covered,
         })
     }
 

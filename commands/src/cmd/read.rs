@@ -158,6 +158,9 @@ fn key_args(a: &ReadArgs) -> CmdResult<Vec<KeyArg>> {
 pub fn run(a: &ReadArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     let opts = io_options(&a.io)?;
     let keys = key_args(a)?;
+    if a.merge {
+        return run_merged(a, &keys, opts, out);
+    }
     let descs = resolve_sstables(&a.sstables)?;
     let now_secs = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -221,6 +224,244 @@ pub fn run(a: &ReadArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             Err(e) => return Err(e),
         }
     }
+    if scylla {
+        json.finish()?;
+    } else {
+        json.raw().flush()?;
+    }
+    Ok(outcome)
+}
+
+/// What a merged read did with one sstable for one key.
+enum Visit {
+    /// Read (the partition is there).
+    Read,
+    /// Only the partition header and static row were read: the slice is
+    /// outside the clustering range Statistics.db records.
+    HeaderOnly,
+    /// Not read: the index (or its filter) says the key is absent.
+    Absent(Absence),
+    /// Not read: a partition deletion already seen is newer than anything
+    /// the sstable holds.
+    Shadowed(i64),
+}
+
+impl Visit {
+    fn describe(&self) -> String {
+        match self {
+            Visit::Read => "read".into(),
+            Visit::HeaderOnly => {
+                "partition header only (the slice is outside the sstable's clustering range)"
+                    .into()
+            }
+            Visit::Absent(a) => format!("skipped: {}", a.describe()),
+            Visit::Shadowed(t) => format!(
+                "skipped: a partition deletion at {t} is newer than its max timestamp"
+            ),
+        }
+    }
+}
+
+/// `read --merge`: each key's partition, reconciled across the sstables
+/// ([`crate::merged`]). Like Cassandra's single-partition read: each
+/// sstable's filter and index are asked first (a "no" costs no Data.db
+/// read); sstables whose clustering range (Statistics.db) cannot hold the
+/// slice give only their partition header; sstables are visited newest
+/// first (max timestamp) and the visit stops once a partition deletion
+/// newer than every remaining sstable's max timestamp has been seen.
+fn run_merged(
+    a: &ReadArgs,
+    keys: &[KeyArg],
+    opts: sstkit_format::io::IoOptions,
+    out: &mut dyn Write,
+) -> CmdResult<Outcome> {
+    use crate::merged::{emit_partition, MergeInputs, Shape};
+    use sstkit_format::merge::ScanSource;
+    let descs = resolve_sstables(&a.sstables)?;
+    let mut schema_src = crate::SchemaSource::new(a.schema.as_deref())?;
+    let inputs = MergeInputs::open(descs, opts, &mut schema_src)?;
+    let header = &inputs.schema.header;
+    let slice = slice_of(a, header)?;
+    let cols = columns_of(a, header)?;
+    let now_secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let table = Table {
+        header,
+        partitioner: inputs.partitioner.clone(),
+        now_secs,
+        raw_timestamps: a.raw_timestamps,
+    };
+    let mut parsed = Vec::with_capacity(keys.len());
+    for k in keys {
+        parsed.push(match k {
+            KeyArg::Literal(s) => parse_key_arg(&header.partition_key_type, s).map_err(|e| {
+                CmdError::Usage(format!(
+                    "key {s:?} does not fit the partition key type {}: {}",
+                    key_type_name(&header.partition_key_type),
+                    e.kind
+                ))
+            })?,
+            KeyArg::Hex(b) => b.clone(),
+        });
+    }
+    let mut indexes = Vec::new();
+    for (sst, h) in inputs.ssts.iter().zip(&inputs.headers) {
+        indexes.push(sstkit_format::read::open_index(
+            sst,
+            inputs.partitioner.clone(),
+            h,
+        )?);
+    }
+    // Newest first: an sstable whose max timestamp is older than a
+    // partition deletion already seen holds nothing that shows.
+    let mut order: Vec<usize> = (0..inputs.ssts.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(inputs.max_timestamps[i].unwrap_or(i64::MAX)));
+    let cmp = inputs.schema.comparator();
+    let slice_outside = |i: usize| -> bool {
+        let Some((lo, hi)) = &inputs.covered[i] else {
+            return false;
+        };
+        let below = slice
+            .end_prefix()
+            .is_some_and(|e| cmp.compare(&e, &lo.as_prefix()).is_lt());
+        let above = slice
+            .start_prefix()
+            .is_some_and(|s| cmp.compare(&s, &hi.as_prefix()).is_gt());
+        below || above
+    };
+    let scylla = matches!(a.output, DataOutputFormat::Json | DataOutputFormat::Ndjson);
+    let json_fmt = match a.output {
+        DataOutputFormat::Ndjson => OutputFormat::Ndjson,
+        DataOutputFormat::Json => OutputFormat::Json,
+        _ => OutputFormat::Text,
+    };
+    let mut json = JsonOut::new(out, json_fmt);
+    let label = inputs.label();
+    if scylla {
+        json.begin_sstable(&label)?;
+    }
+    let mut renderer = match a.output {
+        DataOutputFormat::Json | DataOutputFormat::Ndjson => Renderer::Scylla(Box::new(
+            ScyllaWriter::new(&mut json, a.output == DataOutputFormat::Ndjson, false),
+        )),
+        DataOutputFormat::Sstabledump | DataOutputFormat::SstabledumpLines => {
+            let mut w =
+                SstabledumpWriter::new(json.raw(), a.output == DataOutputFormat::SstabledumpLines);
+            w.begin()?;
+            Renderer::Sd(SdSink { w })
+        }
+        DataOutputFormat::Text => Renderer::Text(TextWriter::new(json.raw(), false)),
+    };
+    let shape = Shape {
+        slice: Some(slice.clone()),
+        row_limit: a.limit,
+        columns: cols,
+        reverse: a.reverse,
+    };
+    let mut result: CmdResult<()> = Ok(());
+    for (k, key) in keys.iter().zip(&parsed) {
+        let t = Instant::now();
+        let before: Vec<IoStats> = inputs.ssts.iter().map(|s| s.io.stats()).collect();
+        let mut visits: Vec<Option<Visit>> = (0..inputs.ssts.len()).map(|_| None).collect();
+        let mut sources: Vec<ScanSource<'_>> = Vec::new();
+        let mut newest_deletion = i64::MIN;
+        let r = (|| -> CmdResult<()> {
+            for &i in &order {
+                let sst = &inputs.ssts[i];
+                sst.io.begin_operation();
+                if inputs.max_timestamps[i].is_some_and(|m| m <= newest_deletion) {
+                    visits[i] = Some(Visit::Shadowed(newest_deletion));
+                    continue;
+                }
+                let Some(h) = indexes[i].find(key)? else {
+                    let why = indexes[i].last_absence().unwrap_or(Absence::Index);
+                    visits[i] = Some(Visit::Absent(why));
+                    continue;
+                };
+                let reader = sstkit_format::data::ScanReader::new(sst, &inputs.headers[i])?;
+                let mut src =
+                    ScanSource::new(reader, inputs.schema.column_map(&inputs.headers[i]), i);
+                src.single_partition(h.position)?;
+                if slice_outside(i) {
+                    src.header_only();
+                    visits[i] = Some(Visit::HeaderOnly);
+                } else {
+                    visits[i] = Some(Visit::Read);
+                }
+                if let Some(d) = src.peek_start()? {
+                    newest_deletion = newest_deletion.max(d.marked_for_delete_at);
+                }
+                sources.push(src);
+            }
+            if sources.is_empty() {
+                note_key_absent(&label, &k.label(), Absence::Index);
+                return Ok(());
+            }
+            let mut merger = inputs.merger(std::mem::take(&mut sources));
+            if let Some(start) = merger.next_partition()? {
+                emit_partition(
+                    &mut merger,
+                    start,
+                    &inputs.schema,
+                    &table,
+                    &shape,
+                    renderer.sink(),
+                )?;
+            }
+            Ok(())
+        })();
+        let r = r.map_err(|e| match e {
+            CmdError::Format(e) => CmdError::from(e.in_partition(format!(
+                "{} (0x{})",
+                k.label(),
+                crate::output::hex(key)
+            ))),
+            e => e,
+        });
+        let mut total = IoStats::default();
+        for (i, v) in visits.iter().enumerate() {
+            let delta = inputs.ssts[i].io.stats().since(&before[i]);
+            total += &delta;
+            let what = v.as_ref().map_or_else(|| "not visited".into(), Visit::describe);
+            report(
+                a.io_stats,
+                &inputs.labels[i],
+                &delta,
+                json!({"operation": "read", "key": k.label(), "result": what}),
+            );
+        }
+        report(
+            a.io_stats,
+            "total",
+            &total,
+            json!({"operation": "read", "key": k.label(), "result": "merged",
+                   "micros": t.elapsed().as_micros() as u64}),
+        );
+        if let Err(e) = r {
+            result = Err(e);
+            break;
+        }
+    }
+    let fin = renderer.finish();
+    let mut outcome = Outcome::default();
+    let msg = match &result {
+        Err(CmdError::Format(e)) => Some(e.to_string()),
+        _ => None,
+    };
+    if scylla {
+        json.end_sstable(true, msg.as_deref())?;
+    }
+    match result {
+        Ok(()) => {}
+        Err(CmdError::Format(e)) => {
+            eprintln!("sstkit: {e}");
+            outcome.unreadable += 1;
+        }
+        Err(e) => return Err(e),
+    }
+    fin?;
     if scylla {
         json.finish()?;
     } else {

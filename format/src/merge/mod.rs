@@ -467,6 +467,12 @@ pub struct ScanSource<'s> {
     index: usize,
     /// Stop after the partition end (a single-partition read).
     single: bool,
+    /// End the partition after its header and static row.
+    header_only: bool,
+    /// `header_only`: the header (and static row) are out.
+    header_seen: bool,
+    /// A unit read ahead ([`ScanSource::peek_start`]).
+    ahead: Option<Unit>,
     done: bool,
 }
 
@@ -487,8 +493,29 @@ impl<'s> ScanSource<'s> {
             map,
             index,
             single: false,
+            header_only: false,
+            header_seen: false,
+            ahead: None,
             done: false,
         }
+    }
+
+    /// Give only the partition's header and static row (then its end): its
+    /// rows cannot be in the slice, but its partition deletion still counts.
+    pub fn header_only(&mut self) {
+        self.header_only = true;
+    }
+
+    /// The partition deletion of the partition this source starts with
+    /// (read ahead; the unit is handed out again by `next_unit`).
+    pub fn peek_start(&mut self) -> Result<Option<DeletionTime>> {
+        if self.ahead.is_none() {
+            self.ahead = self.next_unit()?;
+        }
+        Ok(match &self.ahead {
+            Some(Unit::Start { deletion, .. }) => Some(*deletion),
+            _ => None,
+        })
     }
 
     /// Read only the partition starting at `pos`.
@@ -512,16 +539,38 @@ impl<'s> ScanSource<'s> {
 
 impl UnitSource for ScanSource<'_> {
     fn next_unit(&mut self) -> Result<Option<Unit>> {
+        if let Some(u) = self.ahead.take() {
+            return Ok(Some(u));
+        }
         if self.done {
             return Ok(None);
+        }
+        if self.header_only && self.header_seen {
+            // Past the header and static row: the partition ends here.
+            self.done = true;
+            return Ok(Some(Unit::End));
         }
         let Some(f) = self.reader.next_fragment()? else {
             self.done = true;
             return Ok(None);
         };
-        let u = unit_of(&f, &self.map, self.index);
+        let mut u = unit_of(&f, &self.map, self.index);
         let spare = f.into_spare();
         self.reader.recycle(spare);
+        if self.header_only {
+            match u {
+                Unit::Start { .. } => {}
+                Unit::Static(_) => self.header_seen = true,
+                _ => {
+                    self.done = true;
+                    u = Unit::End;
+                }
+            }
+            if let Unit::Start { .. } = u {
+                // The static row, if the table has one, comes next.
+                self.header_seen = !self.reader.schema().has_static_row();
+            }
+        }
         if self.single && u == Unit::End {
             self.done = true;
         }
