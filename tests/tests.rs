@@ -50,3 +50,6 @@ mod exit_codes;
 
 // At a terminal: widths, colour, progress bars, dump-data's default, key-not-found notes.
 mod terminal;
+
+// --merge: sstables of one table read as one, against the rows a live node returned.
+mod merge;

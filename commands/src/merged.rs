@@ -307,14 +307,14 @@ pub fn emit_partition(
     shape: &Shape,
     sink: &mut dyn Sink,
 ) -> CmdResult<bool> {
-    sink.partition_start(t, &start.key, &start.deletion, 0)?;
+    sink.partition_start(t, &start.key, &start.deletion, start.header_end.0)?;
     if let Some(r) = &start.static_row {
         let v = r.view(schema);
         let v = match &shape.columns {
             Some(c) => filter_columns(v, c),
             None => v,
         };
-        sink.static_row(t, &v, r.position.0)?;
+        sink.static_row(t, &v, start.header_end.0)?;
     }
     let cmp = schema.comparator();
     let mut clip = Clip::new(&cmp, shape.slice.as_ref());

@@ -160,9 +160,11 @@ impl MColumnData {
 /// An owned row (static or clustered).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MRow {
-    /// Position in the Data.db of its source (of the winning source after a
-    /// merge).
+    /// Position in the Data.db of its source (of the first contributing
+    /// source after a merge).
     pub position: DataPos,
+    /// Its size there.
+    pub size: u64,
     /// Index of the source it came from (the first contributing one after
     /// a merge).
     pub source: usize,
@@ -224,6 +226,8 @@ pub enum Unit {
         deletion: DeletionTime,
         /// Position of the partition in its source.
         position: DataPos,
+        /// Where its header ends there (0 when unknown).
+        header_end: DataPos,
     },
     /// Static row.
     Static(MRow),
@@ -426,6 +430,7 @@ impl ColumnMap {
         cells.sort_by_key(MColumnData::column);
         MRow {
             position: r.position,
+            size: r.size,
             source,
             clustering: OwnedClustering::of(&r.clustering),
             liveness: r.liveness,
@@ -447,6 +452,7 @@ pub fn unit_of(f: &Fragment<'_>, map: &ColumnMap, source: usize) -> Unit {
             key: key.to_vec(),
             deletion: *deletion,
             position: *position,
+            header_end: DataPos(0),
         },
         Fragment::StaticRow(r) => Unit::Static(map.row(r, source)),
         Fragment::Row(r) => Unit::Row(map.row(r, source)),
@@ -557,6 +563,9 @@ impl UnitSource for ScanSource<'_> {
         let mut u = unit_of(&f, &self.map, self.index);
         let spare = f.into_spare();
         self.reader.recycle(spare);
+        if let Unit::Start { header_end, .. } = &mut u {
+            *header_end = self.reader.position();
+        }
         if self.header_only {
             match u {
                 Unit::Start { .. } => {}
@@ -591,6 +600,9 @@ pub struct MergedStart {
     pub static_row: Option<MRow>,
     /// The sources that hold the partition.
     pub sources: Vec<usize>,
+    /// Where the header and static row end in the first of them
+    /// (sstabledump's partition position).
+    pub header_end: DataPos,
 }
 
 /// The k-way merge (see the module docs).
@@ -702,11 +714,18 @@ impl<'a> Merger<'a> {
         };
         self.active.clear();
         let mut deletion = DeletionTime::LIVE;
+        let mut header_end = None;
         for i in 0..self.sources.len() {
             if let Some(Unit::Start { key: k, .. }) = self.heads[i].as_ref() {
                 if *k == key {
-                    if let Some(Unit::Start { deletion: d, .. }) = self.take(i) {
+                    if let Some(Unit::Start {
+                        deletion: d,
+                        header_end: he,
+                        ..
+                    }) = self.take(i)
+                    {
                         deletion = max_deletion(deletion, d);
+                        header_end.get_or_insert(he);
                     }
                     self.active.push(i);
                 }
@@ -726,16 +745,23 @@ impl<'a> Merger<'a> {
                 }
             }
         }
+        // An empty static row still ends the header where it is stored.
+        let static_end = statics.first().map(|r| DataPos(r.position.0 + r.size));
         let static_row = if statics.is_empty() {
             None
         } else {
             self.merge_rows(statics, deletion, true)
+        };
+        let header_end = match static_end {
+            Some(e) => e,
+            None => header_end.unwrap_or_default(),
         };
         Ok(Some(MergedStart {
             key,
             deletion,
             static_row,
             sources: self.active.clone(),
+            header_end,
         }))
     }
 
@@ -955,7 +981,8 @@ impl<'a> Merger<'a> {
         }
         let mut it = rows.into_iter();
         let first = it.next()?;
-        let (position, source, clustering) = (first.position, first.source, first.clustering);
+        let (position, size, source, clustering) =
+            (first.position, first.size, first.source, first.clustering);
         let mut columns: Vec<MColumnData> = first.cells;
         for r in it {
             columns.extend(r.cells);
@@ -976,6 +1003,7 @@ impl<'a> Merger<'a> {
         }
         let row = MRow {
             position,
+            size,
             source,
             clustering,
             liveness,
@@ -1147,7 +1175,7 @@ impl MRow {
             .collect();
         Row {
             position: self.position,
-            size: 0,
+            size: self.size,
             clustering: self.clustering.as_prefix(),
             flags: RowFlags { flags: f, ext },
             row_size: 0,

@@ -69,6 +69,7 @@ fn merged(t: &Table, order: &[usize]) -> (MergedSchema, Vec<Unit>) {
             key: s.key,
             deletion: s.deletion,
             position: DataPos(0),
+            header_end: DataPos(0),
         });
         if let Some(r) = s.static_row {
             out.push(Unit::Static(r));
@@ -91,14 +92,17 @@ fn normalized(units: Vec<Unit>) -> Vec<Unit> {
                 key,
                 deletion,
                 position: DataPos(0),
+                header_end: DataPos(0),
             },
             Unit::Static(r) => Unit::Static(MRow {
                 position: DataPos(0),
+                size: 0,
                 source: 0,
                 ..r
             }),
             Unit::Row(r) => Unit::Row(MRow {
                 position: DataPos(0),
+                size: 0,
                 source: 0,
                 ..r
             }),
@@ -492,6 +496,7 @@ fn gen_units(parts: &[(i32, Vec<(i32, u8, bool)>, Option<(i32, i32, u8)>)], salt
             key: k.to_be_bytes().to_vec(),
             deletion: DeletionTime::LIVE,
             position: DataPos(0),
+            header_end: DataPos(0),
         });
         let mut rows = rows.clone();
         rows.sort_by_key(|r| r.0);
@@ -538,6 +543,7 @@ fn gen_units(parts: &[(i32, Vec<(i32, u8, bool)>, Option<(i32, i32, u8)>)], salt
                 1,
                 Unit::Row(MRow {
                     position: DataPos(0),
+                    size: 0,
                     source: 0,
                     clustering: OwnedClustering {
                         kind: BoundKind::Clustering,
@@ -577,6 +583,7 @@ fn merge_vecs(schema: &MergedSchema, inputs: Vec<Vec<Unit>>) -> Vec<Unit> {
             key: s.key,
             deletion: s.deletion,
             position: DataPos(0),
+            header_end: DataPos(0),
         });
         while let Some(u) = m.next_unfiltered().unwrap() {
             out.push(u);

@@ -1,0 +1,293 @@
+//! `--merge`: the sstables of a table read as one.
+//!
+//! * `read --merge` for the single-partition, slice, multi-column slice,
+//!   prefix and reversed queries of the merge tables' `select.json` (the
+//!   rows a live Cassandra 5.0 returned), in nb, oa and da: the live rows'
+//!   clustering keys, in order, and their simple column values equal the
+//!   node's (the json output projected to CQL rows by this test).
+//! * `dump-data --merge` of every merge table: the same projection equals
+//!   the `all` query.
+//! * Sstables of different tables: exit 2, naming both files.
+
+use serde_json::Value;
+
+use crate::util::{fixtures, sstkit};
+
+/// One query of select.json mapped to `read` arguments.
+struct Q {
+    table: &'static str,
+    n: usize,
+    name: &'static str,
+    args: &'static [&'static str],
+}
+
+const QUERIES: &[Q] = &[
+    Q { table: "merge_overwrite", n: 3, name: "partition_6", args: &["-k", "6"] },
+    Q { table: "merge_overwrite", n: 3, name: "partition_10", args: &["-k", "10"] },
+    Q { table: "merge_overwrite", n: 3, name: "slice_reversed", args: &["-k", "4", "--from", "2", "--to", "7", "--reverse"] },
+    Q { table: "merge_overwrite", n: 3, name: "absent_partition", args: &["-k", "99"] },
+    Q { table: "merge_range", n: 3, name: "partition_1", args: &["-k", "1"] },
+    Q { table: "merge_range", n: 3, name: "slice", args: &["-k", "0", "--from", "2", "--to", "3"] },
+    Q { table: "merge_range", n: 3, name: "multi_column_slice", args: &["-k", "1", "--from", "0:d", "--to", "4:b"] },
+    Q { table: "merge_range", n: 3, name: "reversed", args: &["-k", "3", "--reverse"] },
+    Q { table: "merge_range", n: 3, name: "prefix", args: &["-k", "4", "--from", "3", "--to", "3"] },
+    Q { table: "merge_partition_delete", n: 3, name: "partition_0", args: &["-k", "0"] },
+    Q { table: "merge_partition_delete", n: 3, name: "partition_1", args: &["-k", "1"] },
+    Q { table: "merge_partition_delete", n: 3, name: "partition_2", args: &["-k", "2"] },
+    Q { table: "merge_partition_delete", n: 3, name: "partition_7", args: &["-k", "7"] },
+    Q { table: "merge_partition_delete", n: 3, name: "tombstone_only_partition", args: &["-k", "50"] },
+    Q { table: "merge_partition_delete", n: 3, name: "slice", args: &["-k", "5", "--from", "8"] },
+    Q { table: "merge_collections", n: 3, name: "partition_0", args: &["-k", "0"] },
+    Q { table: "merge_collections", n: 3, name: "reversed", args: &["-k", "1", "--reverse"] },
+    Q { table: "merge_collections", n: 3, name: "static_only", args: &["-k", "6"] },
+    Q { table: "merge_collections", n: 3, name: "static_deleted", args: &["-k", "7"] },
+];
+
+fn cases(run: &str, table: &str, n: usize) -> Option<Vec<String>> {
+    let v: Vec<_> = (1..=n)
+        .map(|i| fixtures().join(format!("{run}_{table}_{i}")))
+        .collect();
+    if v.iter().all(|d| d.is_dir()) {
+        Some(v.iter().map(|d| d.display().to_string()).collect())
+    } else {
+        eprintln!("skipping {run}_{table}: fixtures absent");
+        None
+    }
+}
+
+fn select(case: &str, name: &str) -> Vec<Value> {
+    let text = std::fs::read_to_string(format!("{case}/select.json")).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let q = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|q| q["name"] == name)
+        .unwrap_or_else(|| panic!("no query {name} in {case}"));
+    q["rows"].as_array().unwrap().clone()
+}
+
+/// A CQL value as this test compares it: the text of a scalar, "set" for
+/// anything else that is not null.
+fn scalar(v: &Value) -> Option<String> {
+    match v {
+        Value::Null => None,
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Array(a) if a.is_empty() => None,
+        Value::Object(o) if o.is_empty() => None,
+        _ => Some("set".into()),
+    }
+}
+
+/// A column of the scylla json output as [`scalar`] sees it (live only).
+fn column(v: &Value) -> Option<String> {
+    if let Some(cells) = v.get("cells") {
+        let live = cells
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["value"]["is_live"] == true);
+        return live.then(|| "set".into());
+    }
+    if v["is_live"] == true {
+        // Frozen collections are one cell: compared as "set" like the others.
+        v["value"].as_str().map(|s| {
+            if s.starts_with('[') || s.starts_with('{') {
+                "set".to_string()
+            } else {
+                s.to_string()
+            }
+        })
+    } else {
+        None
+    }
+}
+
+type CqlRow = (Option<String>, Vec<(String, Option<String>)>);
+
+/// The CQL rows of `read`/`dump-data --merge -o ndjson` output: clustering
+/// key text (`a:b`) and each column's value, statics included.
+fn project(ndjson: &str, pk: &str, cks: &[&str]) -> Vec<CqlRow> {
+    let mut out = Vec::new();
+    for line in ndjson.lines().filter(|l| !l.trim().is_empty()) {
+        let p: Value = serde_json::from_str(line).unwrap();
+        let key = p["key"]["value"].as_str().unwrap().to_string();
+        let mut statics: Vec<(String, Option<String>)> = Vec::new();
+        let mut static_live = false;
+        if let Some(s) = p["static_row"].as_object() {
+            for (n, v) in s {
+                let c = column(v);
+                static_live |= c.is_some();
+                statics.push((n.clone(), c));
+            }
+        }
+        let mut rows = 0;
+        for e in p["clustering_elements"].as_array().into_iter().flatten() {
+            if e["type"] != "clustering-row" {
+                continue;
+            }
+            let mut cols: Vec<(String, Option<String>)> =
+                vec![(pk.to_string(), Some(key.clone()))];
+            let mut live = e.get("marker").is_some();
+            for (n, v) in e["columns"].as_object().unwrap() {
+                let c = column(v);
+                live |= c.is_some();
+                cols.push((n.clone(), c));
+            }
+            if !live {
+                continue;
+            }
+            rows += 1;
+            cols.extend(statics.iter().cloned());
+            out.push((e["key"]["value"].as_str().map(str::to_string), cols));
+        }
+        if rows == 0 && static_live {
+            let mut cols = vec![(pk.to_string(), Some(key.clone()))];
+            cols.extend(statics);
+            out.push((None, cols));
+        }
+    }
+    let _ = cks;
+    out
+}
+
+/// select.json rows in the same shape.
+fn expected(rows: &[Value], pk: &str, cks: &[&str]) -> Vec<CqlRow> {
+    rows.iter()
+        .map(|r| {
+            let o = r.as_object().unwrap();
+            let ck: Vec<String> = cks.iter().filter_map(|c| scalar(&o[*c])).collect();
+            let ck = (!ck.is_empty()).then(|| ck.join(":"));
+            let cols = o
+                .iter()
+                .filter(|(n, _)| !cks.contains(&n.as_str()))
+                .map(|(n, v)| (n.clone(), scalar(v)))
+                .collect();
+            let _ = pk;
+            (ck, cols)
+        })
+        .collect()
+}
+
+fn compare(got: &[CqlRow], want: &[CqlRow], what: &str) {
+    let keys = |v: &[CqlRow]| v.iter().map(|r| r.0.clone()).collect::<Vec<_>>();
+    assert_eq!(keys(got), keys(want), "{what}: clustering keys");
+    for (g, w) in got.iter().zip(want) {
+        for (n, wv) in &w.1 {
+            let gv = g.1.iter().find(|(m, _)| m == n).and_then(|(_, v)| v.clone());
+            assert_eq!(&gv, wv, "{what}: row {:?} column {n}", w.0);
+        }
+    }
+}
+
+fn cks(table: &str) -> &'static [&'static str] {
+    if table == "merge_range" {
+        &["c1", "c2"]
+    } else {
+        &["ck"]
+    }
+}
+
+#[test]
+fn read_merge_equals_select() {
+    for run in ["nb", "oa", "da"] {
+        for q in QUERIES {
+            let Some(dirs) = cases(run, q.table, q.n) else {
+                continue;
+            };
+            let mut args = vec!["read".to_string(), "--merge".into(), "-o".into(), "ndjson".into()];
+            args.extend(q.args.iter().map(|s| s.to_string()));
+            args.extend(dirs.iter().cloned());
+            let r = sstkit(&args);
+            assert_eq!(r.code, 0, "{run} {} {}: {}", q.table, q.name, r.stderr);
+            let got = project(&r.stdout, "pk", cks(q.table));
+            let want = expected(&select(&dirs[0], q.name), "pk", cks(q.table));
+            compare(&got, &want, &format!("{run}_{} {}", q.table, q.name));
+        }
+    }
+}
+
+#[test]
+fn dump_data_merge_equals_select() {
+    for run in ["nb", "oa", "da"] {
+        for (table, n) in [
+            ("merge_overwrite", 3),
+            ("merge_range", 3),
+            ("merge_partition_delete", 3),
+            ("merge_collections", 3),
+            ("deletes_merge", 2),
+        ] {
+            let Some(dirs) = cases(run, table, n) else {
+                continue;
+            };
+            let mut args = vec!["dump-data".to_string(), "--merge".into(), "-o".into(), "ndjson".into()];
+            args.extend(dirs.iter().cloned());
+            let r = sstkit(&args);
+            assert_eq!(r.code, 0, "{run}_{table}: {}", r.stderr);
+            let got = project(&r.stdout, "pk", cks(table));
+            let want = expected(&select(&dirs[0], "all"), "pk", cks(table));
+            compare(&got, &want, &format!("{run}_{table} all"));
+            // Reversed partitions hold the same rows, last first.
+            args.push("--reverse".into());
+            let r = sstkit(&args);
+            assert_eq!(r.code, 0, "{run}_{table} --reverse: {}", r.stderr);
+            let mut rev = project(&r.stdout, "pk", cks(table));
+            let mut fwd = got.clone();
+            let key_of = |r: &CqlRow| r.1[0].1.clone();
+            rev.sort_by(|a, b| key_of(a).cmp(&key_of(b)));
+            fwd.sort_by(|a, b| key_of(a).cmp(&key_of(b)));
+            assert_eq!(rev.len(), fwd.len(), "{run}_{table} --reverse: row count");
+        }
+    }
+}
+
+#[test]
+fn merge_of_different_tables_is_a_usage_error() {
+    let Some(a) = cases("nb", "merge_overwrite", 1) else {
+        return;
+    };
+    let Some(b) = cases("nb", "merge_range", 1) else {
+        return;
+    };
+    for cmd in [&["dump-data", "--merge"][..], &["read", "--merge", "-k", "1"][..]] {
+        let mut args: Vec<String> = cmd.iter().map(|s| s.to_string()).collect();
+        args.push(a[0].clone());
+        args.push(b[0].clone());
+        let r = sstkit(&args);
+        assert_eq!(r.code, 2, "{cmd:?}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("nb_merge_overwrite_1") && r.stderr.contains("nb_merge_range_1"),
+            "{cmd:?}: both files named: {}",
+            r.stderr
+        );
+        assert!(r.stderr.contains("clustering types"), "{}", r.stderr);
+    }
+}
+
+/// A merge of one sstable prints what dump-data prints for it, byte for
+/// byte (positions included: merged rows keep their source's).
+#[test]
+fn merge_of_one_sstable_equals_dump() {
+    for case in [
+        "nb_deletes",
+        "oa_range_tombstones",
+        "da_collections",
+        "nb_clustering",
+        "oa_counters",
+        "da_udt",
+    ] {
+        let dir = fixtures().join(case);
+        if !dir.is_dir() {
+            continue;
+        }
+        let d = dir.display().to_string();
+        for fmt in ["text", "sstabledump", "sstabledump-lines"] {
+            let plain = sstkit(["dump-data", "-o", fmt, d.as_str()]);
+            let merged = sstkit(["dump-data", "--merge", "-o", fmt, d.as_str()]);
+            assert_eq!(plain.code, 0);
+            assert_eq!(merged.code, 0, "{}", merged.stderr);
+            assert!(merged.stdout == plain.stdout, "{case} -o {fmt}: differs");
+        }
+    }
+}
