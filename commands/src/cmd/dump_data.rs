@@ -14,12 +14,11 @@
 //!
 //! Reads: TOC.txt, Statistics.db (serialization header, partitioner), then
 //! Data.db sequentially (CompressionInfo.db for compressed sstables). With
-//! `--key`/`--key-hex`/`--keys-file` on BIG sstables (Index.db + Summary.db),
-//! each key is located through Filter.db (skipped when it says "absent"),
-//! Summary.db (binary search) and one bounded read of Index.db, and only that
-//! partition of Data.db is read; on BTI sstables (`da`) through Filter.db,
-//! Partitions.db and Rows.db ([`super::dump_trie::lookup_positions`]);
-//! BIG sstables without Summary.db are scanned and filtered instead. `--token-range`,
+//! `--key`/`--key-hex`/`--keys-file`, each key is located through the
+//! sstable's partition index ([`select::lookup_positions`]: Filter.db,
+//! skipped when it says "absent", then BIG Summary.db and Index.db, BTI
+//! Partitions.db), and only that partition of Data.db is read; BIG sstables
+//! without Summary.db are scanned and filtered instead. `--token-range`,
 //! `--exclude-key` and `--limit` filter a scan (skipped partitions are not
 //! decoded: `skip_partition` steps over them by their size fields).
 //!
@@ -27,6 +26,10 @@
 //! clustering order (partitions stay in Data.db order), in bounded memory
 //! through the promoted indexes of Index.db (see [`super::read`]); BIG
 //! sstables only (BTI: exit 3).
+//!
+//! `--merge`: the sstables read as one table ([`crate::merged`]): one
+//! output of the reconciled partitions; `--key` and the other selections
+//! filter the merged stream, `--limit` counts printed partitions.
 //!
 //! `--token-range` takes `(START,END]` in the partitioner's token syntax
 //! (Murmur3: signed 64-bit; write `--token-range=-5,10` when START is
@@ -451,11 +454,7 @@ fn drive_all(
         return Ok(());
     }
     // BIG: Filter/Summary/Index.db; BTI: Filter/Partitions/Rows.db.
-    let positions = if sst.features().trie_index {
-        super::dump_trie::lookup_positions(sst, t, sel)?
-    } else {
-        select::lookup_positions(sst, t, sel)?
-    };
+    let positions = select::lookup_positions(sst, t, sel)?;
     if let Some(positions) = positions {
         // Point lookups: each key's partition, in Data.db order.
         for pos in positions {

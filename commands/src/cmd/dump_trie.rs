@@ -46,16 +46,13 @@ use std::io::Write;
 use serde_json::{json, Map, Value};
 use sstkit_format::bti::partitions::{for_each_entry, PartitionPosition};
 use sstkit_format::bti::rows::row_trie_entries;
-use sstkit_format::bti::{read_footer, BtiIndex, IoSource, RowsEntry};
+use sstkit_format::bti::{read_footer, IoSource, RowsEntry};
 use sstkit_format::data::{DataPos, DataSource};
 use sstkit_format::deletion::DeletionTime;
 use sstkit_format::io::ReadKind;
-use sstkit_format::read::{Absence, PartitionIndex};
 use sstkit_format::{Component, Error, ErrorKind, Sstable};
 
 use crate::cli::{DumpTrieArgs, OutputFormat};
-use crate::dump::select::Selection;
-use crate::dump::Table;
 use crate::output::{hex, kv_table, table};
 use crate::render::{read_statistics, KeyCtx};
 use crate::{for_each_sstable, CmdResult, Outcome};
@@ -323,38 +320,3 @@ pub fn run(a: &DumpTrieArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     )
 }
 
-/// Data.db positions of the selected keys of a BTI sstable, found through
-/// Filter.db, Partitions.db and Rows.db (`dump-data --key` on `da`), in
-/// Data.db order; keys the trie says are absent are skipped. `None` when
-/// the selection is not a key list.
-pub fn lookup_positions(
-    sst: &Sstable,
-    t: &Table<'_>,
-    sel: &Selection,
-) -> CmdResult<Option<Vec<DataPos>>> {
-    let Some(keys) = &sel.keys else {
-        return Ok(None);
-    };
-    // No trie to look keys up with: the caller scans, as for a BIG sstable without Index.db.
-    if !sst.io.exists(Component::Partitions) {
-        return Ok(None);
-    }
-    let mut index = BtiIndex::open(sst, t.partitioner.clone(), &t.header.clustering_types)?;
-    let mut out = Vec::new();
-    for key in keys {
-        if !sel.wants(t, key) {
-            continue;
-        }
-        match index.position(key)? {
-            Some(p) => out.push(p),
-            None => crate::render::note_key_absent(
-                &crate::sstable_label(sst),
-                &crate::dump::select::key_text(t, key),
-                index.last_absence().unwrap_or(Absence::Index),
-            ),
-        }
-    }
-    out.sort();
-    out.dedup();
-    Ok(Some(out))
-}

@@ -66,6 +66,11 @@
 //! partition reversed reads the Data.db bytes of the forward read plus its
 //! whole promoted index. Not with `--naive` (exit 2).
 //!
+//! `--merge`: each key's partition reconciled across the sstables (see
+//! `run_merged` for the order and skipping of sstables); `--io-stats` then
+//! prints one entry per sstable (read, header only, or skipped and why) and
+//! a `total` one.
+//!
 //! BTI (`da`) sstables: the same lookups through Filter.db, Partitions.db
 //! and Rows.db ([`sstkit_format::bti::BtiIndex`]); row-index blocks are
 //! bounded by the trie's separators, so no Data.db byte is read to find them.

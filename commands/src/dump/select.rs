@@ -5,11 +5,11 @@
 //! ([`sstkit_format::value::parse_key_arg`]: CQL literal or Cassandra string
 //! form, composite keys `a:b` with `\:` for a literal colon).
 //!
-//! Point lookups ([`lookup_positions`], BIG sstables with Summary.db and
-//! Index.db): Filter.db first (a key it rules out costs no further read),
-//! then a binary search of Summary.db and one bounded read of the Index.db
-//! range between two samples, scanned for the exact key. Partitions are then
-//! read in Data.db order.
+//! Point lookups ([`lookup_positions`]) go through `format`'s partition
+//! index ([`sstkit_format::read::PartitionIndex`], the one way from a key to
+//! a position): Filter.db first (a key it rules out costs no further read),
+//! then BIG: Summary.db and the Index.db page(s) between two samples; BTI:
+//! Partitions.db. Partitions are then read in Data.db order.
 
 // `CmdError` wraps `sstkit_format::Error` by value, which clippy finds large
 // for every `CmdResult`; boxing it is a crate-wide change (lib.rs), not this
@@ -20,11 +20,7 @@ use std::path::PathBuf;
 
 use sstkit_format::component::Component;
 use sstkit_format::data::DataPos;
-use sstkit_format::filter::BloomFilter;
-use sstkit_format::index::IndexReader;
-use sstkit_format::io::ReadKind;
 use sstkit_format::read::Absence;
-use sstkit_format::summary::Summary;
 use sstkit_format::token::{Partitioner, Token};
 use sstkit_format::value::literal::unhex;
 use sstkit_format::value::{key_type_name, parse_key_arg};
@@ -214,9 +210,12 @@ impl Selection {
     }
 }
 
-/// Data.db positions of the selected keys found through the index (Data.db
-/// order), or `None` when the selection is not a key list or the sstable has
-/// no Summary.db/Index.db to look keys up with (then the caller scans).
+/// The Data.db positions of the selected keys, through the sstable's
+/// partition index ([`sstkit_format::read::open_index`]: BIG Filter.db,
+/// Summary.db and Index.db; BTI Filter.db and Partitions.db), in Data.db
+/// order; absent keys are said on stderr and skipped. `None` when the
+/// selection is not a key list, or the sstable has no index to look keys
+/// up with (the caller scans).
 pub fn lookup_positions(
     sst: &Sstable,
     t: &Table<'_>,
@@ -225,75 +224,32 @@ pub fn lookup_positions(
     let Some(keys) = &sel.keys else {
         return Ok(None);
     };
-    if !sst.io.exists(Component::Index) || !sst.io.exists(Component::Summary) {
+    let indexed = if sst.features().trie_index {
+        sst.io.exists(Component::Partitions)
+    } else {
+        sst.io.exists(Component::Index) && sst.io.exists(Component::Summary)
+    };
+    if !indexed {
         return Ok(None);
     }
-    let features = sst.features();
-    let filter = if sst.io.exists(Component::Filter) {
-        let b = sst.io.read_all(Component::Filter)?;
-        Some(
-            BloomFilter::parse(&b, &features)
-                .map_err(|e| e.in_file(&sst.path(Component::Filter)))?,
-        )
-    } else {
-        None
-    };
-    let sb = sst.io.read_all(Component::Summary)?;
-    let summary = Summary::parse(&sb, &sst.features())
-        .map_err(|e| e.in_file(&sst.path(Component::Summary)))?;
-    let index_len = sst.io.len(Component::Index)?;
+    let mut index = sstkit_format::read::open_index(sst, t.partitioner.clone(), t.header)?;
     let label = crate::sstable_label(sst);
     let mut out = Vec::new();
     for key in keys {
         if sel.exclude.contains(key) || !sel.wants(t, key) {
             continue;
         }
-        let absent = |why| note_key_absent(&label, &key_text(t, key), why);
-        if let Some(f) = &filter {
-            if !f.may_contain(key) {
-                absent(Absence::Filter);
-                continue;
-            }
-        }
-        let Some(i) = summary.floor(|k| t.partitioner.compare_decorated(k, key)) else {
-            absent(Absence::KeyRange);
-            continue;
-        };
-        let Some((start, end)) = summary.index_range(i) else {
-            absent(Absence::Index);
-            continue;
-        };
-        let end = end.unwrap_or(index_len).min(index_len);
-        if end <= start {
-            absent(Absence::Index);
-            continue;
-        }
-        let buf = sst.io.read(
-            Component::Index,
-            start,
-            (end - start) as usize,
-            ReadKind::Point,
-        )?;
-        let mut r = IndexReader::at(&buf, start, features);
-        let mut found = false;
-        while let Some(e) = r
-            .next()
-            .map_err(|e| e.in_file(&sst.path(Component::Index)))?
-        {
-            match t.partitioner.compare_decorated(e.key, key) {
-                std::cmp::Ordering::Less => continue,
-                std::cmp::Ordering::Equal => {
-                    out.push(DataPos(e.position));
-                    found = true;
-                    break;
-                }
-                std::cmp::Ordering::Greater => break,
-            }
-        }
-        if !found {
-            absent(Absence::Index);
+        match index.find(key)? {
+            Some(h) => out.push(h.position),
+            None => note_key_absent(
+                &label,
+                &key_text(t, key),
+                index.last_absence().unwrap_or(Absence::Index),
+            ),
         }
     }
+    out.sort();
+    out.dedup();
     Ok(Some(out))
 }
 
