@@ -291,3 +291,35 @@ fn merge_of_one_sstable_equals_dump() {
         }
     }
 }
+
+/// `dump-data --merge -k K` (each sstable's index) prints what the merged
+/// scan prints for K.
+#[test]
+fn merge_key_lookup_equals_scan() {
+    for run in ["nb", "oa", "da"] {
+        for table in ["merge_overwrite", "merge_range", "merge_partition_delete"] {
+            let Some(dirs) = cases(run, table, 3) else {
+                continue;
+            };
+            let mut scan = vec!["dump-data".to_string(), "--merge".into(), "-o".into(), "text".into()];
+            scan.extend(dirs.iter().cloned());
+            let all = sstkit(&scan);
+            assert_eq!(all.code, 0, "{}", all.stderr);
+            for k in ["0", "4", "7"] {
+                let mut args = scan.clone();
+                args.extend(["-k".to_string(), k.to_string()]);
+                let one = sstkit(&args);
+                assert_eq!(one.code, 0, "{}", one.stderr);
+                let prefix = format!("[{k}]@");
+                let want: String = all
+                    .stdout
+                    .lines()
+                    .filter(|l| l.starts_with(&prefix))
+                    .map(|l| format!("{l}\n"))
+                    .collect();
+                assert!(!want.is_empty(), "{run}_{table}: key {k} in the scan");
+                assert_eq!(one.stdout, want, "{run}_{table} -k {k}");
+            }
+        }
+    }
+}

@@ -152,6 +152,128 @@ impl MergeInputs {
     }
 }
 
+/// What a merged single-partition read did with one sstable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Visit {
+    /// Read (the partition is there).
+    Read,
+    /// Only the partition header and static row were read: the slice is
+    /// outside the clustering range Statistics.db records.
+    HeaderOnly,
+    /// Not read: the index (or its filter) says the key is absent.
+    Absent(sstkit_format::read::Absence),
+    /// Not read: a partition deletion already seen (at this timestamp) is
+    /// newer than anything the sstable holds.
+    Shadowed(i64),
+}
+
+impl Visit {
+    /// A short description (`--io-stats`).
+    pub fn describe(&self) -> String {
+        match self {
+            Visit::Read => "read".into(),
+            Visit::HeaderOnly => {
+                "partition header only (the slice is outside the sstable's clustering range)"
+                    .into()
+            }
+            Visit::Absent(a) => format!("skipped: {}", a.describe()),
+            Visit::Shadowed(t) => {
+                format!("skipped: a partition deletion at {t} is newer than its max timestamp")
+            }
+        }
+    }
+}
+
+/// The partition indexes of a merge's sstables, opened once.
+pub struct Indexes<'s> {
+    indexes: Vec<Box<dyn sstkit_format::read::PartitionIndex + 's>>,
+    /// Sstables newest first (Statistics.db max timestamp).
+    order: Vec<usize>,
+}
+
+impl MergeInputs {
+    /// Open every sstable's partition index.
+    pub fn indexes(&self) -> CmdResult<Indexes<'_>> {
+        let mut indexes = Vec::new();
+        for (sst, h) in self.ssts.iter().zip(&self.headers) {
+            indexes.push(sstkit_format::read::open_index(
+                sst,
+                self.partitioner.clone(),
+                h,
+            )?);
+        }
+        let mut order: Vec<usize> = (0..self.ssts.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(self.max_timestamps[i].unwrap_or(i64::MAX)));
+        Ok(Indexes { indexes, order })
+    }
+
+    /// True when sstable `i`'s clustering range (Statistics.db) cannot hold
+    /// any of `slice`.
+    fn slice_outside(&self, i: usize, slice: &Slice, cmp: &ClusteringComparator) -> bool {
+        let Some((lo, hi)) = &self.covered[i] else {
+            return false;
+        };
+        let below = slice
+            .end_prefix()
+            .is_some_and(|e| cmp.compare(&e, &lo.as_prefix()).is_lt());
+        let above = slice
+            .start_prefix()
+            .is_some_and(|s| cmp.compare(&s, &hi.as_prefix()).is_gt());
+        below || above
+    }
+
+    /// The sources of partition `key`, the way Cassandra's single-partition
+    /// read picks them: newest sstable first; each index (and its filter)
+    /// asked first; an sstable whose clustering range cannot hold `slice`
+    /// gives only its header; once a partition deletion newer than an
+    /// sstable's max timestamp has been seen, that sstable (and the older
+    /// ones) are not read. Returns the sources and, per sstable, what was
+    /// done.
+    pub fn partition_sources<'a>(
+        &'a self,
+        idx: &mut Indexes<'_>,
+        key: &[u8],
+        slice: Option<&Slice>,
+    ) -> CmdResult<(Vec<ScanSource<'a>>, Vec<Option<Visit>>)> {
+        let cmp = self.schema.comparator();
+        let mut visits: Vec<Option<Visit>> = vec![None; self.ssts.len()];
+        let mut sources = Vec::new();
+        let mut newest_deletion = i64::MIN;
+        for &i in &idx.order {
+            let sst = &self.ssts[i];
+            sst.io.begin_operation();
+            if self.max_timestamps[i].is_some_and(|m| m <= newest_deletion) {
+                visits[i] = Some(Visit::Shadowed(newest_deletion));
+                continue;
+            }
+            let Some(h) = idx.indexes[i].find(key)? else {
+                let why = idx.indexes[i]
+                    .last_absence()
+                    .unwrap_or(sstkit_format::read::Absence::Index);
+                visits[i] = Some(Visit::Absent(why));
+                continue;
+            };
+            let reader = ScanReader::new(sst, &self.headers[i])?;
+            let mut src = ScanSource::new(reader, self.schema.column_map(&self.headers[i]), i);
+            src.single_partition(h.position)?;
+            if slice.is_some_and(|s| self.slice_outside(i, s, &cmp)) {
+                src.header_only();
+                visits[i] = Some(Visit::HeaderOnly);
+            } else {
+                visits[i] = Some(Visit::Read);
+            }
+            if let Some(d) = src.peek_start()? {
+                newest_deletion = newest_deletion.max(d.marked_for_delete_at);
+            }
+            sources.push(src);
+        }
+        // Argument order, as in a whole scan: ties and positions come from
+        // the same sstable either way.
+        sources.sort_by_key(ScanSource::index);
+        Ok((sources, visits))
+    }
+}
+
 /// What a command does to each merged partition's rows.
 #[derive(Debug, Default)]
 pub struct Shape {

@@ -28,8 +28,9 @@
 //! sstables only (BTI: exit 3).
 //!
 //! `--merge`: the sstables read as one table ([`crate::merged`]): one
-//! output of the reconciled partitions; `--key` and the other selections
-//! filter the merged stream, `--limit` counts printed partitions.
+//! output of the reconciled partitions. `--key` looks each key up in every
+//! sstable's partition index (as `read --merge` does); the other selections
+//! filter the merged stream; `--limit` counts printed partitions.
 //!
 //! `--token-range` takes `(START,END]` in the partitioner's token syntax
 //! (Murmur3: signed 64-bit; write `--token-range=-5,10` when START is
@@ -261,8 +262,43 @@ fn drive_merged(
     if limit == 0 {
         return Ok(());
     }
-    let mut merger = inputs.merger(inputs.scan_sources()?);
     let mut emitted = 0u64;
+    if let Some(keys) = &sel.keys {
+        // Point lookups: each key through every sstable's partition index.
+        let mut idx = inputs.indexes()?;
+        for key in keys {
+            if !sel.wants(t, key) {
+                continue;
+            }
+            let (sources, _) = inputs.partition_sources(&mut idx, key, None)?;
+            if sources.is_empty() {
+                crate::render::note_key_absent(
+                    &inputs.label(),
+                    &select::key_text(t, key),
+                    sstkit_format::read::Absence::Index,
+                );
+                continue;
+            }
+            let mut merger = inputs.merger(sources);
+            let Some(start) = merger.next_partition()? else {
+                continue;
+            };
+            let printed = if a.keys_only {
+                sink.key_only(t, &start.key)?;
+                true
+            } else {
+                crate::merged::emit_partition(&mut merger, start, &inputs.schema, t, shape, sink)?
+            };
+            if printed {
+                emitted += 1;
+                if emitted >= limit {
+                    break;
+                }
+            }
+        }
+        return Ok(());
+    }
+    let mut merger = inputs.merger(inputs.scan_sources()?);
     while let Some(start) = merger.next_partition()? {
         if !sel.wants(t, &start.key) {
             continue;

@@ -237,36 +237,6 @@ pub fn run(a: &ReadArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     Ok(outcome)
 }
 
-/// What a merged read did with one sstable for one key.
-enum Visit {
-    /// Read (the partition is there).
-    Read,
-    /// Only the partition header and static row were read: the slice is
-    /// outside the clustering range Statistics.db records.
-    HeaderOnly,
-    /// Not read: the index (or its filter) says the key is absent.
-    Absent(Absence),
-    /// Not read: a partition deletion already seen is newer than anything
-    /// the sstable holds.
-    Shadowed(i64),
-}
-
-impl Visit {
-    fn describe(&self) -> String {
-        match self {
-            Visit::Read => "read".into(),
-            Visit::HeaderOnly => {
-                "partition header only (the slice is outside the sstable's clustering range)"
-                    .into()
-            }
-            Visit::Absent(a) => format!("skipped: {}", a.describe()),
-            Visit::Shadowed(t) => format!(
-                "skipped: a partition deletion at {t} is newer than its max timestamp"
-            ),
-        }
-    }
-}
-
 /// `read --merge`: each key's partition, reconciled across the sstables
 /// ([`crate::merged`]). Like Cassandra's single-partition read: each
 /// sstable's filter and index are asked first (a "no" costs no Data.db
@@ -280,8 +250,7 @@ fn run_merged(
     opts: sstkit_format::io::IoOptions,
     out: &mut dyn Write,
 ) -> CmdResult<Outcome> {
-    use crate::merged::{emit_partition, MergeInputs, Shape};
-    use sstkit_format::merge::ScanSource;
+    use crate::merged::{emit_partition, MergeInputs, Shape, Visit};
     let descs = resolve_sstables(&a.sstables)?;
     let mut schema_src = crate::SchemaSource::new(a.schema.as_deref())?;
     let inputs = MergeInputs::open(descs, opts, &mut schema_src)?;
@@ -311,31 +280,7 @@ fn run_merged(
             KeyArg::Hex(b) => b.clone(),
         });
     }
-    let mut indexes = Vec::new();
-    for (sst, h) in inputs.ssts.iter().zip(&inputs.headers) {
-        indexes.push(sstkit_format::read::open_index(
-            sst,
-            inputs.partitioner.clone(),
-            h,
-        )?);
-    }
-    // Newest first: an sstable whose max timestamp is older than a
-    // partition deletion already seen holds nothing that shows.
-    let mut order: Vec<usize> = (0..inputs.ssts.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(inputs.max_timestamps[i].unwrap_or(i64::MAX)));
-    let cmp = inputs.schema.comparator();
-    let slice_outside = |i: usize| -> bool {
-        let Some((lo, hi)) = &inputs.covered[i] else {
-            return false;
-        };
-        let below = slice
-            .end_prefix()
-            .is_some_and(|e| cmp.compare(&e, &lo.as_prefix()).is_lt());
-        let above = slice
-            .start_prefix()
-            .is_some_and(|s| cmp.compare(&s, &hi.as_prefix()).is_gt());
-        below || above
-    };
+    let mut indexes = inputs.indexes()?;
     let scylla = matches!(a.output, DataOutputFormat::Json | DataOutputFormat::Ndjson);
     let json_fmt = match a.output {
         DataOutputFormat::Ndjson => OutputFormat::Ndjson,
@@ -369,42 +314,15 @@ fn run_merged(
     for (k, key) in keys.iter().zip(&parsed) {
         let t = Instant::now();
         let before: Vec<IoStats> = inputs.ssts.iter().map(|s| s.io.stats()).collect();
-        let mut visits: Vec<Option<Visit>> = (0..inputs.ssts.len()).map(|_| None).collect();
-        let mut sources: Vec<ScanSource<'_>> = Vec::new();
-        let mut newest_deletion = i64::MIN;
+        let mut visits: Vec<Option<Visit>> = vec![None; inputs.ssts.len()];
         let r = (|| -> CmdResult<()> {
-            for &i in &order {
-                let sst = &inputs.ssts[i];
-                sst.io.begin_operation();
-                if inputs.max_timestamps[i].is_some_and(|m| m <= newest_deletion) {
-                    visits[i] = Some(Visit::Shadowed(newest_deletion));
-                    continue;
-                }
-                let Some(h) = indexes[i].find(key)? else {
-                    let why = indexes[i].last_absence().unwrap_or(Absence::Index);
-                    visits[i] = Some(Visit::Absent(why));
-                    continue;
-                };
-                let reader = sstkit_format::data::ScanReader::new(sst, &inputs.headers[i])?;
-                let mut src =
-                    ScanSource::new(reader, inputs.schema.column_map(&inputs.headers[i]), i);
-                src.single_partition(h.position)?;
-                if slice_outside(i) {
-                    src.header_only();
-                    visits[i] = Some(Visit::HeaderOnly);
-                } else {
-                    visits[i] = Some(Visit::Read);
-                }
-                if let Some(d) = src.peek_start()? {
-                    newest_deletion = newest_deletion.max(d.marked_for_delete_at);
-                }
-                sources.push(src);
-            }
+            let (sources, v) = inputs.partition_sources(&mut indexes, key, Some(&slice))?;
+            visits = v;
             if sources.is_empty() {
                 note_key_absent(&label, &k.label(), Absence::Index);
                 return Ok(());
             }
-            let mut merger = inputs.merger(std::mem::take(&mut sources));
+            let mut merger = inputs.merger(sources);
             if let Some(start) = merger.next_partition()? {
                 emit_partition(
                     &mut merger,

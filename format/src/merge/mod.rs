@@ -537,6 +537,11 @@ impl<'s> ScanSource<'s> {
         self.done = true;
     }
 
+    /// The source's number in its merge.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
     /// The reader.
     pub fn reader(&self) -> &ScanReader<'s> {
         &self.reader
