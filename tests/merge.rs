@@ -22,25 +22,120 @@ struct Q {
 }
 
 const QUERIES: &[Q] = &[
-    Q { table: "merge_overwrite", n: 3, name: "partition_6", args: &["-k", "6"] },
-    Q { table: "merge_overwrite", n: 3, name: "partition_10", args: &["-k", "10"] },
-    Q { table: "merge_overwrite", n: 3, name: "slice_reversed", args: &["-k", "4", "--from", "2", "--to", "7", "--reverse"] },
-    Q { table: "merge_overwrite", n: 3, name: "absent_partition", args: &["-k", "99"] },
-    Q { table: "merge_range", n: 3, name: "partition_1", args: &["-k", "1"] },
-    Q { table: "merge_range", n: 3, name: "slice", args: &["-k", "0", "--from", "2", "--to", "3"] },
-    Q { table: "merge_range", n: 3, name: "multi_column_slice", args: &["-k", "1", "--from", "0:d", "--to", "4:b"] },
-    Q { table: "merge_range", n: 3, name: "reversed", args: &["-k", "3", "--reverse"] },
-    Q { table: "merge_range", n: 3, name: "prefix", args: &["-k", "4", "--from", "3", "--to", "3"] },
-    Q { table: "merge_partition_delete", n: 3, name: "partition_0", args: &["-k", "0"] },
-    Q { table: "merge_partition_delete", n: 3, name: "partition_1", args: &["-k", "1"] },
-    Q { table: "merge_partition_delete", n: 3, name: "partition_2", args: &["-k", "2"] },
-    Q { table: "merge_partition_delete", n: 3, name: "partition_7", args: &["-k", "7"] },
-    Q { table: "merge_partition_delete", n: 3, name: "tombstone_only_partition", args: &["-k", "50"] },
-    Q { table: "merge_partition_delete", n: 3, name: "slice", args: &["-k", "5", "--from", "8"] },
-    Q { table: "merge_collections", n: 3, name: "partition_0", args: &["-k", "0"] },
-    Q { table: "merge_collections", n: 3, name: "reversed", args: &["-k", "1", "--reverse"] },
-    Q { table: "merge_collections", n: 3, name: "static_only", args: &["-k", "6"] },
-    Q { table: "merge_collections", n: 3, name: "static_deleted", args: &["-k", "7"] },
+    Q {
+        table: "merge_overwrite",
+        n: 3,
+        name: "partition_6",
+        args: &["-k", "6"],
+    },
+    Q {
+        table: "merge_overwrite",
+        n: 3,
+        name: "partition_10",
+        args: &["-k", "10"],
+    },
+    Q {
+        table: "merge_overwrite",
+        n: 3,
+        name: "slice_reversed",
+        args: &["-k", "4", "--from", "2", "--to", "7", "--reverse"],
+    },
+    Q {
+        table: "merge_overwrite",
+        n: 3,
+        name: "absent_partition",
+        args: &["-k", "99"],
+    },
+    Q {
+        table: "merge_range",
+        n: 3,
+        name: "partition_1",
+        args: &["-k", "1"],
+    },
+    Q {
+        table: "merge_range",
+        n: 3,
+        name: "slice",
+        args: &["-k", "0", "--from", "2", "--to", "3"],
+    },
+    Q {
+        table: "merge_range",
+        n: 3,
+        name: "multi_column_slice",
+        args: &["-k", "1", "--from", "0:d", "--to", "4:b"],
+    },
+    Q {
+        table: "merge_range",
+        n: 3,
+        name: "reversed",
+        args: &["-k", "3", "--reverse"],
+    },
+    Q {
+        table: "merge_range",
+        n: 3,
+        name: "prefix",
+        args: &["-k", "4", "--from", "3", "--to", "3"],
+    },
+    Q {
+        table: "merge_partition_delete",
+        n: 3,
+        name: "partition_0",
+        args: &["-k", "0"],
+    },
+    Q {
+        table: "merge_partition_delete",
+        n: 3,
+        name: "partition_1",
+        args: &["-k", "1"],
+    },
+    Q {
+        table: "merge_partition_delete",
+        n: 3,
+        name: "partition_2",
+        args: &["-k", "2"],
+    },
+    Q {
+        table: "merge_partition_delete",
+        n: 3,
+        name: "partition_7",
+        args: &["-k", "7"],
+    },
+    Q {
+        table: "merge_partition_delete",
+        n: 3,
+        name: "tombstone_only_partition",
+        args: &["-k", "50"],
+    },
+    Q {
+        table: "merge_partition_delete",
+        n: 3,
+        name: "slice",
+        args: &["-k", "5", "--from", "8"],
+    },
+    Q {
+        table: "merge_collections",
+        n: 3,
+        name: "partition_0",
+        args: &["-k", "0"],
+    },
+    Q {
+        table: "merge_collections",
+        n: 3,
+        name: "reversed",
+        args: &["-k", "1", "--reverse"],
+    },
+    Q {
+        table: "merge_collections",
+        n: 3,
+        name: "static_only",
+        args: &["-k", "6"],
+    },
+    Q {
+        table: "merge_collections",
+        n: 3,
+        name: "static_deleted",
+        args: &["-k", "7"],
+    },
 ];
 
 fn cases(run: &str, table: &str, n: usize) -> Option<Vec<String>> {
@@ -127,8 +222,7 @@ fn project(ndjson: &str, pk: &str, cks: &[&str]) -> Vec<CqlRow> {
             if e["type"] != "clustering-row" {
                 continue;
             }
-            let mut cols: Vec<(String, Option<String>)> =
-                vec![(pk.to_string(), Some(key.clone()))];
+            let mut cols: Vec<(String, Option<String>)> = vec![(pk.to_string(), Some(key.clone()))];
             let mut live = e.get("marker").is_some();
             for (n, v) in e["columns"].as_object().unwrap() {
                 let c = column(v);
@@ -175,7 +269,10 @@ fn compare(got: &[CqlRow], want: &[CqlRow], what: &str) {
     assert_eq!(keys(got), keys(want), "{what}: clustering keys");
     for (g, w) in got.iter().zip(want) {
         for (n, wv) in &w.1 {
-            let gv = g.1.iter().find(|(m, _)| m == n).and_then(|(_, v)| v.clone());
+            let gv =
+                g.1.iter()
+                    .find(|(m, _)| m == n)
+                    .and_then(|(_, v)| v.clone());
             assert_eq!(&gv, wv, "{what}: row {:?} column {n}", w.0);
         }
     }
@@ -196,7 +293,12 @@ fn read_merge_equals_select() {
             let Some(dirs) = cases(run, q.table, q.n) else {
                 continue;
             };
-            let mut args = vec!["read".to_string(), "--merge".into(), "-o".into(), "ndjson".into()];
+            let mut args = vec![
+                "read".to_string(),
+                "--merge".into(),
+                "-o".into(),
+                "ndjson".into(),
+            ];
             args.extend(q.args.iter().map(|s| s.to_string()));
             args.extend(dirs.iter().cloned());
             let r = sstkit(&args);
@@ -221,7 +323,12 @@ fn dump_data_merge_equals_select() {
             let Some(dirs) = cases(run, table, n) else {
                 continue;
             };
-            let mut args = vec!["dump-data".to_string(), "--merge".into(), "-o".into(), "ndjson".into()];
+            let mut args = vec![
+                "dump-data".to_string(),
+                "--merge".into(),
+                "-o".into(),
+                "ndjson".into(),
+            ];
             args.extend(dirs.iter().cloned());
             let r = sstkit(&args);
             assert_eq!(r.code, 0, "{run}_{table}: {}", r.stderr);
@@ -250,7 +357,10 @@ fn merge_of_different_tables_is_a_usage_error() {
     let Some(b) = cases("nb", "merge_range", 1) else {
         return;
     };
-    for cmd in [&["dump-data", "--merge"][..], &["read", "--merge", "-k", "1"][..]] {
+    for cmd in [
+        &["dump-data", "--merge"][..],
+        &["read", "--merge", "-k", "1"][..],
+    ] {
         let mut args: Vec<String> = cmd.iter().map(|s| s.to_string()).collect();
         args.push(a[0].clone());
         args.push(b[0].clone());
@@ -301,7 +411,12 @@ fn merge_key_lookup_equals_scan() {
             let Some(dirs) = cases(run, table, 3) else {
                 continue;
             };
-            let mut scan = vec!["dump-data".to_string(), "--merge".into(), "-o".into(), "text".into()];
+            let mut scan = vec![
+                "dump-data".to_string(),
+                "--merge".into(),
+                "-o".into(),
+                "text".into(),
+            ];
             scan.extend(dirs.iter().cloned());
             let all = sstkit(&scan);
             assert_eq!(all.code, 0, "{}", all.stderr);

@@ -261,6 +261,10 @@ pub const COMMANDS: &[CommandHelp] = &[
                 "A partition's rows in reverse clustering order, one per line",
                 "sstkit dump-data --key 5 --reverse -o text fixtures/cassandra/nb_wide/",
             ),
+            ex_elsewhere(
+                "The sstables of a table read as one, reconciled as Cassandra does",
+                "sstkit dump-data --merge -o text /data/ks/t-1234/",
+            ),
         ],
         exit: READ_EXIT,
     },
@@ -278,6 +282,10 @@ pub const COMMANDS: &[CommandHelp] = &[
             ex(
                 "The last 3 rows of partition 5 of a BTI sstable, in reverse clustering order",
                 "sstkit read --key 5 --reverse --limit 3 fixtures/cassandra/da_wide/",
+            ),
+            ex_elsewhere(
+                "What the table returns for key 4, and what each sstable cost",
+                "sstkit read --merge --key 4 --io-stats /data/ks/t-1234/",
             ),
         ],
         exit: READ_EXIT,

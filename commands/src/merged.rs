@@ -173,8 +173,7 @@ impl Visit {
         match self {
             Visit::Read => "read".into(),
             Visit::HeaderOnly => {
-                "partition header only (the slice is outside the sstable's clustering range)"
-                    .into()
+                "partition header only (the slice is outside the sstable's clustering range)".into()
             }
             Visit::Absent(a) => format!("skipped: {}", a.describe()),
             Visit::Shadowed(t) => {

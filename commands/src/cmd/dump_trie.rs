@@ -319,4 +319,3 @@ pub fn run(a: &DumpTrieArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         },
     )
 }
-

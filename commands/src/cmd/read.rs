@@ -347,7 +347,9 @@ fn run_merged(
         for (i, v) in visits.iter().enumerate() {
             let delta = inputs.ssts[i].io.stats().since(&before[i]);
             total += &delta;
-            let what = v.as_ref().map_or_else(|| "not visited".into(), Visit::describe);
+            let what = v
+                .as_ref()
+                .map_or_else(|| "not visited".into(), Visit::describe);
             report(
                 a.io_stats,
                 &inputs.labels[i],

@@ -349,7 +349,10 @@ impl MergedSchema {
                     return Err(mismatch(
                         first_label,
                         label,
-                        format!("column {} is static in one and regular in the other", c.name),
+                        format!(
+                            "column {} is static in one and regular in the other",
+                            c.name
+                        ),
                     ));
                 }
             }
@@ -790,7 +793,9 @@ impl<'a> Merger<'a> {
                         continue;
                     }
                     Some(Unit::Start { .. }) | Some(Unit::Static(_)) => {
-                        return Err(Self::unexpected("partition start or static row inside a partition"))
+                        return Err(Self::unexpected(
+                            "partition start or static row inside a partition",
+                        ))
                     }
                     Some(u) => u,
                 };
@@ -902,7 +907,9 @@ impl<'a> Merger<'a> {
         self.merged_open = new;
         let before = matches!(
             first.bound.kind,
-            BoundKind::ExclEndBound | BoundKind::InclStartBound | BoundKind::ExclEndInclStartBoundary
+            BoundKind::ExclEndBound
+                | BoundKind::InclStartBound
+                | BoundKind::ExclEndInclStartBoundary
         );
         let (kind, deletion) = if prev.is_live() {
             let k = if before {
@@ -1066,7 +1073,10 @@ impl<'a> Merger<'a> {
         };
         let pt = types.get(column).and_then(Option::as_ref);
         let cmp_path = |a: &MCell, b: &MCell| -> Ordering {
-            let (pa, pb) = (a.path.as_deref().unwrap_or(&[]), b.path.as_deref().unwrap_or(&[]));
+            let (pa, pb) = (
+                a.path.as_deref().unwrap_or(&[]),
+                b.path.as_deref().unwrap_or(&[]),
+            );
             match pt {
                 Some(t) => crate::compare::compare_value(t, pa, pb),
                 None => pa.cmp(pb),
@@ -1109,7 +1119,8 @@ fn pick(a: MCell, b: MCell) -> MCell {
         Winner::Left => a,
         Winner::Right => b,
         Winner::Merged { value, timestamp } => MCell {
-            flags: a.flags & !(cell_flags::IS_EXPIRING | cell_flags::IS_DELETED)
+            flags: a.flags
+                & !(cell_flags::IS_EXPIRING | cell_flags::IS_DELETED)
                 & !cell_flags::HAS_EMPTY_VALUE,
             timestamp,
             local_deletion_time: None,
@@ -1148,11 +1159,15 @@ impl MRow {
         if self.scylla_shadowable_deletion.is_some() {
             ext |= flags::EXT_HAS_SCYLLA_SHADOWABLE_DELETION;
         }
-        if self
-            .cells
-            .iter()
-            .any(|c| matches!(c, MColumnData::Complex { deletion: Some(_), .. }))
-        {
+        if self.cells.iter().any(|c| {
+            matches!(
+                c,
+                MColumnData::Complex {
+                    deletion: Some(_),
+                    ..
+                }
+            )
+        }) {
             f |= flags::HAS_COMPLEX_DELETION;
         }
         if ext != 0 {

@@ -9,8 +9,8 @@
 
 use std::cmp::Ordering;
 
-use crate::cur::Cur;
 use crate::component::Component;
+use crate::cur::Cur;
 use crate::data::LivenessInfo;
 use crate::deletion::DeletionTime;
 use crate::value::{decode_counter, CounterShard, ShardKind};

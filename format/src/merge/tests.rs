@@ -125,7 +125,9 @@ fn json_value(ty: &CqlType, v: &Value) -> J {
         Value::Bigint(i) => J::from(*i),
         Value::Text(s) | Value::Ascii(s) => J::from(s.clone()),
         Value::Boolean(b) => J::from(*b),
-        Value::List(xs) | Value::Set(xs) => J::Array(xs.iter().map(|x| json_value(ty, x)).collect()),
+        Value::List(xs) | Value::Set(xs) => {
+            J::Array(xs.iter().map(|x| json_value(ty, x)).collect())
+        }
         Value::Map(kv) => J::Object(
             kv.iter()
                 .map(|(k, v)| (key_text(k), json_value(ty, v)))
@@ -191,9 +193,9 @@ fn column_json(col: &Column, cd: Option<&MColumnData>, now: i64) -> J {
 }
 
 fn row_has_live(r: &MRow, now: i64) -> bool {
-    let marker = r.liveness.is_some_and(|l| {
-        !l.expired && l.local_expiration_time.is_none_or(|t| now < t)
-    });
+    let marker = r
+        .liveness
+        .is_some_and(|l| !l.expired && l.local_expiration_time.is_none_or(|t| now < t));
     marker
         || r.cells.iter().any(|cd| match cd {
             MColumnData::Simple { cell, .. } => cell_live(cell, now),
@@ -363,7 +365,12 @@ fn deletes_merge_equals_select() {
 /// itself too.
 #[test]
 fn one_sstable_and_self_copy() {
-    for case in ["nb_deletes", "oa_range_tombstones", "da_collections", "nb_counters"] {
+    for case in [
+        "nb_deletes",
+        "oa_range_tombstones",
+        "da_collections",
+        "nb_counters",
+    ] {
         let dir = fixtures().join(case);
         if !dir.is_dir() {
             continue;
@@ -382,9 +389,17 @@ fn one_sstable_and_self_copy() {
             }
             alone.push(u);
         }
-        assert_eq!(normalized(one.clone()), normalized(alone), "{case}: one sstable");
+        assert_eq!(
+            normalized(one.clone()),
+            normalized(alone),
+            "{case}: one sstable"
+        );
         let (_, twice) = merged(&t, &[0, 1]);
-        assert_eq!(normalized(twice), normalized(one), "{case}: with a copy of itself");
+        assert_eq!(
+            normalized(twice),
+            normalized(one),
+            "{case}: with a copy of itself"
+        );
     }
 }
 
@@ -395,7 +410,11 @@ fn cell(ts: i64, flags: u8, ldt: Option<i64>, value: &[u8]) -> MCell {
         flags,
         timestamp: ts,
         local_deletion_time: ldt,
-        ttl: if flags & cell_flags::IS_EXPIRING != 0 { Some(10) } else { None },
+        ttl: if flags & cell_flags::IS_EXPIRING != 0 {
+            Some(10)
+        } else {
+            None
+        },
         path: None,
         value: value.to_vec(),
         counter_column: false,
@@ -410,7 +429,10 @@ fn cell_tie_breaks() {
     let exp = cell(10, cell_flags::IS_EXPIRING, Some(100), b"a");
     let exp_later = cell(10, cell_flags::IS_EXPIRING, Some(200), b"a");
     // Higher timestamp first.
-    assert_eq!(reconcile_cells(&cell(11, 0, None, b"a"), &tomb), Winner::Left);
+    assert_eq!(
+        reconcile_cells(&cell(11, 0, None, b"a"), &tomb),
+        Winner::Left
+    );
     // Tombstone or expiring beats live at the same timestamp.
     assert_eq!(reconcile_cells(&live, &tomb), Winner::Right);
     assert_eq!(reconcile_cells(&live, &exp), Winner::Right);
@@ -425,7 +447,12 @@ fn cell_tie_breaks() {
     );
 }
 
-fn shard(kind: crate::value::ShardKind, id: u8, clock: i64, count: i64) -> crate::value::CounterShard {
+fn shard(
+    kind: crate::value::ShardKind,
+    id: u8,
+    clock: i64,
+    count: i64,
+) -> crate::value::CounterShard {
     crate::value::CounterShard {
         kind,
         counter_id: crate::value::Uuid([id; 16]),
@@ -456,7 +483,10 @@ fn counters_merge_by_shard() {
     live.counter_column = true;
     let mut tomb = cell(1, cell_flags::IS_DELETED, Some(1), b"");
     tomb.counter_column = true;
-    assert_eq!(reconcile::reconcile_cells(&live, &tomb), reconcile::Winner::Right);
+    assert_eq!(
+        reconcile::reconcile_cells(&live, &tomb),
+        reconcile::Winner::Right
+    );
 }
 
 // ------------------------------------------------------------ properties
@@ -485,7 +515,10 @@ fn int_schema() -> MergedSchema {
 
 /// One random sstable: partitions (sorted by token) of rows (sorted) and
 /// closed range tombstones; every timestamp distinct across sstables (`salt`).
-fn gen_units(parts: &[(i32, Vec<(i32, u8, bool)>, Option<(i32, i32, u8)>)], salt: i64) -> Vec<Unit> {
+fn gen_units(
+    parts: &[(i32, Vec<(i32, u8, bool)>, Option<(i32, i32, u8)>)],
+    salt: i64,
+) -> Vec<Unit> {
     let p = Partitioner::Murmur3;
     let mut parts: Vec<_> = parts.to_vec();
     parts.sort_by(|a, b| p.compare_decorated(&a.0.to_be_bytes(), &b.0.to_be_bytes()));
@@ -535,7 +568,11 @@ fn gen_units(parts: &[(i32, Vec<(i32, u8, bool)>, Option<(i32, i32, u8)>)], salt
                 local_deletion_time: tomb.then_some(1),
                 ttl: None,
                 path: None,
-                value: if tomb { vec![] } else { (c ^ ts as i32).to_be_bytes().to_vec() },
+                value: if tomb {
+                    vec![]
+                } else {
+                    (c ^ ts as i32).to_be_bytes().to_vec()
+                },
                 counter_column: false,
             };
             items.push((
