@@ -107,8 +107,8 @@ impl MCell {
 
     /// Live at `now_secs` (seconds): not a tombstone, and not expired.
     pub fn is_live(&self, now_secs: i64) -> bool {
-        !self.is_deleted()
-            && !(self.is_expiring() && self.local_deletion_time.is_some_and(|t| t <= now_secs))
+        let expired = self.is_expiring() && self.local_deletion_time.is_some_and(|t| t <= now_secs);
+        !self.is_deleted() && !expired
     }
 
     /// A borrowed view.

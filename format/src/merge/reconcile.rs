@@ -161,8 +161,8 @@ pub fn merge_counter_contexts(a: &[u8], b: &[u8]) -> Option<Vec<u8>> {
     let cb = decode_counter(&mut Cur::new(b, Component::Data, 0)).ok()?;
     let mut x = ca.shards;
     let mut y = cb.shards;
-    x.sort_by(|p, q| p.counter_id.0.cmp(&q.counter_id.0));
-    y.sort_by(|p, q| p.counter_id.0.cmp(&q.counter_id.0));
+    x.sort_by_key(|p| p.counter_id.0);
+    y.sort_by_key(|p| p.counter_id.0);
     let mut out: Vec<CounterShard> = Vec::with_capacity(x.len() + y.len());
     let (mut i, mut j) = (0, 0);
     while i < x.len() || j < y.len() {

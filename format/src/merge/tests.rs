@@ -513,12 +513,13 @@ fn int_schema() -> MergedSchema {
     MergedSchema::union(&[("t", &h)], f).unwrap()
 }
 
+/// A generated partition: key, rows (clustering, timestamp, tombstone) and
+/// an optional range tombstone (from, to, timestamp).
+type Part = (i32, Vec<(i32, u8, bool)>, Option<(i32, i32, u8)>);
+
 /// One random sstable: partitions (sorted by token) of rows (sorted) and
 /// closed range tombstones; every timestamp distinct across sstables (`salt`).
-fn gen_units(
-    parts: &[(i32, Vec<(i32, u8, bool)>, Option<(i32, i32, u8)>)],
-    salt: i64,
-) -> Vec<Unit> {
+fn gen_units(parts: &[Part], salt: i64) -> Vec<Unit> {
     let p = Partitioner::Murmur3;
     let mut parts: Vec<_> = parts.to_vec();
     parts.sort_by(|a, b| p.compare_decorated(&a.0.to_be_bytes(), &b.0.to_be_bytes()));
@@ -630,7 +631,7 @@ fn merge_vecs(schema: &MergedSchema, inputs: Vec<Vec<Unit>>) -> Vec<Unit> {
     normalized(out)
 }
 
-type Parts = Vec<(i32, Vec<(i32, u8, bool)>, Option<(i32, i32, u8)>)>;
+type Parts = Vec<Part>;
 
 fn parts() -> impl Strategy<Value = Parts> {
     proptest::collection::vec(
