@@ -662,3 +662,125 @@ proptest! {
         prop_assert_eq!(&twice, &one);
     }
 }
+
+fn marker(v: i32, kind: BoundKind, ts: i64) -> Unit {
+    Unit::Marker(MMarker {
+        position: DataPos(0),
+        source: 0,
+        bound: OwnedClustering {
+            kind,
+            values: vec![Some(v.to_be_bytes().to_vec())],
+        },
+        deletion: MarkerDeletion::Bound(DeletionTime {
+            marked_for_delete_at: ts,
+            local_deletion_time: 1,
+        }),
+    })
+}
+
+fn start(k: i32, deletion: DeletionTime) -> Unit {
+    Unit::Start {
+        key: k.to_be_bytes().to_vec(),
+        deletion,
+        position: DataPos(0),
+        header_end: DataPos(0),
+    }
+}
+
+/// Overlapping range tombstones of two sstables become the bound and
+/// boundary markers compaction writes: [2, 8]@10 and [5, 12]@20 give
+/// [2, 5)@10, [5, 12]@20.
+#[test]
+fn overlapping_ranges_become_boundaries() {
+    let schema = int_schema();
+    let a = vec![
+        start(1, DeletionTime::LIVE),
+        marker(2, BoundKind::InclStartBound, 10),
+        marker(8, BoundKind::InclEndBound, 10),
+        Unit::End,
+    ];
+    let b = vec![
+        start(1, DeletionTime::LIVE),
+        marker(5, BoundKind::InclStartBound, 20),
+        marker(12, BoundKind::InclEndBound, 20),
+        Unit::End,
+    ];
+    let got = merge_vecs(&schema, vec![a, b]);
+    let d = |ts| DeletionTime {
+        marked_for_delete_at: ts,
+        local_deletion_time: 1,
+    };
+    let boundary = Unit::Marker(MMarker {
+        position: DataPos(0),
+        source: 0,
+        bound: OwnedClustering {
+            kind: BoundKind::ExclEndInclStartBoundary,
+            values: vec![Some(5i32.to_be_bytes().to_vec())],
+        },
+        deletion: MarkerDeletion::Boundary {
+            end: d(10),
+            start: d(20),
+        },
+    });
+    let want = vec![
+        start(1, DeletionTime::LIVE),
+        marker(2, BoundKind::InclStartBound, 10),
+        boundary,
+        marker(12, BoundKind::InclEndBound, 20),
+        Unit::End,
+    ];
+    assert_eq!(got, normalized(want));
+}
+
+/// A partition deletion in one sstable shadows older rows and range
+/// tombstones of another; newer cells survive.
+#[test]
+fn partition_deletion_shadows_older_data() {
+    let schema = int_schema();
+    let row = |c: i32, ts: i64| {
+        Unit::Row(MRow {
+            position: DataPos(0),
+            size: 0,
+            source: 0,
+            clustering: OwnedClustering {
+                kind: BoundKind::Clustering,
+                values: vec![Some(c.to_be_bytes().to_vec())],
+            },
+            liveness: Some(LivenessInfo {
+                timestamp: ts,
+                ttl: None,
+                local_expiration_time: None,
+                expired: false,
+            }),
+            deletion: None,
+            scylla_shadowable_deletion: None,
+            cells: vec![MColumnData::Simple {
+                column: 0,
+                cell: MCell {
+                    flags: 0,
+                    timestamp: ts,
+                    local_deletion_time: None,
+                    ttl: None,
+                    path: None,
+                    value: vec![0, 0, 0, 1],
+                    counter_column: false,
+                },
+            }],
+        })
+    };
+    let pd = DeletionTime {
+        marked_for_delete_at: 50,
+        local_deletion_time: 1,
+    };
+    let a = vec![
+        start(1, DeletionTime::LIVE),
+        row(1, 40),
+        marker(2, BoundKind::InclStartBound, 30),
+        marker(3, BoundKind::InclEndBound, 30),
+        row(4, 60),
+        Unit::End,
+    ];
+    let b = vec![start(1, pd), Unit::End];
+    let got = merge_vecs(&schema, vec![a, b]);
+    assert_eq!(got, normalized(vec![start(1, pd), row(4, 60), Unit::End]));
+}
