@@ -465,3 +465,70 @@ fn no_positions(text: &str) -> String {
         })
         .collect()
 }
+
+/// `read --merge --io-stats=json`: one entry per sstable and a total; the
+/// filter says no before any read; an sstable older than a partition
+/// deletion already seen is not read; one whose clustering range cannot
+/// hold the slice gives only its header.
+#[test]
+fn read_merge_io_stats_per_sstable() {
+    for run in ["oa", "da"] {
+        let Some(dirs) = cases(run, "merge_partition_delete", 3) else {
+            continue;
+        };
+        let entries = |extra: &[&str]| -> Vec<Value> {
+            let mut args: Vec<String> = ["read", "--merge", "--io-stats=json", "-o", "ndjson"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+            args.extend(extra.iter().map(|s| s.to_string()));
+            args.extend(dirs.iter().cloned());
+            let r = sstkit(&args);
+            assert_eq!(r.code, 0, "{}", r.stderr);
+            r.stderr
+                .lines()
+                .filter(|l| l.starts_with('{'))
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect()
+        };
+        let reads = |e: &Value| e["total"]["reads"].as_u64().unwrap();
+        // Key 0: deleted in _2 (M2) after _1's rows; _1 (older) is not read.
+        let e = entries(&["-k", "0"]);
+        assert_eq!(e.len(), 4, "{run}: three sstables and the total");
+        assert!(
+            e[0]["result"]
+                .as_str()
+                .unwrap()
+                .contains("partition deletion"),
+            "{run}: {}",
+            e[0]
+        );
+        assert_eq!(reads(&e[0]), 0);
+        assert_eq!(e[1]["result"], "read");
+        assert_eq!(e[3]["sstable"], "total");
+        assert_eq!(reads(&e[3]), reads(&e[1]) + reads(&e[2]));
+        // Key 50 (tombstone only, in _2): _3's filter says no, and _1 is
+        // older than that deletion: neither costs a read.
+        let e = entries(&["-k", "50"]);
+        assert!(
+            e[2]["result"]
+                .as_str()
+                .unwrap()
+                .starts_with("skipped: absent"),
+            "{run}: {}",
+            e[2]
+        );
+        assert_eq!(reads(&e[2]), 0);
+        assert_eq!(reads(&e[0]), 0);
+        assert_eq!(e[1]["result"], "read");
+        // Key 5 from 100: beyond every row: headers only.
+        let e = entries(&["-k", "5", "--from", "100"]);
+        assert!(
+            e.iter().take(3).any(|x| x["result"]
+                .as_str()
+                .unwrap()
+                .starts_with("partition header only")),
+            "{run}: {e:?}"
+        );
+    }
+}
