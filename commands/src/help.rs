@@ -285,7 +285,7 @@ pub const COMMANDS: &[CommandHelp] = &[
             ),
             ex_elsewhere(
                 "What the table returns for key 4, and what each sstable cost",
-                "sstkit read --merge --key 4 --io-stats /data/ks/t-1234/",
+                "sstkit read --merge --io-stats --key 4 /data/ks/t-1234/",
             ),
         ],
         exit: READ_EXIT,
