@@ -19,6 +19,7 @@
 
 use std::io::{self, Write};
 
+use crate::render::{json_escape_into, push_i64, render, render_json, DateStrings, Form, Piece};
 use sstkit_format::clustering::{BoundKind, ClusteringPrefix};
 use sstkit_format::data::{
     Cell, Column, ColumnVisitor, LazyRow, LivenessInfo, MarkerDeletion, RangeTombstoneMarker, Row,
@@ -26,8 +27,6 @@ use sstkit_format::data::{
 };
 use sstkit_format::deletion::DeletionTime;
 use sstkit_format::types::{quote_ident, CqlType};
-use sstkit_format::value::append::Piece;
-use sstkit_format::value::java::{self, render, render_json_escaped, DateStrings, Form};
 
 use super::jackson::JsonGen;
 use super::{CellTypes, ColumnCache, Table};
@@ -46,7 +45,7 @@ struct SdColumn {
 impl SdColumn {
     fn of(c: &Column) -> SdColumn {
         let mut name = String::from("\"");
-        java::json_escape_into(&mut name, &quote_ident(c.name()));
+        json_escape_into(&mut name, &quote_ident(c.name()));
         name.push('"');
         SdColumn {
             head: [
@@ -387,7 +386,7 @@ impl<W: Write> SstabledumpWriter<W> {
             quoted_time(o, &mut self.dates, t, true, l.timestamp);
             if let (Some(ttl), Some(ldt)) = (l.ttl, l.local_expiration_time) {
                 next_field!(o, min, "ttl");
-                java::push_i64(o, ttl);
+                push_i64(o, ttl);
                 next_field!(o, min, "expires_at");
                 quoted_time(o, &mut self.dates, t, false, ldt);
                 next_field!(o, min, "expired");
@@ -466,11 +465,11 @@ impl<W: Write> SstabledumpWriter<W> {
                 match &info.types.ty {
                     CqlType::Udt { fields, .. } => {
                         match udt_field_index(path).and_then(|i| fields.get(i)) {
-                            Some((fname, _)) => java::json_escape_into(o, fname),
-                            None => render_json_escaped(path_ty, path, Form::Str, o, &mut self.buf),
+                            Some((fname, _)) => json_escape_into(o, fname),
+                            None => render_json(path_ty, path, Form::Str, o, &mut self.buf),
                         }
                     }
-                    _ => render_json_escaped(path_ty, path, Form::Str, o, &mut self.buf),
+                    _ => render_json(path_ty, path, Form::Str, o, &mut self.buf),
                 }
                 if min {
                     o.push_str("\"]");
@@ -494,7 +493,7 @@ impl<W: Write> SstabledumpWriter<W> {
                 if row_ttl != Some(ttl) {
                     let ldt = cell.local_deletion_time.unwrap_or(i64::MAX);
                     next_field!(o, min, "ttl");
-                    java::push_i64(o, ttl);
+                    push_i64(o, ttl);
                     next_field!(o, min, "expires_at");
                     quoted_time(o, &mut self.dates, false, ldt);
                     next_field!(o, min, "expired");
@@ -523,11 +522,11 @@ impl<W: Write> SstabledumpWriter<W> {
             match &info.types.ty {
                 CqlType::Udt { fields, .. } => {
                     match udt_field_index(path).and_then(|i| fields.get(i)) {
-                        Some((fname, _)) => java::json_escape_into(o, fname),
-                        None => render_json_escaped(path_ty, path, Form::Str, o, &mut self.buf),
+                        Some((fname, _)) => json_escape_into(o, fname),
+                        None => render_json(path_ty, path, Form::Str, o, &mut self.buf),
                     }
                 }
-                _ => render_json_escaped(path_ty, path, Form::Str, o, &mut self.buf),
+                _ => render_json(path_ty, path, Form::Str, o, &mut self.buf),
             }
             o.push('"');
             g.end_array()?;
@@ -619,7 +618,7 @@ impl<W: Write> SstabledumpWriter<W> {
 fn quoted_time(o: &mut String, dates: &mut DateStrings, t: &Table<'_>, micros: bool, v: i64) {
     o.push('"');
     match (t.raw_timestamps, micros) {
-        (true, _) => java::push_i64(o, v),
+        (true, _) => push_i64(o, v),
         (false, true) => dates.micros_into(o, v),
         (false, false) => dates.secs_into(o, v),
     }
@@ -650,7 +649,7 @@ fn micros<W: Write>(
     v: i64,
 ) -> io::Result<()> {
     if t.raw_timestamps {
-        g.string_with(|o| java::push_i64(o, v))
+        g.string_with(|o| push_i64(o, v))
     } else {
         g.string_with(|o| dates.micros_into(o, v))
     }
@@ -664,7 +663,7 @@ fn secs<W: Write>(
     v: i64,
 ) -> io::Result<()> {
     if t.raw_timestamps {
-        g.string_with(|o| java::push_i64(o, v))
+        g.string_with(|o| push_i64(o, v))
     } else {
         g.string_with(|o| dates.secs_into(o, v))
     }

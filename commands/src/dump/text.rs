@@ -18,13 +18,14 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
+use crate::render::{render, Form};
 use sstkit_format::clustering::ClusteringPrefix;
 use sstkit_format::data::{
     Cell, ColumnData, LivenessInfo, MarkerDeletion, RangeTombstoneMarker, Row,
 };
 use sstkit_format::deletion::DeletionTime;
 use sstkit_format::types::CqlType;
-use sstkit_format::value::java::{counter_total, render, Form};
+use sstkit_format::value::view::counter_total;
 
 use super::sstabledump::{cell_value_type, udt_field_index};
 use super::{row_is_empty, tombstones_of, Sink, Table};

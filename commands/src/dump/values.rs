@@ -4,4 +4,5 @@
 //! [`Value`](sstkit_format::value::Value)'s renderings; re-exported here for
 //! the dump renderers and `dump-data`'s error messages.
 
-pub use sstkit_format::value::java::{counter_total, render, Form};
+pub use crate::render::{render, Form};
+pub use sstkit_format::value::view::counter_total;
