@@ -405,48 +405,86 @@ fn decode_native(n: Native, cur: &mut Cur<'_>) -> Result<Value> {
     })
 }
 
+/// A counter context (§3.13) borrowed from its bytes, checked whole: `i16
+/// header count`, that many `i16` header entries, then 32-byte shards of
+/// `16-byte counter id, i64 clock, i64 count`.
+#[derive(Debug, Clone, Copy)]
+pub struct CounterView<'a> {
+    header: &'a [u8],
+    shards: &'a [u8],
+}
+
+impl<'a> CounterView<'a> {
+    /// Read the whole remaining input of `cur` as a counter context.
+    pub fn parse(cur: &mut Cur<'a>) -> Result<Self> {
+        let hc = cur.u16("counter header count")? as i16;
+        let n = cur.count(hc.unsigned_abs() as u64, 2, "counter header count")?;
+        let header = cur.bytes(2 * n, "counter header")?;
+        if !cur.remaining().is_multiple_of(32) {
+            return Err(cur.bad(
+                "counter shards",
+                format!("{} bytes is not a whole number of shards", cur.remaining()),
+            ));
+        }
+        let shards = cur.bytes(cur.remaining(), "counter shards")?;
+        Ok(CounterView { header, shards })
+    }
+
+    /// `b` as a counter context, or `None` when it is not one.
+    pub fn of(b: &'a [u8]) -> Option<Self> {
+        Self::parse(&mut Cur::new(b, Component::Data, 0)).ok()
+    }
+
+    /// The shards in stored order.
+    pub fn shards(self) -> impl Iterator<Item = CounterShard> + 'a {
+        let header = self.header;
+        let is = move |i: usize, global: bool| {
+            header.chunks_exact(2).any(|h| {
+                let h = i16::from_be_bytes([h[0], h[1]]);
+                if global {
+                    h < 0 && (h as i32 - i16::MIN as i32) as usize == i
+                } else {
+                    h >= 0 && h as usize == i
+                }
+            })
+        };
+        self.shards.chunks_exact(32).enumerate().map(move |(i, s)| {
+            let long = |at: usize| {
+                let mut a = [0u8; 8];
+                a.copy_from_slice(&s[at..at + 8]);
+                i64::from_be_bytes(a)
+            };
+            let mut id = [0u8; 16];
+            id.copy_from_slice(&s[..16]);
+            let kind = if is(i, false) {
+                ShardKind::Local
+            } else if is(i, true) {
+                ShardKind::Global
+            } else {
+                ShardKind::Remote
+            };
+            CounterShard {
+                kind,
+                counter_id: Uuid(id),
+                clock: long(16),
+                count: long(24),
+            }
+        })
+    }
+
+    /// Sum of the shard counts (wrapping, like Java `long` arithmetic).
+    pub fn total(self) -> i64 {
+        self.shards().fold(0i64, |t, s| t.wrapping_add(s.count))
+    }
+}
+
 /// Decode a counter context (§3.13).
 pub fn decode_counter(cur: &mut Cur<'_>) -> Result<CounterContext> {
-    let hc = cur.u16("counter header count")? as i16;
-    let n = cur.count(hc.unsigned_abs() as u64, 2, "counter header count")?;
-    let mut header = Vec::with_capacity(n);
-    for _ in 0..n {
-        header.push(cur.u16("counter header element")? as i16);
-    }
-    if !cur.remaining().is_multiple_of(32) {
-        return Err(cur.bad(
-            "counter shards",
-            format!("{} bytes is not a whole number of shards", cur.remaining()),
-        ));
-    }
-    let shards_n = cur.remaining() / 32;
-    let mut shards = Vec::with_capacity(shards_n);
-    let mut total: i64 = 0;
-    for i in 0..shards_n {
-        let id = cur.bytes(16, "counter id")?;
-        let mut a = [0u8; 16];
-        a.copy_from_slice(id);
-        let clock = cur.i64("counter clock")?;
-        let count = cur.i64("counter count")?;
-        let kind = if header.iter().any(|&h| h >= 0 && h as usize == i) {
-            ShardKind::Local
-        } else if header
-            .iter()
-            .any(|&h| h < 0 && (h as i32 - i16::MIN as i32) as usize == i)
-        {
-            ShardKind::Global
-        } else {
-            ShardKind::Remote
-        };
-        total = total.wrapping_add(count);
-        shards.push(CounterShard {
-            kind,
-            counter_id: Uuid(a),
-            clock,
-            count,
-        });
-    }
-    Ok(CounterContext { shards, total })
+    let c = CounterView::parse(cur)?;
+    Ok(CounterContext {
+        shards: c.shards().collect(),
+        total: c.total(),
+    })
 }
 
 fn collection_count(cur: &mut Cur<'_>) -> Result<usize> {

@@ -16,6 +16,8 @@
 
 use std::io;
 
+use sstkit_format::value::CounterView;
+
 use crate::render::{
     hex_into, json_escape_into, local_date_into, push_i64, render, render_json, uuid_into, Form,
     JsonStr, Piece,
@@ -609,31 +611,23 @@ impl Drop for ScyllaWriter<'_, '_> {
 
 /// Counter context shards: `[{"id","value","clock"}]`.
 fn counter_shards(buf: &mut String, b: &[u8]) {
-    let shards = b
-        .get(..2)
-        .map(|h| i16::from_be_bytes([h[0], h[1]]).unsigned_abs() as usize)
-        .and_then(|h| b.get(2 + 2 * h..))
-        .filter(|s| s.len() % 32 == 0);
-    let Some(shards) = shards else {
+    let Some(counter) = CounterView::of(b) else {
         buf.push_str("\"0x");
         hex_into(buf, b);
         buf.push('"');
         return;
     };
     buf.push('[');
-    for (i, s) in shards.chunks_exact(32).enumerate() {
+    for (i, s) in counter.shards().enumerate() {
         if i > 0 {
             buf.push(',');
         }
-        let id: [u8; 16] = s[..16].try_into().unwrap_or([0; 16]);
-        let clock = i64::from_be_bytes(s[16..24].try_into().unwrap_or([0; 8]));
-        let count = i64::from_be_bytes(s[24..32].try_into().unwrap_or([0; 8]));
         buf.push_str("{\"id\":\"");
-        uuid_into(buf, &id);
+        uuid_into(buf, &s.counter_id.0);
         buf.push_str("\",\"value\":");
-        push_i64(buf, count);
+        push_i64(buf, s.count);
         buf.push_str(",\"clock\":");
-        push_i64(buf, clock);
+        push_i64(buf, s.clock);
         buf.push('}');
     }
     buf.push(']');

@@ -19,6 +19,8 @@
 
 use std::io::{self, Write};
 
+use sstkit_format::value::view::CompositeParts;
+
 use crate::render::{json_escape_into, push_i64, render, render_json, DateStrings, Form, Piece};
 use sstkit_format::clustering::{BoundKind, ClusteringPrefix};
 use sstkit_format::data::{
@@ -706,29 +708,10 @@ pub fn for_each_key_string(
 ) -> io::Result<()> {
     match &t.header.partition_key_type {
         CqlType::Composite(types) => {
-            let mut rest = key;
-            if rest.len() >= 2 && rest[0] == 0xff && rest[1] == 0xff {
-                rest = &rest[2..];
-            }
-            let mut i = 0;
-            while !rest.is_empty() && i < types.len() {
-                if rest.len() < 2 {
-                    break;
-                }
-                let len = u16::from_be_bytes([rest[0], rest[1]]) as usize;
-                let Some(v) = rest.get(2..2 + len) else { break };
+            for ((v, _), ty) in CompositeParts::of(key).zip(types) {
                 buf.clear();
-                render(&types[i], v, Form::Str, buf);
+                render(ty, v, Form::Str, buf);
                 f(buf)?;
-                rest = &rest[2 + len..];
-                let Some((&eoc, r)) = rest.split_first() else {
-                    break;
-                };
-                rest = r;
-                if eoc != 0 {
-                    break;
-                }
-                i += 1;
             }
             Ok(())
         }

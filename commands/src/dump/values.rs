@@ -5,4 +5,3 @@
 //! the dump renderers and `dump-data`'s error messages.
 
 pub use crate::render::{render, Form};
-pub use sstkit_format::value::view::counter_total;

@@ -44,7 +44,8 @@ impl<const N: usize> Padded<N> {
     /// Append the piece to `out`.
     #[inline(always)]
     pub fn push_to(&self, out: &mut String) {
-        push_fixed(out, &self.bytes, usize::from(self.len));
+        // SAFETY: `Padded::new` only keeps ASCII text.
+        unsafe { push_fixed(out, &self.bytes, usize::from(self.len)) };
     }
 }
 
@@ -78,18 +79,23 @@ impl<const N: usize> Piece<N> {
 }
 
 /// Append the first `len` bytes of `bytes` to `out` by copying all `N`
-/// bytes into its spare capacity. `bytes[..len]` must be ASCII: crate-only,
-/// for [`Padded`] (checked when built) and the formatters of `java`, which
-/// build their arrays from digits and literals (checked in debug builds).
+/// bytes into its spare capacity.
+///
+/// # Safety
+///
+/// `bytes[..len]` must be ASCII (only checked in debug builds): [`Padded`]
+/// checks it when built, the formatters build their arrays from digits and
+/// ASCII literals.
 #[inline(always)]
-pub(super) fn push_fixed<const N: usize>(out: &mut String, bytes: &[u8; N], len: usize) {
+pub(super) unsafe fn push_fixed<const N: usize>(out: &mut String, bytes: &[u8; N], len: usize) {
     debug_assert!(len <= N && bytes[..len].is_ascii());
     let len = len.min(N);
     out.reserve(N);
     // SAFETY: `reserve(N)` makes room for `N` more bytes after the current
     // length, so the `N`-byte copy stays inside the allocation (the source is
     // a whole `[u8; N]`). Only `len <= N` of them become part of the string,
-    // and they are ASCII, so the `String` stays valid UTF-8. The bytes
+    // and they are ASCII (the caller's promise), so the `String` stays valid
+    // UTF-8. The bytes
     // between the new length and `N` are left in the spare capacity, which
     // may hold anything.
     unsafe {
@@ -225,11 +231,16 @@ pub(super) fn push_ascii(out: &mut String, b: &[u8]) {
     }
 }
 
-/// Append an ASCII array built by the formatters below in one fixed-size
-/// copy ([`super::append::push_fixed`]).
+/// Append an ASCII array built by the formatters in one fixed-size copy
+/// ([`push_fixed`]).
+///
+/// # Safety
+///
+/// `b` must be ASCII (only checked in debug builds).
 #[inline(always)]
-pub(super) fn push_array<const N: usize>(out: &mut String, b: &[u8; N]) {
-    push_fixed(out, b, N);
+pub(super) unsafe fn push_array<const N: usize>(out: &mut String, b: &[u8; N]) {
+    // SAFETY: the caller's promise, passed on.
+    unsafe { push_fixed(out, b, N) };
 }
 
 /// Write `v` as exactly `N` zero-padded decimal digits into `b` (`v` must
@@ -248,7 +259,8 @@ pub(super) fn push_padded<const N: usize>(out: &mut String, v: u64) {
     let mut b = [0u8; N];
     if v < 10u64.pow(N as u32) {
         digits::<N>(&mut b, v);
-        push_array(out, &b);
+        // SAFETY: `b` holds ASCII digits and ASCII literals only.
+        unsafe { push_array(out, &b) };
     } else {
         out.push_str(itoa::Buffer::new().format(v));
     }

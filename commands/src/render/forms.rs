@@ -645,7 +645,7 @@ mod tests {
     use super::super::ids::{format_inet_java, hex};
     use super::super::time::format_duration;
     use super::*;
-    use sstkit_format::value::view::counter_total;
+    use sstkit_format::value::CounterView;
     use std::net::IpAddr;
 
     fn t(s: &str) -> CqlType {
@@ -688,8 +688,8 @@ mod tests {
         c.extend_from_slice(&[0x11; 16]);
         c.extend_from_slice(&5i64.to_be_bytes());
         c.extend_from_slice(&3i64.to_be_bytes());
-        assert_eq!(counter_total(&c), Some(3));
-        assert_eq!(counter_total(&c[..30]), None);
+        assert_eq!(CounterView::of(&c).map(CounterView::total), Some(3));
+        assert!(CounterView::of(&c[..30]).is_none());
     }
 
     #[test]

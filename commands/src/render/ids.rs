@@ -61,7 +61,8 @@ pub fn uuid_into(out: &mut String, u: &[u8; 16]) {
     for (x, &o) in u.iter().zip(&AT) {
         b[o..o + 2].copy_from_slice(&HEX_PAIRS[usize::from(*x)]);
     }
-    push_array(out, &b);
+    // SAFETY: `b` holds hex digits and `-` only.
+    unsafe { push_array(out, &b) };
 }
 
 const HEX_LOWER: &[u8; 16] = b"0123456789abcdef";
@@ -75,7 +76,8 @@ pub fn hex_into(out: &mut String, b: &[u8]) {
         for (x, o) in chunk.iter().zip(buf.chunks_exact_mut(2)) {
             o.copy_from_slice(&HEX_PAIRS[usize::from(*x)]);
         }
-        push_fixed(out, &buf, chunk.len() * 2);
+        // SAFETY: the first `2 * chunk.len()` bytes of `buf` are hex digits.
+        unsafe { push_fixed(out, &buf, chunk.len() * 2) };
     }
 }
 

@@ -49,13 +49,15 @@ fn push_month_day_time(out: &mut String, m: u32, d: u32, hms: Option<(u8, i64, i
     digits::<2>(&mut b[1..], u64::from(m));
     digits::<2>(&mut b[4..], u64::from(d));
     match hms {
-        None => push_fixed(out, &b, 6),
+        // SAFETY: `b` holds ASCII digits and `-` only.
+        None => unsafe { push_fixed(out, &b, 6) },
         Some((sep, h, mi, s)) => {
-            b[6] = sep;
+            b[6] = if sep.is_ascii() { sep } else { b'T' };
             digits::<2>(&mut b[7..], h as u64);
             digits::<2>(&mut b[10..], mi as u64);
             digits::<2>(&mut b[13..], s as u64);
-            push_array(out, &b);
+            // SAFETY: `b` holds ASCII digits and ASCII literals only.
+            unsafe { push_array(out, &b) };
         }
     }
 }
@@ -89,7 +91,9 @@ pub fn timestamp_into(out: &mut String, ms: i64, sep: char) {
         digits::<2>(&mut b[14..], mi as u64);
         digits::<2>(&mut b[17..], s as u64);
         digits::<3>(&mut b[20..], milli as u64);
-        push_fixed(out, &b, b.len());
+        // SAFETY: `b` holds ASCII digits and literals, and `sep` is ASCII
+        // (checked above).
+        unsafe { push_fixed(out, &b, b.len()) };
         return;
     }
     year_of_era_into(out, y);
@@ -97,7 +101,8 @@ pub fn timestamp_into(out: &mut String, ms: i64, sep: char) {
     push_month_day_time(out, mo, d, Some((sep as u8, h, mi, s)));
     let mut b = *b".000Z";
     digits::<3>(&mut b[1..], milli as u64);
-    push_array(out, &b);
+    // SAFETY: `b` holds ASCII digits and ASCII literals only.
+    unsafe { push_array(out, &b) };
 }
 
 /// cqlsh's default display, `2023-11-14 22:13:20.000000+0000` (UTC),
@@ -109,7 +114,8 @@ pub fn timestamp_cqlsh_into(out: &mut String, ms: i64) {
     push_month_day_time(out, mo, d, Some((b' ', h, mi, s)));
     let mut b = *b".000000+0000";
     digits::<3>(&mut b[1..], milli as u64);
-    push_array(out, &b);
+    // SAFETY: `b` holds ASCII digits and ASCII literals only.
+    unsafe { push_array(out, &b) };
 }
 
 #[cfg(test)]
@@ -157,15 +163,18 @@ fn instant_fraction_into(out: &mut String, nanos: u32) {
     } else if nanos.is_multiple_of(1_000_000) {
         let mut b = *b".000Z";
         digits::<3>(&mut b[1..], n / 1_000_000);
-        push_array(out, &b);
+        // SAFETY: `b` holds ASCII digits and ASCII literals only.
+        unsafe { push_array(out, &b) };
     } else if nanos.is_multiple_of(1000) {
         let mut b = *b".000000Z";
         digits::<6>(&mut b[1..], n / 1000);
-        push_array(out, &b);
+        // SAFETY: `b` holds ASCII digits and ASCII literals only.
+        unsafe { push_array(out, &b) };
     } else {
         let mut b = *b".000000000Z";
         digits::<9>(&mut b[1..], n);
-        push_array(out, &b);
+        // SAFETY: `b` holds ASCII digits and ASCII literals only.
+        unsafe { push_array(out, &b) };
     }
 }
 
@@ -216,7 +225,11 @@ impl DateStrings {
 
     fn instant_into(&mut self, out: &mut String, secs: i64, nanos: u32) {
         match &self.last {
-            [Some((s, text)), _] | [_, Some((s, text))] if *s == secs => push_array(out, text),
+            [Some((s, text)), _] | [_, Some((s, text))] if *s == secs => {
+                // SAFETY: `text` was copied from what `instant_seconds_into`
+                // wrote: ASCII digits, signs and separators.
+                unsafe { push_array(out, text) }
+            }
             _ => {
                 let start = out.len();
                 instant_seconds_into(out, secs);
@@ -274,7 +287,8 @@ pub fn time_into(out: &mut String, nanos: i64) {
         digits::<2>(&mut b[3..], s / 60 % 60);
         digits::<2>(&mut b[6..], s % 60);
         digits::<9>(&mut b[9..], (nanos % 1_000_000_000) as u64);
-        push_array(out, &b);
+        // SAFETY: `b` holds ASCII digits and ASCII literals only.
+        unsafe { push_array(out, &b) };
     } else {
         push_i64(out, nanos);
     }

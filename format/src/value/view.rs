@@ -3,23 +3,10 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
+use super::CounterView;
+use crate::component::Component;
+use crate::cur::Cur;
 use crate::types::{CqlType, Native};
-
-/// Sum of the shard counts of a counter context (`CounterContext.total`):
-/// `i16 header count`, `header count × i16`, then shards of
-/// `16-byte counter id, i64 clock, i64 count`.
-pub fn counter_total(b: &[u8]) -> Option<i64> {
-    let h = i16::from_be_bytes(b.get(..2)?.try_into().ok()?);
-    let shards = b.get(2 + 2 * usize::from(h.unsigned_abs())..)?;
-    if shards.len() % 32 != 0 {
-        return None;
-    }
-    let mut total: i64 = 0;
-    for s in shards.chunks_exact(32) {
-        total = total.wrapping_add(i64::from_be_bytes(s[24..32].try_into().ok()?));
-    }
-    Some(total)
-}
 
 /// What the renderer sees of a value: a decoded scalar, or the children of
 /// a collection / tuple / UDT / composite.
@@ -163,21 +150,13 @@ fn raw_node<'a>(ty: &'a CqlType, b: &'a [u8]) -> View<'a, Item<'a>> {
             Some(View::Udt { fields, present })
         }
         T::Composite(ts) => {
-            let mut rest = b.strip_prefix(&[0xff, 0xff]).unwrap_or(b);
-            let mut parts = Vec::new();
-            // `u16 length, bytes, end-of-component byte` per component,
-            // up to the first non-zero end-of-component.
-            while let Some(len) = rest.get(..2) {
-                let len = usize::from(u16::from_be_bytes([len[0], len[1]]));
-                let (Some(v), Some(&eoc)) = (rest.get(2..2 + len), rest.get(2 + len)) else {
-                    break;
-                };
-                parts.push((raw(ts.get(parts.len()).unwrap_or(&BLOB), Some(v)), eoc));
-                rest = &rest[3 + len..];
-                if eoc != 0 {
-                    break;
-                }
-            }
+            // Complete components only (a missing end-of-component byte ends
+            // the value).
+            let parts = CompositeParts::of(b)
+                .map_while(|(v, eoc)| Some((v, eoc?)))
+                .enumerate()
+                .map(|(i, (v, eoc))| (raw(ts.get(i).unwrap_or(&BLOB), Some(v)), eoc))
+                .collect();
             Some(View::Composite(parts))
         }
         T::Reversed(_)
@@ -216,7 +195,7 @@ fn native_node<S>(n: Native, b: &[u8]) -> Option<View<'_, S>> {
         Tinyint => be::<1>(b).map(|x| View::Int(i8::from_be_bytes(x).into())),
         Counter => Some(View::Counter {
             first: b.get(..8).and_then(be::<8>).map(i64::from_be_bytes),
-            total: counter_total(b),
+            total: CounterView::of(b).map(CounterView::total),
         }),
         Boolean => be::<1>(b).map(|x| View::Boolean(x[0] != 0)),
         Float => be::<4>(b).map(|x| View::Float(f32::from_be_bytes(x))),
@@ -311,31 +290,20 @@ fn tuple_fields<'a>(
 
 /// Unsigned vint (Cassandra `VIntCoding`): leading one bits of the first byte
 /// count the extra bytes.
-fn uvint(b: &[u8]) -> Option<(u64, usize)> {
-    let first = *b.first()?;
-    let extra = first.leading_ones() as usize;
-    let mut v = if extra >= 8 {
-        0
-    } else {
-        u64::from(first & (0xff >> extra))
-    };
-    for i in 0..extra {
-        v = (v << 8) | u64::from(*b.get(1 + i)?);
-    }
-    Some((v, 1 + extra))
-}
-
-fn svint(b: &[u8]) -> Option<(i64, usize)> {
-    let (v, n) = uvint(b)?;
-    Some((((v >> 1) as i64) ^ -((v & 1) as i64), n))
-}
-
-/// `duration`: three zig-zag vints (months, days, nanoseconds).
+/// `duration`: three zig-zag vints (months, days, nanoseconds), nothing
+/// after them.
 fn duration(b: &[u8]) -> Option<(i64, i64, i64)> {
-    let (m, k1) = svint(b)?;
-    let (d, k2) = svint(&b[k1..])?;
-    let (ns, k3) = svint(&b[k1 + k2..])?;
-    (k1 + k2 + k3 == b.len()).then_some((m, d, ns))
+    let mut c = cur(b);
+    let m = c.vint("duration months").ok()?;
+    let d = c.vint("duration days").ok()?;
+    let ns = c.vint("duration nanoseconds").ok()?;
+    c.is_empty().then_some((m, d, ns))
+}
+
+/// A cursor over the bytes of one value (offsets relative to it: the view
+/// never reports them, a value that does not decode renders as hex).
+fn cur(b: &[u8]) -> Cur<'_> {
+    Cur::new(b, Component::Data, 0)
 }
 
 /// `vector<t, n>`: fixed-size elements back to back, or vint-length-prefixed.
@@ -350,18 +318,58 @@ fn vector<'a>(t: &'a CqlType, n: usize, b: &'a [u8]) -> Option<Vec<Item<'a>>> {
             out.extend(b.chunks_exact(l).map(|v| Item { ty: t, b: Some(v) }));
         }
         None => {
-            let mut rest = b;
+            let mut c = cur(b);
             for _ in 0..n {
-                let (len, k) = uvint(rest)?;
-                rest = &rest[k..];
-                let len = usize::try_from(len).ok()?;
+                let len = c.uvint("vector element length").ok()?;
                 out.push(Item {
                     ty: t,
-                    b: Some(rest.get(..len)?),
+                    b: Some(c.bytes_len(len, "vector element").ok()?),
                 });
-                rest = &rest[len..];
             }
         }
     }
     Some(out)
+}
+
+/// The components of a `CompositeType` value as they are stored: an
+/// optional `0xFFFF` static marker, then `u16 length, bytes,
+/// end-of-component byte` per component, up to the first non-zero
+/// end-of-component. Each item is a component's bytes and its
+/// end-of-component byte (`None` when the value ends before it, the last
+/// item); a truncated component ends the iteration.
+#[derive(Debug, Clone)]
+pub struct CompositeParts<'a> {
+    cur: Cur<'a>,
+    done: bool,
+}
+
+impl<'a> CompositeParts<'a> {
+    /// The components of composite value `b`.
+    pub fn of(b: &'a [u8]) -> Self {
+        CompositeParts {
+            cur: cur(b.strip_prefix(&[0xff, 0xff]).unwrap_or(b)),
+            done: false,
+        }
+    }
+}
+
+impl<'a> Iterator for CompositeParts<'a> {
+    type Item = (&'a [u8], Option<u8>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let part = self
+            .cur
+            .u16("composite component length")
+            .and_then(|len| self.cur.bytes(usize::from(len), "composite component"));
+        let Ok(v) = part else {
+            self.done = true;
+            return None;
+        };
+        let eoc = self.cur.u8("composite end-of-component").ok();
+        self.done = eoc != Some(0);
+        Some((v, eoc))
+    }
 }
