@@ -641,6 +641,7 @@ impl Sink for ScyllaWriter<'_, '_> {
         deletion: &DeletionTime,
         _header_end: u64,
     ) -> io::Result<()> {
+        self.cols.table(t.header);
         let start = self.out.buf.len();
         let mark = self.json.open_item_object(&mut self.out.buf);
         self.part = Some((start, mark));

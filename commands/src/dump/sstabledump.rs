@@ -231,6 +231,7 @@ impl<W: Write> SstabledumpWriter<W> {
         deletion: &DeletionTime,
         position: u64,
     ) -> io::Result<()> {
+        self.cols.table(t.header);
         self.g.start_object()?;
         self.g.string_field("table kind", "REGULAR")?;
         self.g.field("partition")?;
