@@ -1,8 +1,10 @@
 //! Rendering for people and scripts: values in Cassandra's text forms
-//! ([`forms`], with the leaf formatters split by job: [`numbers`],
-//! [`time`], [`escape`], [`ids`], and [`append`] for the output buffer),
-//! and the helpers shared by commands: partition keys (token, raw hex, typed
-//! value), clustering prefixes, timestamps.
+//! ([`render`], [`render_json`], [`value_text`]; the form renderer is
+//! `forms`, its leaf formatters are split by job: `numbers`, `time`,
+//! `escape`, `ids` for addresses / UUIDs / hex, and `append` for the output
+//! buffer, where the `unsafe` for speed lives), and the helpers shared by
+//! commands: partition keys (token, raw hex, typed value), clustering
+//! prefixes, timestamps.
 
 mod append;
 mod escape;

@@ -12,8 +12,8 @@
 //!
 //! Values are rendered in Cassandra's text forms (`toJSONString`,
 //! `getString`, `toCQLString`) straight from the bytes by
-//! [`sstkit_format::value::java`] (re-exported by [`values`]), which also
-//! holds the Java number, date and address formats. [`select`] resolves the
+//! [`crate::render`] (re-exported by [`values`]), which also holds the Java
+//! number, date and address formats. [`select`] resolves the
 //! key selection flags (parsing keys, index lookups, token ranges).
 //!
 //! # `--output json` schema

@@ -49,7 +49,7 @@ impl<const N: usize> Padded<N> {
     }
 }
 
-/// A piece of text appended often: [`Padded`] when it is short ASCII, a
+/// A piece of text appended often: `Padded` when it is short ASCII, a
 /// plain string otherwise.
 #[derive(Clone)]
 pub enum Piece<const N: usize> {

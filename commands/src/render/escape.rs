@@ -91,7 +91,7 @@ pub fn json_escape_into(out: &mut String, s: &str) {
 /// values are is validated in the same pass as the escape scan; from the
 /// first non-ASCII byte on, the rest is validated as UTF-8 and escaped as a
 /// `str`. Invalid text is written as `String::from_utf8_lossy` would give
-/// it (what [`render`] does).
+/// it (what [`render`](super::forms::render) does).
 #[inline]
 pub fn json_escape_text_into(out: &mut String, b: &[u8], ascii_only: bool) {
     // Most texts are short and have nothing to escape: tested whole, with

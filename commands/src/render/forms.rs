@@ -24,7 +24,7 @@
 //!   strings of `--output json`): `'quoted'` strings, `0x` blobs, `[…]`,
 //!   `{…}`, `(…)`, `{field: …}` (present fields only).
 //! * [`Form::Cqlsh`] — the literal cqlsh prints and
-//!   [`parse_cql_literal`](super::parse_cql_literal) reads back:
+//!   [`parse_cql_literal`](sstkit_format::value::parse_cql_literal) reads back:
 //!   `'2023-11-14 22:13:20.000000+0000'` timestamps, compressed IPv6, `0s`
 //!   for a zero duration, counters as their total, invalid text as `0x…`.
 //!
@@ -62,7 +62,7 @@ pub enum Form {
 
 /// What the renderer sees of a value: a decoded scalar, or the children of
 /// A value the renderer can walk: serialized bytes with their type
-/// ([`render`]) or a decoded [`Value`](super::Value).
+/// ([`render`]) or a decoded [`Value`].
 pub(crate) trait Source<'a>: Copy {
     /// The value's node.
     fn node(self) -> View<'a, Self>;
@@ -80,7 +80,7 @@ pub(crate) trait Source<'a>: Copy {
 }
 
 /// Append the `form` text of value `b` of type `ty` to `out`, straight from
-/// the bytes (no [`Value`](super::Value) tree).
+/// the bytes (no [`Value`] tree).
 #[inline]
 pub fn render(ty: &CqlType, b: &[u8], form: Form, out: &mut String) {
     if form == Form::Json {

@@ -197,7 +197,7 @@ pub fn date_string_secs_into(out: &mut String, t: i64) {
     instant_into(out, t, nanos)
 }
 
-/// [`date_string_micros_into`] and [`date_string_secs_into`] with the
+/// `JsonTransformer.dateString` (sstabledump's times, `date_string_*_into`) with the
 /// `yyyy-MM-ddTHH:mm:ss` part of the last two seconds written kept for the
 /// next calls: the timestamps of neighbouring rows mostly fall in the same
 /// second, as do the deletion times of a bulk delete (two entries: rows
@@ -211,13 +211,13 @@ pub struct DateStrings {
 }
 
 impl DateStrings {
-    /// [`date_string_micros_into`].
+    /// `JsonTransformer.dateString(MICROSECONDS, t)`, appended to `out`.
     pub fn micros_into(&mut self, out: &mut String, t: i64) {
         let nanos = t.saturating_mul(1000).rem_euclid(1_000_000_000) as u32;
         self.instant_into(out, t / 1_000_000, nanos)
     }
 
-    /// [`date_string_secs_into`].
+    /// `JsonTransformer.dateString(SECONDS, t)`, appended to `out`.
     pub fn secs_into(&mut self, out: &mut String, t: i64) {
         let nanos = t.saturating_mul(1_000_000_000).rem_euclid(1_000_000_000) as u32;
         self.instant_into(out, t, nanos)

@@ -233,7 +233,7 @@ fn collection<'a>(b: &'a [u8], tys: &[&'a CqlType]) -> Option<Vec<Item<'a>>> {
     walk_collection(b, tys, |r| items.push(r)).then_some(items)
 }
 
-/// Call `f` with each element of a frozen collection body ([`collection`])
+/// Call `f` with each element of a frozen collection body (`collection`)
 /// in order; `false` when the body is truncated (`f` has then seen a prefix).
 pub fn walk_collection<'a>(b: &'a [u8], tys: &[&'a CqlType], mut f: impl FnMut(Item<'a>)) -> bool {
     let Some((n, mut rest)) = b.split_first_chunk::<4>() else {
