@@ -185,7 +185,8 @@ pub(crate) fn hex(b: &[u8]) -> String {
 pub(crate) fn bound_text(types: &[CqlType], comps: &[Vec<u8>]) -> Option<String> {
     let mut parts = Vec::new();
     for (t, c) in types.iter().zip(comps) {
-        let lit = sstkit_format::value::decode(t, c).ok()?.to_cql_literal();
+        let v = sstkit_format::value::decode(t, c).ok()?;
+        let lit = sstkit_commands::render::value_text(&v, sstkit_commands::render::Form::Cqlsh);
         let back = sstkit_format::value::parse_cql_literal(t, &lit).ok()?;
         if &back != c {
             return None;

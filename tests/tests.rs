@@ -9,6 +9,9 @@ mod cli;
 // Metadata commands: snapshots on fixtures, corpus walk.
 mod metadata;
 
+// Statistics.db decoded as Cassandra's sstablemetadata prints it.
+mod metadata_viewer;
+
 // dump-data: every output format against the Cassandra fixtures.
 mod dump_data;
 

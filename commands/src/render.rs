@@ -1,5 +1,27 @@
-//! Rendering helpers shared by commands: partition keys (token, raw hex,
-//! typed value), clustering prefixes, timestamps.
+//! Rendering for people and scripts: values in Cassandra's text forms
+//! ([`render`], [`render_json`], [`value_text`]; the form renderer is
+//! `forms`, its leaf formatters are split by job: `numbers`, `time`,
+//! `escape`, `ids` for addresses / UUIDs / hex, and `append` for the output
+//! buffer, where the `unsafe` for speed lives), and the helpers shared by
+//! commands: partition keys (token, raw hex, typed value), clustering
+//! prefixes, timestamps.
+
+mod append;
+mod escape;
+mod forms;
+mod ids;
+mod numbers;
+mod time;
+
+#[cfg(test)]
+mod tests;
+
+pub use append::{push_i64, Piece};
+pub use escape::json_escape_into;
+pub use forms::{render, render_json, value_text, Form, JsonStr};
+pub use ids::{hex_into, uuid_into};
+pub use numbers::java_double_to_string;
+pub use time::{format_micros_instant, format_seconds_instant, local_date_into, DateStrings};
 
 use serde_json::{json, Value as Json};
 use sstkit_format::statistics::Statistics;
@@ -50,7 +72,7 @@ impl KeyCtx {
     pub fn key_text(&self, key: &[u8]) -> String {
         match &self.key_type {
             Some(t) => match value::decode(t, key) {
-                Ok(v) => v.to_plain_string(),
+                Ok(v) => value_text(&v, Form::Str),
                 Err(_) => format!("0x{}", hex(key)),
             },
             None => format!("0x{}", hex(key)),
@@ -126,7 +148,7 @@ pub fn clustering_value_text(ty: Option<&CqlType>, v: Option<&[u8]>) -> String {
     match (v, ty) {
         (None, _) => "null".to_string(),
         (Some(b), Some(t)) => match value::decode(t, b) {
-            Ok(x) => x.to_plain_string(),
+            Ok(x) => value_text(&x, Form::Str),
             Err(_) => format!("0x{}", hex(b)),
         },
         (Some(b), None) => format!("0x{}", hex(b)),

@@ -1,6 +1,5 @@
 //! Typed values: decoding a serialized value of a [`CqlType`] into a [`Value`]
-//! tree, rendering it (CQL literal, Cassandra's plain string form), and the
-//! reverse direction for user-typed keys ([`parse_cql_literal`]).
+//! tree or a borrowed [`view`] of it, and the reverse direction for user-typed keys ([`parse_cql_literal`]).
 //!
 //! Value formats are the CQL native-protocol serializations
 //! (`shared/docs/sstable-format.md` §3.12): big-endian two's complement
@@ -12,41 +11,27 @@
 //! [`Value::Empty`], except for text, ascii and blob, where it is the empty
 //! string / blob.
 //!
-//! Renderings, all through [`java`]'s one renderer (the same code that
-//! `dump-data` runs straight on the bytes):
-//! * [`Value::to_cql_literal`]: cqlsh-style CQL literal (`'it''s'`, `0xcafe`,
-//!   bare uuids, `'2023-11-14 22:13:20.000000+0000'`, `[..]`, `{..}`, `{k: v}`,
-//!   `(..)`, `{field: v}`).
-//! * [`Value::to_plain_string`]: Cassandra's `AbstractType.getString` (what
-//!   `sstablemetadata` prints for keys and clusterings): text unquoted,
-//!   timestamps `2051-07-16T01:33:31.000Z`, blobs hex without `0x`, floats
-//!   like Java, tuples/UDTs `a:b` with `\:` escaping and `@` for null,
-//!   collections and vectors as the hex of their serialization (Cassandra's
-//!   `CollectionType`/`VectorType.getString`), counters as the first 8 bytes
-//!   of their context.
-//! * [`Value::to_json_string`]: Cassandra's `AbstractType.toJSONString`.
+//! Text forms of values (JSON, CQL literals, `getString`) are the
+//! `commands` crate's renderer (`sstkit_commands::render`): it walks a
+//! decoded [`Value`] ([`Value::view`]) or the bytes themselves
+//! ([`view::Item`]) one level at a time.
 
-pub mod append;
-pub mod java;
 pub mod literal;
+pub mod view;
 
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-pub use java::{
-    big_decimal_to_string, format_date, format_duration, format_inet_java, format_micros_instant,
-    format_seconds_instant, format_time, format_timestamp_cqlsh, format_timestamp_iso,
-    format_timestamp_json, java_double_to_string, java_float_to_string, varint_to_string, Form,
-};
 pub use literal::{
-    key_type_name, parse_components, parse_cql_literal, parse_key_arg, split_composite_key_arg,
-    COMPOSITE_SYNTAX,
+    days_from_civil, key_type_name, parse_components, parse_cql_literal, parse_key_arg,
+    split_composite_key_arg, COMPOSITE_SYNTAX,
 };
 
 use crate::component::Component;
 use crate::cur::Cur;
 use crate::error::{Error, ErrorKind, Result};
 use crate::types::{CqlType, Native};
+use view::View;
 
 /// Nesting deeper than this is rejected (bounded recursion on hostile input).
 pub const MAX_DEPTH: u32 = 64;
@@ -89,9 +74,13 @@ impl Uuid {
 
 impl fmt::Display for Uuid {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut s = String::with_capacity(36);
-        java::uuid_into(&mut s, &self.0);
-        f.write_str(&s)
+        for (i, x) in self.0.iter().enumerate() {
+            if matches!(i, 4 | 6 | 8 | 10) {
+                f.write_str("-")?;
+            }
+            write!(f, "{x:02x}")?;
+        }
+        Ok(())
     }
 }
 
@@ -416,48 +405,86 @@ fn decode_native(n: Native, cur: &mut Cur<'_>) -> Result<Value> {
     })
 }
 
+/// A counter context (§3.13) borrowed from its bytes, checked whole: `i16
+/// header count`, that many `i16` header entries, then 32-byte shards of
+/// `16-byte counter id, i64 clock, i64 count`.
+#[derive(Debug, Clone, Copy)]
+pub struct CounterView<'a> {
+    header: &'a [u8],
+    shards: &'a [u8],
+}
+
+impl<'a> CounterView<'a> {
+    /// Read the whole remaining input of `cur` as a counter context.
+    pub fn parse(cur: &mut Cur<'a>) -> Result<Self> {
+        let hc = cur.u16("counter header count")? as i16;
+        let n = cur.count(hc.unsigned_abs() as u64, 2, "counter header count")?;
+        let header = cur.bytes(2 * n, "counter header")?;
+        if !cur.remaining().is_multiple_of(32) {
+            return Err(cur.bad(
+                "counter shards",
+                format!("{} bytes is not a whole number of shards", cur.remaining()),
+            ));
+        }
+        let shards = cur.bytes(cur.remaining(), "counter shards")?;
+        Ok(CounterView { header, shards })
+    }
+
+    /// `b` as a counter context, or `None` when it is not one.
+    pub fn of(b: &'a [u8]) -> Option<Self> {
+        Self::parse(&mut Cur::new(b, Component::Data, 0)).ok()
+    }
+
+    /// The shards in stored order.
+    pub fn shards(self) -> impl Iterator<Item = CounterShard> + 'a {
+        let header = self.header;
+        let is = move |i: usize, global: bool| {
+            header.chunks_exact(2).any(|h| {
+                let h = i16::from_be_bytes([h[0], h[1]]);
+                if global {
+                    h < 0 && (h as i32 - i16::MIN as i32) as usize == i
+                } else {
+                    h >= 0 && h as usize == i
+                }
+            })
+        };
+        self.shards.chunks_exact(32).enumerate().map(move |(i, s)| {
+            let long = |at: usize| {
+                let mut a = [0u8; 8];
+                a.copy_from_slice(&s[at..at + 8]);
+                i64::from_be_bytes(a)
+            };
+            let mut id = [0u8; 16];
+            id.copy_from_slice(&s[..16]);
+            let kind = if is(i, false) {
+                ShardKind::Local
+            } else if is(i, true) {
+                ShardKind::Global
+            } else {
+                ShardKind::Remote
+            };
+            CounterShard {
+                kind,
+                counter_id: Uuid(id),
+                clock: long(16),
+                count: long(24),
+            }
+        })
+    }
+
+    /// Sum of the shard counts (wrapping, like Java `long` arithmetic).
+    pub fn total(self) -> i64 {
+        self.shards().fold(0i64, |t, s| t.wrapping_add(s.count))
+    }
+}
+
 /// Decode a counter context (§3.13).
 pub fn decode_counter(cur: &mut Cur<'_>) -> Result<CounterContext> {
-    let hc = cur.u16("counter header count")? as i16;
-    let n = cur.count(hc.unsigned_abs() as u64, 2, "counter header count")?;
-    let mut header = Vec::with_capacity(n);
-    for _ in 0..n {
-        header.push(cur.u16("counter header element")? as i16);
-    }
-    if !cur.remaining().is_multiple_of(32) {
-        return Err(cur.bad(
-            "counter shards",
-            format!("{} bytes is not a whole number of shards", cur.remaining()),
-        ));
-    }
-    let shards_n = cur.remaining() / 32;
-    let mut shards = Vec::with_capacity(shards_n);
-    let mut total: i64 = 0;
-    for i in 0..shards_n {
-        let id = cur.bytes(16, "counter id")?;
-        let mut a = [0u8; 16];
-        a.copy_from_slice(id);
-        let clock = cur.i64("counter clock")?;
-        let count = cur.i64("counter count")?;
-        let kind = if header.iter().any(|&h| h >= 0 && h as usize == i) {
-            ShardKind::Local
-        } else if header
-            .iter()
-            .any(|&h| h < 0 && (h as i32 - i16::MIN as i32) as usize == i)
-        {
-            ShardKind::Global
-        } else {
-            ShardKind::Remote
-        };
-        total = total.wrapping_add(count);
-        shards.push(CounterShard {
-            kind,
-            counter_id: Uuid(a),
-            clock,
-            count,
-        });
-    }
-    Ok(CounterContext { shards, total })
+    let c = CounterView::parse(cur)?;
+    Ok(CounterContext {
+        shards: c.shards().collect(),
+        total: c.total(),
+    })
 }
 
 fn collection_count(cur: &mut Cur<'_>) -> Result<usize> {
@@ -563,44 +590,6 @@ impl Value {
     /// True for [`Value::Null`].
     pub fn is_null(&self) -> bool {
         matches!(self, Value::Null)
-    }
-
-    /// The value as a CQL literal, as cqlsh prints it and would accept it
-    /// ([`Form::Cqlsh`]).
-    ///
-    /// [`Value::Empty`] has no CQL literal; it renders as `''`. Composite
-    /// values render in their plain form.
-    pub fn to_cql_literal(&self) -> String {
-        self.render(Form::Cqlsh)
-    }
-
-    /// Cassandra's `AbstractType.getString` form ([`Form::Str`], see the
-    /// module doc).
-    pub fn to_plain_string(&self) -> String {
-        self.render(Form::Str)
-    }
-
-    /// Cassandra's `AbstractType.toJSONString` ([`Form::Json`]: what
-    /// `sstabledump` prints for cell values and clusterings): strings quoted
-    /// and JSON-escaped, numbers bare (NaN/Infinity as `null`), timestamps
-    /// `"2239-06-15 15:11:37.276Z"`, blobs `"0x…"`, inets in Java form,
-    /// collections/vectors/tuples as arrays, maps and UDTs as objects (map
-    /// keys that are not JSON strings are quoted), empty values `""`.
-    pub fn to_json_string(&self) -> String {
-        self.render(Form::Json)
-    }
-
-    /// The value in text form `form`: the same rendering as
-    /// [`java::render`] of its serialization.
-    pub fn render(&self, form: Form) -> String {
-        let mut s = String::new();
-        self.render_into(form, &mut s);
-        s
-    }
-
-    /// [`Value::render`], appended to `out`.
-    pub fn render_into(&self, form: Form, out: &mut String) {
-        java::write(self, form, out)
     }
 
     /// Re-serialize the value (the inverse of [`decode`] for values it
@@ -724,18 +713,11 @@ impl Value {
     }
 }
 
-/// JSON string escaping as Jackson's `JsonStringEncoder.quoteAsString`
-/// (see [`java::json_escape_into`]).
-pub fn json_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    java::json_escape_into(&mut out, s);
-    out
-}
-
-/// What the renderer sees of a decoded value.
-impl<'a> java::Source<'a> for &'a Value {
-    fn node(self) -> java::Node<'a, Self> {
-        use java::Node as N;
+impl Value {
+    /// The value one level down, as [`view::Item::view`] gives it for its
+    /// serialization: the renderer walks decoded values and bytes alike.
+    pub fn view(&self) -> View<'_, &Value> {
+        use View as N;
         match self {
             Value::Null => N::Null,
             Value::Empty => N::Empty,
@@ -795,23 +777,64 @@ impl<'a> java::Source<'a> for &'a Value {
             }
         }
     }
-
-    fn is_null(self) -> bool {
-        Value::is_null(self)
-    }
-
-    fn hex_into(self, out: &mut String) {
-        match self {
-            Value::Blob(b) | Value::BadText(b) => java::hex_into(out, b),
-            v => java::hex_into(out, &v.to_bytes()),
-        }
-    }
 }
 
-impl fmt::Display for Value {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.to_cql_literal())
+/// Sign and decimal digits of the magnitude of a big-endian two's complement
+/// integer (`new BigInteger(byte[])`); empty input is zero.
+pub fn varint_magnitude(b: &[u8]) -> (bool, String) {
+    use std::fmt::Write as _;
+    let neg = b.first().is_some_and(|x| x & 0x80 != 0);
+    if b.len() <= 16 {
+        let mut u: u128 = if neg { u128::MAX } else { 0 };
+        for &x in b {
+            u = (u << 8) | u128::from(x);
+        }
+        return (neg, (u as i128).unsigned_abs().to_string());
     }
+    let mut mag: Vec<u8> = if neg {
+        // Two's complement negation: invert, add one.
+        let mut m: Vec<u8> = b.iter().map(|x| !x).collect();
+        for x in m.iter_mut().rev() {
+            let (v, carry) = x.overflowing_add(1);
+            *x = v;
+            if !carry {
+                break;
+            }
+        }
+        m
+    } else {
+        b.to_vec()
+    };
+    let first = mag.iter().position(|&x| x != 0).unwrap_or(mag.len());
+    mag.drain(..first);
+    // Repeated division by 10^9 over base-256 digits.
+    let mut limbs: Vec<u32> = Vec::new();
+    while !mag.is_empty() {
+        let mut rem: u64 = 0;
+        let mut q = Vec::with_capacity(mag.len());
+        for &x in &mag {
+            let cur = (rem << 8) | u64::from(x);
+            let d = cur / 1_000_000_000;
+            rem = cur % 1_000_000_000;
+            // d < 256: rem < 1e9 and cur < 256e9.
+            if !(q.is_empty() && d == 0) {
+                q.push(d as u8);
+            }
+        }
+        limbs.push(rem as u32);
+        mag = q;
+    }
+    let mut s = String::with_capacity(limbs.len() * 9);
+    match limbs.split_last() {
+        None => s.push('0'),
+        Some((top, rest)) => {
+            let _ = write!(s, "{top}");
+            for l in rest.iter().rev() {
+                let _ = write!(s, "{l:09}");
+            }
+        }
+    }
+    (neg, s)
 }
 
 #[cfg(test)]

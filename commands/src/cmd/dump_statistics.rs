@@ -78,7 +78,7 @@ fn component(ty: Option<&CqlType>, bytes: &[u8]) -> Value {
     let mut v = json!({"raw": hex(bytes)});
     if let Some(t) = ty {
         if let Ok(x) = value::decode(t, bytes) {
-            v["value"] = json!(x.to_plain_string());
+            v["value"] = json!(crate::render::value_text(&x, crate::render::Form::Str));
         }
     }
     v

@@ -24,12 +24,12 @@
 
 use std::io::Write;
 
+use crate::render::{format_micros_instant, format_seconds_instant};
 use serde_json::{json, Map, Value};
 use sstkit_format::compression::CompressionInfo;
 use sstkit_format::statistics::stats::NO_DELETION_TIME;
 use sstkit_format::statistics::Statistics;
 use sstkit_format::summary::Summary;
-use sstkit_format::value::{format_micros_instant, format_seconds_instant};
 use sstkit_format::{Component, Sstable};
 
 use crate::cli::{InfoArgs, OutputFormat};

@@ -30,7 +30,7 @@
 
 use std::io::{self, Write};
 
-use sstkit_format::value::java;
+use crate::render::{json_escape_into, push_i64};
 
 /// The generator's buffer is handed to the writer in blocks of at least
 /// this size: large enough that a `BufWriter` underneath passes it through
@@ -371,7 +371,7 @@ impl<W: Write> JsonGen<W> {
     pub fn string(&mut self, s: &str) -> io::Result<()> {
         self.before_value();
         self.out.push('"');
-        java::json_escape_into(&mut self.out, s);
+        json_escape_into(&mut self.out, s);
         self.out.push('"');
         Ok(())
     }
@@ -389,7 +389,7 @@ impl<W: Write> JsonGen<W> {
     /// `writeNumber(long)`.
     pub fn number(&mut self, n: i64) -> io::Result<()> {
         self.before_value();
-        java::push_i64(&mut self.out, n);
+        push_i64(&mut self.out, n);
         Ok(())
     }
 
@@ -452,7 +452,7 @@ impl<W: Write> JsonGen<W> {
 /// including `/`, DEL and non-ASCII, written as is.
 pub fn write_escaped<W: Write + ?Sized>(w: &mut W, s: &str) -> io::Result<()> {
     let mut out = String::with_capacity(s.len() + 8);
-    java::json_escape_into(&mut out, s);
+    json_escape_into(&mut out, s);
     w.write_all(out.as_bytes())
 }
 
@@ -465,7 +465,7 @@ pub fn escaped(s: &str) -> String {
 
 /// Append `s` JSON-escaped ([`write_escaped`] rules) to `out`.
 pub fn escape_into(out: &mut String, s: &str) {
-    java::json_escape_into(out, s)
+    json_escape_into(out, s)
 }
 
 #[cfg(test)]

@@ -12,8 +12,8 @@
 //!
 //! Values are rendered in Cassandra's text forms (`toJSONString`,
 //! `getString`, `toCQLString`) straight from the bytes by
-//! [`sstkit_format::value::java`] (re-exported by [`values`]), which also
-//! holds the Java number, date and address formats. [`select`] resolves the
+//! [`crate::render`] (re-exported by [`values`]), which also holds the Java
+//! number, date and address formats. [`select`] resolves the
 //! key selection flags (parsing keys, index lookups, token ranges).
 //!
 //! # `--output json` schema
@@ -116,13 +116,18 @@ use sstkit_format::types::{CqlType, Native};
 /// Per-column data a renderer computes once (the name in its JSON form,
 /// element types) instead of once per cell.
 ///
-/// A renderer serves one table, so entries are found by the column's index
-/// in its set; each entry also remembers the address of the column it was
-/// built from and is rebuilt when another column object shows up (e.g. a
-/// renderer fed by two readers).
+/// Entries are found by the column's index in the column set of the
+/// partition's [`Table`] header. The writer calls [`ColumnCache::table`] at
+/// each partition start: when the header's columns differ from those the
+/// entries were built for (a writer fed by sstables with different column
+/// sets), the entries are dropped.
 pub(crate) struct ColumnCache<T> {
-    regular: Vec<Option<(usize, T)>>,
-    statics: Vec<Option<(usize, T)>>,
+    regular: Vec<Option<T>>,
+    statics: Vec<Option<T>>,
+    /// Name and type string of each column the entries were built for
+    /// (statics, then regulars), and how many statics (boxed: writers are
+    /// held in enums by value).
+    columns: Box<(Vec<(String, String)>, usize)>,
 }
 
 impl<T> ColumnCache<T> {
@@ -130,6 +135,30 @@ impl<T> ColumnCache<T> {
         ColumnCache {
             regular: Vec::new(),
             statics: Vec::new(),
+            columns: Box::new((Vec::new(), 0)),
+        }
+    }
+
+    /// Keep the entries when `h` has the columns they were built for, else
+    /// drop them.
+    pub(crate) fn table(&mut self, h: &SerializationHeader) {
+        let defs = || h.static_columns.iter().chain(&h.regular_columns);
+        let (known, statics) = &*self.columns;
+        let same = *statics == h.static_columns.len()
+            && known.len() == h.static_columns.len() + h.regular_columns.len()
+            && known
+                .iter()
+                .zip(defs())
+                .all(|(k, d)| k.0 == d.name && k.1 == d.type_string);
+        if !same {
+            self.regular.clear();
+            self.statics.clear();
+            *self.columns = (
+                defs()
+                    .map(|d| (d.name.clone(), d.type_string.clone()))
+                    .collect(),
+                h.static_columns.len(),
+            );
         }
     }
 
@@ -150,16 +179,11 @@ impl<T> ColumnCache<T> {
         if v.len() <= c.index {
             Self::grow(v, c.index);
         }
-        let addr = c as *const Column as usize;
-        let slot = &mut v[c.index];
-        if matches!(slot, Some((a, _)) if *a != addr) {
-            *slot = None;
-        }
-        &slot.get_or_insert_with(|| (addr, make(c))).1
+        v[c.index].get_or_insert_with(|| make(c))
     }
 
     #[cold]
-    fn grow(v: &mut Vec<Option<(usize, T)>>, index: usize) {
+    fn grow(v: &mut Vec<Option<T>>, index: usize) {
         v.resize_with(index + 1, || None);
     }
 }

@@ -11,11 +11,17 @@
 //! Per-column data (the name as a JSON key, the cell `type`, element types)
 //! is computed once per writer (`ColumnCache`); a writer serves one table.
 //! The hot path pushes straight into the buffer: integers through `itoa`,
-//! values through [`render_json_escaped`], the row timestamp (shared by most
+//! values through [`render_json`], the row timestamp (shared by most
 //! cells of a row) and deletion times from a one-entry cache.
 
 use std::io;
 
+use sstkit_format::value::CounterView;
+
+use crate::render::{
+    hex_into, json_escape_into, local_date_into, push_i64, render, render_json, uuid_into, Form,
+    JsonStr, Piece,
+};
 use sstkit_format::clustering::{BoundKind, ClusteringPrefix};
 use sstkit_format::data::{
     Cell, Column, ColumnVisitor, LazyRow, LivenessInfo, MarkerDeletion, RangeTombstoneMarker, Row,
@@ -23,8 +29,6 @@ use sstkit_format::data::{
 };
 use sstkit_format::deletion::DeletionTime;
 use sstkit_format::types::CqlType;
-use sstkit_format::value::append::Piece;
-use sstkit_format::value::java::{self, render, render_json_escaped, Form, JsonStr};
 
 use super::jackson::FLUSH_AT;
 use super::sstabledump::udt_field_index;
@@ -139,7 +143,7 @@ fn cell_heads(kind: &str) -> [String; 2] {
 impl ScyllaColumn {
     fn of(c: &Column) -> ScyllaColumn {
         let mut key = String::from("\"");
-        java::json_escape_into(&mut key, c.name());
+        json_escape_into(&mut key, c.name());
         key.push_str("\":");
         let kind = if c.counter {
             "counter-shards"
@@ -290,7 +294,7 @@ pub fn gc_time(secs: i64) -> String {
 /// [`gc_time`], appended to `out`.
 pub fn gc_time_into(out: &mut String, secs: i64) {
     let sod = secs.rem_euclid(86_400);
-    java::local_date_into(out, secs.div_euclid(86_400));
+    local_date_into(out, secs.div_euclid(86_400));
     let mut b = *b" 00:00:00z";
     for (i, v) in [sod / 3600, sod / 60 % 60, sod % 60]
         .into_iter()
@@ -307,7 +311,7 @@ impl Out {
     #[inline]
     fn value_string(&mut self, ty: &CqlType, b: &[u8]) {
         self.buf.push('"');
-        render_json_escaped(ty, b, scylla_form(ty), &mut self.buf, &mut self.scratch);
+        render_json(ty, b, scylla_form(ty), &mut self.buf, &mut self.scratch);
         self.buf.push('"');
     }
 
@@ -322,7 +326,7 @@ impl Out {
             None => self.buf.push_str("{}"),
             Some(d) => {
                 self.buf.push_str("{\"timestamp\":");
-                java::push_i64(&mut self.buf, d.marked_for_delete_at);
+                push_i64(&mut self.buf, d.marked_for_delete_at);
                 if self.tomb_tail.0 != Some(d.local_deletion_time) {
                     self.refresh_tomb_tail(d.local_deletion_time);
                 }
@@ -347,8 +351,8 @@ impl Out {
         self.buf.push_str("{\"raw\":\"");
         for v in c.values.iter().flatten() {
             let len = v.len().min(0xffff) as u16;
-            java::hex_into(&mut self.buf, &len.to_be_bytes());
-            java::hex_into(&mut self.buf, v);
+            hex_into(&mut self.buf, &len.to_be_bytes());
+            hex_into(&mut self.buf, v);
         }
         self.buf.push_str("\",\"value\":\"");
         // The values joined by `:` (escaping each piece escapes the whole).
@@ -362,7 +366,7 @@ impl Out {
             }
             match (t.header.clustering_types.get(i), self.ck.get(i)) {
                 (Some(ty), Some(k)) => k.0.render(ty, v, k.1, &mut self.buf, &mut self.scratch),
-                _ => java::hex_into(&mut self.buf, v),
+                _ => hex_into(&mut self.buf, v),
             }
         }
         self.buf.push_str("\"}");
@@ -377,7 +381,7 @@ impl Out {
             let _ = write!(self.buf, "{token}");
         }
         self.buf.push_str("\",\"raw\":\"");
-        java::hex_into(&mut self.buf, key);
+        hex_into(&mut self.buf, key);
         self.buf.push_str("\",\"value\":");
         self.value_string(&t.header.partition_key_type, key);
     }
@@ -388,7 +392,7 @@ impl Out {
     fn cell<const N: usize>(&mut self, col: &ScyllaColumn, heads: &[Piece<N>; 2], c: &Cell<'_>) {
         let dead = c.is_deleted();
         heads[usize::from(dead)].push_to(&mut self.buf);
-        self.ts.push(&mut self.buf, c.timestamp, java::push_i64);
+        self.ts.push(&mut self.buf, c.timestamp, push_i64);
         if dead {
             self.buf.push_str(",\"deletion_time\":\"");
             self.gc.push(
@@ -401,7 +405,7 @@ impl Out {
         }
         if c.is_expiring() {
             self.buf.push_str(",\"ttl\":\"");
-            java::push_i64(&mut self.buf, c.ttl.unwrap_or(0));
+            push_i64(&mut self.buf, c.ttl.unwrap_or(0));
             self.buf.push_str("s\",\"expiry\":\"");
             self.gc.push(
                 &mut self.buf,
@@ -429,7 +433,7 @@ impl Out {
             Some(k) => {
                 k.0.render(ty, c.value, k.1, &mut self.buf, &mut self.scratch)
             }
-            None => render_json_escaped(
+            None => render_json(
                 ty,
                 c.value,
                 scylla_form(ty),
@@ -446,17 +450,15 @@ impl Out {
         match (&col.types.ty, &col.types.path) {
             (CqlType::Udt { fields, .. }, _) => {
                 match udt_field_index(path).and_then(|i| fields.get(i)) {
-                    Some((n, _)) => java::json_escape_into(&mut self.buf, n),
-                    None => java::hex_into(&mut self.buf, path),
+                    Some((n, _)) => json_escape_into(&mut self.buf, n),
+                    None => hex_into(&mut self.buf, path),
                 }
             }
             (_, Some(pt)) => match col.path {
                 Some(k) => k.0.render(pt, path, k.1, &mut self.buf, &mut self.scratch),
-                None => {
-                    render_json_escaped(pt, path, scylla_form(pt), &mut self.buf, &mut self.scratch)
-                }
+                None => render_json(pt, path, scylla_form(pt), &mut self.buf, &mut self.scratch),
             },
-            (_, None) => java::hex_into(&mut self.buf, path),
+            (_, None) => hex_into(&mut self.buf, path),
         }
         self.buf.push('"');
     }
@@ -552,10 +554,10 @@ impl<'a, 'w> ScyllaWriter<'a, 'w> {
         }
         if let Some(l) = liveness {
             out.buf.push_str(",\"marker\":{\"timestamp\":");
-            out.ts.push(&mut out.buf, l.timestamp, java::push_i64);
+            out.ts.push(&mut out.buf, l.timestamp, push_i64);
             if let (Some(ttl), Some(ldt)) = (l.ttl, l.local_expiration_time) {
                 out.buf.push_str(",\"ttl\":\"");
-                java::push_i64(&mut out.buf, ttl);
+                push_i64(&mut out.buf, ttl);
                 out.buf.push_str("s\",\"expiry\":\"");
                 out.gc.push(&mut out.buf, ldt, gc_time_into);
                 out.buf.push('"');
@@ -609,31 +611,23 @@ impl Drop for ScyllaWriter<'_, '_> {
 
 /// Counter context shards: `[{"id","value","clock"}]`.
 fn counter_shards(buf: &mut String, b: &[u8]) {
-    let shards = b
-        .get(..2)
-        .map(|h| i16::from_be_bytes([h[0], h[1]]).unsigned_abs() as usize)
-        .and_then(|h| b.get(2 + 2 * h..))
-        .filter(|s| s.len() % 32 == 0);
-    let Some(shards) = shards else {
+    let Some(counter) = CounterView::of(b) else {
         buf.push_str("\"0x");
-        java::hex_into(buf, b);
+        hex_into(buf, b);
         buf.push('"');
         return;
     };
     buf.push('[');
-    for (i, s) in shards.chunks_exact(32).enumerate() {
+    for (i, s) in counter.shards().enumerate() {
         if i > 0 {
             buf.push(',');
         }
-        let id: [u8; 16] = s[..16].try_into().unwrap_or([0; 16]);
-        let clock = i64::from_be_bytes(s[16..24].try_into().unwrap_or([0; 8]));
-        let count = i64::from_be_bytes(s[24..32].try_into().unwrap_or([0; 8]));
         buf.push_str("{\"id\":\"");
-        java::uuid_into(buf, &id);
+        uuid_into(buf, &s.counter_id.0);
         buf.push_str("\",\"value\":");
-        java::push_i64(buf, count);
+        push_i64(buf, s.count);
         buf.push_str(",\"clock\":");
-        java::push_i64(buf, clock);
+        push_i64(buf, s.clock);
         buf.push('}');
     }
     buf.push(']');
@@ -647,6 +641,7 @@ impl Sink for ScyllaWriter<'_, '_> {
         deletion: &DeletionTime,
         _header_end: u64,
     ) -> io::Result<()> {
+        self.cols.table(t.header);
         let start = self.out.buf.len();
         let mark = self.json.open_item_object(&mut self.out.buf);
         self.part = Some((start, mark));

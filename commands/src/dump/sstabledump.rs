@@ -19,6 +19,9 @@
 
 use std::io::{self, Write};
 
+use sstkit_format::value::view::CompositeParts;
+
+use crate::render::{json_escape_into, push_i64, render, render_json, DateStrings, Form, Piece};
 use sstkit_format::clustering::{BoundKind, ClusteringPrefix};
 use sstkit_format::data::{
     Cell, Column, ColumnVisitor, LazyRow, LivenessInfo, MarkerDeletion, RangeTombstoneMarker, Row,
@@ -26,8 +29,6 @@ use sstkit_format::data::{
 };
 use sstkit_format::deletion::DeletionTime;
 use sstkit_format::types::{quote_ident, CqlType};
-use sstkit_format::value::append::Piece;
-use sstkit_format::value::java::{self, render, render_json_escaped, DateStrings, Form};
 
 use super::jackson::JsonGen;
 use super::{CellTypes, ColumnCache, Table};
@@ -46,7 +47,7 @@ struct SdColumn {
 impl SdColumn {
     fn of(c: &Column) -> SdColumn {
         let mut name = String::from("\"");
-        java::json_escape_into(&mut name, &quote_ident(c.name()));
+        json_escape_into(&mut name, &quote_ident(c.name()));
         name.push('"');
         SdColumn {
             head: [
@@ -230,6 +231,7 @@ impl<W: Write> SstabledumpWriter<W> {
         deletion: &DeletionTime,
         position: u64,
     ) -> io::Result<()> {
+        self.cols.table(t.header);
         self.g.start_object()?;
         self.g.string_field("table kind", "REGULAR")?;
         self.g.field("partition")?;
@@ -387,7 +389,7 @@ impl<W: Write> SstabledumpWriter<W> {
             quoted_time(o, &mut self.dates, t, true, l.timestamp);
             if let (Some(ttl), Some(ldt)) = (l.ttl, l.local_expiration_time) {
                 next_field!(o, min, "ttl");
-                java::push_i64(o, ttl);
+                push_i64(o, ttl);
                 next_field!(o, min, "expires_at");
                 quoted_time(o, &mut self.dates, t, false, ldt);
                 next_field!(o, min, "expired");
@@ -466,11 +468,11 @@ impl<W: Write> SstabledumpWriter<W> {
                 match &info.types.ty {
                     CqlType::Udt { fields, .. } => {
                         match udt_field_index(path).and_then(|i| fields.get(i)) {
-                            Some((fname, _)) => java::json_escape_into(o, fname),
-                            None => render_json_escaped(path_ty, path, Form::Str, o, &mut self.buf),
+                            Some((fname, _)) => json_escape_into(o, fname),
+                            None => render_json(path_ty, path, Form::Str, o, &mut self.buf),
                         }
                     }
-                    _ => render_json_escaped(path_ty, path, Form::Str, o, &mut self.buf),
+                    _ => render_json(path_ty, path, Form::Str, o, &mut self.buf),
                 }
                 if min {
                     o.push_str("\"]");
@@ -494,7 +496,7 @@ impl<W: Write> SstabledumpWriter<W> {
                 if row_ttl != Some(ttl) {
                     let ldt = cell.local_deletion_time.unwrap_or(i64::MAX);
                     next_field!(o, min, "ttl");
-                    java::push_i64(o, ttl);
+                    push_i64(o, ttl);
                     next_field!(o, min, "expires_at");
                     quoted_time(o, &mut self.dates, false, ldt);
                     next_field!(o, min, "expired");
@@ -523,11 +525,11 @@ impl<W: Write> SstabledumpWriter<W> {
             match &info.types.ty {
                 CqlType::Udt { fields, .. } => {
                     match udt_field_index(path).and_then(|i| fields.get(i)) {
-                        Some((fname, _)) => java::json_escape_into(o, fname),
-                        None => render_json_escaped(path_ty, path, Form::Str, o, &mut self.buf),
+                        Some((fname, _)) => json_escape_into(o, fname),
+                        None => render_json(path_ty, path, Form::Str, o, &mut self.buf),
                     }
                 }
-                _ => render_json_escaped(path_ty, path, Form::Str, o, &mut self.buf),
+                _ => render_json(path_ty, path, Form::Str, o, &mut self.buf),
             }
             o.push('"');
             g.end_array()?;
@@ -619,7 +621,7 @@ impl<W: Write> SstabledumpWriter<W> {
 fn quoted_time(o: &mut String, dates: &mut DateStrings, t: &Table<'_>, micros: bool, v: i64) {
     o.push('"');
     match (t.raw_timestamps, micros) {
-        (true, _) => java::push_i64(o, v),
+        (true, _) => push_i64(o, v),
         (false, true) => dates.micros_into(o, v),
         (false, false) => dates.secs_into(o, v),
     }
@@ -650,7 +652,7 @@ fn micros<W: Write>(
     v: i64,
 ) -> io::Result<()> {
     if t.raw_timestamps {
-        g.string_with(|o| java::push_i64(o, v))
+        g.string_with(|o| push_i64(o, v))
     } else {
         g.string_with(|o| dates.micros_into(o, v))
     }
@@ -664,7 +666,7 @@ fn secs<W: Write>(
     v: i64,
 ) -> io::Result<()> {
     if t.raw_timestamps {
-        g.string_with(|o| java::push_i64(o, v))
+        g.string_with(|o| push_i64(o, v))
     } else {
         g.string_with(|o| dates.secs_into(o, v))
     }
@@ -707,29 +709,10 @@ pub fn for_each_key_string(
 ) -> io::Result<()> {
     match &t.header.partition_key_type {
         CqlType::Composite(types) => {
-            let mut rest = key;
-            if rest.len() >= 2 && rest[0] == 0xff && rest[1] == 0xff {
-                rest = &rest[2..];
-            }
-            let mut i = 0;
-            while !rest.is_empty() && i < types.len() {
-                if rest.len() < 2 {
-                    break;
-                }
-                let len = u16::from_be_bytes([rest[0], rest[1]]) as usize;
-                let Some(v) = rest.get(2..2 + len) else { break };
+            for ((v, _), ty) in CompositeParts::of(key).zip(types) {
                 buf.clear();
-                render(&types[i], v, Form::Str, buf);
+                render(ty, v, Form::Str, buf);
                 f(buf)?;
-                rest = &rest[2 + len..];
-                let Some((&eoc, r)) = rest.split_first() else {
-                    break;
-                };
-                rest = r;
-                if eoc != 0 {
-                    break;
-                }
-                i += 1;
             }
             Ok(())
         }

@@ -18,13 +18,14 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
+use crate::render::{render, Form};
 use sstkit_format::clustering::ClusteringPrefix;
 use sstkit_format::data::{
     Cell, ColumnData, LivenessInfo, MarkerDeletion, RangeTombstoneMarker, Row,
 };
 use sstkit_format::deletion::DeletionTime;
 use sstkit_format::types::CqlType;
-use sstkit_format::value::java::{counter_total, render, Form};
+use sstkit_format::value::CounterView;
 
 use super::sstabledump::{cell_value_type, udt_field_index};
 use super::{row_is_empty, tombstones_of, Sink, Table};
@@ -157,7 +158,7 @@ fn cell_str(s: &mut String, name: &str, ty: &CqlType, counter: bool, c: &Cell<'_
     if c.is_deleted() {
         s.push_str("<tombstone>");
     } else if counter {
-        match counter_total(c.value) {
+        match CounterView::of(c.value).map(CounterView::total) {
             Some(v) => {
                 let _ = write!(s, "{v}");
             }

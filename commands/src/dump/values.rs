@@ -1,7 +1,6 @@
 //! Cassandra's text forms of a serialized value (`toJSONString`, `getString`,
-//! `toCQLString`): the renderer lives in the format crate
-//! ([`sstkit_format::value::java`]), shared with
-//! [`Value`](sstkit_format::value::Value)'s renderings; re-exported here for
-//! the dump renderers and `dump-data`'s error messages.
+//! `toCQLString`): [`crate::render`]'s, the same for decoded
+//! [`Value`](sstkit_format::value::Value)s; re-exported here for the dump
+//! renderers and `dump-data`'s error messages.
 
-pub use sstkit_format::value::java::{counter_total, render, Form};
+pub use crate::render::{render, Form};

@@ -5,7 +5,8 @@
 //! * corpus: every Statistics.db of a supported version under
 //!   `shared/corpus` decodes, each component exactly to its extent;
 //! * fixtures: the decoded values agree with Cassandra's `sstablemetadata`
-//!   output stored next to each fixture (see `metadata_viewer` below);
+//!   output stored next to each fixture (`tests/metadata_viewer.rs`: it needs the
+//!   renderer of `commands`);
 //! * proptest: mutated real files and random bytes never panic.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -735,5 +736,3 @@ mod fuzz {
         }
     }
 }
-
-mod metadata_viewer;

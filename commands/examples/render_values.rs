@@ -3,10 +3,10 @@
 //! like those of the bench table (`bench/make-bench-data.sh`):
 //!
 //! ```sh
-//! cargo run --release -p sstkit-format --example render_values
+//! cargo run --release -p sstkit-commands --example render_values
 //! ```
+use sstkit_commands::render::{render_json, Form};
 use sstkit_format::types::{CqlType, Native};
-use sstkit_format::value::java::{render_json_escaped, Form};
 use std::time::Instant;
 fn main() {
     let cases: Vec<(&str, CqlType, Vec<u8>)> = vec![
@@ -61,7 +61,7 @@ fn main() {
         let t = Instant::now();
         for _ in 0..n {
             out.clear();
-            render_json_escaped(ty, b, Form::Str, &mut out, &mut scratch);
+            render_json(ty, b, Form::Str, &mut out, &mut scratch);
             std::hint::black_box(&out);
         }
         println!(

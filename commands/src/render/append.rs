@@ -1,4 +1,4 @@
-//! Appending short ASCII runs to a `String` without a `memcpy` call per
+//! The output buffer: appending short ASCII runs to a `String` without a `memcpy` call per
 //! piece (and integers, through `itoa`).
 //!
 //! `sstkit dump-data` writes gigabytes of JSON made of short pieces: a
@@ -14,6 +14,8 @@
 //! The `unsafe` is confined to `push_fixed` and `push_str_short`: they
 //! write into capacity that was reserved first and only ever expose ASCII
 //! bytes (or, for `push_str_short`, a whole `str`).
+
+use std::fmt;
 
 /// An ASCII piece of at most `N` bytes stored in an `N`-byte array, for
 /// [`Padded::push_to`].
@@ -42,11 +44,12 @@ impl<const N: usize> Padded<N> {
     /// Append the piece to `out`.
     #[inline(always)]
     pub fn push_to(&self, out: &mut String) {
-        push_fixed(out, &self.bytes, usize::from(self.len));
+        // SAFETY: `Padded::new` only keeps ASCII text.
+        unsafe { push_fixed(out, &self.bytes, usize::from(self.len)) };
     }
 }
 
-/// A piece of text appended often: [`Padded`] when it is short ASCII, a
+/// A piece of text appended often: `Padded` when it is short ASCII, a
 /// plain string otherwise.
 #[derive(Clone)]
 pub enum Piece<const N: usize> {
@@ -76,18 +79,23 @@ impl<const N: usize> Piece<N> {
 }
 
 /// Append the first `len` bytes of `bytes` to `out` by copying all `N`
-/// bytes into its spare capacity. `bytes[..len]` must be ASCII: crate-only,
-/// for [`Padded`] (checked when built) and the formatters of `java`, which
-/// build their arrays from digits and literals (checked in debug builds).
+/// bytes into its spare capacity.
+///
+/// # Safety
+///
+/// `bytes[..len]` must be ASCII (only checked in debug builds): [`Padded`]
+/// checks it when built, the formatters build their arrays from digits and
+/// ASCII literals.
 #[inline(always)]
-pub(crate) fn push_fixed<const N: usize>(out: &mut String, bytes: &[u8; N], len: usize) {
+pub(super) unsafe fn push_fixed<const N: usize>(out: &mut String, bytes: &[u8; N], len: usize) {
     debug_assert!(len <= N && bytes[..len].is_ascii());
     let len = len.min(N);
     out.reserve(N);
     // SAFETY: `reserve(N)` makes room for `N` more bytes after the current
     // length, so the `N`-byte copy stays inside the allocation (the source is
     // a whole `[u8; N]`). Only `len <= N` of them become part of the string,
-    // and they are ASCII, so the `String` stays valid UTF-8. The bytes
+    // and they are ASCII (the caller's promise), so the `String` stays valid
+    // UTF-8. The bytes
     // between the new length and `N` are left in the spare capacity, which
     // may hold anything.
     unsafe {
@@ -154,6 +162,115 @@ pub fn push_str_short(out: &mut String, s: &str) {
 #[inline]
 pub fn push_i64(out: &mut String, v: i64) {
     push_str_short(out, itoa::Buffer::new().format(v));
+}
+
+// ------------------------------------------------------------- stack text
+
+/// A short string built on the stack (float digits, small integers).
+pub(super) struct StackStr<const N: usize> {
+    buf: [u8; N],
+    len: usize,
+}
+
+impl<const N: usize> StackStr<N> {
+    pub(super) fn new() -> Self {
+        StackStr {
+            buf: [0; N],
+            len: 0,
+        }
+    }
+
+    pub(super) fn as_str(&self) -> &str {
+        // Only whole `&str`s and ASCII are ever copied in.
+        std::str::from_utf8(&self.buf[..self.len]).unwrap_or_default()
+    }
+
+    /// The bytes written so far.
+    pub(super) fn bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+
+    /// Append ASCII bytes (dropped when full; callers size `N` for the
+    /// longest text they build).
+    pub(super) fn push_bytes(&mut self, b: &[u8]) {
+        let end = self.len + b.len();
+        if let Some(dst) = self.buf.get_mut(self.len..end) {
+            dst.copy_from_slice(b);
+            self.len = end;
+        }
+    }
+}
+
+impl<const N: usize> fmt::Write for StackStr<N> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let end = self.len + s.len();
+        let dst = self.buf.get_mut(self.len..end).ok_or(fmt::Error)?;
+        dst.copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
+// ------------------------------------------------- fast text primitives
+//
+// `sstkit dump-data` spends most of its time here (gigabytes of JSON for a
+// few hundred MB of Data.db), so the leaf formatters avoid `core::fmt`
+// (`write!` goes through a `dyn Write` and pads every integer): integers go
+// through `itoa`, fixed-width fields are laid out in small stack arrays.
+
+/// Append ASCII bytes (built by the formatters below) to `out`. Non-ASCII
+/// input is a caller bug and is dropped.
+#[inline]
+pub(super) fn push_ascii(out: &mut String, b: &[u8]) {
+    // `str::from_utf8` costs more than building these few digits; the ASCII
+    // check is a couple of word compares.
+    if b.is_ascii() {
+        // SAFETY: ASCII bytes are valid UTF-8 on their own, so appending them
+        // keeps the `String` valid UTF-8.
+        unsafe { out.as_mut_vec() }.extend_from_slice(b);
+    }
+}
+
+/// Append an ASCII array built by the formatters in one fixed-size copy
+/// ([`push_fixed`]).
+///
+/// # Safety
+///
+/// `b` must be ASCII (only checked in debug builds).
+#[inline(always)]
+pub(super) unsafe fn push_array<const N: usize>(out: &mut String, b: &[u8; N]) {
+    // SAFETY: the caller's promise, passed on.
+    unsafe { push_fixed(out, b, N) };
+}
+
+/// Write `v` as exactly `N` zero-padded decimal digits into `b` (`v` must
+/// fit; higher digits are dropped).
+#[inline]
+pub(super) fn digits<const N: usize>(b: &mut [u8], mut v: u64) {
+    for d in b[..N].iter_mut().rev() {
+        *d = b'0' + (v % 10) as u8;
+        v /= 10;
+    }
+}
+
+/// Append `v` zero-padded to `N` digits (more digits when it does not fit).
+#[inline]
+pub(super) fn push_padded<const N: usize>(out: &mut String, v: u64) {
+    let mut b = [0u8; N];
+    if v < 10u64.pow(N as u32) {
+        digits::<N>(&mut b, v);
+        // SAFETY: `b` holds ASCII digits and ASCII literals only.
+        unsafe { push_array(out, &b) };
+    } else {
+        out.push_str(itoa::Buffer::new().format(v));
+    }
+}
+
+/// Run an `_into` formatter into a new `String`.
+pub(super) fn string(f: impl FnOnce(&mut String)) -> String {
+    let mut s = String::new();
+    f(&mut s);
+    s
 }
 
 #[cfg(test)]
