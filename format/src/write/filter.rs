@@ -1,0 +1,1 @@
+//! Filter.db writer (placeholder replaced below).
