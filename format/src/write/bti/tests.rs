@@ -213,17 +213,55 @@ fn cassandra_indexes_are_rebuilt_byte_for_byte() {
     assert!(row_bytes > 8000 && blocks > 1000, "{row_bytes} {blocks}");
 }
 
-/// Keys `k0..kn` as Murmur3-ordered partition keys with Data.db positions.
-fn murmur_keys(n: u32, len: usize) -> Vec<Vec<u8>> {
+/// Keys `prefix + i` padded with `x` to `len` bytes, in `p`'s order.
+fn keys_of(p: &Partitioner, prefix: &str, n: u32, len: usize) -> Vec<Vec<u8>> {
     let mut keys: Vec<Vec<u8>> = (0..n)
         .map(|i| {
-            let mut k = format!("key-{i}").into_bytes();
+            let mut k = format!("{prefix}{i}").into_bytes();
             k.resize(len.max(k.len()), b'x');
             k
         })
         .collect();
-    keys.sort_by(|a, b| Partitioner::Murmur3.compare_decorated(a, b));
+    keys.sort_by(|a, b| p.compare_decorated(a, b));
     keys
+}
+
+fn murmur_keys(n: u32, len: usize) -> Vec<Vec<u8>> {
+    keys_of(&Partitioner::Murmur3, "key-", n, len)
+}
+
+/// The position of entry `i` in the generated indexes.
+fn generated_position(i: usize) -> PartitionPosition {
+    if i % 3 == 0 {
+        PartitionPosition::Rows(i as u64 * 7)
+    } else {
+        PartitionPosition::Data(i as u64 * 1000)
+    }
+}
+
+/// Multi-page Partitions.db files written by Cassandra's own
+/// `PartitionIndexBuilder` (fixtures/bti-index/README.md) are rebuilt byte
+/// for byte from the same keys.
+#[test]
+fn cassandra_multi_page_partition_indexes() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/bti-index");
+    let deep = "deep".repeat(75);
+    let cases = [
+        ("murmur3-0x4", Partitioner::Murmur3, "key-", 0, 4),
+        ("murmur3-1x4", Partitioner::Murmur3, "key-", 1, 4),
+        ("murmur3-2000x8", Partitioner::Murmur3, "key-", 2000, 8),
+        ("murmur3-400x300", Partitioner::Murmur3, "key-", 400, 300),
+        ("byteordered-1500x320", Partitioner::ByteOrdered, deep.as_str(), 1500, 320),
+    ];
+    for (name, p, prefix, n, len) in cases {
+        let want = std::fs::read(dir.join(format!("{name}-Partitions.db"))).unwrap();
+        let mut w = PartitionIndexWriter::new(Vec::new(), p.clone());
+        for (i, k) in keys_of(&p, prefix, n, len).iter().enumerate() {
+            w.add(k, generated_position(i)).unwrap();
+        }
+        let got = w.finish().unwrap();
+        assert!(got == want, "{name}: {}", first_difference(&got, &want));
+    }
 }
 
 /// A multi-page Partitions.db: every key is found at its position by the
@@ -234,12 +272,7 @@ fn large_partition_index_reads_back() {
         let keys = murmur_keys(n, len);
         let mut w = PartitionIndexWriter::new(Vec::new(), Partitioner::Murmur3);
         for (i, k) in keys.iter().enumerate() {
-            let pos = if i % 3 == 0 {
-                PartitionPosition::Rows(i as u64 * 7)
-            } else {
-                PartitionPosition::Data(i as u64 * 1000)
-            };
-            w.add(k, pos).unwrap();
+            w.add(k, generated_position(i)).unwrap();
         }
         let b = w.finish().unwrap();
         let f = PartitionsFooter::decode(&b, b.len() as u64).unwrap();
@@ -261,11 +294,7 @@ fn large_partition_index_reads_back() {
         assert_eq!(got.len(), keys.len());
         for (i, k) in keys.iter().enumerate() {
             let bc = partition_key_bytes(&Partitioner::Murmur3, k).unwrap();
-            let want = if i % 3 == 0 {
-                PartitionPosition::Rows(i as u64 * 7)
-            } else {
-                PartitionPosition::Data(i as u64 * 1000)
-            };
+            let want = generated_position(i);
             assert_eq!(got[i], want);
             match exact_candidate(&mut src, f.root, &bc, hash_byte(k), false).unwrap() {
                 Candidate::Found { payload, .. } => assert_eq!(payload.position, want),
