@@ -164,9 +164,13 @@ impl BloomFilter {
     /// The bit indexes probed for `key`, in probe order.
     pub fn indexes(&self, key: &[u8]) -> Vec<u64> {
         let mut out = Vec::with_capacity(self.hash_count as usize);
-        probe(key, self.hash_count, self.bit_count(), self.old_hash_order, |i| {
-            out.push(i)
-        });
+        probe(
+            key,
+            self.hash_count,
+            self.bit_count(),
+            self.old_hash_order,
+            |i| out.push(i),
+        );
         out
     }
 
@@ -190,7 +194,13 @@ impl BloomFilter {
 /// Call `f` with each bit index probed for `key` in a filter of `m` bits
 /// and `hash_count` hashes, in probe order (`BloomFilter.indexes`); none
 /// when `m = 0`.
-pub(crate) fn probe(key: &[u8], hash_count: u32, m: u64, old_hash_order: bool, mut f: impl FnMut(u64)) {
+pub(crate) fn probe(
+    key: &[u8],
+    hash_count: u32,
+    m: u64,
+    old_hash_order: bool,
+    mut f: impl FnMut(u64),
+) {
     let m = m.min(i64::MAX as u64) as i64;
     if m == 0 {
         return;

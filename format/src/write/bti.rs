@@ -351,7 +351,8 @@ impl<P: Payload> TrieWriter<P> {
             None => 0,
             Some(prev) => {
                 let common = common_prefix(prev, key);
-                let ordered = common < key.len() && prev.get(common).is_none_or(|p| *p < key[common]);
+                let ordered =
+                    common < key.len() && prev.get(common).is_none_or(|p| *p < key[common]);
                 if !ordered {
                     return Err(Error::at(
                         ErrorKind::BadValue(format!(
@@ -368,7 +369,8 @@ impl<P: Payload> TrieWriter<P> {
         while self.stack.len() > common + 1 {
             self.complete_last(out)?;
         }
-        self.stack.extend(key[common..].iter().map(|b| Node::new(*b)));
+        self.stack
+            .extend(key[common..].iter().map(|b| Node::new(*b)));
         if let Some(top) = self.stack.last_mut() {
             top.payload = Some(payload);
         }
@@ -836,7 +838,15 @@ impl<W: Write> RowIndexWriter<W> {
             self.trie = TrieWriter::new();
             return Ok(None);
         };
-        let result = self.finish_indexed(key, data_position, end_offset, deletion, blocks, &max, &prev_sep);
+        let result = self.finish_indexed(
+            key,
+            data_position,
+            end_offset,
+            deletion,
+            blocks,
+            &max,
+            &prev_sep,
+        );
         result.map(Some).map_err(|e| e.in_partition(hex(key)))
     }
 

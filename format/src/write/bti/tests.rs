@@ -232,7 +232,7 @@ fn murmur_keys(n: u32, len: usize) -> Vec<Vec<u8>> {
 
 /// The position of entry `i` in the generated indexes.
 fn generated_position(i: usize) -> PartitionPosition {
-    if i % 3 == 0 {
+    if i.is_multiple_of(3) {
         PartitionPosition::Rows(i as u64 * 7)
     } else {
         PartitionPosition::Data(i as u64 * 1000)
@@ -251,7 +251,13 @@ fn cassandra_multi_page_partition_indexes() {
         ("murmur3-1x4", Partitioner::Murmur3, "key-", 1, 4),
         ("murmur3-2000x8", Partitioner::Murmur3, "key-", 2000, 8),
         ("murmur3-400x300", Partitioner::Murmur3, "key-", 400, 300),
-        ("byteordered-1500x320", Partitioner::ByteOrdered, deep.as_str(), 1500, 320),
+        (
+            "byteordered-1500x320",
+            Partitioner::ByteOrdered,
+            deep.as_str(),
+            1500,
+            320,
+        ),
     ];
     for (name, p, prefix, n, len) in cases {
         let want = std::fs::read(dir.join(format!("{name}-Partitions.db"))).unwrap();
@@ -319,10 +325,20 @@ fn out_of_order_input_is_an_error() {
     assert!(w.finish().is_err());
 
     let mut r = RowIndexWriter::new(Vec::new());
-    r.add_block(&[0x40, 0x50, 0x38], &[0x40, 0x60, 0x38], 0, DeletionTime::LIVE)
-        .unwrap();
+    r.add_block(
+        &[0x40, 0x50, 0x38],
+        &[0x40, 0x60, 0x38],
+        0,
+        DeletionTime::LIVE,
+    )
+    .unwrap();
     let e = r
-        .add_block(&[0x40, 0x55, 0x38], &[0x40, 0x70, 0x38], 10, DeletionTime::LIVE)
+        .add_block(
+            &[0x40, 0x55, 0x38],
+            &[0x40, 0x70, 0x38],
+            10,
+            DeletionTime::LIVE,
+        )
         .unwrap_err();
     assert!(e.to_string().contains("not after"), "{e}");
 }

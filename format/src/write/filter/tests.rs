@@ -28,7 +28,10 @@ fn spec_follows_the_table() {
     assert_eq!(bloom_spec(5, 1e-6), None);
     let f = FilterBuilder::new(13, 0.01, &feats("da")).unwrap();
     // 13 × 10 + 20 = 150 bits: 3 words.
-    assert_eq!((f.hash_count(), f.word_count(), f.serialized_size()), (5, 3, 32));
+    assert_eq!(
+        (f.hash_count(), f.word_count(), f.serialized_size()),
+        (5, 3, 32)
+    );
     let f = FilterBuilder::new(0, 0.01, &feats("nb")).unwrap();
     assert_eq!(f.word_count(), 1);
     let none = FilterBuilder::new(10, 1.0, &feats("nb")).unwrap();
@@ -111,7 +114,11 @@ fn rebuild(data: &Path) -> Option<Outcome> {
         let mut got = Vec::new();
         f.write_to(&mut got).unwrap();
         let read = BloomFilter::parse(&got, feats).unwrap();
-        assert!(keys.iter().all(|k| read.may_contain(k)), "{}", data.display());
+        assert!(
+            keys.iter().all(|k| read.may_contain(k)),
+            "{}",
+            data.display()
+        );
         (f, got)
     };
     let (f, got) = build(&feats);
@@ -171,7 +178,10 @@ fn fixture_filters_are_rebuilt_byte_for_byte() {
 fn corpus_filters() {
     let files = corpus::files(|c| c == "Filter.db");
     let (mut same, mut quirks, mut other, mut skipped) = (0, 0, 0, 0);
-    for f in files.iter().filter(|f| !f.is_corrupt() && !f.desc.version.is_scylla_only()) {
+    for f in files
+        .iter()
+        .filter(|f| !f.is_corrupt() && !f.desc.version.is_scylla_only())
+    {
         let Some(data) = f.sibling("Data.db") else {
             skipped += 1;
             continue;
