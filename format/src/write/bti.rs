@@ -498,48 +498,129 @@ fn layout_children<P: Payload, W: Write>(node: &mut Node<P>, out: &mut PagedOut<
     Ok(())
 }
 
-/// Recompute the sizes of a branch that goes at `pos` (`recalcTotalSize`).
-fn recalc<P: Payload>(node: &mut Node<P>, pos: u64) -> i64 {
-    if node.oop_in_branch {
-        let mut sz = 0i64;
-        for c in &mut node.children {
-            sz += recalc(c, (pos as i64 + sz) as u64);
+/// One level of an iterative walk over an unwritten branch: the node (taken
+/// out of its parent while its children are visited), the next child to
+/// look at, and the node's slot in its parent. Tries can be as deep as keys
+/// are long, so the walks below keep their stack on the heap.
+struct Frame<P> {
+    node: Node<P>,
+    next: usize,
+    slot: usize,
+    /// Where the node's branch starts.
+    start: u64,
+    /// Bytes of the children visited so far.
+    size: i64,
+}
+
+impl<P: Payload> Frame<P> {
+    fn new(node: Node<P>, slot: usize, start: u64) -> Self {
+        Frame {
+            node,
+            next: 0,
+            slot,
+            start,
+            size: 0,
         }
-        node.branch_size = sz;
     }
-    if node.oop_children || node.oop_in_branch {
-        node.node_size = node.size_at((pos as i64 + node.branch_size) as u64);
+}
+
+/// Recompute the sizes of a branch that goes at `pos` (`recalcTotalSize`):
+/// only below nodes whose size depends on where written nodes are.
+fn recalc<P: Payload>(node: &mut Node<P>, pos: u64) -> i64 {
+    let resize = |n: &mut Node<P>, pos: u64| {
+        if n.oop_children || n.oop_in_branch {
+            n.node_size = n.size_at((pos as i64 + n.branch_size) as u64);
+        }
+    };
+    if !node.oop_in_branch {
+        resize(node, pos);
+        return node.total();
     }
-    node.total()
+    let root = std::mem::replace(node, Node::new(0));
+    let mut stack = vec![Frame::new(root, 0, pos)];
+    loop {
+        let Some(top) = stack.last_mut() else {
+            return node.total();
+        };
+        if let Some(c) = top.node.children.get_mut(top.next) {
+            let (slot, at) = (top.next, (top.start as i64 + top.size) as u64);
+            top.next += 1;
+            if c.oop_in_branch {
+                let child = std::mem::replace(c, Node::new(0));
+                stack.push(Frame::new(child, slot, at));
+            } else {
+                resize(c, at);
+                top.size += c.total();
+            }
+            continue;
+        }
+        let Some(mut f) = stack.pop() else {
+            return node.total();
+        };
+        f.node.branch_size = f.size;
+        resize(&mut f.node, f.start);
+        match stack.last_mut() {
+            Some(parent) => {
+                parent.size += f.node.total();
+                parent.node.children[f.slot] = f.node;
+            }
+            None => *node = f.node,
+        }
+    }
 }
 
 /// Write the unwritten branch below `node`, then `node`; its position.
+/// Children go before their parent, in transition order.
 fn write<P: Payload, W: Write>(node: &mut Node<P>, out: &mut PagedOut<W>) -> Result<u64> {
-    let start = out.pos;
-    for c in &mut node.children {
-        if c.pos.is_none() {
-            c.pos = Some(write(c, out)?);
+    let root = std::mem::replace(node, Node::new(0));
+    let mut stack = vec![Frame::new(root, 0, out.pos)];
+    let mut buf = Vec::with_capacity(64);
+    loop {
+        let Some(top) = stack.last_mut() else {
+            return Ok(node.pos.unwrap_or(0));
+        };
+        let unwritten = top.node.children[top.next..]
+            .iter()
+            .position(|c| c.pos.is_none());
+        if let Some(k) = unwritten {
+            let slot = top.next + k;
+            top.next = slot + 1;
+            let child = std::mem::replace(&mut top.node.children[slot], Node::new(0));
+            stack.push(Frame::new(child, slot, out.pos));
+            continue;
+        }
+        let Some(mut f) = stack.pop() else {
+            return Ok(node.pos.unwrap_or(0));
+        };
+        let pos = (f.start as i64 + f.node.branch_size) as u64;
+        if out.pos != pos {
+            let e = Error::at(
+                ErrorKind::BadValue(format!(
+                    "trie layout: node expected at {pos}, branch ended at {}",
+                    out.pos
+                )),
+                out.comp,
+                out.pos,
+                "trie node",
+            );
+            *node = f.node;
+            return Err(e);
+        }
+        buf.clear();
+        f.node.serialize(pos, &mut buf);
+        out.put(&buf)?;
+        // The parent needs only the position and sizes of a written node.
+        f.node.children = Vec::new();
+        f.node.payload = None;
+        f.node.pos = Some(pos);
+        match stack.last_mut() {
+            Some(parent) => parent.node.children[f.slot] = f.node,
+            None => {
+                *node = f.node;
+                return Ok(pos);
+            }
         }
     }
-    let pos = (start as i64 + node.branch_size) as u64;
-    if out.pos != pos {
-        return Err(Error::at(
-            ErrorKind::BadValue(format!(
-                "trie layout: node expected at {pos}, branch ended at {}",
-                out.pos
-            )),
-            out.comp,
-            out.pos,
-            "trie node",
-        ));
-    }
-    let mut buf = Vec::with_capacity(16);
-    node.serialize(pos, &mut buf);
-    out.put(&buf)?;
-    // The parent needs only the position and sizes of a written node.
-    node.children = Vec::new();
-    node.payload = None;
-    Ok(pos)
 }
 
 /// A partition's payload: filter hash byte and position
