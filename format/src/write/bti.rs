@@ -31,14 +31,16 @@
 
 use std::io::Write;
 
-use crate::bti::comparable::{hash_byte, partition_key_bytes};
+use crate::bti::comparable::{clustering_bytes, hash_byte, partition_key_bytes, supported};
 use crate::bti::node::{signed_size, write_signed, NodeType};
 use crate::bti::partitions::PartitionPosition;
+use crate::clustering::ClusteringPrefix;
 use crate::component::Component;
 use crate::cur::write_uvint;
 use crate::deletion::DeletionTime;
 use crate::error::{Error, ErrorKind, Result};
 use crate::token::Partitioner;
+use crate::types::CqlType;
 
 /// The page size tries are packed into (`PageAware.PAGE_SIZE`).
 pub const PAGE_SIZE: u64 = 4096;
@@ -701,7 +703,9 @@ impl<W: Write> PartitionIndexWriter<W> {
     /// it is — [`PartitionPosition::Rows`] for a partition with a row index
     /// (the position [`RowIndexWriter::finish_partition`] returned),
     /// [`PartitionPosition::Data`] (its start in uncompressed Data.db)
-    /// otherwise.
+    /// otherwise. The trie takes each key when its successor is known, so a
+    /// key out of order is reported by the next call or by
+    /// [`PartitionIndexWriter::finish`].
     pub fn add(&mut self, key: &[u8], position: PartitionPosition) -> Result<()> {
         let bc = partition_key_bytes(&self.partitioner, key).ok_or_else(|| {
             Error::at(
@@ -896,6 +900,36 @@ impl<W: Write> RowIndexWriter<W> {
         self.prev_max = Some(last.to_vec());
         self.blocks += 1;
         Ok(())
+    }
+
+    /// [`RowIndexWriter::add_block`] with the clusterings themselves, encoded
+    /// for `types` (the table's clustering types); an error names a type the
+    /// byte-comparable encoding does not support
+    /// ([`crate::bti::comparable::supported`]).
+    pub fn add_block_clusterings(
+        &mut self,
+        types: &[CqlType],
+        first: &ClusteringPrefix<'_>,
+        last: &ClusteringPrefix<'_>,
+        offset: u64,
+        open: DeletionTime,
+    ) -> Result<()> {
+        let enc = |c: &ClusteringPrefix<'_>| {
+            clustering_bytes(types, c).ok_or_else(|| {
+                let unsupported = types.iter().find(|t| !supported(t));
+                Error::at(
+                    ErrorKind::Unsupported(format!(
+                        "byte-comparable clustering of type {}",
+                        unsupported.map_or_else(|| "?".to_string(), |t| t.cql())
+                    )),
+                    Component::Rows,
+                    self.out.pos,
+                    "row index block",
+                )
+            })
+        };
+        let (first, last) = (enc(first)?, enc(last)?);
+        self.add_block(&first, &last, offset, open)
     }
 
     /// End the current partition: `key` (serialized), its start in Data.db,

@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use proptest::prelude::*;
 
 use super::*;
-use crate::bti::comparable::clustering_bytes;
 use crate::bti::node::SliceSource;
 use crate::bti::partitions::{exact_candidate, for_each_entry, Candidate, PartitionsFooter};
 use crate::bti::rows::{row_trie_entries, Flavor, RowsEntry};
@@ -139,7 +138,6 @@ fn rebuild(sst: &Sstable) -> (Vec<u8>, Vec<u8>, u64) {
                 .filter(|it| it.0 >= start && it.0 < end)
                 .map(|it| &it.1)
                 .collect();
-            let bc = |c: &OwnedClustering| clustering_bytes(&types, &c.as_prefix()).unwrap();
             // The deletion open at the block start: the last marker before it.
             let open = p
                 .items
@@ -150,7 +148,8 @@ fn rebuild(sst: &Sstable) -> (Vec<u8>, Vec<u8>, u64) {
                 .flatten()
                 .unwrap_or(DeletionTime::LIVE);
             let (first, last) = (inside[0], inside[inside.len() - 1]);
-            ri.add_block(&bc(first), &bc(last), start, open).unwrap();
+            ri.add_block_clusterings(&types, &first.as_prefix(), &last.as_prefix(), start, open)
+                .unwrap();
             blocks += 1;
         }
         let at = ri
@@ -456,4 +455,24 @@ fn very_deep_tries() {
     let t = row_trie_entries(&mut src, e.root, Flavor::Cassandra).unwrap();
     let offsets: Vec<u64> = t.iter().map(|x| x.payload.offset).collect();
     assert_eq!(offsets, [0, 10, 20, 30, 40]);
+}
+
+#[test]
+fn unsupported_clustering_types_are_named() {
+    use crate::clustering::{BoundKind, ClusteringPrefix};
+    use crate::types::{CqlType, Native};
+    let types = [CqlType::Native(Native::Int), CqlType::Native(Native::Inet)];
+    let c = ClusteringPrefix {
+        kind: BoundKind::Clustering,
+        values: vec![Some(&[0, 0, 0, 1][..]), Some(&[127, 0, 0, 1][..])],
+    };
+    let mut r = RowIndexWriter::new(Vec::new());
+    let e = r
+        .add_block_clusterings(&types, &c, &c, 0, DeletionTime::LIVE)
+        .unwrap_err();
+    assert!(e.to_string().contains("inet"), "{e}");
+    let ok = [CqlType::Native(Native::Int), CqlType::Native(Native::Text)];
+    r.add_block_clusterings(&ok, &c, &c, 0, DeletionTime::LIVE)
+        .unwrap();
+    assert_eq!(r.block_count(), 1);
 }
