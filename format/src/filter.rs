@@ -163,34 +163,20 @@ impl BloomFilter {
 
     /// The bit indexes probed for `key`, in probe order.
     pub fn indexes(&self, key: &[u8]) -> Vec<u64> {
-        let m = self.bit_count() as i64;
-        if m == 0 {
-            return Vec::new();
-        }
-        let (h1, h2) = murmur3_x64_128(key);
-        // NOTE: the hash order changed in 3.0 (§9).
-        let (mut base, inc) = if self.old_hash_order {
-            (h1, h2)
-        } else {
-            (h2, h1)
-        };
         let mut out = Vec::with_capacity(self.hash_count as usize);
-        for _ in 0..self.hash_count {
-            // Java `%` is a signed remainder; FBUtilities.abs then flips the sign.
-            out.push((base % m).unsigned_abs());
-            base = base.wrapping_add(inc);
-        }
+        probe(
+            key,
+            self.hash_count,
+            self.bit_count(),
+            self.old_hash_order,
+            |i| out.push(i),
+        );
         out
     }
 
     /// Whether bit `i` is set (false past the end).
     pub fn get(&self, i: u64) -> bool {
-        let byte = if self.old_format {
-            (i / 64) * 8 + 7 - (i % 64) / 8
-        } else {
-            i / 8
-        };
-        usize::try_from(byte)
+        usize::try_from(bit_byte(i, self.old_format))
             .ok()
             .and_then(|b| self.bits.get(b))
             .is_some_and(|b| b & (1 << (i % 8)) != 0)
@@ -202,6 +188,40 @@ impl BloomFilter {
             return true;
         }
         self.indexes(key).into_iter().all(|i| self.get(i))
+    }
+}
+
+/// Call `f` with each bit index probed for `key` in a filter of `m` bits
+/// and `hash_count` hashes, in probe order (`BloomFilter.indexes`); none
+/// when `m = 0`.
+pub(crate) fn probe(
+    key: &[u8],
+    hash_count: u32,
+    m: u64,
+    old_hash_order: bool,
+    mut f: impl FnMut(u64),
+) {
+    let m = m.min(i64::MAX as u64) as i64;
+    if m == 0 {
+        return;
+    }
+    let (h1, h2) = murmur3_x64_128(key);
+    // NOTE: the hash order changed in 3.0 (§9).
+    let (mut base, inc) = if old_hash_order { (h1, h2) } else { (h2, h1) };
+    for _ in 0..hash_count {
+        // Java `%` is a signed remainder; FBUtilities.abs then flips the sign.
+        f((base % m).unsigned_abs());
+        base = base.wrapping_add(inc);
+    }
+}
+
+/// The byte of the bit array holding bit `i` (bit `i % 8` of it) in the old
+/// word layout or the `na`+ byte layout.
+pub(crate) fn bit_byte(i: u64, old_format: bool) -> u64 {
+    if old_format {
+        (i / 64) * 8 + 7 - (i % 64) / 8
+    } else {
+        i / 8
     }
 }
 

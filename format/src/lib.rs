@@ -47,6 +47,7 @@ pub mod types;
 pub mod validate;
 pub mod value;
 pub mod version;
+pub mod write;
 
 pub use component::Component;
 pub use error::{Error, ErrorKind, Result};
