@@ -207,6 +207,12 @@ thread, in the same order."
     Generate(GenerateArgs),
 }
 
+const NOW_HELP: &str = "\
+The time at which TTLs are judged: what has expired by then is dead (--output cql leaves it \
+out) and sstabledump's \"expired\" flags say true. Seconds since the epoch (1700000000) or a \
+timestamp (2023-11-14T22:13:20Z, 2023-11-14 22:13:20+0100; UTC when no zone is given). \
+Default: the current time. Give the time of an earlier query to compare with its results.";
+
 /// `dump-data` arguments.
 #[derive(Debug, Clone, Args)]
 pub struct DumpDataArgs {
@@ -246,6 +252,9 @@ pub struct DumpDataArgs {
     /// Print timestamps as raw numbers (like sstabledump -t)
     #[arg(long)]
     pub raw_timestamps: bool,
+    /// Time for TTL expiry and the `expired` flags: seconds since the epoch or a timestamp (default: now)
+    #[arg(long, value_name = "TIME", long_help = NOW_HELP, allow_hyphen_values = true)]
+    pub now: Option<String>,
     /// Rows and range tombstones in reverse clustering order (bounded memory)
     #[arg(long)]
     pub reverse: bool,
@@ -327,6 +336,9 @@ pub struct ReadArgs {
     /// Print timestamps as raw numbers (sstabledump output)
     #[arg(long)]
     pub raw_timestamps: bool,
+    /// Time for TTL expiry and the `expired` flags: seconds since the epoch or a timestamp (default: now)
+    #[arg(long, value_name = "TIME", long_help = NOW_HELP, allow_hyphen_values = true)]
+    pub now: Option<String>,
     /// Print IO counters per operation to stderr (table, or json)
     #[arg(long, value_name = "FORMAT", num_args = 0..=1, default_missing_value = "table")]
     pub io_stats: Option<IoStatsFormat>,
@@ -390,6 +402,8 @@ pub enum DataOutputFormat {
     SstabledumpLines,
     /// One row per line, like sstabledump -d
     Text,
+    /// The live CQL rows, one JSON object per line, as SELECT JSON * prints them
+    Cql,
 }
 
 /// Output formats.

@@ -55,7 +55,6 @@
 // module's.
 
 use std::io::{self, Write};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use sstkit_format::component::Component;
 use sstkit_format::data::{Fragment, Lazy, ScanReader};
@@ -64,6 +63,7 @@ use sstkit_format::token::Partitioner;
 use sstkit_format::Sstable;
 
 use crate::cli::{DataOutputFormat, DumpDataArgs, OutputFormat};
+use crate::dump::cql::CqlWriter;
 use crate::dump::scylla::ScyllaWriter;
 use crate::dump::select::{self, Selection};
 use crate::dump::sstabledump::{KeysWriter, SstabledumpWriter};
@@ -81,10 +81,13 @@ pub fn run(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     }
     let descs = resolve_sstables(&a.sstables)?;
     let spec = select::Spec::from_args(a)?;
-    let now_secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
+    let now_secs = crate::now_secs(a.now.as_deref())?;
+    let cql = a.format() == DataOutputFormat::Cql;
+    if cql && (a.keys_only || a.tombstones_only) {
+        return Err(CmdError::Usage(
+            "--output cql prints live rows: not with --keys-only or --tombstones-only".into(),
+        ));
+    }
     let mut outcome = Outcome::default();
     let json_fmt = match a.format() {
         DataOutputFormat::Ndjson => OutputFormat::Ndjson,
@@ -101,7 +104,7 @@ pub fn run(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     for d in descs {
         let sst = match Sstable::open_with(d, crate::io_options(&a.io)?) {
             Ok(mut s) => {
-                schema.attach(&mut s);
+                schema.attach_if(&mut s, cql);
                 s
             }
             Err(e) => {
@@ -415,7 +418,7 @@ fn dump_one(
             }
             writeln!(w, "== {label}")?;
         }
-    } else if *written > 0 {
+    } else if *written > 0 && a.format() != DataOutputFormat::Cql {
         w.write_all(b"\n")?;
     }
     *written += 1;
@@ -440,6 +443,15 @@ fn dump_one(
             let r = drive(a, sst, &table, &sel, &mut sink);
             if !output_failed(&r) {
                 sink.w.finish()?;
+            }
+            r
+        }
+        DataOutputFormat::Cql => {
+            // Static content alone is a row only for unbounded reads, which a dump is.
+            let mut sink = CqlWriter::new(w, &table, sst.table_schema(), true);
+            let r = drive(a, sst, &table, &sel, &mut sink);
+            if !output_failed(&r) {
+                sink.flush()?;
             }
             r
         }

@@ -81,7 +81,7 @@
 
 use std::collections::HashSet;
 use std::io::{self, Write};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use serde_json::{json, Value};
 use sstkit_format::component::Component;
@@ -99,6 +99,7 @@ use sstkit_format::value::{key_type_name, parse_key_arg};
 use sstkit_format::{Error, ErrorKind, Sstable};
 
 use crate::cli::{DataOutputFormat, IoStatsFormat, OutputFormat, ReadArgs};
+use crate::dump::cql::CqlWriter;
 use crate::dump::scylla::ScyllaWriter;
 use crate::dump::sstabledump::SstabledumpWriter;
 use crate::dump::text::TextWriter;
@@ -167,10 +168,13 @@ pub fn run(a: &ReadArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         return run_merged(a, &keys, opts, out);
     }
     let descs = resolve_sstables(&a.sstables)?;
-    let now_secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
+    let now_secs = crate::now_secs(a.now.as_deref())?;
+    let cql = a.output == DataOutputFormat::Cql;
+    if cql && !a.columns.is_empty() {
+        return Err(CmdError::Usage(
+            "--output cql prints every column of the live rows: not with --columns".into(),
+        ));
+    }
     let scylla = matches!(a.output, DataOutputFormat::Json | DataOutputFormat::Ndjson);
     let json_fmt = match a.output {
         DataOutputFormat::Ndjson => OutputFormat::Ndjson,
@@ -185,7 +189,7 @@ pub fn run(a: &ReadArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     for d in descs {
         let sst = match Sstable::open_with(d, opts) {
             Ok(mut s) => {
-                schema.attach(&mut s);
+                schema.attach_if(&mut s, cql);
                 s
             }
             Err(e) => {
@@ -206,7 +210,7 @@ pub fn run(a: &ReadArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                     }
                     writeln!(w, "== {label}")?;
                 }
-            } else if written > 0 {
+            } else if written > 0 && !cql {
                 w.write_all(b"\n")?;
             }
         }
@@ -525,6 +529,7 @@ enum Renderer<'a, 'w> {
     Scylla(Box<ScyllaWriter<'a, 'w>>),
     Sd(SdSink<'a>),
     Text(TextWriter<&'a mut dyn Write>),
+    Cql(CqlWriter<&'a mut dyn Write>),
 }
 
 impl Renderer<'_, '_> {
@@ -533,12 +538,14 @@ impl Renderer<'_, '_> {
             Renderer::Scylla(s) => s.as_mut(),
             Renderer::Sd(s) => s,
             Renderer::Text(s) => s,
+            Renderer::Cql(s) => s,
         }
     }
 
     fn finish(self) -> io::Result<()> {
         match self {
             Renderer::Sd(s) => s.w.finish().map(|_| ()),
+            Renderer::Cql(mut s) => s.flush(),
             _ => Ok(()),
         }
     }
@@ -716,6 +723,13 @@ fn read_one(
             Renderer::Sd(SdSink { w })
         }
         DataOutputFormat::Text => Renderer::Text(TextWriter::new(json.raw(), false)),
+        // Static content alone is a row only when the clustering is not bounded.
+        DataOutputFormat::Cql => Renderer::Cql(CqlWriter::new(
+            json.raw(),
+            &table,
+            sst.table_schema(),
+            slice == Slice::all(),
+        )),
     };
     let ropts = ReadOptions {
         limit: a.limit,

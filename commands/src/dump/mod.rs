@@ -85,6 +85,7 @@
 //!
 //! [`Fragment`]: sstkit_format::data::Fragment
 
+pub mod cql;
 pub mod jackson;
 pub mod scylla;
 pub mod select;

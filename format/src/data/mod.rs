@@ -56,6 +56,7 @@ use std::fmt;
 
 mod decode;
 pub mod legacy;
+pub mod live;
 pub mod model;
 pub mod reader;
 pub mod schema;
@@ -71,6 +72,7 @@ mod tests;
 mod corpus_tests;
 
 pub use decode::{ColumnVisitor, LazyRow, Spare};
+pub use live::{live_row, LiveColumn, LiveRow};
 pub use model::{
     Cell, ColumnData, Fragment, LivenessInfo, MarkerDeletion, RangeTombstoneMarker, Row,
     RowDeletion, RowFlags,

@@ -793,6 +793,25 @@ pub(crate) fn parse_timestamp(s: &str) -> Result<i64> {
         .ok_or_else(err)
 }
 
+/// A point in time given by a user (`--now`) → seconds since the epoch:
+/// an integer is seconds; otherwise a timestamp literal (ISO-8601 / CQL,
+/// `2023-11-14T22:13:20Z`, `2023-11-14 22:13:20+0100`; UTC when no zone),
+/// whose milliseconds are dropped (expiry is judged in whole seconds).
+pub fn parse_epoch_seconds(s: &str) -> Result<i64> {
+    let t = s.trim();
+    if let Ok(v) = t.parse::<i64>() {
+        return Ok(v);
+    }
+    parse_timestamp(t)
+        .map(|ms| ms.div_euclid(1000))
+        .map_err(|_| {
+            bad(format!(
+                "not a valid time: {s:?} (seconds since the epoch, or a timestamp such as \
+                 2023-11-14T22:13:20Z)"
+            ))
+        })
+}
+
 /// Date literal → the stored u32 (epoch at 2^31).
 pub(crate) fn parse_date(s: &str) -> Result<u32> {
     let err = || bad(format!("not a valid date: {s:?}"));
@@ -1440,6 +1459,23 @@ mod tests {
         let b = parse_key_arg(&kt, "sa:11").unwrap();
         assert_eq!(b, vec![0, 2, b's', b'a', 0, 0, 4, 0, 0, 0, 11, 0]);
         assert!(parse_key_arg(&kt, "sa").is_err());
+    }
+
+    #[test]
+    fn epoch_seconds_or_timestamps() {
+        assert_eq!(parse_epoch_seconds("1700000000").unwrap(), 1_700_000_000);
+        assert_eq!(parse_epoch_seconds("-5").unwrap(), -5);
+        assert_eq!(
+            parse_epoch_seconds("2023-11-14T22:13:20Z").unwrap(),
+            1_700_000_000
+        );
+        assert_eq!(
+            parse_epoch_seconds("2023-11-14 23:13:20.999+0100").unwrap(),
+            1_700_000_000
+        );
+        assert_eq!(parse_epoch_seconds("2023-11-14").unwrap(), 1_699_920_000);
+        assert!(parse_epoch_seconds("yesterday").is_err());
+        assert!(parse_epoch_seconds("99999999999999999999").is_err());
     }
 
     #[test]
