@@ -26,7 +26,7 @@ use serde_json::Value;
 use crate::util::{data_files, fixture_cases, sstkit};
 
 /// The expected output `name` of a case (or `name.gz`), if present.
-fn expected(case: &Path, name: &str) -> Option<String> {
+pub(crate) fn expected(case: &Path, name: &str) -> Option<String> {
     let p = case.join(name);
     if p.is_file() {
         return Some(std::fs::read_to_string(&p).expect("read expected file"));

@@ -15,6 +15,9 @@ mod metadata_viewer;
 // dump-data: every output format against the Cassandra fixtures.
 mod dump_data;
 
+// --output cql: the live CQL rows equal what a node returned (select.json); --now.
+mod cql;
+
 // read: bounded reads equal the filtered dump-data output; IO counts.
 mod read;
 

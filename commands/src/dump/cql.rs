@@ -23,8 +23,8 @@
 //! * Values: `toJSONString` of each type (what `SELECT JSON` prints):
 //!   timestamps `"2023-11-14 22:13:20.000Z"`, blobs `"0x…"`, decimals and
 //!   varints exact, floats `1.0E10`, `NaN`/`Infinity` as `null`, map keys as
-//!   strings, UDTs with every field; an empty value (zero bytes) is `""`;
-//!   counters are their total.
+//!   strings, UDTs with every field, empty values as their type writes them
+//!   (`""`, `"0x"`); counters are their total.
 //!
 //! Column names come from the table schema (`--schema`, else `schema.cql`
 //! next to the sstable); without one, key columns are named `pk0…`/`ck0…`
@@ -182,13 +182,10 @@ fn key_components<'k>(t: &CqlType, key: &'k [u8]) -> Option<Vec<&'k [u8]>> {
 }
 
 /// Append `toJSONString` of a non-null column value, as `SELECT JSON` does
-/// (`Selection.rowToJson`: a zero-length value is `""`).
+/// (`Selection.rowToJson` in 5.0: zero-length values included, e.g. `"0x"`
+/// for an empty blob).
 fn push_value(out: &mut String, ty: &CqlType, b: &[u8]) {
-    if b.is_empty() {
-        out.push_str("\"\"");
-    } else {
-        render(ty, b, Form::Json, out);
-    }
+    render(ty, b, Form::Json, out);
 }
 
 /// Append a native-protocol length and value (`-1` for null).
