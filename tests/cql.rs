@@ -49,7 +49,11 @@ fn select_queries(text: &str) -> Vec<(String, Vec<String>)> {
     for (e, (n, rows)) in entries.iter().zip(&out) {
         assert_eq!(e["name"].as_str(), Some(n.as_str()));
         let want = e["rows"].as_array().expect("rows");
-        assert_eq!(want.len(), rows.len(), "rows of query {n} read line by line");
+        assert_eq!(
+            want.len(),
+            rows.len(),
+            "rows of query {n} read line by line"
+        );
         for (w, r) in want.iter().zip(rows) {
             let v: Value = serde_json::from_str(r).expect("a row line is one JSON object");
             assert_eq!(&v, w, "row line of query {n}");
@@ -70,7 +74,11 @@ fn truth_all(case: &Path) -> Option<Vec<String>> {
         .into_iter()
         .find(|(n, _)| n == "all")
         .map(|(_, r)| r);
-    assert!(all.is_some(), "{}: select.json has no `all` query", case.display());
+    assert!(
+        all.is_some(),
+        "{}: select.json has no `all` query",
+        case.display()
+    );
     all
 }
 

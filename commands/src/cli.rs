@@ -133,7 +133,8 @@ type string). The partitioner comes from the sstable's Statistics.db, or --parti
 deletion, static row, rows, cells and range tombstones.\n\n\
 --output json writes the `scylla sstable dump-data` schema, ndjson one partition per \
 line in the same schema, sstabledump (and sstabledump-lines) byte-for-byte what Cassandra's \
-sstabledump (and sstabledump -l) prints, text one row per line like sstabledump -d. Without \
+sstabledump (and sstabledump -l) prints, text one row per line like sstabledump -d, cql the live CQL rows one \
+JSON object per line as SELECT JSON * prints them (what is live at --now). Without \
 --output: json when stdout is a file or pipe, text when it is a terminal (a readable page, not \
 one long line of JSON). Writing to a file or pipe, a progress bar is shown on stderr when it is \
 a terminal.\n\n\

@@ -7,6 +7,7 @@
 //! sstkit dump-data -o sstabledump-lines --raw-timestamps nb-1-big-Data.db   # sstabledump -l -t
 //! sstkit dump-data -o sstabledump --keys-only nb-1-big-Data.db              # sstabledump -e
 //! sstkit dump-data -o text -k 42 -k 43 nb-1-big-Data.db  # like sstabledump -d -k 42 -k 43
+//! sstkit dump-data -o cql --now 1700000000 nb-1-big-Data.db   # live rows as SELECT JSON * prints them
 //! sstkit dump-data --key 'a:1' --token-range=-100,100 --exclude-key 'b:2' ...
 //! ```
 //!

@@ -29,7 +29,9 @@
 //! regular and static columns (row liveness and deletions are kept).
 //!
 //! Output formats are dump-data's ([`crate::dump`]): json / ndjson (the
-//! scylla dump-data schema), sstabledump, sstabledump-lines, text. A key
+//! scylla dump-data schema), sstabledump, sstabledump-lines, text, cql (the
+//! live CQL rows; a partition's static content alone only when no clustering
+//! bound is given, as Cassandra). A key
 //! that is absent prints nothing.
 //!
 //! `--io-stats` prints, to stderr, one entry per operation: `open` (TOC,

@@ -120,7 +120,11 @@ impl Layout {
             .zip(key_types(&h.partition_key_type))
             .map(|(c, t)| (json_key(&c.name), t))
             .collect();
-        let ck = s.clustering.iter().map(|(c, _)| json_key(&c.name)).collect();
+        let ck = s
+            .clustering
+            .iter()
+            .map(|(c, _)| json_key(&c.name))
+            .collect();
         let (statics, static_slot) = slots(
             s.static_columns.iter().map(|c| c.name.as_str()),
             &h.static_columns,
@@ -258,12 +262,7 @@ impl<W: Write> CqlWriter<W> {
     /// `now_secs`), naming columns after `schema` (the table's, when known).
     /// `static_only_rows`: print a partition's live static content alone when
     /// it has no live row (false for reads bounded in the clustering).
-    pub fn new(
-        w: W,
-        t: &Table<'_>,
-        schema: Option<&TableSchema>,
-        static_only_rows: bool,
-    ) -> Self {
+    pub fn new(w: W, t: &Table<'_>, schema: Option<&TableSchema>, static_only_rows: bool) -> Self {
         CqlWriter {
             w,
             now: t.now_secs,
@@ -287,12 +286,7 @@ impl<W: Write> CqlWriter<W> {
 
     /// The live values of `row`'s columns into `slots` (by `slot_of` the
     /// column's header index); false when nothing of the row is live.
-    fn live_values(
-        &mut self,
-        row: &Row<'_>,
-        covering: DeletionTime,
-        is_static: bool,
-    ) -> bool {
+    fn live_values(&mut self, row: &Row<'_>, covering: DeletionTime, is_static: bool) -> bool {
         let Some(live) = live_row(row, covering, self.now) else {
             return false;
         };
@@ -316,7 +310,11 @@ impl<W: Write> CqlWriter<W> {
 
     /// Write one row: the key, `clustering` (`None`: nulls), the statics and
     /// the regular values.
-    fn write_row(&mut self, t: &Table<'_>, clustering: Option<&ClusteringPrefix<'_>>) -> io::Result<()> {
+    fn write_row(
+        &mut self,
+        t: &Table<'_>,
+        clustering: Option<&ClusteringPrefix<'_>>,
+    ) -> io::Result<()> {
         let layout = &self.layout;
         let line = &mut self.line;
         line.clear();

@@ -9,6 +9,8 @@
 //!   5.0 `sstabledump`'s output byte for byte (through the [`jackson`]
 //!   pretty-printer emulation), and `-e` (`--keys-only`).
 //! * [`text`] — `--output text`: one row per line like `sstabledump -d`.
+//! * [`cql`] — `--output cql`: the live CQL rows, one JSON object per line,
+//!   as `SELECT JSON *` prints them (liveness at `--now`).
 //!
 //! Values are rendered in Cassandra's text forms (`toJSONString`,
 //! `getString`, `toCQLString`) straight from the bytes by

@@ -256,7 +256,10 @@ mod tests {
         let c = cell(cell_flags::IS_EXPIRING, 1, Some(1000), None);
         assert!(cell_is_live(&c, 999));
         assert!(!cell_is_live(&c, 1000));
-        assert!(!cell_is_live(&cell(cell_flags::IS_DELETED, 1, Some(5), None), 0));
+        assert!(!cell_is_live(
+            &cell(cell_flags::IS_DELETED, 1, Some(5), None),
+            0
+        ));
         let l = LivenessInfo {
             timestamp: 1,
             ttl: Some(10),
@@ -265,20 +268,20 @@ mod tests {
         };
         assert!(marker_is_live(&l, 999));
         assert!(!marker_is_live(&l, 1000));
-        assert!(!marker_is_live(
-            &LivenessInfo {
-                expired: true,
-                ..l
-            },
-            0
-        ));
+        assert!(!marker_is_live(&LivenessInfo { expired: true, ..l }, 0));
     }
 
     #[test]
     fn row_marker_or_one_live_cell_makes_a_row() {
         let v = col("v", "org.apache.cassandra.db.marshal.Int32Type", 0);
         // UPDATE-only row: no marker, one live cell.
-        let r = row(None, vec![ColumnData::Simple { column: &v, cell: cell(0, 5, None, None) }]);
+        let r = row(
+            None,
+            vec![ColumnData::Simple {
+                column: &v,
+                cell: cell(0, 5, None, None),
+            }],
+        );
         let l = live_row(&r, DeletionTime::LIVE, 0).unwrap();
         assert!(!l.marker);
         assert_eq!(l.columns.len(), 1);
