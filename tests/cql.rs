@@ -345,3 +345,54 @@ fn cql_output_refuses_tombstone_and_key_views() {
     let r = sstkit(["read", "-o", "cql", "-k", "1", "--columns", "v1", c]);
     assert_eq!(r.code, 2, "{}", r.stderr);
 }
+
+/// Pre-3.0 (`la`) data decoded with `--schema`: each value in its own column
+/// (rows name columns by data order, simple before complex, not by schema
+/// order), collections from their cells.
+#[test]
+fn legacy_rows_put_each_value_in_its_column() {
+    let Some(root) = crate::util::corpus() else {
+        return;
+    };
+    let dir = root.join("scylladb/complex/la-1-big-Data.db");
+    if !dir.is_file() {
+        return;
+    }
+    let tmp = crate::util::scratch_dir("cql", "legacy");
+    let schema = crate::util::schema_file(
+        &tmp,
+        "complex",
+        "CREATE TABLE tests.complex_schema (key blob, clust1 blob, clust2 blob, \
+         reg_set set<blob>, reg_list list<blob>, reg_map map<blob, blob>, \
+         reg_fset frozen<set<blob>>, reg blob, static_obj blob static, \
+         static_collection set<blob> static, PRIMARY KEY (key, clust1, clust2));",
+    );
+    let r = sstkit([
+        "dump-data",
+        "-o",
+        "cql",
+        "--schema",
+        schema.to_str().unwrap(),
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let got = lines(&r.stdout);
+    assert_eq!(
+        got.first().map(String::as_str),
+        Some(
+            "{\"key\": \"0x6b657931\", \"clust1\": \"0x636c312e31\", \"clust2\": \"0x636c322e31\", \
+             \"static_collection\": null, \"static_obj\": \"0x7374617469635f76616c7565\", \
+             \"reg\": \"0x7631\", \"reg_fset\": null, \"reg_list\": null, \"reg_map\": null, \
+             \"reg_set\": [\"0x31\", \"0x32\"]}"
+        ),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        got.iter()
+            .any(|l| l.contains("\"reg_map\": {\"0x33\": \"0x31\", \"0x34\": \"0x32\"}")),
+        "{}",
+        r.stdout
+    );
+    let _ = std::fs::remove_dir_all(&tmp);
+}

@@ -211,7 +211,14 @@ fn every_output_format_reads_ka_and_la() {
     if !dir.is_dir() {
         return;
     }
-    for f in ["json", "ndjson", "sstabledump", "sstabledump-lines", "text"] {
+    for f in [
+        "json",
+        "ndjson",
+        "sstabledump",
+        "sstabledump-lines",
+        "text",
+        "cql",
+    ] {
         let r = sstkit([
             "dump-data",
             dir.to_str().unwrap(),

@@ -78,9 +78,9 @@ struct Layout {
     statics: Vec<String>,
     /// `"name": ` of the regular columns, in output order.
     regulars: Vec<String>,
-    /// Slot in `statics` of each static column of the header (data order).
+    /// Slot in `statics` of each static column, by its index in data order.
     static_slot: Vec<Option<usize>>,
-    /// Slot in `regulars` of each regular column of the header (data order).
+    /// Slot in `regulars` of each regular column, by its index in data order.
     regular_slot: Vec<Option<usize>>,
 }
 
@@ -125,13 +125,14 @@ impl Layout {
             .iter()
             .map(|(c, _)| json_key(&c.name))
             .collect();
+        // Rows name their columns by index in data order (simple, then complex).
         let (statics, static_slot) = slots(
             s.static_columns.iter().map(|c| c.name.as_str()),
-            &h.static_columns,
+            &SerializationHeader::data_order(&h.static_columns),
         );
         let (regulars, regular_slot) = slots(
             s.regular_columns.iter().map(|c| c.name.as_str()),
-            &h.regular_columns,
+            &SerializationHeader::data_order(&h.regular_columns),
         );
         Layout {
             pk,
@@ -153,7 +154,8 @@ fn key_types(t: &CqlType) -> Vec<CqlType> {
 }
 
 /// The columns `names` sorted by name (their output order), and for each
-/// header column the slot it fills (none for a column the schema lacks).
+/// header column (in data order) the slot it fills (none for a column the
+/// schema lacks).
 fn slots<'n>(
     names: impl Iterator<Item = &'n str>,
     header: &[ColumnDef],
