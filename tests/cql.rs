@@ -173,17 +173,17 @@ fn partition_key_columns(case: &Path) -> usize {
 }
 
 /// The rows of `all` grouped by partition (in order), each with its key as
-/// a `--key` argument (components joined with `:`); partitions whose key
-/// has a collection or tuple component are left out.
-fn partitions(case: &Path, all: &[String]) -> Vec<(String, Vec<String>)> {
+/// a `--key` argument (components joined with `:`), None when a component
+/// is a collection or tuple.
+fn partitions(case: &Path, all: &[String]) -> Vec<(Option<String>, Vec<String>)> {
     let n = partition_key_columns(case);
-    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    let mut out: Vec<(Value, Option<String>, Vec<String>)> = Vec::new();
     for row in all {
         let v: Value = serde_json::from_str(row).expect("row");
         let obj = v.as_object().expect("row object");
-        let parts: Option<Vec<String>> = obj
-            .values()
-            .take(n)
+        let key: Vec<Value> = obj.values().take(n).cloned().collect();
+        let arg: Option<Vec<String>> = key
+            .iter()
             .map(|c| match c {
                 Value::String(s) => Some(s.replace(':', "\\:")),
                 Value::Number(x) => Some(x.to_string()),
@@ -191,14 +191,46 @@ fn partitions(case: &Path, all: &[String]) -> Vec<(String, Vec<String>)> {
                 _ => None,
             })
             .collect();
-        let Some(parts) = parts else { continue };
-        let key = parts.join(":");
+        let key = Value::Array(key);
         match out.last_mut() {
-            Some((k, rows)) if *k == key => rows.push(row.clone()),
-            _ => out.push((key, vec![row.clone()])),
+            Some((k, _, rows)) if *k == key => rows.push(row.clone()),
+            _ => out.push((key, arg.map(|a| a.join(":")), vec![row.clone()])),
         }
     }
-    out
+    out.into_iter().map(|(_, a, r)| (a, r)).collect()
+}
+
+/// `dump-data --reverse -o cql` gives each partition's rows in reverse
+/// (what `ORDER BY ... DESC` returns), partitions in the same order.
+#[test]
+fn reversed_dump_cql_reverses_each_partition() {
+    let mut checked = 0;
+    let mut failed = Vec::new();
+    for case in fixture_cases() {
+        let Some(all) = truth_all(&case) else {
+            continue;
+        };
+        let want: Vec<String> = partitions(&case, &all)
+            .into_iter()
+            .flat_map(|(_, rows)| rows.into_iter().rev())
+            .collect();
+        let mut args = cql_args(&case, "dump-data");
+        args.push("--reverse".into());
+        args.push(case.display().to_string());
+        let r = sstkit(&args);
+        assert_eq!(r.code, 0, "{}: {}", case.display(), r.stderr);
+        let got = lines(&r.stdout);
+        if got != want {
+            failed.push(format!(
+                "{}: {}",
+                case.display(),
+                first_difference(&got, &want)
+            ));
+        }
+        checked += 1;
+    }
+    assert!(checked > 0, "no one-sstable fixture case has select.json");
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
 
 /// `read -k K -o cql` equals the rows of partition K in `all` (what
@@ -213,7 +245,10 @@ fn read_cql_equals_the_partition_rows() {
         let Some(all) = truth_all(&case) else {
             continue;
         };
-        let parts = partitions(&case, &all);
+        let parts: Vec<(String, Vec<String>)> = partitions(&case, &all)
+            .into_iter()
+            .filter_map(|(k, rows)| Some((k?, rows)))
+            .collect();
         let mut pick: Vec<usize> = Vec::new();
         if !parts.is_empty() {
             pick.push(0);
