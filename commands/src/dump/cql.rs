@@ -286,8 +286,8 @@ impl<W: Write> CqlWriter<W> {
         self.w.flush()
     }
 
-    /// The live values of `row`'s columns into `slots` (by `slot_of` the
-    /// column's header index); false when nothing of the row is live.
+    /// Render the live values of `row` into the static or regular slots;
+    /// false when nothing of the row is live.
     fn live_values(&mut self, row: &Row<'_>, covering: DeletionTime, is_static: bool) -> bool {
         let Some(live) = live_row(row, covering, self.now) else {
             return false;
@@ -436,5 +436,40 @@ impl<W: Write> Sink for CqlWriter<W> {
 
     fn last_partition_written(&self) -> bool {
         self.rows > 0
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn column_names_as_select_json_writes_them() {
+        assert_eq!(json_key("pk"), "\"pk\": ");
+        // Not all lower case: quoted inside the JSON string.
+        assert_eq!(json_key("Name"), "\"\\\"Name\\\"\": ");
+    }
+
+    #[test]
+    fn composite_keys_split_into_their_components() {
+        let t = CqlType::Composite(vec![
+            CqlType::Native(Native::Text),
+            CqlType::Native(Native::Int),
+        ]);
+        let key = [0, 1, b'a', 0, 0, 4, 0, 0, 0, 7, 0];
+        assert_eq!(
+            key_components(&t, &key).unwrap(),
+            vec![&b"a"[..], &[0, 0, 0, 7][..]]
+        );
+        // Cut inside a component, or a component too many: not this type.
+        assert!(key_components(&t, &key[..6]).is_none());
+        assert!(key_components(
+            &CqlType::Composite(vec![CqlType::Native(Native::Text)]),
+            &key
+        )
+        .is_none());
+        let int = CqlType::Native(Native::Int);
+        assert_eq!(key_components(&int, &[1, 2]).unwrap(), vec![&[1, 2][..]]);
     }
 }
