@@ -104,7 +104,8 @@ pub struct Table<'h> {
     pub header: &'h SerializationHeader,
     /// The partitioner (tokens).
     pub partitioner: Partitioner,
-    /// "Now" in seconds since the epoch (the `expired` flags).
+    /// "Now" in seconds since the epoch (`--now`): sstabledump's `expired`
+    /// flags and what `--output cql` treats as live.
     pub now_secs: i64,
     /// Timestamps as raw numbers (`sstabledump -t`).
     pub raw_timestamps: bool,
