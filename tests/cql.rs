@@ -3,7 +3,7 @@
 //! README's "SELECT truth"), compared as text, line by line.
 //!
 //! Only tables of one sstable are checked here (`case.json`
-//! `sstables_in_table` absent or 1); merged tables need `--merge`.
+//! `sstables_in_table` 1); merged tables need `--merge`.
 //!
 //! The time TTLs are judged at (`--now`): the `deletes` and `collections`
 //! tables hold TTLs of 1–24 hours, so their rows depend on it. When
@@ -66,7 +66,7 @@ fn select_queries(text: &str) -> Vec<(String, Vec<String>)> {
 fn truth_all(case: &Path) -> Option<Vec<String>> {
     let cj: Value = serde_json::from_str(&std::fs::read_to_string(case.join("case.json")).ok()?)
         .expect("case.json parses");
-    if cj["sstables_in_table"].as_u64().unwrap_or(1) != 1 {
+    if cj["sstables_in_table"].as_u64() != Some(1) {
         return None;
     }
     let text = expected(case, "select.json")?;
