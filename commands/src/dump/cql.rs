@@ -36,15 +36,18 @@
 use std::io::{self, Write};
 
 use sstkit_format::clustering::ClusteringPrefix;
+use sstkit_format::cur::Cur;
 use sstkit_format::data::live::{live_row, stronger, LiveColumn};
 use sstkit_format::data::{Column, RangeTombstoneMarker, Row};
 use sstkit_format::deletion::DeletionTime;
 use sstkit_format::schema::TableSchema;
 use sstkit_format::statistics::{ColumnDef, SerializationHeader};
 use sstkit_format::types::{CqlType, Native};
+use sstkit_format::value::decode_counter;
+use sstkit_format::Component;
 
 use super::sstabledump::udt_field_index;
-use super::values::{counter_total, render, Form};
+use super::values::{render, Form};
 use super::{Sink, Table};
 
 /// Writer of CQL rows (one JSON object per line).
@@ -214,8 +217,10 @@ fn push_column(out: &mut String, scratch: &mut Vec<u8>, col: &Column, data: &Liv
     match data {
         LiveColumn::Simple { cell, .. } => {
             if col.counter {
-                if let Some(n) = counter_total(cell.value) {
-                    out.push_str(&n.to_string());
+                // The node returns a counter's total (`CounterContext.total`).
+                let mut cur = Cur::new(cell.value, Component::Data, 0);
+                if let Ok(c) = decode_counter(&mut cur) {
+                    out.push_str(&c.total.to_string());
                     return;
                 }
             }
