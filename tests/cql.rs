@@ -431,3 +431,48 @@ fn legacy_rows_put_each_value_in_its_column() {
     );
     let _ = std::fs::remove_dir_all(&tmp);
 }
+
+/// `dump-data --merge -o cql` over every sstable of a multi-sstable table
+/// equals the `all` rows a node returned for the table (its merge of them).
+#[test]
+fn merged_dump_cql_equals_select_all() {
+    let mut tables: std::collections::BTreeMap<String, Vec<std::path::PathBuf>> =
+        Default::default();
+    for case in fixture_cases() {
+        let Ok(text) = std::fs::read_to_string(case.join("case.json")) else {
+            continue;
+        };
+        let cj: Value = serde_json::from_str(&text).expect("case.json parses");
+        if cj["sstables_in_table"].as_u64().unwrap_or(1) > 1 && case.join("select.json").is_file() {
+            let name = case.file_name().unwrap().to_string_lossy().to_string();
+            let table = name
+                .rsplit_once('_')
+                .map_or(name.clone(), |(t, _)| t.to_string());
+            tables.entry(table).or_default().push(case);
+        }
+    }
+    let mut failed = Vec::new();
+    for (table, cases) in &tables {
+        let text = expected(&cases[0], "select.json").expect("select.json");
+        let want = select_queries(&text)
+            .into_iter()
+            .find(|(n, _)| n == "all")
+            .map(|(_, r)| r)
+            .expect("an all query");
+        let mut args = cql_args(&cases[0], "dump-data");
+        args.push("--merge".into());
+        args.extend(cases.iter().map(|c| c.display().to_string()));
+        let r = sstkit(&args);
+        assert_eq!(r.code, 0, "{table}: {}", r.stderr);
+        let got = lines(&r.stdout);
+        if got != want {
+            failed.push(format!("{table}: {}", first_difference(&got, &want)));
+        }
+    }
+    assert!(
+        tables.len() >= 15,
+        "merged tables found: {:?}",
+        tables.keys()
+    );
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}

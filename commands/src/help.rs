@@ -264,6 +264,7 @@ pub const COMMANDS: &[CommandHelp] = &[
             ex_elsewhere(
                 "The sstables of a table read as one, reconciled as Cassandra does",
                 "sstkit dump-data --merge -o text /data/ks/t-1234/",
+            ),
             ex(
                 "The live CQL rows as SELECT JSON * returns them, with TTLs judged at a given time",
                 "sstkit dump-data -o cql --now 2026-11-22T15:30:00Z fixtures/cassandra/nb_deletes/",
@@ -289,6 +290,7 @@ pub const COMMANDS: &[CommandHelp] = &[
             ex_elsewhere(
                 "What the table returns for key 4, and what each sstable cost",
                 "sstkit read --merge --io-stats --key 4 /data/ks/t-1234/",
+            ),
             ex(
                 "Partition 5 as the CQL rows SELECT JSON * ... WHERE pk = 5 returns",
                 "sstkit read --key 5 -o cql fixtures/cassandra/nb_deletes/",

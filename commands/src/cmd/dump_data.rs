@@ -77,18 +77,18 @@ use crate::{resolve_sstables, sstable_label, CmdError, CmdResult, Outcome};
 
 /// Run the command.
 pub fn run(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
-    if a.merge {
-        return run_merged(a, out);
-    }
-    let descs = resolve_sstables(&a.sstables)?;
-    let spec = select::Spec::from_args(a)?;
-    let now_secs = crate::now_secs(a.now.as_deref())?;
     let cql = a.format() == DataOutputFormat::Cql;
     if cql && (a.keys_only || a.tombstones_only) {
         return Err(CmdError::Usage(
             "--output cql prints live rows: not with --keys-only or --tombstones-only".into(),
         ));
     }
+    if a.merge {
+        return run_merged(a, out);
+    }
+    let descs = resolve_sstables(&a.sstables)?;
+    let spec = select::Spec::from_args(a)?;
+    let now_secs = crate::now_secs(a.now.as_deref())?;
     let mut outcome = Outcome::default();
     let json_fmt = match a.format() {
         DataOutputFormat::Ndjson => OutputFormat::Ndjson,
@@ -101,11 +101,11 @@ pub fn run(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     let mut json = JsonOut::new(out, if scylla { json_fmt } else { OutputFormat::Text });
     let mut written = 0usize;
     let n_ssts = descs.len();
-    let mut schema = crate::SchemaSource::new(a.schema.as_deref())?;
+    let mut schema = crate::SchemaSource::new(a.schema.as_deref())?.names(cql);
     for d in descs {
         let sst = match Sstable::open_with(d, crate::io_options(&a.io)?) {
             Ok(mut s) => {
-                schema.attach_if(&mut s, cql);
+                schema.attach(&mut s);
                 s
             }
             Err(e) => {
@@ -150,14 +150,12 @@ pub fn run(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
 
 /// `--merge`: the sstables as one table ([`crate::merged`]), one output.
 fn run_merged(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
+    let cql = a.format() == DataOutputFormat::Cql;
     let descs = resolve_sstables(&a.sstables)?;
     let spec = select::Spec::from_args(a)?;
-    let mut schema = crate::SchemaSource::new(a.schema.as_deref())?;
+    let mut schema = crate::SchemaSource::new(a.schema.as_deref())?.names(cql);
     let inputs = crate::merged::MergeInputs::open(descs, crate::io_options(&a.io)?, &mut schema)?;
-    let now_secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
+    let now_secs = crate::now_secs(a.now.as_deref())?;
     let table = Table {
         header: &inputs.schema.header,
         partitioner: inputs.partitioner.clone(),
@@ -222,6 +220,15 @@ fn run_merged(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                 let r = drive_merged(a, &inputs, &table, &sel, &shape, &mut sink);
                 if !matches!(r, Err(CmdError::Output(_))) {
                     sink.w.finish()?;
+                }
+                r
+            }
+            DataOutputFormat::Cql => {
+                let names = inputs.ssts.first().and_then(|s| s.table_schema());
+                let mut sink = CqlWriter::new(w, &table, names, true);
+                let r = drive_merged(a, &inputs, &table, &sel, &shape, &mut sink);
+                if !matches!(r, Err(CmdError::Output(_))) {
+                    sink.flush()?;
                 }
                 r
             }

@@ -166,17 +166,17 @@ fn key_args(a: &ReadArgs) -> CmdResult<Vec<KeyArg>> {
 pub fn run(a: &ReadArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     let opts = io_options(&a.io)?;
     let keys = key_args(a)?;
-    if a.merge {
-        return run_merged(a, &keys, opts, out);
-    }
-    let descs = resolve_sstables(&a.sstables)?;
-    let now_secs = crate::now_secs(a.now.as_deref())?;
     let cql = a.output == DataOutputFormat::Cql;
     if cql && !a.columns.is_empty() {
         return Err(CmdError::Usage(
             "--output cql prints every column of the live rows: not with --columns".into(),
         ));
     }
+    if a.merge {
+        return run_merged(a, &keys, opts, out);
+    }
+    let descs = resolve_sstables(&a.sstables)?;
+    let now_secs = crate::now_secs(a.now.as_deref())?;
     let scylla = matches!(a.output, DataOutputFormat::Json | DataOutputFormat::Ndjson);
     let json_fmt = match a.output {
         DataOutputFormat::Ndjson => OutputFormat::Ndjson,
@@ -187,11 +187,11 @@ pub fn run(a: &ReadArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     let mut outcome = Outcome::default();
     let multi = descs.len() > 1;
     let mut written = 0usize;
-    let mut schema = crate::SchemaSource::new(a.schema.as_deref())?;
+    let mut schema = crate::SchemaSource::new(a.schema.as_deref())?.names(cql);
     for d in descs {
         let sst = match Sstable::open_with(d, opts) {
             Ok(mut s) => {
-                schema.attach_if(&mut s, cql);
+                schema.attach(&mut s);
                 s
             }
             Err(e) => {
@@ -258,15 +258,13 @@ fn run_merged(
 ) -> CmdResult<Outcome> {
     use crate::merged::{emit_partition, MergeInputs, Shape, Visit};
     let descs = resolve_sstables(&a.sstables)?;
-    let mut schema_src = crate::SchemaSource::new(a.schema.as_deref())?;
+    let cql = a.output == DataOutputFormat::Cql;
+    let mut schema_src = crate::SchemaSource::new(a.schema.as_deref())?.names(cql);
     let inputs = MergeInputs::open(descs, opts, &mut schema_src)?;
     let header = &inputs.schema.header;
     let slice = slice_of(a, header)?;
     let cols = columns_of(a, header)?;
-    let now_secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
+    let now_secs = crate::now_secs(a.now.as_deref())?;
     let table = Table {
         header,
         partitioner: inputs.partitioner.clone(),
@@ -309,6 +307,13 @@ fn run_merged(
             Renderer::Sd(SdSink { w })
         }
         DataOutputFormat::Text => Renderer::Text(TextWriter::new(json.raw(), false)),
+        // Static content alone is a row only when the clustering is not bounded.
+        DataOutputFormat::Cql => Renderer::Cql(CqlWriter::new(
+            json.raw(),
+            &table,
+            inputs.ssts.first().and_then(|s| s.table_schema()),
+            slice == Slice::all(),
+        )),
     };
     let shape = Shape {
         slice: Some(slice.clone()),
