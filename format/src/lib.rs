@@ -33,6 +33,7 @@ pub mod error;
 pub mod filter;
 pub mod index;
 pub mod io;
+pub mod lookup;
 pub mod merge;
 pub mod read;
 pub mod schema;
