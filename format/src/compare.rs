@@ -35,7 +35,7 @@
 use std::cmp::Ordering;
 
 use crate::clustering::{BoundKind, ClusteringPrefix};
-use crate::types::{CqlType, Native};
+use crate::types::{CqlType, Native, MAX_DEPTH};
 
 // ------------------------------------------------------------- prefixes
 
@@ -241,8 +241,6 @@ fn compare_component(ty: Option<&CqlType>, a: Option<&[u8]>, b: Option<&[u8]>) -
 pub fn compare_value(ty: &CqlType, a: &[u8], b: &[u8]) -> Ordering {
     compare_depth(ty, a, b, 0)
 }
-
-const MAX_DEPTH: u32 = crate::value::MAX_DEPTH;
 
 fn compare_depth(ty: &CqlType, a: &[u8], b: &[u8], depth: u32) -> Ordering {
     if depth > MAX_DEPTH {

@@ -198,7 +198,7 @@ impl TableSchema {
     pub fn udts(&self) -> Vec<UdtDef> {
         let mut out: Vec<UdtDef> = Vec::new();
         fn walk(t: &CqlType, out: &mut Vec<UdtDef>, depth: u32) {
-            if depth > crate::value::MAX_DEPTH {
+            if depth > crate::types::MAX_DEPTH {
                 return;
             }
             match t {
@@ -466,7 +466,7 @@ pub fn cql_type(t: &CqlType) -> String {
 /// `frozen`: inside a frozen type, where nothing is wrapped in `frozen<>`
 /// again (the outermost frozen type gets it from its [`CqlType::Frozen`]).
 fn type_str(t: &CqlType, frozen: bool, depth: u32) -> String {
-    if depth > crate::value::MAX_DEPTH {
+    if depth > crate::types::MAX_DEPTH {
         return "blob".into();
     }
     match t {
@@ -923,7 +923,7 @@ fn parse_type(
     frozen: bool,
     depth: u32,
 ) -> Result<CqlType> {
-    if depth > crate::value::MAX_DEPTH {
+    if depth > crate::types::MAX_DEPTH {
         return Err(p.err("type nested too deeply"));
     }
     if let Some(Tok::Str(class)) = p.peek().cloned() {
@@ -1057,7 +1057,7 @@ fn freeze_nested(t: CqlType, frozen: bool) -> CqlType {
 /// Remove `FrozenType` wrappers inside a frozen type (Cassandra prints
 /// frozen types' inner types without them).
 fn strip_frozen(t: &CqlType, depth: u32) -> CqlType {
-    if depth > crate::value::MAX_DEPTH {
+    if depth > crate::types::MAX_DEPTH {
         return t.clone();
     }
     let s = |t: &CqlType| Box::new(strip_frozen(t, depth + 1));

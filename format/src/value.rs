@@ -33,8 +33,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::types::{CqlType, Native};
 use view::View;
 
-/// Nesting deeper than this is rejected (bounded recursion on hostile input).
-pub const MAX_DEPTH: u32 = 64;
+pub use crate::types::MAX_DEPTH;
 
 /// A 16-byte UUID (big-endian: most significant long first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
