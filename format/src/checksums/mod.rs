@@ -35,11 +35,9 @@
 //! ([`IoLayer::scan_parts`](crate::io::IoLayer::scan_parts)), its findings
 //! kept until the parts before it are done, so the findings come in the same
 //! order as from one pass, and the parts' digests are combined into the
-//! whole file's. Measured (`bench/validate.sh`, 160 MB LZ4 Data.db in the
-//! page cache, 2 cores): one pass is the kernel's copy plus the CRC, 70-79%
-//! of `cat`'s speed depending on how fast this VM copies; two parts run both
-//! on both cores. SHA-1 digests and the payload-only Adler-32 variant cannot
-//! be combined: one pass.
+//! whole file's: one pass costs the kernel's copy plus the checksum, and
+//! parts run both on every core. SHA-1 digests and the payload-only
+//! Adler-32 variant cannot be combined: one pass.
 //!
 //! Each byte is hashed once: when the digest uses the chunks' algorithm
 //! (every sstable sstkit knows but pre-2.1 SHA-1 digests), the digest is
@@ -87,9 +85,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::sstable::Sstable;
 
 /// Data.db bytes per request (256 KiB; a quarter of the IO layer's default
-/// read-ahead window). Measured on 512 MiB files in the page cache with the
-/// default IO options: 128–512 KiB requests are fastest; 2–4 MiB ones are
-/// 10–30% slower (each allocates and copies a window of its own size).
+/// read-ahead window): small enough to stay in the CPU cache between the
+/// read and the checksum, large enough that the per-request cost vanishes.
 pub const DEFAULT_BLOCK: u64 = 256 << 10;
 
 /// The smallest part of Data.db checked on a thread of its own (8 MiB:

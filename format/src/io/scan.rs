@@ -100,18 +100,9 @@ impl IoLayer {
     }
 
     /// The `pread` path of [`IoLayer::scan`] from `pos`: each block is read
-    /// into one reused buffer (zero-filled once) and handed to `f`.
-    ///
-    /// Measured (269 MB uncompressed Data.db with CRC.db, and a 160 MB LZ4
-    /// one, page cache warm, `bench/validate.sh`): the page cache is copied
-    /// at ~20 GB/s here (`cat`), CRC32 runs at ~58 GB/s over bytes in the
-    /// CPU cache, so copy + checksum lands at 75-80% of `cat` (best of 15,
-    /// process start included). Tried and dropped, as no better on this
-    /// machine in interleaved runs: reads of 128 KiB to 1 MiB; a reader
-    /// thread overlapping the copy with `f` (56-82% across block sizes and
-    /// runs, worse when the other core is busy); reading in place through
-    /// pre-faulted 4 MiB map windows (66-79%: the page-table work costs
-    /// about what the copy does).
+    /// into one reused buffer (zero-filled once) and handed to `f`, so the
+    /// block is still in the CPU cache when `f` reads it (the alternatives
+    /// measured are in bench/README.md, `validate.sh`).
     fn scan_pread(
         &self,
         c: Component,
