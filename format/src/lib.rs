@@ -42,6 +42,8 @@ pub mod scylla;
 pub mod sstable;
 pub mod statistics;
 pub mod summary;
+#[cfg(test)]
+pub(crate) mod test_support;
 pub mod toc;
 pub mod token;
 pub mod types;

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::descriptor::Descriptor;
-use crate::index::corpus;
+use crate::test_support as corpus;
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
