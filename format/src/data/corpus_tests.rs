@@ -308,6 +308,21 @@ fn corpus_every_data_file_decodes() {
     assert_eq!(e.partition.as_deref(), Some("0x00000000"));
     assert!(failed("compression-premature-eof/mc-1-big-Data.db").is_some());
     assert!(failed("mismatched_timestamp/mc-122-big-Data.db").is_some());
+    // A corrupt-set file that stops failing, or starts to, is a change to
+    // look at: these are exactly the ones the decoder rejects.
+    let mut names: Vec<&str> = corrupt_failed.iter().map(|(n, _)| n.as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "scylladb/3.x-lz4-integrity_check-invalid_checksums/me-1-big-Data.db",
+            "scylladb/broken_non_compound_pi_and_range_tombstone/mc-1-big-Data.db",
+            "scylladb/broken_non_compound_pi_and_range_tombstone/md-1-big-Data.db",
+            "scylladb/compression-premature-eof/mc-1-big-Data.db",
+            "scylladb/invalid_boundary/mc-33-big-Data.db",
+            "scylladb/mismatched_timestamp/mc-122-big-Data.db",
+        ]
+    );
 }
 
 /// All fragments of one corpus Data.db, rendered with `{:?}` per fragment
