@@ -233,3 +233,46 @@ fn scylla_metadata_matches_its_schema() {
     }
     assert!(checked > 0, "no Scylla.db in the corpus");
 }
+
+/// The validation commands on sets of the corpus that are corrupt on
+/// purpose (MANIFEST.md): reports with findings, lost ranges and damage
+/// match their schemas too.
+#[test]
+fn reports_on_corrupt_sets_match_their_schemas() {
+    let Some(root) = corpus() else { return };
+    let sets = [
+        "scylladb/3.x-lz4-integrity_check-invalid_checksums",
+        "scylladb/3.x-uncompressed-integrity_check-invalid_digest",
+        "scylladb/broken_open_tombstone",
+        "scylladb/invalid_boundary",
+        "scylladb/mismatched_timestamp",
+    ];
+    let mut failures = Vec::new();
+    for set in sets {
+        for data in data_files(&root.join(set)) {
+            let data = data.to_str().expect("utf-8 path").to_string();
+            for command in ["validate", "validate-checksums", "scrub"] {
+                let schema = load(&format!("{command}.schema.json"));
+                let json = sstkit([command, data.as_str(), "-o", "json"]);
+                // scrub reads Data.db only: a bad digest alone passes it.
+                assert!(
+                    [0, 1].contains(&json.code),
+                    "{command} {set}: {}",
+                    json.stderr
+                );
+                let doc: Value = serde_json::from_str(&json.stdout).expect("JSON");
+                for e in errors_of(&doc, &schema, None) {
+                    failures.push(format!("{command} {set} json: {e}"));
+                }
+                let nd = sstkit([command, data.as_str(), "-o", "ndjson"]);
+                for line in nd.stdout.lines().filter(|l| !l.is_empty()) {
+                    let v: Value = serde_json::from_str(line).expect("NDJSON line");
+                    for e in errors_of(&v, &schema, Some("line")) {
+                        failures.push(format!("{command} {set} ndjson: {e}"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
