@@ -522,34 +522,14 @@ fn find_files(dir: &Path, suffix: &str, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Sets the corpus marks as deliberately corrupt (MANIFEST "Corrupted /
-/// scrub / validate"): their Statistics.db may fail, never panic.
+/// True when `path` is in a set the corpus marks as deliberately corrupt
+/// (MANIFEST.md): its Statistics.db may fail, never panic.
 fn corrupt_set(path: &Path) -> bool {
     let set = path
         .parent()
         .and_then(|p| p.file_name())
-        .and_then(|n| n.to_str())
-        .unwrap_or("");
-    [
-        "broken_",
-        "bad_",
-        "badtoc",
-        "badcompression",
-        "empty_index",
-        "invalid_boundary",
-        "mismatched_timestamp",
-    ]
-    .iter()
-    .any(|p| set.starts_with(p))
-        || [
-            "zero_sized_histogram",
-            "compression-premature-eof",
-            "incompatible_serialized_type",
-        ]
-        .contains(&set)
-        || set.starts_with("corrupt-")
-        || set.starts_with("invalid-legacy")
-        || set.contains("integrity_check")
+        .and_then(|n| n.to_str());
+    crate::test_support::is_corrupt_set(set.unwrap_or(""))
 }
 
 fn version_of(path: &Path) -> Option<Version> {
