@@ -8,11 +8,11 @@ use std::ops::Range;
 use comfy_table::Cell;
 use serde_json::{json, Map, Value};
 use sstkit_format::checksums::ChecksumFinding;
+use sstkit_format::index::for_each_entry;
 use sstkit_format::validate::{Problem, Problems};
 use sstkit_format::{Component, Error, ErrorKind, Sstable};
 
 use crate::cli::OutputFormat;
-use crate::cmd::dump_index::for_each_entry;
 use crate::output::table;
 use crate::render::KeyCtx;
 use crate::term::{self, Stream, Style};
@@ -97,7 +97,7 @@ fn resolve_partitions(
     // The previous entry: its partition ends where the next one starts.
     let mut prev_key: Vec<u8> = Vec::new();
     let mut prev_pos: Option<u64> = None;
-    let res = for_each_entry(sst, |e| {
+    let res = for_each_entry::<CmdError>(sst, |e| {
         if let Some(p) = prev_pos {
             if e.position < p {
                 return Err(Error::at(

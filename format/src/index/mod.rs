@@ -25,6 +25,9 @@
 //! time, borrowing keys and promoted indexes from the buffer.
 
 mod promoted;
+mod stream;
+
+pub use stream::for_each_entry;
 
 pub use promoted::{decode_index_info, IndexInfo, IndexName, PromotedIndex, WIDTH_BASE};
 
