@@ -94,6 +94,13 @@ impl Sstable {
         self.table_schema.as_deref()
     }
 
+    /// Read and decode Statistics.db (strict checksums).
+    pub fn statistics(&self) -> Result<crate::statistics::Statistics> {
+        let bytes = self.read_component(Component::Statistics)?;
+        crate::statistics::Statistics::parse(&bytes, self.features())
+            .map_err(|e| e.in_file(&self.path(Component::Statistics)))
+    }
+
     /// The serialization header the Data.db decoders use: Statistics.db's
     /// own for the row format; for `ka`/`la` (no header) one synthesized
     /// from the attached table schema ([`crate::schema::legacy_header`],
