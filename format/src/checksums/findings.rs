@@ -6,7 +6,6 @@ use std::ops::Range;
 use crate::component::Component;
 use crate::digest::ChecksumAlgo;
 use crate::error::Error;
-use crate::validate::ProblemClass;
 
 /// The algorithm of a whole-file digest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -154,28 +153,6 @@ impl ChecksumFinding {
             self,
             ChecksumFinding::MissingChecksums | ChecksumFinding::MissingDigest
         )
-    }
-
-    /// The finding's class in the shared finding shape of `validate`,
-    /// `validate-checksums` and `scrub`.
-    pub fn problem_class(&self) -> ProblemClass {
-        match self {
-            ChecksumFinding::BadChunk { .. } => ProblemClass::BadChunk,
-            ChecksumFinding::TruncatedChunk { .. } => ProblemClass::TruncatedChunk,
-            ChecksumFinding::ChunksOutOfRange { .. } => ProblemClass::ChunksOutOfRange,
-            ChecksumFinding::UncoveredBytes { .. } => ProblemClass::UncoveredBytes,
-            ChecksumFinding::CrcCountMismatch { .. } => ProblemClass::CrcCountMismatch,
-            ChecksumFinding::DigestMismatch { .. } => ProblemClass::DigestMismatch,
-            ChecksumFinding::MissingChecksums => ProblemClass::MissingChecksums,
-            ChecksumFinding::MissingDigest => ProblemClass::MissingDigest,
-            ChecksumFinding::MissingComponent { .. } => ProblemClass::MissingComponent,
-            ChecksumFinding::CorruptMetadata { .. } => ProblemClass::CorruptMetadata,
-        }
-    }
-
-    /// Short snake-case name of the finding's class ([`ProblemClass::as_str`]).
-    pub fn class(&self) -> &'static str {
-        self.problem_class().as_str()
     }
 
     /// The component the finding is about (Data.db for chunk and digest findings).
