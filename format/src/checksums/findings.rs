@@ -45,7 +45,7 @@ impl std::fmt::Display for DigestValue {
     }
 }
 
-/// One problem found by [`validate_checksums`]. Ranges are half-open byte
+/// One problem found by [`validate_checksums`](super::validate_checksums). Ranges are half-open byte
 /// ranges; `file_range` is in Data.db as stored, `uncompressed_range` in the
 /// uncompressed Data.db (the positions Index.db uses; equal to `file_range`
 /// for uncompressed sstables).

@@ -57,7 +57,7 @@
 //! NOTE (§7.1, §8): one trailing empty chunk / checksum is accepted, as the
 //! parsers in [`crate::compression`] and [`crate::crc`] do; and for `ka`/`la`
 //! compressed files a digest over the chunk payloads only (without their
-//! checksums) is accepted, as [`Digest::verify_compressed`] does.
+//! checksums) is accepted, as [`Digest::verify_compressed`](crate::digest::Digest::verify_compressed) does.
 
 mod combine;
 mod digest_text;

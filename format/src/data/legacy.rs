@@ -27,7 +27,7 @@
 //! There is no schema in the sstable: the table schema comes from a CQL
 //! file ([`crate::sstable::Sstable::set_table_schema`]); [`legacy_header`]
 //! synthesizes a serialization header from it (zero encoding stats) so the
-//! rest of the crate keeps keying on [`SerializationHeader`].
+//! rest of the crate keeps keying on [`SerializationHeader`](crate::statistics::SerializationHeader).
 //!
 //! # Cell names (C\* 2.x comparators)
 //!
