@@ -49,6 +49,7 @@ pub mod token;
 pub mod types;
 pub mod validate;
 pub mod value;
+pub mod varint;
 pub mod version;
 pub mod write;
 
