@@ -37,8 +37,8 @@ fn main() -> ExitCode {
 
 /// Standard output for a pipe or file, written with plain `write(2)`s:
 /// `Stdout` is always line-buffered, which scans every block for its last
-/// newline and copies the tail (~2% of a JSON dump). On Unix a duplicate of
-/// the descriptor does without; elsewhere the locked `Stdout`.
+/// newline and copies the tail. On Unix a duplicate of the descriptor does
+/// without; elsewhere the locked `Stdout`.
 #[cfg(unix)]
 fn raw_stdout(stdout: &io::Stdout) -> Box<dyn Write + '_> {
     use std::os::fd::AsFd;

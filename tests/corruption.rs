@@ -30,7 +30,6 @@ use serde_json::Value;
 use sstkit_format::compression::CompressionInfo;
 use sstkit_format::data::{Fragment, ScanReader};
 use sstkit_format::digest::ChecksumAlgo;
-use sstkit_format::statistics::Statistics;
 use sstkit_format::{Component, Sstable};
 
 use crate::util::repo;
@@ -203,7 +202,7 @@ fn baseline(fixture: &str) -> Baseline {
         .expect("Data.db");
     let data_name = data.file_name().unwrap().to_string_lossy().into_owned();
     let sst = Sstable::open_path(&data).expect("open");
-    let st = Statistics::read(&sst).expect("stats");
+    let st = sst.statistics().expect("stats");
     let header = st.header.expect("header");
     let crc_chunk = sst.has(Component::Crc).then(|| {
         let b = sst.read_component(Component::Crc).unwrap();

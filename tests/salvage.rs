@@ -23,7 +23,6 @@ use serde_json::Value;
 use sstkit_format::compression::CompressionInfo;
 use sstkit_format::data::{Fragment, ScanReader};
 use sstkit_format::schema::TableSchema;
-use sstkit_format::statistics::Statistics;
 use sstkit_format::{Component, Sstable};
 
 use crate::corruption::{parse_salvage, run_limited, Rng};
@@ -51,7 +50,7 @@ fn intact(data: &Path, schema: Option<PathBuf>) -> Option<Intact> {
         let cql = std::fs::read_to_string(p).ok()?;
         sst.set_table_schema(Arc::new(TableSchema::from_cql(&cql).ok()?));
     }
-    let st = Statistics::read(&sst).ok()?;
+    let st = sst.statistics().ok()?;
     let header = sst.data_header(&st).ok()?;
     let mut r = ScanReader::new(&sst, &header).ok()?;
     let end_len = r.end_marker_len();

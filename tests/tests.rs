@@ -3,6 +3,12 @@
 
 mod util;
 
+// A JSON Schema checker for the output contracts (docs/schemas).
+mod schema_check;
+
+// Every output record type against its schema in docs/schemas.
+mod schemas;
+
 // CLI definition sanity, man pages and completions drift.
 mod cli;
 

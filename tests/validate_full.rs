@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use sstkit_format::validate::ProblemClass;
 
+use crate::schema_check::check;
 use crate::util::{corpus, fixtures, repo, sstkit, Run};
 
 /// A scratch directory under the system temp dir, removed on drop.
@@ -315,104 +316,6 @@ fn pre_3_0_without_schema_runs_what_needs_none() {
 }
 
 // ---- the finding schema -------------------------------------------------
-
-/// Check `v` against the subset of JSON Schema that
-/// `docs/schemas/finding.schema.json` uses (type, enum, const, required,
-/// properties, additionalProperties, items, minItems, maxItems, minimum,
-/// minLength, oneOf, allOf, $ref to `#/$defs/...`). Returns the errors.
-fn check(v: &Value, s: &Value, root: &Value, at: &str, errs: &mut Vec<String>) {
-    if let Some(r) = s["$ref"].as_str() {
-        let name = r.strip_prefix("#/$defs/").expect("local $ref");
-        check(v, &root["$defs"][name], root, at, errs);
-    }
-    if let Some(t) = s.get("type") {
-        let types: Vec<&str> = match t {
-            Value::String(x) => vec![x.as_str()],
-            Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
-            _ => vec![],
-        };
-        let ok = types.iter().any(|t| match *t {
-            "object" => v.is_object(),
-            "array" => v.is_array(),
-            "string" => v.is_string(),
-            "integer" => v.is_i64() || v.is_u64(),
-            "number" => v.is_number(),
-            "boolean" => v.is_boolean(),
-            "null" => v.is_null(),
-            other => panic!("schema type {other} not handled"),
-        });
-        if !ok {
-            errs.push(format!("{at}: {v} is not {types:?}"));
-            return;
-        }
-    }
-    if let Some(e) = s["enum"].as_array() {
-        if !e.contains(v) {
-            errs.push(format!("{at}: {v} not in the enum"));
-        }
-    }
-    if let Some(c) = s.get("const") {
-        if c != v {
-            errs.push(format!("{at}: {v} is not {c}"));
-        }
-    }
-    if let (Some(m), Some(n)) = (s["minimum"].as_u64(), v.as_i64()) {
-        if n < m as i64 {
-            errs.push(format!("{at}: {n} < {m}"));
-        }
-    }
-    if let (Some(m), Some(x)) = (s["minLength"].as_u64(), v.as_str()) {
-        if (x.chars().count() as u64) < m {
-            errs.push(format!("{at}: shorter than {m}"));
-        }
-    }
-    if let Some(o) = v.as_object() {
-        for k in s["required"].as_array().into_iter().flatten() {
-            let k = k.as_str().expect("required name");
-            if !o.contains_key(k) {
-                errs.push(format!("{at}: no {k:?}"));
-            }
-        }
-        let props = s["properties"].as_object();
-        for (k, x) in o {
-            match props.and_then(|p| p.get(k)) {
-                Some(ps) => check(x, ps, root, &format!("{at}.{k}"), errs),
-                None if s["additionalProperties"] == false => {
-                    errs.push(format!("{at}: unexpected {k:?}"))
-                }
-                None => {}
-            }
-        }
-    }
-    if let Some(a) = v.as_array() {
-        if s["minItems"].as_u64().is_some_and(|m| (a.len() as u64) < m)
-            || s["maxItems"].as_u64().is_some_and(|m| (a.len() as u64) > m)
-        {
-            errs.push(format!("{at}: {} items", a.len()));
-        }
-        if let Some(is) = s.get("items") {
-            for (i, x) in a.iter().enumerate() {
-                check(x, is, root, &format!("{at}[{i}]"), errs);
-            }
-        }
-    }
-    for x in s["allOf"].as_array().into_iter().flatten() {
-        check(v, x, root, at, errs);
-    }
-    if let Some(one) = s["oneOf"].as_array() {
-        let n = one
-            .iter()
-            .filter(|x| {
-                let mut e = Vec::new();
-                check(v, x, root, at, &mut e);
-                e.is_empty()
-            })
-            .count();
-        if n != 1 {
-            errs.push(format!("{at}: {v} matches {n} of oneOf"));
-        }
-    }
-}
 
 fn schema() -> Value {
     let p = repo().join("docs/schemas/finding.schema.json");

@@ -35,7 +35,7 @@
 use std::cmp::Ordering;
 
 use crate::clustering::{BoundKind, ClusteringPrefix};
-use crate::types::{CqlType, Native};
+use crate::types::{CqlType, Native, MAX_DEPTH};
 
 // ------------------------------------------------------------- prefixes
 
@@ -242,8 +242,6 @@ pub fn compare_value(ty: &CqlType, a: &[u8], b: &[u8]) -> Ordering {
     compare_depth(ty, a, b, 0)
 }
 
-const MAX_DEPTH: u32 = crate::value::MAX_DEPTH;
-
 fn compare_depth(ty: &CqlType, a: &[u8], b: &[u8], depth: u32) -> Ordering {
     if depth > MAX_DEPTH {
         return a.cmp(b);
@@ -440,7 +438,7 @@ fn magnitude_bounds(ua: &[u8], sa: i64, ub: &[u8], sb: i64) -> Option<Ordering> 
 /// Significant decimal digits of `|unscaled|` (no leading or trailing
 /// zeros) and the power of ten of the last one.
 fn decimal_digits(unscaled: &[u8], scale: i64) -> (String, i64) {
-    let (_, s) = crate::value::varint_magnitude(unscaled);
+    let (_, s) = crate::varint::varint_magnitude(unscaled);
     let d = s.trim_start_matches('0');
     let t = d.trim_end_matches('0');
     (t.to_string(), -scale + (d.len() - t.len()) as i64)

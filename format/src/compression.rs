@@ -328,7 +328,7 @@ fn non_negative(cur: &mut Cur<'_>, what: &'static str) -> Result<u32> {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::index::corpus;
+    use crate::test_support as corpus;
     use crate::version::Version;
     use proptest::prelude::*;
 
@@ -479,6 +479,7 @@ mod tests {
         let (mut row, mut other, mut corrupt_err) = (0, 0, 0);
         let mut kinds = std::collections::BTreeMap::new();
         let mut failures = Vec::new();
+        let mut failed = std::collections::BTreeSet::new();
         for f in &files {
             let res = CompressionInfo::parse(&f.read(), &f.features()).and_then(|c| {
                 if let Some(p) = f.sibling("Data.db") {
@@ -502,6 +503,7 @@ mod tests {
                 Err(e) if f.is_corrupt() => {
                     eprintln!("expected error in corrupt set: {}: {e}", f.path.display());
                     corrupt_err += 1;
+                    failed.insert(corpus::short_name(f));
                 }
                 Err(e) => failures.push(format!("{}: {e}", f.path.display())),
             }
@@ -512,5 +514,17 @@ mod tests {
             files.len()
         );
         assert!(failures.is_empty(), "{failures:#?}");
+        // The files MANIFEST.md marks corrupt that this check must reject.
+        corpus::check_failures(
+            "CompressionInfo.db",
+            &files,
+            &failed,
+            &[
+                "badcompression/la-1-big-CompressionInfo.db",
+                "badcompression/la-2-big-CompressionInfo.db",
+                "bigsummary/la-76-big-CompressionInfo.db",
+                "compression-premature-eof/mc-1-big-CompressionInfo.db",
+            ],
+        );
     }
 }

@@ -160,7 +160,7 @@ impl CrcFile {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::index::corpus;
+    use crate::test_support as corpus;
     use proptest::prelude::*;
 
     fn build(chunk: u32, data: &[u8], algo: ChecksumAlgo) -> Vec<u8> {
@@ -248,6 +248,7 @@ mod tests {
         }
         let (mut row, mut other, mut corrupt_err, mut chunks) = (0, 0, 0, 0);
         let mut failures = Vec::new();
+        let mut failed = std::collections::BTreeSet::new();
         for f in &files {
             let algo = ChecksumAlgo::for_crc_file(&f.features());
             let res = CrcFile::parse(&f.read()).and_then(|c| {
@@ -263,6 +264,7 @@ mod tests {
                 Err(e) if f.is_corrupt() => {
                     eprintln!("expected error in corrupt set: {}: {e}", f.path.display());
                     corrupt_err += 1;
+                    failed.insert(corpus::short_name(f));
                 }
                 Err(e) => failures.push(format!("{}: {e}", f.path.display())),
             }
@@ -273,5 +275,23 @@ mod tests {
             files.len()
         );
         assert!(failures.is_empty(), "{failures:#?}");
+        // The files MANIFEST.md marks corrupt that this check must reject.
+        corpus::check_failures(
+            "CRC.db",
+            &files,
+            &failed,
+            &[
+                "3.x-uncompressed-integrity_check-invalid_checksums/me-1-big-CRC.db",
+                "broken_ranges/la-2-big-CRC.db",
+                "bad_column_name/la-58-big-CRC.db",
+                "broken_close_tombstone/mc-122-big-CRC.db",
+                "broken_end_composite/la-76-big-CRC.db",
+                "broken_open_tombstone/mc-122-big-CRC.db",
+                "broken_start_composite/la-76-big-CRC.db",
+                "invalid_boundary/mc-33-big-CRC.db",
+                "mismatched_timestamp/mc-122-big-CRC.db",
+                "static_with_clustering/la-58-big-CRC.db",
+            ],
+        );
     }
 }

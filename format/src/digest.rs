@@ -258,7 +258,7 @@ impl Digest {
 mod tests {
     use super::*;
     use crate::compression::CompressionInfo;
-    use crate::index::corpus;
+    use crate::test_support as corpus;
     use proptest::prelude::*;
 
     #[test]
@@ -363,6 +363,7 @@ mod tests {
         let (mut matched, mut no_data, mut corrupt_err, mut payload_only) = (0, 0, 0, 0);
         let mut by_algo = std::collections::BTreeMap::new();
         let mut failures = Vec::new();
+        let mut failed = std::collections::BTreeSet::new();
         let mut sha1 = 0;
         for f in &files {
             // Pre-2.1 (`jb`) Digest.sha1: sha1sum output of Data.db.
@@ -414,6 +415,7 @@ mod tests {
                 Err(e) if f.is_corrupt() => {
                     eprintln!("expected error in corrupt set: {}: {e}", f.path.display());
                     corrupt_err += 1;
+                    failed.insert(corpus::short_name(f));
                 }
                 Err(e) => failures.push(format!("{}: {e}", f.path.display())),
             }
@@ -425,5 +427,25 @@ mod tests {
             files.len()
         );
         assert!(failures.is_empty(), "{failures:#?}");
+        // The files MANIFEST.md marks corrupt that this check must reject.
+        corpus::check_failures(
+            "Digest",
+            &files,
+            &failed,
+            &[
+                "3.x-lz4-integrity_check-invalid_checksums/me-1-big-Digest.crc32",
+                "3.x-lz4-integrity_check-invalid_digest/me-1-big-Digest.crc32",
+                "3.x-uncompressed-integrity_check-invalid_checksums/me-1-big-Digest.crc32",
+                "3.x-uncompressed-integrity_check-invalid_digest/me-1-big-Digest.crc32",
+                "bad_column_name/la-58-big-Digest.sha1",
+                "broken_close_tombstone/mc-122-big-Digest.crc32",
+                "broken_end_composite/la-76-big-Digest.sha1",
+                "broken_open_tombstone/mc-122-big-Digest.crc32",
+                "broken_start_composite/la-76-big-Digest.sha1",
+                "invalid_boundary/mc-33-big-Digest.crc32",
+                "mismatched_timestamp/mc-122-big-Digest.crc32",
+                "static_with_clustering/la-58-big-Digest.sha1",
+            ],
+        );
     }
 }

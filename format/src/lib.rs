@@ -33,6 +33,7 @@ pub mod error;
 pub mod filter;
 pub mod index;
 pub mod io;
+pub mod lookup;
 pub mod merge;
 pub mod read;
 pub mod schema;
@@ -41,11 +42,14 @@ pub mod scylla;
 pub mod sstable;
 pub mod statistics;
 pub mod summary;
+#[cfg(test)]
+pub(crate) mod test_support;
 pub mod toc;
 pub mod token;
 pub mod types;
 pub mod validate;
 pub mod value;
+pub mod varint;
 pub mod version;
 pub mod write;
 

@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::scylla::ScyllaSchema;
-use crate::statistics::SerializationHeader;
+use crate::statistics::{ColumnDef, SerializationHeader};
 use crate::types::{CqlType, Native};
 
 /// Sort order of a clustering column.
@@ -198,7 +198,7 @@ impl TableSchema {
     pub fn udts(&self) -> Vec<UdtDef> {
         let mut out: Vec<UdtDef> = Vec::new();
         fn walk(t: &CqlType, out: &mut Vec<UdtDef>, depth: u32) {
-            if depth > crate::value::MAX_DEPTH {
+            if depth > crate::types::MAX_DEPTH {
                 return;
             }
             match t {
@@ -466,7 +466,7 @@ pub fn cql_type(t: &CqlType) -> String {
 /// `frozen`: inside a frozen type, where nothing is wrapped in `frozen<>`
 /// again (the outermost frozen type gets it from its [`CqlType::Frozen`]).
 fn type_str(t: &CqlType, frozen: bool, depth: u32) -> String {
-    if depth > crate::value::MAX_DEPTH {
+    if depth > crate::types::MAX_DEPTH {
         return "blob".into();
     }
     match t {
@@ -923,7 +923,7 @@ fn parse_type(
     frozen: bool,
     depth: u32,
 ) -> Result<CqlType> {
-    if depth > crate::value::MAX_DEPTH {
+    if depth > crate::types::MAX_DEPTH {
         return Err(p.err("type nested too deeply"));
     }
     if let Some(Tok::Str(class)) = p.peek().cloned() {
@@ -1057,7 +1057,7 @@ fn freeze_nested(t: CqlType, frozen: bool) -> CqlType {
 /// Remove `FrozenType` wrappers inside a frozen type (Cassandra prints
 /// frozen types' inner types without them).
 fn strip_frozen(t: &CqlType, depth: u32) -> CqlType {
-    if depth > crate::value::MAX_DEPTH {
+    if depth > crate::types::MAX_DEPTH {
         return t.clone();
     }
     let s = |t: &CqlType| Box::new(strip_frozen(t, depth + 1));
@@ -1083,6 +1083,52 @@ fn strip_frozen(t: &CqlType, depth: u32) -> CqlType {
         },
         CqlType::Vector(e, n) => CqlType::Vector(s(e), *n),
         t => t.clone(),
+    }
+}
+
+/// Name of the hidden value column of a dense compact table declared
+/// without a regular column (C\* `CompactTables.DEFAULT_VALUE_ALIAS`).
+pub const HIDDEN_VALUE_COLUMN: &str = "value";
+
+/// The serialization header the decoders see for a `ka`/`la` sstable of
+/// table `s`: its key, clustering (with `ReversedType` for DESC) and column
+/// types, and zero encoding stats (the legacy decoder yields absolute values).
+///
+/// A dense compact table (COMPACT STORAGE with clustering columns) declared
+/// without a regular column gets the hidden `value` column as a `blob` (C\*
+/// keeps it as an `EmptyType` column that may hold bytes, CASSANDRA-15778).
+pub fn legacy_header(s: &TableSchema) -> SerializationHeader {
+    let def = |name: &str, ty: &CqlType| ColumnDef {
+        name: name.to_string(),
+        name_bytes: name.as_bytes().to_vec(),
+        ty: ty.clone(),
+        type_string: ty.class_string(),
+    };
+    let pk = s.partition_key_type();
+    let ck = s.clustering_types();
+    let mut regular: Vec<ColumnDef> = s
+        .regular_columns
+        .iter()
+        .map(|c| def(&c.name, &c.ty))
+        .collect();
+    if s.compact_storage && !s.clustering.is_empty() && regular.is_empty() {
+        regular.push(def(HIDDEN_VALUE_COLUMN, &CqlType::Native(Native::Blob)));
+    }
+    SerializationHeader {
+        min_timestamp: 0,
+        min_local_deletion_time: 0,
+        min_ttl: 0,
+        raw_deltas: (0, 0, 0),
+        partition_key_type_string: pk.class_string(),
+        partition_key_type: pk,
+        clustering_type_strings: ck.iter().map(CqlType::class_string).collect(),
+        clustering_types: ck,
+        static_columns: s
+            .static_columns
+            .iter()
+            .map(|c| def(&c.name, &c.ty))
+            .collect(),
+        regular_columns: regular,
     }
 }
 

@@ -617,7 +617,8 @@ impl ScyllaMetadata {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::index::{corpus, IndexReader};
+    use crate::index::IndexReader;
+    use crate::test_support as corpus;
     use crate::token::{murmur3_token, Partitioner};
     use proptest::prelude::*;
 

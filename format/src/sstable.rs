@@ -94,9 +94,16 @@ impl Sstable {
         self.table_schema.as_deref()
     }
 
+    /// Read and decode Statistics.db (strict checksums).
+    pub fn statistics(&self) -> Result<crate::statistics::Statistics> {
+        let bytes = self.read_component(Component::Statistics)?;
+        crate::statistics::Statistics::parse(&bytes, self.features())
+            .map_err(|e| e.in_file(&self.path(Component::Statistics)))
+    }
+
     /// The serialization header the Data.db decoders use: Statistics.db's
     /// own for the row format; for `ka`/`la` (no header) one synthesized
-    /// from the attached table schema ([`crate::data::legacy::legacy_header`],
+    /// from the attached table schema ([`crate::schema::legacy_header`],
     /// zero encoding stats). Fails with [`ErrorKind::Unsupported`] naming
     /// the file when a `ka`/`la` sstable has no schema attached.
     pub fn data_header(
@@ -105,7 +112,7 @@ impl Sstable {
     ) -> Result<crate::statistics::SerializationHeader> {
         if self.features().legacy_cells {
             return match &self.table_schema {
-                Some(s) => Ok(crate::data::legacy::legacy_header(s)),
+                Some(s) => Ok(crate::schema::legacy_header(s)),
                 None => Err(Error::new(
                     ErrorKind::Unsupported(format!(
                         "version {} stores no schema: pass the table's CREATE TABLE with \

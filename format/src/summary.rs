@@ -338,7 +338,8 @@ fn trailer_parses(t: &[u8]) -> bool {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::index::{corpus, IndexReader};
+    use crate::index::IndexReader;
+    use crate::test_support as corpus;
     use proptest::prelude::*;
 
     /// §5 worked example: `nb-1-big-Summary.db`.
@@ -528,6 +529,7 @@ mod tests {
         }
         let (mut row, mut legacy, mut corrupt_err, mut trailers) = (0, 0, 0, 0);
         let mut failures = Vec::new();
+        let mut failed = std::collections::BTreeSet::new();
         for f in &files {
             let res = Summary::parse(&f.read(), &f.features()).map(|s| {
                 assert_eq!(s.len(), s.header.offset_count as usize);
@@ -552,6 +554,7 @@ mod tests {
                 Err(e) if f.is_corrupt() => {
                     eprintln!("expected error in corrupt set: {}: {e}", f.path.display());
                     corrupt_err += 1;
+                    failed.insert(corpus::short_name(f));
                 }
                 Err(e) => failures.push(format!("{}: {e}", f.path.display())),
             }
@@ -562,6 +565,8 @@ mod tests {
             files.len()
         );
         assert!(failures.is_empty(), "{failures:#?}");
+        // The files MANIFEST.md marks corrupt that this check must reject.
+        corpus::check_failures("Summary.db", &files, &failed, &[]);
     }
 
     #[test]

@@ -417,8 +417,9 @@ struct Parser<'a> {
     depth: u32,
 }
 
-/// Nesting deeper than this is rejected (bounded recursion on hostile input).
-const MAX_DEPTH: u32 = 64;
+/// Nesting of types and values deeper than this is rejected (bounded
+/// recursion on hostile input).
+pub const MAX_DEPTH: u32 = 64;
 
 impl Parser<'_> {
     fn err(&self, m: &str) -> Error {

@@ -25,8 +25,8 @@
 //!
 //! `--reverse`: each partition's rows and range tombstones in reverse
 //! clustering order (partitions stay in Data.db order), in bounded memory
-//! through the promoted indexes of Index.db (see [`super::read`]); BIG
-//! sstables only (BTI: exit 3).
+//! through each partition's row index: the promoted index of Index.db (BIG)
+//! or Rows.db (BTI); see [`super::read`].
 //!
 //! `--merge`: the sstables read as one table ([`crate::merged`]): one
 //! output of the reconciled partitions. `--key` looks each key up in every
@@ -50,10 +50,6 @@
 //! Exit status: 0 ok; 2 usage (a `--key` that does not parse for the key
 //! type); 3 unreadable input (including a Data.db that ends inside a partition
 //! or before the last partition its index lists).
-
-// `CmdError` wraps `sstkit_format::Error` by value, which clippy finds large
-// for every `CmdResult`; boxing it is a crate-wide change (lib.rs), not this
-// module's.
 
 use std::io::{self, Write};
 

@@ -31,18 +31,14 @@ use serde_json::{json, Value};
 use sstkit_format::clustering::ClusteringPrefix;
 use sstkit_format::deletion::DeletionTime;
 use sstkit_format::index::IndexName;
-use sstkit_format::index::{IndexEntry, IndexReader};
-use sstkit_format::io::ReadKind;
+use sstkit_format::index::{for_each_entry, IndexEntry};
 use sstkit_format::types::CqlType;
-use sstkit_format::{Component, Error, ErrorKind, Sstable};
+use sstkit_format::{Component, ErrorKind};
 
 use crate::cli::{DumpIndexArgs, OutputFormat};
 use crate::output::{hex, table};
 use crate::render::{clustering_json, read_statistics, KeyCtx};
-use crate::{for_each_sstable, CmdResult, Outcome};
-
-/// Index.db bytes per read.
-const READ_SIZE: u64 = 1 << 20;
+use crate::{for_each_sstable, CmdError, CmdResult, Outcome};
 
 fn deletion_json(d: &DeletionTime) -> Value {
     json!({"timestamp": d.marked_for_delete_at, "deletion_time": d.local_deletion_time})
@@ -99,71 +95,6 @@ fn entry_json(
     Ok(v)
 }
 
-/// Stream every Index.db entry through `f`, reading `READ_SIZE` bytes at a
-/// time and re-reading from the last complete entry when one straddles a
-/// read boundary.
-pub fn for_each_entry(
-    sst: &Sstable,
-    mut f: impl FnMut(&IndexEntry<'_>) -> CmdResult<()>,
-) -> CmdResult<()> {
-    sst.require(Component::Index)?;
-    let path = sst.path(Component::Index);
-    let len = sst.io.len(Component::Index).map_err(|e| e.in_file(&path))?;
-    // Every sstable has a partition, so an empty Index.db was cut short.
-    if len == 0 {
-        return Err(Error::at(
-            ErrorKind::UnexpectedEof { need: 1, have: 0 },
-            Component::Index,
-            0,
-            "index entry",
-        )
-        .in_file(&path)
-        .into());
-    }
-    let mut base = 0u64;
-    let mut want = READ_SIZE;
-    while base < len {
-        let n = want.min(len - base);
-        let buf = sst
-            .io
-            .read(Component::Index, base, n as usize, ReadKind::Scan)
-            .map_err(|e| e.in_file(&path))?;
-        let at_end = base + n == len;
-        let mut r = IndexReader::at(&buf, base, sst.features());
-        let mut next = base;
-        loop {
-            match r.next() {
-                Ok(Some(e)) => {
-                    next = e.offset + e.len;
-                    f(&e)?;
-                }
-                Ok(None) => break,
-                // An entry straddles the end of this read: read again from it.
-                Err(e) if !at_end && is_truncation(&e.kind) => break,
-                Err(e) => return Err(e.in_file(&path).into()),
-            }
-        }
-        if at_end {
-            break;
-        }
-        if next == base {
-            // One entry larger than the read: grow the read (bounded by the file).
-            want = want.saturating_mul(2);
-        } else {
-            base = next;
-            want = READ_SIZE;
-        }
-    }
-    Ok(())
-}
-
-fn is_truncation(k: &ErrorKind) -> bool {
-    matches!(
-        k,
-        ErrorKind::UnexpectedEof { .. } | ErrorKind::LengthOutOfRange { .. }
-    )
-}
-
 /// Run the command.
 pub fn run(a: &DumpIndexArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     for_each_sstable(
@@ -206,7 +137,7 @@ pub fn run(a: &DumpIndexArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                     "width",
                     "open marker",
                 ]);
-                for_each_entry(sst, |e| {
+                for_each_entry::<CmdError>(sst, |e| {
                     let pi = e
                         .promoted
                         .as_ref()
@@ -254,7 +185,7 @@ pub fn run(a: &DumpIndexArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                 }
                 emit.text(&s)?;
             } else {
-                for_each_entry(sst, |e| {
+                for_each_entry::<CmdError>(sst, |e| {
                     let v = entry_json(e, &ctx, &types, &fixed, a.promoted_index)
                         .map_err(|err| err.in_file(&sst.path(Component::Index)))?;
                     emit.json.item(&v)?;

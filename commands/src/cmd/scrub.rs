@@ -200,7 +200,7 @@ pub fn run(a: &ScrubArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                     }),
                 );
             }
-            crate::cmd::validate::emit_report(sst, emit, &ctx, summary, &report.problems)
+            crate::findings::emit_report(sst, emit, &ctx, summary, &report.problems)
         },
     )
 }

@@ -318,9 +318,8 @@ impl Out {
     /// `$TOMBSTONE`. The text after the timestamp is kept for the last
     /// deletion time (rows written in the same second share that; their
     /// timestamps differ). The whole text of the last tombstone is not kept:
-    /// copying it out of the buffer after writing it, for the next column
-    /// with the same deletion, measured slower than writing the timestamp
-    /// again (about 2% of an ndjson dump of the mixed bench table).
+    /// copying it back out of the buffer for the next column with the same
+    /// deletion costs more than writing the timestamp again.
     fn tombstone(&mut self, d: Option<&DeletionTime>) {
         match d {
             None => self.buf.push_str("{}"),

@@ -34,7 +34,7 @@
 //! `C = EXCL_END(P, t)`.
 
 use crate::clustering::{BoundKind, ClusteringPrefix};
-use crate::read::OwnedClustering;
+use crate::lookup::OwnedClustering;
 use crate::token::{murmur3_token, random_token, Partitioner};
 use crate::types::{CqlType, Native};
 

@@ -36,7 +36,7 @@ use crate::deletion::DeletionTime;
 use crate::error::{Error, ErrorKind, Result};
 use crate::filter::BloomFilter;
 use crate::io::{IoLayer, ReadKind};
-use crate::read::{
+use crate::lookup::{
     Absence, IndexBlock, OwnedClustering, PartitionHandle, PartitionIndex, RowIndex,
 };
 use crate::sstable::Sstable;

@@ -11,9 +11,9 @@
 //! * [`partitions`]: Partitions.db footer, payloads, exact lookup,
 //!   enumeration.
 //! * [`rows`]: Rows.db entries, row-trie payloads, enumeration, floor.
-//! * [`index`]: [`BtiIndex`], the [`crate::read::PartitionIndex`] of BTI
+//! * [`index`]: [`BtiIndex`], the [`crate::lookup::PartitionIndex`] of BTI
 //!   sstables, and [`BtiRowIndex`], a row trie as a
-//!   [`crate::read::RowIndex`], so that [`crate::read::BoundedReader`] reads
+//!   [`crate::lookup::RowIndex`], so that [`crate::read::BoundedReader`] reads
 //!   BTI partitions the way it reads BIG ones.
 //!
 //! Reading model: lookups read Partitions.db and Rows.db page by page

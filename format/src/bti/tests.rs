@@ -23,7 +23,7 @@ use crate::compare::compare_clustering;
 use crate::component::Component;
 use crate::data::{Fragment, ScanReader};
 use crate::deletion::DeletionTime;
-use crate::read::{OwnedClustering, PartitionIndex, RowIndex};
+use crate::lookup::{OwnedClustering, PartitionIndex, RowIndex};
 use crate::sstable::Sstable;
 use crate::statistics::{SerializationHeader, Statistics};
 use crate::token::Partitioner;

@@ -27,7 +27,7 @@
 //! There is no schema in the sstable: the table schema comes from a CQL
 //! file ([`crate::sstable::Sstable::set_table_schema`]); [`legacy_header`]
 //! synthesizes a serialization header from it (zero encoding stats) so the
-//! rest of the crate keeps keying on [`SerializationHeader`].
+//! rest of the crate keeps keying on [`SerializationHeader`](crate::statistics::SerializationHeader).
 //!
 //! # Cell names (C\* 2.x comparators)
 //!
@@ -82,8 +82,7 @@ use crate::cur::Cur;
 use crate::deletion::DeletionTime;
 use crate::error::{Error, ErrorKind, Result};
 use crate::schema::TableSchema;
-use crate::statistics::{ColumnDef, SerializationHeader};
-use crate::types::{CqlType, Native};
+pub use crate::schema::{legacy_header, HIDDEN_VALUE_COLUMN};
 
 use super::model::{
     cell_flags, flags, Cell, ColumnData, Fragment, LivenessInfo, MarkerDeletion,
@@ -102,52 +101,6 @@ mod mask {
     pub const RANGE_TOMBSTONE: u8 = 0x10;
     /// Scylla only: shadowable row tombstone (serialized like a range tombstone).
     pub const SHADOWABLE: u8 = 0x40;
-}
-
-/// Name of the hidden value column of a dense compact table declared
-/// without a regular column (C\* `CompactTables.DEFAULT_VALUE_ALIAS`).
-pub const HIDDEN_VALUE_COLUMN: &str = "value";
-
-/// The serialization header the decoders see for a `ka`/`la` sstable of
-/// table `s`: its key, clustering (with `ReversedType` for DESC) and column
-/// types, and zero encoding stats (the legacy decoder yields absolute values).
-///
-/// A dense compact table (COMPACT STORAGE with clustering columns) declared
-/// without a regular column gets the hidden `value` column as a `blob` (C\*
-/// keeps it as an `EmptyType` column that may hold bytes, CASSANDRA-15778).
-pub fn legacy_header(s: &TableSchema) -> SerializationHeader {
-    let def = |name: &str, ty: &CqlType| ColumnDef {
-        name: name.to_string(),
-        name_bytes: name.as_bytes().to_vec(),
-        ty: ty.clone(),
-        type_string: ty.class_string(),
-    };
-    let pk = s.partition_key_type();
-    let ck = s.clustering_types();
-    let mut regular: Vec<ColumnDef> = s
-        .regular_columns
-        .iter()
-        .map(|c| def(&c.name, &c.ty))
-        .collect();
-    if s.compact_storage && !s.clustering.is_empty() && regular.is_empty() {
-        regular.push(def(HIDDEN_VALUE_COLUMN, &CqlType::Native(Native::Blob)));
-    }
-    SerializationHeader {
-        min_timestamp: 0,
-        min_local_deletion_time: 0,
-        min_ttl: 0,
-        raw_deltas: (0, 0, 0),
-        partition_key_type_string: pk.class_string(),
-        partition_key_type: pk,
-        clustering_type_strings: ck.iter().map(CqlType::class_string).collect(),
-        clustering_types: ck,
-        static_columns: s
-            .static_columns
-            .iter()
-            .map(|c| def(&c.name, &c.ty))
-            .collect(),
-        regular_columns: regular,
-    }
 }
 
 /// How cell names are laid out for a table (see the module docs).

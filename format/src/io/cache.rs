@@ -12,7 +12,9 @@ use std::any::Any;
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
+use super::{IoLayer, ReadKind};
 use crate::component::Component;
+use crate::error::{Error, ErrorKind, Result};
 
 /// What a cache entry is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -143,6 +145,136 @@ impl Lru {
     #[cfg(test)]
     pub(crate) fn used(&self) -> u64 {
         self.used
+    }
+}
+
+impl IoLayer {
+    /// True when the index cache keeps pages across operations.
+    pub fn cache_enabled(&self) -> bool {
+        self.opts.index_cache_bytes > 0
+    }
+
+    fn cache_get(&self, k: &CacheKey) -> Option<CacheValue> {
+        if self.cache_enabled() {
+            let v = self.cache.borrow_mut().get(k);
+            let mut st = self.stats.borrow_mut();
+            let s = st.get_mut(k.component());
+            if v.is_some() {
+                s.cache_hits += 1;
+            } else {
+                s.cache_misses += 1;
+            }
+            v
+        } else {
+            self.scratch.borrow_mut().get(k)
+        }
+    }
+
+    fn cache_put(&self, k: CacheKey, v: CacheValue, size: u64) {
+        if self.cache_enabled() {
+            let evicted = self.cache.borrow_mut().put(k, v, size);
+            let mut st = self.stats.borrow_mut();
+            for e in evicted {
+                st.get_mut(e.component()).cache_evictions += 1;
+            }
+        } else {
+            self.scratch.borrow_mut().put(k, v, size);
+        }
+    }
+
+    /// Read `len` bytes at `off` of `c` through the index cache: pages of
+    /// `unit` bytes, each a hit or a miss; runs of missing pages are read
+    /// together (aligned, split at `max_io`) and cached.
+    pub fn read_cached(&self, c: Component, off: u64, len: usize) -> Result<Vec<u8>> {
+        let of = self.file(c)?;
+        let mut out = self.check_range(c, &of, off, len)?;
+        if len == 0 {
+            return Ok(out);
+        }
+        let u = self.opts.unit;
+        let (p0, p1) = (off / u, (off + len as u64 - 1) / u);
+        let n = (p1 - p0 + 1) as usize;
+        let mut pages: Vec<Option<Rc<[u8]>>> = Vec::with_capacity(n);
+        for p in p0..=p1 {
+            pages.push(match self.cache_get(&CacheKey::Page(c, p)) {
+                Some(CacheValue::Page(b)) => Some(b),
+                _ => None,
+            });
+        }
+        let mut i = 0;
+        while i < n {
+            if pages[i].is_some() {
+                i += 1;
+                continue;
+            }
+            let mut j = i;
+            while j < n && pages[j].is_none() {
+                j += 1;
+            }
+            let start = (p0 + i as u64) * u;
+            let end = ((p0 + j as u64) * u).min(of.len);
+            let bytes = self.issue(c, &of, start, end, ReadKind::Point)?;
+            for (k, chunk) in bytes.chunks(u as usize).enumerate() {
+                let page: Rc<[u8]> = Rc::from(chunk);
+                let key = CacheKey::Page(c, p0 + (i + k) as u64);
+                self.cache_put(key, CacheValue::Page(Rc::clone(&page)), chunk.len() as u64);
+                pages[i + k] = Some(page);
+            }
+            i = j;
+        }
+        let end = off + len as u64;
+        for (k, page) in pages.iter().enumerate() {
+            let ps = (p0 + k as u64) * u;
+            let page = page.as_deref().unwrap_or(&[]);
+            let s = off.max(ps) - ps;
+            let e = (end.min(ps + page.len() as u64)).saturating_sub(ps);
+            if s < e {
+                out.extend_from_slice(&page[s as usize..e as usize]);
+            }
+        }
+        if out.len() != len {
+            let e = Error::at(
+                ErrorKind::UnexpectedEof {
+                    need: len as u64,
+                    have: out.len() as u64,
+                },
+                c,
+                off,
+                "cached component read",
+            );
+            return Err(self.locate(c, e, None));
+        }
+        Ok(out)
+    }
+
+    /// A parsed object kept in the index cache under `(ns, a, b)` (e.g. a
+    /// promoted-index block: its promoted index's Index.db offset and
+    /// number). Counts a hit or a miss on component `c`.
+    pub(crate) fn cached_object<T: Any>(
+        &self,
+        c: Component,
+        ns: u8,
+        a: u64,
+        b: u64,
+    ) -> Option<Rc<T>> {
+        match self.cache_get(&CacheKey::Object(c, ns, a, b)) {
+            Some(CacheValue::Object(o)) => o.downcast::<T>().ok(),
+            _ => None,
+        }
+    }
+
+    /// Keep a parsed object of about `size` bytes in the index cache
+    /// (accounted on component `c`).
+    pub(crate) fn cache_object<T: Any>(
+        &self,
+        c: Component,
+        ns: u8,
+        a: u64,
+        b: u64,
+        v: Rc<T>,
+        size: u64,
+    ) {
+        self.cache_put(CacheKey::Object(c, ns, a, b), CacheValue::Object(v), size);
     }
 }
 

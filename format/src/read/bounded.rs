@@ -216,7 +216,7 @@ impl<'s> BoundedReader<'s> {
             }
             (ri, naive) => {
                 clip.plan.blocks = ri.as_ref().map_or(0, |r| r.block_count());
-                read_whole(&self.ctx, &mut self.reader, h, naive, &mut clip, f)?;
+                read_whole(&mut self.reader, h, naive, &mut clip, f)?;
             }
         }
         Ok(clip.plan)
@@ -771,14 +771,12 @@ fn read_indexed<E: From<Error>>(
 }
 
 fn read_whole<E: From<Error>>(
-    ctx: &Ctx<'_>,
     reader: &mut ScanReader<'_>,
     h: &PartitionHandle,
     naive: bool,
     clip: &mut Clip<'_>,
     f: &mut Visitor<'_, E>,
 ) -> std::result::Result<(), E> {
-    let _ = ctx;
     reader.set_read_kind(if naive {
         ReadKind::Scan
     } else {
@@ -805,8 +803,9 @@ fn read_whole<E: From<Error>>(
             )))
         }
     };
-    // The first fragment after the header tells where the header ends.
-    let (stop, header_done) = {
+    // The first fragment after the header tells where the header ends; the
+    // partition stops there when the first fragment is already past the slice.
+    let stop = {
         let at = reader.position();
         let Some(first) = reader.next_fragment()? else {
             return Err(E::from(Error::at(
@@ -829,23 +828,23 @@ fn read_whole<E: From<Error>>(
         match first {
             Fragment::StaticRow(r) => {
                 f(Event::StaticRow(&r))?;
-                (None, true)
+                None
             }
             Fragment::Row(r) => {
                 if clip.row(&r, f)? {
-                    (None, true)
+                    None
                 } else {
-                    (Some(r.position), true)
+                    Some(r.position)
                 }
             }
             Fragment::Marker(m) => {
                 if clip.marker(&m, f)? {
-                    (None, true)
+                    None
                 } else {
-                    (Some(m.position), true)
+                    Some(m.position)
                 }
             }
-            Fragment::PartitionEnd { position } => (Some(position), true),
+            Fragment::PartitionEnd { position } => Some(position),
             Fragment::PartitionStart { position, .. } => {
                 return Err(E::from(bad(
                     "unfiltered",
@@ -855,7 +854,6 @@ fn read_whole<E: From<Error>>(
             }
         }
     };
-    debug_assert!(header_done);
     let stop = match stop {
         Some(s) => s,
         None => drive(reader, clip, None, None, f)?,

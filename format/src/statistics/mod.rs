@@ -44,7 +44,6 @@ pub use stats::{
 use crate::component::Component;
 use crate::cur::Cur;
 use crate::error::{Error, ErrorKind, Result};
-use crate::sstable::Sstable;
 use crate::version::Features;
 
 /// The metadata component kinds (`MetadataType` ordinals).
@@ -184,13 +183,6 @@ impl Statistics {
     /// `info`, which shows the rest).
     pub fn parse_salvage(bytes: &[u8], features: Features) -> Result<Statistics> {
         Self::parse_with(bytes, features, false, true)
-    }
-
-    /// Read and decode the sstable's Statistics.db (strict checksums).
-    pub fn read(sst: &Sstable) -> Result<Statistics> {
-        let bytes = sst.read_component(Component::Statistics)?;
-        Statistics::parse(&bytes, sst.features())
-            .map_err(|e| e.in_file(&sst.path(Component::Statistics)))
     }
 
     fn parse_with(bytes: &[u8], f: Features, strict: bool, salvage: bool) -> Result<Statistics> {

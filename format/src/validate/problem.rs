@@ -279,6 +279,32 @@ impl Problem {
     }
 }
 
+/// The checksum pass's findings in the classes of the shared finding shape
+/// (kept here, with the classes, so that the pass does not depend on them).
+impl ChecksumFinding {
+    /// The finding's class in the shared finding shape of `validate`,
+    /// `validate-checksums` and `scrub`.
+    pub fn problem_class(&self) -> ProblemClass {
+        match self {
+            ChecksumFinding::BadChunk { .. } => ProblemClass::BadChunk,
+            ChecksumFinding::TruncatedChunk { .. } => ProblemClass::TruncatedChunk,
+            ChecksumFinding::ChunksOutOfRange { .. } => ProblemClass::ChunksOutOfRange,
+            ChecksumFinding::UncoveredBytes { .. } => ProblemClass::UncoveredBytes,
+            ChecksumFinding::CrcCountMismatch { .. } => ProblemClass::CrcCountMismatch,
+            ChecksumFinding::DigestMismatch { .. } => ProblemClass::DigestMismatch,
+            ChecksumFinding::MissingChecksums => ProblemClass::MissingChecksums,
+            ChecksumFinding::MissingDigest => ProblemClass::MissingDigest,
+            ChecksumFinding::MissingComponent { .. } => ProblemClass::MissingComponent,
+            ChecksumFinding::CorruptMetadata { .. } => ProblemClass::CorruptMetadata,
+        }
+    }
+
+    /// Short snake-case name of the finding's class ([`ProblemClass::as_str`]).
+    pub fn class(&self) -> &'static str {
+        self.problem_class().as_str()
+    }
+}
+
 impl From<ChecksumFinding> for Problem {
     /// Class from the finding's kind; offset: the uncompressed Data.db
     /// offset of a chunk finding, where the stored bytes start for

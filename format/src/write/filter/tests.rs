@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 use super::*;
 use crate::data::{Fragment, ScanReader};
 use crate::filter::BloomFilter;
-use crate::index::{corpus, IndexReader};
+use crate::index::IndexReader;
 use crate::sstable::Sstable;
 use crate::statistics::Statistics;
+use crate::test_support as corpus;
 use crate::version::Version;
 
 fn feats(v: &str) -> Features {

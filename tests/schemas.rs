@@ -1,0 +1,278 @@
+//! Output contracts: the real `--output json` and `--output ndjson` output of
+//! every command, and the `--io-stats=json` lines, checked against their
+//! JSON Schema in `docs/schemas/` (README "Output schemas").
+
+use serde_json::Value;
+
+use crate::schema_check::{check, load};
+use crate::util::{corpus, data_files, fixtures, sstkit};
+
+/// Fixtures that between them hold every kind of record: BIG and BTI,
+/// compressed and not, statics, collections, counters, deletions, range
+/// tombstones.
+const CASES: &[&str] = &[
+    "nb_clustering",
+    "nb_clustering_nocompress",
+    "nb_collections",
+    "nb_counters",
+    "nb_deletes",
+    "nb_range_tombstones",
+    "da_clustering",
+    "da_all_types",
+];
+
+fn data_file(case: &str) -> String {
+    let files = data_files(&fixtures().join(case));
+    let f = files
+        .first()
+        .unwrap_or_else(|| panic!("{case}: no Data.db"));
+    f.to_str().expect("utf-8 path").to_string()
+}
+
+/// The first partition key of `data`, as hex (for `read` and `token`).
+fn first_key_hex(data: &str) -> String {
+    let r = sstkit(["info", data, "-o", "json"]);
+    let v: Value = serde_json::from_str(&r.stdout).expect("info JSON");
+    v["sstables"][data]["first_key"]["raw"]
+        .as_str()
+        .expect("first key")
+        .to_string()
+}
+
+/// The arguments of `command` on `data`, or None when the command does not
+/// apply to that sstable (a BIG-only or BTI-only component).
+fn args(command: &str, data: &str) -> Option<Vec<String>> {
+    let bti = data.contains("-bti-");
+    let compressed =
+        std::path::Path::new(&data.replace("-Data.db", "-CompressionInfo.db")).is_file();
+    let v = |a: &[&str]| Some(a.iter().map(|s| s.to_string()).collect());
+    match command {
+        "dump-summary" | "dump-index" if bti => None,
+        "dump-trie" if !bti => None,
+        "dump-compression-info" if !compressed => None,
+        "read" => v(&["read", data, "--key-hex", &first_key_hex(data)]),
+        "token" => v(&["token", "--sstable", data, "--hex", &first_key_hex(data)]),
+        "dump-index" => v(&["dump-index", data, "--promoted-index"]),
+        "dump-trie" => v(&["dump-trie", data, "--rows"]),
+        c => v(&[c, data]),
+    }
+}
+
+/// The commands with a JSON report and their schema files.
+const COMMANDS: &[&str] = &[
+    "info",
+    "dump-toc",
+    "dump-statistics",
+    "dump-summary",
+    "dump-index",
+    "dump-trie",
+    "dump-compression-info",
+    "dump-filter",
+    "dump-schema",
+    "token",
+    "dump-data",
+    "read",
+    "validate",
+    "validate-checksums",
+    "scrub",
+];
+
+fn errors_of(v: &Value, schema: &Value, sub: Option<&str>) -> Vec<String> {
+    let s = match sub {
+        Some(d) => serde_json::json!({ "$ref": format!("#/$defs/{d}") }),
+        None => schema.clone(),
+    };
+    let mut e = Vec::new();
+    check(v, &s, schema, "$", &mut e);
+    e
+}
+
+#[test]
+fn every_json_and_ndjson_output_matches_its_schema() {
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for command in COMMANDS {
+        let schema = load(&format!("{command}.schema.json"));
+        for case in CASES {
+            let data = data_file(case);
+            let Some(a) = args(command, &data) else {
+                continue;
+            };
+            let json = sstkit(a.iter().map(String::as_str).chain(["-o", "json"]));
+            let doc: Value = serde_json::from_str(&json.stdout)
+                .unwrap_or_else(|e| panic!("{command} {case}: {e}\n{}", json.stderr));
+            for e in errors_of(&doc, &schema, None) {
+                failures.push(format!("{command} {case} json: {e}"));
+            }
+            let nd = sstkit(a.iter().map(String::as_str).chain(["-o", "ndjson"]));
+            for line in nd.stdout.lines().filter(|l| !l.is_empty()) {
+                let v: Value = serde_json::from_str(line).expect("NDJSON line");
+                for e in errors_of(&v, &schema, Some("line")) {
+                    failures.push(format!("{command} {case} ndjson: {e}"));
+                }
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > COMMANDS.len(), "{checked} runs checked");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn io_stats_lines_match_their_schema() {
+    let schema = load("io-stats.schema.json");
+    for case in CASES {
+        let data = data_file(case);
+        let r = sstkit(["dump-data", &data, "-o", "ndjson", "--io-stats=json"]);
+        let lines: Vec<&str> = r.stderr.lines().filter(|l| l.starts_with('{')).collect();
+        assert_eq!(lines.len(), 1, "{case}: {}", r.stderr);
+        let v: Value = serde_json::from_str(lines[0]).expect("io-stats JSON");
+        let e = errors_of(&v, &schema, None);
+        assert!(e.is_empty(), "{case}: {e:?}");
+    }
+}
+
+/// The schemas are strict enough to notice a changed field: a report with a
+/// field's type changed, or a required field removed, fails.
+#[test]
+fn the_schemas_reject_changed_records() {
+    let data = data_file("nb_clustering");
+    for (command, field) in [
+        ("info", "rows"),
+        ("validate", "valid"),
+        ("dump-toc", "components"),
+    ] {
+        let schema = load(&format!("{command}.schema.json"));
+        let r = sstkit([command, data.as_str(), "-o", "json"]);
+        let doc: Value = serde_json::from_str(&r.stdout).expect("JSON");
+        assert!(errors_of(&doc, &schema, None).is_empty(), "{command}");
+        let mut changed = doc.clone();
+        changed["sstables"][&data][field] = Value::String("changed".into());
+        assert!(
+            !errors_of(&changed, &schema, None).is_empty(),
+            "{command}.{field} as a string"
+        );
+        let mut removed = doc.clone();
+        removed["sstables"][&data]
+            .as_object_mut()
+            .expect("report")
+            .remove(field);
+        assert!(
+            !errors_of(&removed, &schema, None).is_empty(),
+            "{command} without {field}"
+        );
+    }
+}
+
+/// Every command that writes JSON has a schema file, and every schema file
+/// is one of them (or the shared finding shape, or the IO counters).
+#[test]
+fn every_command_has_a_schema() {
+    let mut files: Vec<String> = std::fs::read_dir(crate::util::repo().join("docs/schemas"))
+        .expect("docs/schemas")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    let mut want: Vec<String> = COMMANDS
+        .iter()
+        .map(|c| format!("{c}.schema.json"))
+        .chain([
+            "dump-scylla-metadata.schema.json".into(),
+            "finding.schema.json".into(),
+            "io-stats.schema.json".into(),
+        ])
+        .collect();
+    want.sort();
+    assert_eq!(files, want);
+    let help = sstkit(["--help"]).stdout;
+    let listed: Vec<&str> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .filter_map(|l| l.strip_prefix("  "))
+        .filter(|l| !l.starts_with(' '))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .collect();
+    for c in listed {
+        let file = format!("{c}.schema.json");
+        assert!(files.contains(&file), "{c} has no schema in docs/schemas");
+    }
+}
+
+/// `dump-scylla-metadata` on the corpus's Scylla.db files (the fixtures are
+/// Cassandra's and have none).
+#[test]
+fn scylla_metadata_matches_its_schema() {
+    let Some(root) = corpus() else { return };
+    let schema = load("dump-scylla-metadata.schema.json");
+    let mut checked = 0;
+    for set in std::fs::read_dir(root.join("scylladb"))
+        .expect("scylladb sets")
+        .flatten()
+    {
+        for data in data_files(&set.path()) {
+            let data = data.to_str().expect("utf-8 path").to_string();
+            if !std::path::Path::new(&data.replace("-Data.db", "-Scylla.db")).is_file() {
+                continue;
+            }
+            let json = sstkit(["dump-scylla-metadata", &data, "-o", "json"]);
+            let doc: Value = serde_json::from_str(&json.stdout).expect("JSON");
+            let e = errors_of(&doc, &schema, None);
+            assert!(e.is_empty(), "{data}: {e:?}");
+            let nd = sstkit(["dump-scylla-metadata", &data, "-o", "ndjson"]);
+            for line in nd.stdout.lines().filter(|l| !l.is_empty()) {
+                let v: Value = serde_json::from_str(line).expect("NDJSON line");
+                let e = errors_of(&v, &schema, Some("line"));
+                assert!(e.is_empty(), "{data}: {e:?}");
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 0, "no Scylla.db in the corpus");
+}
+
+/// The validation commands on sets of the corpus that are corrupt on
+/// purpose (MANIFEST.md): reports with findings, lost ranges and damage
+/// match their schemas too.
+#[test]
+fn reports_on_corrupt_sets_match_their_schemas() {
+    let Some(root) = corpus() else { return };
+    let sets = [
+        "scylladb/3.x-lz4-integrity_check-invalid_checksums",
+        "scylladb/3.x-uncompressed-integrity_check-invalid_digest",
+        "scylladb/broken_open_tombstone",
+        "scylladb/invalid_boundary",
+        "scylladb/mismatched_timestamp",
+    ];
+    let mut failures = Vec::new();
+    for set in sets {
+        for data in data_files(&root.join(set)) {
+            let data = data.to_str().expect("utf-8 path").to_string();
+            for command in ["validate", "validate-checksums", "scrub"] {
+                let schema = load(&format!("{command}.schema.json"));
+                let json = sstkit([command, data.as_str(), "-o", "json"]);
+                // scrub reads Data.db only: a bad digest alone passes it.
+                assert!(
+                    [0, 1].contains(&json.code),
+                    "{command} {set}: {}",
+                    json.stderr
+                );
+                let doc: Value = serde_json::from_str(&json.stdout).expect("JSON");
+                for e in errors_of(&doc, &schema, None) {
+                    failures.push(format!("{command} {set} json: {e}"));
+                }
+                let nd = sstkit([command, data.as_str(), "-o", "ndjson"]);
+                for line in nd.stdout.lines().filter(|l| !l.is_empty()) {
+                    let v: Value = serde_json::from_str(line).expect("NDJSON line");
+                    for e in errors_of(&v, &schema, Some("line")) {
+                        failures.push(format!("{command} {set} ndjson: {e}"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
