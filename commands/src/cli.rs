@@ -202,6 +202,25 @@ each (--threads, default one per core); the findings and the report are the same
 thread, in the same order."
     )]
     ValidateChecksums(ValidateChecksumsArgs),
+    /// Partition sizes, rows, cells, tombstones and TTLs: find large and tombstone-heavy partitions
+    #[command(
+        long_about = "The sstablepartitions of sstkit: every partition's key (typed and hex), \
+whether it is live (no partition deletion), its offset in Data.db, its size uncompressed and on \
+disk, its rows and cells, its tombstones by kind (partition, row, range, complex, cell), its TTL'd \
+rows and cells and those already expired at --now, and its min/max write timestamp.\n\n\
+Thresholds list only partitions reaching one of them (--min-size, --min-rows, --min-cells, \
+--min-tombstones; any one is enough, as in sstablepartitions); --top N keeps the N largest by \
+--by. Without a threshold or --top every partition is listed. After the partitions: for each \
+sstable and each table, estimated percentiles (p50 to p999, computed as sstablepartitions \
+computes them) and exact min/max/count of size, rows, cells and tombstones.\n\n\
+Tombstones are counted as sstablepartitions counts them: row, range (each marker), complex and \
+cell tombstones plus expired TTL'd rows and cells; the partition deletion makes the partition \
+not live and is shown apart. Rows and cells are those of clustered rows (not the static row).\n\n\
+--partitions-only reads sizes from the index (Index.db positions, or the BTI trie) without \
+decoding Data.db: only partition headers not described by the index are read (--io-stats shows \
+the reads). --output csv writes the columns of sstablepartitions --csv, in its order."
+    )]
+    Partitions(PartitionsArgs),
     /// Generate man pages or shell completions (for packaging)
     #[command(hide = true)]
     Generate(GenerateArgs),
@@ -619,4 +638,132 @@ pub enum GenerateWhat {
         /// Shell
         shell: clap_complete::Shell,
     },
+}
+
+/// Data directory walking, shared by the commands that take a whole data directory.
+#[derive(Debug, Clone, Args)]
+pub struct DiscoveryArgs {
+    /// Walk directories recursively (a data directory's keyspace/table-id/ tree)
+    #[arg(long, short = 'r', help_heading = "Data directory")]
+    pub recursive: bool,
+    /// Include sstables in snapshots/ folders (with --recursive)
+    #[arg(long, help_heading = "Data directory")]
+    pub snapshots: bool,
+    /// Include sstables in backups/ folders (with --recursive)
+    #[arg(long, help_heading = "Data directory")]
+    pub backups: bool,
+    /// Only sstables of this keyspace (from the keyspace/table-id/ folders)
+    #[arg(long = "keyspace", value_name = "NAME", help_heading = "Data directory")]
+    pub only_keyspace: Option<String>,
+    /// Only sstables of this table (from the keyspace/table-id/ folders)
+    #[arg(long = "table", value_name = "NAME", help_heading = "Data directory")]
+    pub only_table: Option<String>,
+}
+
+impl DiscoveryArgs {
+    /// The walk these flags ask for.
+    pub fn discovery(&self) -> sstkit_format::descriptor::Discovery {
+        sstkit_format::descriptor::Discovery {
+            recursive: self.recursive,
+            snapshots: self.snapshots,
+            backups: self.backups,
+            keyspace: self.only_keyspace.clone(),
+            table: self.only_table.clone(),
+        }
+    }
+}
+
+/// `partitions` output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PartitionsOutput {
+    /// One JSON document: partitions, then per-sstable and per-table summaries
+    Json,
+    /// One JSON record per line, with a "type": partition, sstable, table
+    Ndjson,
+    /// Exactly the columns of sstablepartitions --csv (partitions only)
+    Csv,
+    /// Lines that fit the terminal, and summary tables
+    Text,
+}
+
+/// What `partitions --top` ranks by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PartitionMetric {
+    /// Uncompressed size
+    Size,
+    /// Rows
+    Rows,
+    /// Cells
+    Cells,
+    /// Tombstones (as sstablepartitions counts them)
+    Tombstones,
+}
+
+/// `partitions` arguments.
+#[derive(Debug, Clone, Args)]
+pub struct PartitionsArgs {
+    /// Sstables: a path to any component, or a directory (a data directory with --recursive)
+    #[arg(value_name = "SSTABLE", required = true, long_help = INPUTS)]
+    pub sstables: Vec<PathBuf>,
+    /// Output format (default: text at a terminal, json otherwise)
+    #[arg(long, short = 'o', value_enum)]
+    pub output: Option<PartitionsOutput>,
+    /// List partitions of at least this size (uncompressed): bytes, or 10KiB, 20MiB, 1GiB
+    #[arg(long, short = 't', value_name = "BYTES", value_parser = parse_size)]
+    pub min_size: Option<u64>,
+    /// List partitions with at least this many rows
+    #[arg(long, short = 'w', value_name = "N")]
+    pub min_rows: Option<u64>,
+    /// List partitions with at least this many cells
+    #[arg(long, short = 'c', value_name = "N")]
+    pub min_cells: Option<u64>,
+    /// List partitions with at least this many tombstones
+    #[arg(long, value_name = "N")]
+    pub min_tombstones: Option<u64>,
+    /// List only the N largest partitions by --by (after the thresholds)
+    #[arg(long, value_name = "N")]
+    pub top: Option<usize>,
+    /// What --top ranks by
+    #[arg(long, value_enum, default_value = "size", requires = "top")]
+    pub by: PartitionMetric,
+    /// Only this partition key (CQL literal form, composite as a:b); repeatable
+    #[arg(long, short = 'k', visible_alias = "keys", value_name = "KEY", allow_hyphen_values = true)]
+    pub key: Vec<String>,
+    /// Leave this partition key out, of the list and of the summaries; repeatable
+    #[arg(
+        long,
+        short = 'x',
+        visible_alias = "exclude-keys",
+        value_name = "KEY",
+        allow_hyphen_values = true
+    )]
+    pub exclude_key: Vec<String>,
+    /// Sizes only, from the index: no rows, cells or tombstones, Data.db not decoded
+    #[arg(long, short = 'y')]
+    pub partitions_only: bool,
+    /// Judge TTL expiry at this time: seconds since the epoch (default: the current time)
+    #[arg(long, value_name = "SECONDS")]
+    pub now: Option<i64>,
+    /// Print IO counters per sstable to stderr (table, or json)
+    #[arg(long, value_name = "FORMAT", num_args = 0..=1, default_missing_value = "table")]
+    pub io_stats: Option<IoStatsFormat>,
+    /// CQL file with the table's CREATE TABLE: the schema of pre-3.0 (jb, ka, la, lb) sstables, which store none
+    #[arg(long, value_name = "FILE", long_help = SCHEMA_HELP)]
+    pub schema: Option<PathBuf>,
+    #[command(flatten)]
+    pub discovery: DiscoveryArgs,
+    #[command(flatten)]
+    pub io: IoArgs,
+}
+
+impl PartitionsArgs {
+    /// The output format: `--output`, else text at a terminal and json otherwise.
+    pub fn format(&self) -> PartitionsOutput {
+        use std::io::IsTerminal;
+        self.output.unwrap_or(if std::io::stdout().is_terminal() {
+            PartitionsOutput::Text
+        } else {
+            PartitionsOutput::Json
+        })
+    }
 }

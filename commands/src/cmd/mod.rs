@@ -13,6 +13,7 @@ pub mod dump_toc;
 pub mod dump_trie;
 pub mod generate;
 pub mod info;
+pub mod partitions;
 pub mod read;
 pub mod scrub;
 pub mod token;
