@@ -93,7 +93,11 @@ fn csv_equals_sstablepartitions() {
 
 /// Java's `prettyPrintMemory(n, " ")`, to compare with its summary text.
 fn pretty(n: u64) -> String {
-    let p = if n == 0 { 0 } else { (63 - n.leading_zeros()) / 10 };
+    let p = if n == 0 {
+        0
+    } else {
+        (63 - n.leading_zeros()) / 10
+    };
     if p == 0 {
         return format!("{n} B");
     }
@@ -165,8 +169,18 @@ fn percentiles_equal_sstablepartitions_and_extremes_are_exact() {
                 .collect();
             assert_eq!(vals.len() as u64, count);
             let s = &sst["stats"][name];
-            assert_eq!(s["min"], *vals.iter().min().unwrap(), "{} {name}", c.dir.display());
-            assert_eq!(s["max"], *vals.iter().max().unwrap(), "{} {name}", c.dir.display());
+            assert_eq!(
+                s["min"],
+                *vals.iter().min().unwrap(),
+                "{} {name}",
+                c.dir.display()
+            );
+            assert_eq!(
+                s["max"],
+                *vals.iter().max().unwrap(),
+                "{} {name}",
+                c.dir.display()
+            );
         }
     }
 }
@@ -178,7 +192,14 @@ fn top_keeps_the_largest_in_order() {
     let mut tombs: Vec<u64> = csv
         .lines()
         .skip(1)
-        .map(|l| l[l.rfind("\",").unwrap() + 2..].split(',').nth(6).unwrap().parse().unwrap())
+        .map(|l| {
+            l[l.rfind("\",").unwrap() + 2..]
+                .split(',')
+                .nth(6)
+                .unwrap()
+                .parse()
+                .unwrap()
+        })
         .collect();
     tombs.sort_unstable_by(|a, b| b.cmp(a));
     let r = sstkit([
@@ -222,7 +243,10 @@ fn partitions_only_reads_little_of_data_db_on_wide_partitions() {
                 .iter()
                 .map(|p| p["size"].as_u64().unwrap())
                 .collect();
-            (io["components"]["data"]["bytes"].as_u64().unwrap_or(0), sizes)
+            (
+                io["components"]["data"]["bytes"].as_u64().unwrap_or(0),
+                sizes,
+            )
         };
         let (full, sizes_full) = data_bytes(&[]);
         let (index_only, sizes_index) = data_bytes(&["--partitions-only"]);
@@ -277,7 +301,13 @@ fn data_directory_walk_names_keyspace_table_and_snapshot() {
     assert_eq!(with.len(), 2);
     assert_eq!(with[1]["snapshot"], "before-drop");
     assert_eq!(sstables(&["--snapshots", "--table", "deletes"]).len(), 2);
-    let r = sstkit(["partitions", "-r", "--table", "nope", root.to_str().unwrap()]);
+    let r = sstkit([
+        "partitions",
+        "-r",
+        "--table",
+        "nope",
+        root.to_str().unwrap(),
+    ]);
     assert_eq!(r.code, 2, "no sstable of that table: usage error");
 }
 
@@ -294,6 +324,58 @@ fn text_fits_80_columns() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.lines().count() > 20);
     for l in r.stdout.lines() {
-        assert!(l.chars().count() <= 80, "{} columns: {l}", l.chars().count());
+        assert!(
+            l.chars().count() <= 80,
+            "{} columns: {l}",
+            l.chars().count()
+        );
     }
+}
+
+#[test]
+fn records_match_the_schema() {
+    let text =
+        std::fs::read_to_string(crate::util::repo().join("docs/schemas/partitions.schema.json"))
+            .unwrap();
+    let schema: Value = serde_json::from_str(&text).unwrap();
+    let mut seen = std::collections::BTreeSet::new();
+    for extra in [&[][..], &["--partitions-only"][..]] {
+        let mut a = vec!["partitions", "-o", "ndjson", "--now", NOW];
+        a.extend_from_slice(extra);
+        a.extend([
+            "fixtures/cassandra/nb_deletes_merge_1/",
+            "fixtures/cassandra/nb_deletes_merge_2/",
+        ]);
+        let r = sstkit(&a);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        for l in r.stdout.lines() {
+            let v: Value = serde_json::from_str(l).unwrap();
+            let mut errs = Vec::new();
+            crate::validate_full::check(&v, &schema, &schema, "$", &mut errs);
+            assert!(errs.is_empty(), "{l}: {errs:?}");
+            seen.insert(v["type"].as_str().unwrap().to_string());
+        }
+    }
+    assert_eq!(seen.len(), 3, "{seen:?}");
+}
+
+#[test]
+fn readme_screenshot_is_current() {
+    let r = sstkit([
+        "partitions",
+        "-o",
+        "text",
+        "--now",
+        NOW,
+        "--min-tombstones",
+        "4",
+        "fixtures/cassandra/nb_deletes/",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let readme = std::fs::read_to_string(crate::util::repo().join("README.md")).unwrap();
+    assert!(
+        readme.contains(&format!("```text\n{}```", r.stdout)),
+        "README's partitions screenshot differs from:\n{}",
+        r.stdout
+    );
 }

@@ -320,7 +320,7 @@ fn pre_3_0_without_schema_runs_what_needs_none() {
 /// `docs/schemas/finding.schema.json` uses (type, enum, const, required,
 /// properties, additionalProperties, items, minItems, maxItems, minimum,
 /// minLength, oneOf, allOf, $ref to `#/$defs/...`). Returns the errors.
-fn check(v: &Value, s: &Value, root: &Value, at: &str, errs: &mut Vec<String>) {
+pub(crate) fn check(v: &Value, s: &Value, root: &Value, at: &str, errs: &mut Vec<String>) {
     if let Some(r) = s["$ref"].as_str() {
         let name = r.strip_prefix("#/$defs/").expect("local $ref");
         check(v, &root["$defs"][name], root, at, errs);

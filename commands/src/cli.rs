@@ -653,7 +653,11 @@ pub struct DiscoveryArgs {
     #[arg(long, help_heading = "Data directory")]
     pub backups: bool,
     /// Only sstables of this keyspace (from the keyspace/table-id/ folders)
-    #[arg(long = "keyspace", value_name = "NAME", help_heading = "Data directory")]
+    #[arg(
+        long = "keyspace",
+        value_name = "NAME",
+        help_heading = "Data directory"
+    )]
     pub only_keyspace: Option<String>,
     /// Only sstables of this table (from the keyspace/table-id/ folders)
     #[arg(long = "table", value_name = "NAME", help_heading = "Data directory")]
@@ -727,7 +731,13 @@ pub struct PartitionsArgs {
     #[arg(long, value_enum, default_value = "size", requires = "top")]
     pub by: PartitionMetric,
     /// Only this partition key (CQL literal form, composite as a:b); repeatable
-    #[arg(long, short = 'k', visible_alias = "keys", value_name = "KEY", allow_hyphen_values = true)]
+    #[arg(
+        long,
+        short = 'k',
+        visible_alias = "keys",
+        value_name = "KEY",
+        allow_hyphen_values = true
+    )]
     pub key: Vec<String>,
     /// Leave this partition key out, of the list and of the summaries; repeatable
     #[arg(

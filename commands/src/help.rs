@@ -332,6 +332,33 @@ pub const COMMANDS: &[CommandHelp] = &[
         ],
         exit: CHECK_EXIT,
     },
+    CommandHelp {
+        name: "partitions",
+        examples: &[
+            ex(
+                "Every partition of a table with its size, rows, cells and tombstones, then percentiles",
+                "sstkit partitions -o text fixtures/cassandra/nb_deletes/",
+            ),
+            ex(
+                "The 5 partitions with the most tombstones, TTL expiry judged at a given time",
+                "sstkit partitions --top 5 --by tombstones --now 1800000000 fixtures/cassandra/oa_deletes/",
+            ),
+            ex(
+                "sstablepartitions --csv: partitions of 1 KiB or more, or with 31 rows or more",
+                "sstkit partitions -o csv --min-size 1KiB --min-rows 31 fixtures/cassandra/da_deletes/",
+            ),
+            ex(
+                "Sizes only, from the index, with the IO it cost",
+                "sstkit partitions --partitions-only --io-stats table fixtures/cassandra/nb_wide/",
+            ),
+            Example {
+                what: "Large partitions anywhere in a node's data directory, snapshots included",
+                line: "sstkit partitions -r --snapshots --min-size 100MiB /var/lib/cassandra/data",
+                runs_on_fixtures: false,
+            },
+        ],
+        exit: READ_EXIT,
+    },
 ];
 
 /// Examples of the top-level page: one per kind of job.

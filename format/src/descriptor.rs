@@ -322,8 +322,13 @@ impl Discovery {
             .table
             .clone()
             .or_else(|| d.ks_table.as_ref().map(|k| k.1.clone()));
-        self.keyspace.as_ref().is_none_or(|k| ks.as_ref() == Some(k))
-            && self.table.as_ref().is_none_or(|t| table.as_ref() == Some(t))
+        self.keyspace
+            .as_ref()
+            .is_none_or(|k| ks.as_ref() == Some(k))
+            && self
+                .table
+                .as_ref()
+                .is_none_or(|t| table.as_ref() == Some(t))
     }
 }
 
@@ -417,7 +422,9 @@ mod tests {
     #[test]
     fn locations_in_a_data_directory() {
         let id = "3fbb65f0e68911f1b41253bd8bb18368";
-        let l = Location::of_dir(Path::new(&format!("/var/lib/cassandra/data/ks1/users-{id}")));
+        let l = Location::of_dir(Path::new(&format!(
+            "/var/lib/cassandra/data/ks1/users-{id}"
+        )));
         assert_eq!(l.keyspace.as_deref(), Some("ks1"));
         assert_eq!(l.table.as_deref(), Some("users"));
         assert_eq!(l.table_id.as_deref(), Some(id));
@@ -431,6 +438,9 @@ mod tests {
         assert_eq!(l.index.as_deref(), Some("users_by_mail"));
         assert_eq!(l.table.as_deref(), Some("users"));
         // A table-named folder needs its 32-hex id.
-        assert_eq!(Location::of_dir(Path::new("/tmp/users-123")), Location::default());
+        assert_eq!(
+            Location::of_dir(Path::new("/tmp/users-123")),
+            Location::default()
+        );
     }
 }

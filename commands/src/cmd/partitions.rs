@@ -271,12 +271,7 @@ fn sst_info(sst: &Sstable) -> CmdResult<SstInfo> {
     let loc = Location::of_dir(&sst.desc.dir);
     let table = loc
         .table_name()
-        .or_else(|| {
-            sst.desc
-                .ks_table
-                .as_ref()
-                .map(|(k, t)| format!("{k}.{t}"))
-        })
+        .or_else(|| sst.desc.ks_table.as_ref().map(|(k, t)| format!("{k}.{t}")))
         .unwrap_or_else(|| sst.desc.dir.display().to_string());
     let keys = KeyCtx::read(sst)?;
     Ok(SstInfo {
@@ -498,10 +493,12 @@ impl<'s> Headers<'s> {
             .read_range(DataPos(pos), want as usize)
             .map_err(|e| e.in_file(&path))?;
         let mut cur = Cur::new(&b, Component::Data, pos);
-        let key = cur.short_bytes("partition key").map_err(|e| e.in_file(&path))?;
-        let key = key.to_vec();
-        let del = DeletionTime::decode(&mut cur, &self.sst.features())
+        let key = cur
+            .short_bytes("partition key")
             .map_err(|e| e.in_file(&path))?;
+        let key = key.to_vec();
+        let del =
+            DeletionTime::decode(&mut cur, &self.sst.features()).map_err(|e| e.in_file(&path))?;
         Ok((key, del))
     }
 }
@@ -627,7 +624,11 @@ fn from_index(
 
 /// Java's `FBUtilities.prettyPrintMemory(bytes, " ")`: `24 B`, `1.083 KiB`.
 pub fn pretty_bytes(n: u64) -> String {
-    let prefix = if n == 0 { 0 } else { (63 - n.leading_zeros()) / 10 };
+    let prefix = if n == 0 {
+        0
+    } else {
+        (63 - n.leading_zeros()) / 10
+    };
     if prefix == 0 {
         return format!("{n} B");
     }
@@ -821,6 +822,10 @@ impl<'w> Writer<'w> {
         let kw = self.key_width();
         let color = term::color(Stream::Stdout);
         if !self.headed {
+            if self.items > 0 {
+                writeln!(self.w)?;
+            }
+            self.items += 1;
             self.headed = true;
             let mut h = format!("{:<kw$}", "partition key");
             for (name, w) in Self::COLS {
@@ -909,7 +914,8 @@ impl<'w> Writer<'w> {
             "size_on_disk": sizes.1,
             "listed": listed,
         });
-        if let (Value::Object(m), Value::Object(x)) = (&mut v, summary_json(s, self.partitions_only))
+        if let (Value::Object(m), Value::Object(x)) =
+            (&mut v, summary_json(s, self.partitions_only))
         {
             m.extend(x);
         }
@@ -937,7 +943,6 @@ impl<'w> Writer<'w> {
                 let title = term::wrap(&title, "", "  ", self.width);
                 writeln!(self.w)?;
                 self.summary_text(title.trim_end(), s)?;
-                writeln!(self.w)?;
                 self.headed = false;
                 Ok(())
             }
@@ -946,7 +951,8 @@ impl<'w> Writer<'w> {
 
     fn table(&mut self, name: &str, s: &Summary, sstables: u64) -> std::io::Result<()> {
         let mut v = json!({"type": "table", "table": name, "sstables": sstables});
-        if let (Value::Object(m), Value::Object(x)) = (&mut v, summary_json(s, self.partitions_only))
+        if let (Value::Object(m), Value::Object(x)) =
+            (&mut v, summary_json(s, self.partitions_only))
         {
             m.extend(x);
         }
@@ -960,8 +966,10 @@ impl<'w> Writer<'w> {
                 self.w.write_all(b"\n")
             }
             PartitionsOutput::Csv => Ok(()),
+            // One sstable's table totals repeat its summary.
+            PartitionsOutput::Text if sstables < 2 => Ok(()),
             PartitionsOutput::Text => {
-                let title = format!("table {name}: {sstables} sstable(s), {} partitions", s.count);
+                let title = format!("table {name}: {sstables} sstables, {} partitions", s.count);
                 let title = term::wrap(&title, "", "  ", self.width);
                 writeln!(self.w)?;
                 self.summary_text(title.trim_end(), s)
