@@ -221,6 +221,18 @@ decoding Data.db: only partition headers not described by the index are read (--
 the reads). --output csv writes the columns of sstablepartitions --csv, in its order."
     )]
     Partitions(PartitionsArgs),
+    /// Sstables that keep fully expired sstables of their table from being dropped
+    #[command(
+        long_about = "The sstableexpiredblockers of sstkit. Compaction drops an sstable whose \
+every cell and tombstone is past gc_grace (its max local deletion time before --now minus \
+--gc-grace) - unless another sstable of the same table has data at least as old as its newest \
+timestamp and is not itself expired: that one blocks it. For each table in the input, every \
+blocker is listed with its min/max timestamps and max local deletion time, and the expired \
+sstables it blocks.\n\n\
+Reads Statistics.db only. Sstables of different tables (by their keyspace/table-id/ folders, \
+or their directory) are never compared."
+    )]
+    ExpiredBlockers(ExpiredBlockersArgs),
     /// Generate man pages or shell completions (for packaging)
     #[command(hide = true)]
     Generate(GenerateArgs),
@@ -776,4 +788,42 @@ impl PartitionsArgs {
             PartitionsOutput::Json
         })
     }
+}
+
+/// Parse a duration: seconds, or a number with s, m, h or d (`864000`, `10d`, `3h`).
+pub fn parse_duration(s: &str) -> Result<i64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: i64 = num.parse().map_err(|_| format!("not a duration: {s:?}"))?;
+    let mult = match unit {
+        "" | "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86400,
+        _ => return Err(format!("unknown duration unit in {s:?} (use s, m, h, d)")),
+    };
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("duration too large: {s:?}"))
+}
+
+/// `expired-blockers` arguments.
+#[derive(Debug, Clone, Args)]
+pub struct ExpiredBlockersArgs {
+    /// Sstables: a path to any component, or a directory (a data directory with --recursive)
+    #[arg(value_name = "SSTABLE", required = true, long_help = INPUTS)]
+    pub sstables: Vec<PathBuf>,
+    /// Output format (default: text at a terminal, json otherwise)
+    #[arg(long, short = 'o', value_enum)]
+    pub output: Option<OutputFormat>,
+    /// The table's gc_grace_seconds: seconds, or 10d, 3h, 30m
+    #[arg(long, value_name = "DURATION", default_value = "10d", value_parser = parse_duration)]
+    pub gc_grace: i64,
+    /// Judge expiry at this time: seconds since the epoch (default: the current time)
+    #[arg(long, value_name = "SECONDS")]
+    pub now: Option<i64>,
+    #[command(flatten)]
+    pub discovery: DiscoveryArgs,
+    #[command(flatten)]
+    pub io: IoArgs,
 }

@@ -359,6 +359,25 @@ pub const COMMANDS: &[CommandHelp] = &[
         ],
         exit: READ_EXIT,
     },
+    CommandHelp {
+        name: "expired-blockers",
+        examples: &[
+            ex(
+                "Which sstables of a table keep its expired sstables on disk",
+                "sstkit expired-blockers -o text fixtures/cassandra/nb_deletes_merge_1/ fixtures/cassandra/nb_deletes_merge_2/",
+            ),
+            ex(
+                "The same judged at a later time with a 3-hour gc_grace, as JSON",
+                "sstkit expired-blockers --now 1800000000 --gc-grace 3h -o json fixtures/cassandra/oa_deletes/",
+            ),
+            Example {
+                what: "Every table of a node's data directory",
+                line: "sstkit expired-blockers -r /var/lib/cassandra/data",
+                runs_on_fixtures: false,
+            },
+        ],
+        exit: READ_EXIT,
+    },
 ];
 
 /// Examples of the top-level page: one per kind of job.

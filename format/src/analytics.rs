@@ -371,6 +371,44 @@ impl Summary {
     }
 }
 
+/// The Statistics.db facts that decide whether an sstable can be dropped whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lifetimes {
+    /// Oldest write or deletion timestamp.
+    pub min_timestamp: i64,
+    /// Newest write or deletion timestamp.
+    pub max_timestamp: i64,
+    /// Latest local deletion (or expiry) time, seconds.
+    pub max_local_deletion_time: i64,
+}
+
+/// `SSTableExpiredBlockers.checkForExpiredSSTableBlockers`: for each sstable
+/// (index into `ssts`, all of one table), the fully expired sstables it keeps
+/// from being dropped. An sstable is expired when its max local deletion
+/// time is before `gc_before`; another sstable blocks it when its oldest
+/// timestamp is not newer than the expired one's newest and it is not past
+/// `gc_before` itself. Blockers come in input order, each with the expired
+/// sstables it blocks in input order.
+pub fn expired_blockers(ssts: &[Lifetimes], gc_before: i64) -> Vec<(usize, Vec<usize>)> {
+    let mut out: Vec<(usize, Vec<usize>)> = Vec::new();
+    for (i, s) in ssts.iter().enumerate() {
+        if s.max_local_deletion_time >= gc_before {
+            continue;
+        }
+        for (j, b) in ssts.iter().enumerate() {
+            if j != i && b.min_timestamp <= s.max_timestamp && b.max_local_deletion_time > gc_before
+            {
+                match out.iter_mut().find(|e| e.0 == j) {
+                    Some(e) => e.1.push(i),
+                    None => out.push((j, vec![i])),
+                }
+            }
+        }
+    }
+    out.sort_by_key(|e| e.0);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -387,6 +425,28 @@ mod tests {
         assert_eq!(
             *EstimatedHistogram::for_counts().offsets.last().unwrap(),
             4_139_110_981
+        );
+    }
+
+    #[test]
+    fn an_older_live_sstable_blocks_an_expired_one() {
+        let l = |min, max, ldt| Lifetimes {
+            min_timestamp: min,
+            max_timestamp: max,
+            max_local_deletion_time: ldt,
+        };
+        let ssts = [
+            l(100, 200, 50),       // expired at 60
+            l(150, 300, i64::MAX), // live, older data than 0's newest: blocks 0
+            l(250, 400, i64::MAX), // live but newer than 0: no block
+            l(10, 20, 40),         // expired, blocked by nothing live older than 20
+            l(5, 500, 60),         // at gc_before exactly: neither expired nor blocking
+        ];
+        assert_eq!(expired_blockers(&ssts, 60), vec![(1, vec![0])]);
+        // Later, sstable 4 is expired too and 1 blocks both.
+        assert_eq!(
+            expired_blockers(&ssts, 61),
+            vec![(1, vec![0, 4]), (2, vec![4])]
         );
     }
 

@@ -11,6 +11,7 @@ pub mod dump_statistics;
 pub mod dump_summary;
 pub mod dump_toc;
 pub mod dump_trie;
+pub mod expired_blockers;
 pub mod generate;
 pub mod info;
 pub mod partitions;
