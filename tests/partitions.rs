@@ -440,3 +440,84 @@ fn expired_blockers_groups_by_table_and_reads_statistics() {
     ]);
     assert_eq!(r.code, 2, "a bad duration is a usage error");
 }
+
+#[test]
+fn timestamps_buckets_agree_and_span_the_statistics_range() {
+    let totals = |bucket: &str, case: &str| -> Vec<(i64, u64, u64)> {
+        let r = sstkit(["timestamps", "-o", "ndjson", "--bucket", bucket, case]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r.stdout
+            .lines()
+            .map(|l| {
+                let v: Value = serde_json::from_str(l).unwrap();
+                (
+                    v["start"].as_i64().unwrap(),
+                    v["cells"].as_u64().unwrap(),
+                    v["tombstones"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    for case in ["nb_deletes", "oa_range_tombstones", "da_collections"] {
+        let dir = fixtures().join(case);
+        let path = dir.to_str().unwrap();
+        let sum = |v: &[(i64, u64, u64)]| v.iter().fold((0, 0), |a, x| (a.0 + x.1, a.1 + x.2));
+        let hours = totals("hour", path);
+        let days = totals("day", path);
+        let months = totals("month", path);
+        assert!(sum(&hours).0 > 0, "{case}: no cells counted");
+        assert_eq!(sum(&hours), sum(&days), "{case}");
+        assert_eq!(sum(&days), sum(&months), "{case}");
+        // The first and last hours hold Statistics.db's min and max timestamps
+        // (as sstablemetadata printed them).
+        let meta = std::fs::read_to_string(dir.join("sstablemetadata.txt")).unwrap();
+        let ts = |what: &str| -> i64 {
+            let l = meta.lines().find(|l| l.starts_with(what)).unwrap();
+            l[l.rfind('(').unwrap() + 1..l.rfind(')').unwrap()]
+                .parse()
+                .unwrap()
+        };
+        let hour = |us: i64| us.div_euclid(1_000_000) - us.div_euclid(1_000_000).rem_euclid(3600);
+        assert_eq!(
+            hours.first().unwrap().0,
+            hour(ts("Minimum timestamp")),
+            "{case}"
+        );
+        assert_eq!(
+            hours.last().unwrap().0,
+            hour(ts("Maximum timestamp")),
+            "{case}"
+        );
+    }
+}
+
+#[test]
+fn expired_blockers_and_timestamps_documents_match_their_schemas() {
+    let root = stage_merge_pair("schema");
+    let runs: [(&str, Vec<&str>); 2] = [
+        (
+            "expired-blockers",
+            vec![
+                "expired-blockers",
+                "-o",
+                "json",
+                "-r",
+                root.to_str().unwrap(),
+            ],
+        ),
+        (
+            "timestamps",
+            vec!["timestamps", "-o", "json", "-r", root.to_str().unwrap()],
+        ),
+    ];
+    for (name, args) in runs {
+        let p = crate::util::repo().join(format!("docs/schemas/{name}.schema.json"));
+        let schema: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+        let r = sstkit(&args);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let v: Value = serde_json::from_str(&r.stdout).unwrap();
+        let mut errs = Vec::new();
+        crate::validate_full::check(&v, &schema, &schema, "$", &mut errs);
+        assert!(errs.is_empty(), "{name}: {errs:?}");
+    }
+}

@@ -233,6 +233,14 @@ Reads Statistics.db only. Sstables of different tables (by their keyspace/table-
 or their directory) are never compared."
     )]
     ExpiredBlockers(ExpiredBlockersArgs),
+    /// Write-time histogram of cells and tombstones, by hour, day or month
+    #[command(
+        long_about = "A histogram of write timestamps (Scylla's writetime-histogram.lua): every \
+cell and every tombstone (partition, row, range, complex, cell) of Data.db counted in the \
+--bucket (hour, day or month, UTC) its timestamp falls in, one histogram per table. Text draws \
+bars fitted to the terminal; json, ndjson and csv give the counts."
+    )]
+    Timestamps(TimestampsArgs),
     /// Generate man pages or shell completions (for packaging)
     #[command(hide = true)]
     Generate(GenerateArgs),
@@ -822,6 +830,54 @@ pub struct ExpiredBlockersArgs {
     /// Judge expiry at this time: seconds since the epoch (default: the current time)
     #[arg(long, value_name = "SECONDS")]
     pub now: Option<i64>,
+    #[command(flatten)]
+    pub discovery: DiscoveryArgs,
+    #[command(flatten)]
+    pub io: IoArgs,
+}
+
+/// `timestamps --bucket` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TimeBucket {
+    /// One bucket per hour (UTC)
+    Hour,
+    /// One bucket per day (UTC)
+    Day,
+    /// One bucket per calendar month (UTC)
+    Month,
+}
+
+/// `timestamps` output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TimestampsOutput {
+    /// One JSON document: a histogram per table
+    Json,
+    /// One line per bucket, with its table
+    Ndjson,
+    /// table,bucket,start,cells,tombstones
+    Csv,
+    /// Bars fitted to the terminal
+    Text,
+}
+
+/// `timestamps` arguments.
+#[derive(Debug, Clone, Args)]
+pub struct TimestampsArgs {
+    /// Sstables: a path to any component, or a directory (a data directory with --recursive)
+    #[arg(value_name = "SSTABLE", required = true, long_help = INPUTS)]
+    pub sstables: Vec<PathBuf>,
+    /// Output format (default: text at a terminal, json otherwise)
+    #[arg(long, short = 'o', value_enum)]
+    pub output: Option<TimestampsOutput>,
+    /// Bucket width
+    #[arg(long, value_enum, default_value = "day")]
+    pub bucket: TimeBucket,
+    /// CQL file with the table's CREATE TABLE: the schema of pre-3.0 (jb, ka, la, lb) sstables, which store none
+    #[arg(long, value_name = "FILE", long_help = SCHEMA_HELP)]
+    pub schema: Option<PathBuf>,
+    /// Print IO counters per sstable to stderr (table, or json)
+    #[arg(long, value_name = "FORMAT", num_args = 0..=1, default_missing_value = "table")]
+    pub io_stats: Option<IoStatsFormat>,
     #[command(flatten)]
     pub discovery: DiscoveryArgs,
     #[command(flatten)]

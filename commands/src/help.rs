@@ -378,6 +378,20 @@ pub const COMMANDS: &[CommandHelp] = &[
         ],
         exit: READ_EXIT,
     },
+    CommandHelp {
+        name: "timestamps",
+        examples: &[
+            ex(
+                "When the cells and tombstones of a table were written, by day",
+                "sstkit timestamps -o text fixtures/cassandra/nb_deletes/",
+            ),
+            ex(
+                "By hour, as CSV",
+                "sstkit timestamps --bucket hour -o csv fixtures/cassandra/da_deletes/",
+            ),
+        ],
+        exit: READ_EXIT,
+    },
 ];
 
 /// Examples of the top-level page: one per kind of job.

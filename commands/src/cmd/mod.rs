@@ -17,6 +17,7 @@ pub mod info;
 pub mod partitions;
 pub mod read;
 pub mod scrub;
+pub mod timestamps;
 pub mod token;
 pub mod validate;
 pub mod validate_checksums;
