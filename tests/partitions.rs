@@ -521,3 +521,104 @@ fn expired_blockers_and_timestamps_documents_match_their_schemas() {
         assert!(errs.is_empty(), "{name}: {errs:?}");
     }
 }
+
+/// `info`'s droppable-tombstone ratio for `case` at `now` and `gc_grace`.
+fn droppable(case: &Path, now: i64, gc_grace: i64) -> f64 {
+    let r = sstkit([
+        "info",
+        "-o",
+        "json",
+        "--now",
+        &now.to_string(),
+        "--gc-grace",
+        &gc_grace.to_string(),
+        case.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let sst = v["sstables"].as_object().unwrap().values().next().unwrap();
+    sst["droppable_tombstones"].as_f64().unwrap()
+}
+
+#[test]
+fn info_droppable_tombstones_equal_sstablemetadata_g() {
+    let mut compared = 0;
+    let mut interpolated = 0;
+    for dir in crate::util::fixture_cases() {
+        for kind in ["g0", "gmid"] {
+            let Ok(text) = std::fs::read_to_string(dir.join(format!("sstablemetadata-{kind}.txt")))
+            else {
+                continue;
+            };
+            // "# now=<s> gc_grace=<s>": the clock read just before the tool ran.
+            let head: Vec<i64> = text
+                .lines()
+                .next()
+                .unwrap()
+                .split(|c: char| !c.is_ascii_digit())
+                .filter(|t| !t.is_empty())
+                .map(|t| t.parse().unwrap())
+                .collect();
+            let (now, g) = (head[0], head[1]);
+            let java: f64 = text
+                .lines()
+                .find_map(|l| l.strip_prefix("Estimated droppable tombstones: "))
+                .unwrap()
+                .parse()
+                .unwrap();
+            let ours = droppable(&dir, now, g);
+            if ours == java {
+                compared += 1;
+                continue;
+            }
+            // The tool read the clock a few seconds later: a gc_before between two
+            // drop-time bins interpolates, and grows with it.
+            let later = droppable(&dir, now + 30, g);
+            assert!(
+                ours < java && java <= later,
+                "{} {kind}: sstablemetadata {java}, sstkit {ours} at now={now}, {later} 30 s later",
+                dir.display()
+            );
+            interpolated += 1;
+        }
+    }
+    assert!(compared >= 20, "only {compared} exact comparisons");
+    assert!(interpolated >= 1, "no interpolated comparison");
+}
+
+#[test]
+fn info_on_many_sstables_is_one_line_each_then_table_totals() {
+    let root = stage_merge_pair("info");
+    let r = sstkit(["info", "-r", "fixtures/cassandra/nb_deletes/"]);
+    assert_eq!(r.code, 2, "info does not walk: -r is not its flag");
+    let dir = root.join("oracle/deletes_merge-3fbb65f0e68911f1b41253bd8bb18368");
+    let r = sstkit([
+        "info",
+        "--now",
+        NOW,
+        dir.to_str().unwrap(),
+        "fixtures/cassandra/oa_deletes/",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert!(lines[0].starts_with("sstable") && lines[0].contains("droppable"));
+    assert!(lines[1].starts_with("nb-1-big") && lines[2].starts_with("nb-2-big"));
+    assert!(lines[3].starts_with("oa-1-big"));
+    let totals = lines
+        .iter()
+        .position(|l| l.starts_with("totals per table"))
+        .unwrap();
+    assert!(
+        lines[totals + 2].starts_with("oracle.deletes_merge"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        lines[totals + 2].split_whitespace().nth(1) == Some("2"),
+        "{}",
+        r.stdout
+    );
+    for l in &lines {
+        assert!(l.chars().count() <= 80, "{l}");
+    }
+}

@@ -538,6 +538,15 @@ pub struct SstArgs {
 pub struct InfoArgs {
     #[command(flatten)]
     pub sst: SstArgs,
+    /// gc_grace_seconds for the droppable-tombstone ratio: seconds, or 10d, 3h, 30m
+    #[arg(long, value_name = "DURATION", default_value = "10d", value_parser = parse_duration)]
+    pub gc_grace: i64,
+    /// Judge droppable tombstones at this time: seconds since the epoch (default: now)
+    #[arg(long, value_name = "SECONDS")]
+    pub now: Option<i64>,
+    /// Text: draw the partition size, cell count and tombstone drop time histograms as bars
+    #[arg(long)]
+    pub histograms: bool,
 }
 
 /// `validate-checksums` arguments.

@@ -102,6 +102,14 @@ pub const COMMANDS: &[CommandHelp] = &[
                 "The same for a BTI sstable, as JSON",
                 "sstkit info -o json fixtures/cassandra/da_wide/",
             ),
+            ex(
+                "One line per sstable, then table totals, with droppable tombstones at a 1-day gc_grace",
+                "sstkit info --gc-grace 1d fixtures/cassandra/nb_deletes_merge_1/ fixtures/cassandra/nb_deletes_merge_2/",
+            ),
+            ex(
+                "The histograms of Statistics.db as text bars",
+                "sstkit info --histograms fixtures/cassandra/nb_deletes/",
+            ),
         ],
         exit: READ_EXIT,
     },

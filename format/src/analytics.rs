@@ -409,6 +409,88 @@ pub fn expired_blockers(ssts: &[Lifetimes], gc_before: i64) -> Vec<(usize, Vec<u
     out
 }
 
+/// `EstimatedHistogram.mean()` of a stored histogram: the count-weighted mean
+/// of the bucket bounds, rounded up; `None` when a value overflowed (Cassandra
+/// throws there) and 0 when empty.
+pub fn stored_histogram_mean(h: &crate::statistics::stats::Histogram) -> Option<i64> {
+    if h.overflow() > 0 {
+        return None;
+    }
+    let (mut n, mut sum) = (0i64, 0i64);
+    for (bound, count) in h.buckets() {
+        n = n.saturating_add(count);
+        sum = sum.saturating_add(count.saturating_mul(bound));
+    }
+    if n == 0 {
+        return Some(0);
+    }
+    Some((sum as f64 / n as f64).ceil() as i64)
+}
+
+/// `EstimatedHistogram.percentile(p)` of a stored histogram (see
+/// [`EstimatedHistogram::percentile`]).
+pub fn stored_histogram_percentile(h: &crate::statistics::stats::Histogram, p: f64) -> Option<i64> {
+    if h.overflow() > 0 {
+        return None;
+    }
+    let buckets = h.buckets();
+    let count: i64 = buckets.iter().map(|b| b.1).sum();
+    let want = (count as f64 * p).ceil() as i64;
+    if want <= 0 {
+        return Some(0);
+    }
+    let mut seen = 0i64;
+    for (bound, c) in buckets {
+        seen = seen.saturating_add(c);
+        if seen >= want {
+            return Some(bound);
+        }
+    }
+    Some(0)
+}
+
+/// `TombstoneHistogram.sum(gcBefore)`: the tombstones whose drop time is at
+/// or before `gc_before`, interpolated inside the bin it falls in as
+/// Cassandra's streaming histogram does.
+pub fn droppable_tombstones(
+    h: &crate::statistics::stats::TombstoneHistogram,
+    gc_before: i64,
+) -> f64 {
+    let mut sum = 0.0;
+    for (i, bin) in h.bins.iter().enumerate() {
+        if bin.time > gc_before {
+            if i == 0 {
+                return 0.0;
+            }
+            let prev = &h.bins[i - 1];
+            let weight = (gc_before - prev.time) as f64 / (bin.time - prev.time) as f64;
+            let mb = prev.count as f64 + (bin.count - prev.count) as f64 * weight;
+            sum -= prev.count as f64;
+            sum += (prev.count as f64 + mb) * weight / 2.0;
+            sum += prev.count as f64 / 2.0;
+            return sum;
+        }
+        sum += bin.count as f64;
+    }
+    sum
+}
+
+/// `StatsMetadata.getEstimatedDroppableTombstoneRatio(gcBefore)`: droppable
+/// tombstones over the estimated cell count (mean cells per partition times
+/// partitions); 0 without cells, `None` when the cell histogram overflowed.
+pub fn droppable_tombstone_ratio(
+    s: &crate::statistics::stats::Stats,
+    gc_before: i64,
+) -> Option<f64> {
+    let h = &s.estimated_cells_count;
+    let count: i64 = h.buckets().iter().map(|b| b.1).sum::<i64>() + h.overflow();
+    let cells = stored_histogram_mean(h)?.saturating_mul(count);
+    if cells <= 0 {
+        return Some(0.0);
+    }
+    Some(droppable_tombstones(&s.tombstone_drop_time, gc_before) / cells as f64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
