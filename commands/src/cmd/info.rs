@@ -444,6 +444,10 @@ impl Columns {
     }
 }
 
+/// One table's totals: name, sstables, bytes, partitions, oldest and newest
+/// write, droppable tombstones, estimated cells.
+type TableTotals = (String, u64, u64, i64, Option<i64>, Option<i64>, f64, i64);
+
 /// One line per sstable, then the totals of each table.
 fn many_text(a: &InfoArgs, gc_before: i64, out: &mut dyn Write) -> CmdResult<Outcome> {
     let descs = crate::resolve_sstables(&a.sst.sstables)?;
@@ -461,7 +465,7 @@ fn many_text(a: &InfoArgs, gc_before: i64, out: &mut dyn Write) -> CmdResult<Out
     ]);
     // The dates are those of the oldest and newest write timestamps.
     // Per table: sstables, bytes, partitions, min ts, max ts, droppable count, cells.
-    let mut tables: Vec<(String, u64, u64, i64, Option<i64>, Option<i64>, f64, i64)> = Vec::new();
+    let mut tables: Vec<TableTotals> = Vec::new();
     let day = |us: Option<i64>| {
         us.map_or("-".to_string(), |x| {
             format_micros_instant(x)
@@ -496,7 +500,7 @@ fn many_text(a: &InfoArgs, gc_before: i64, out: &mut dyn Write) -> CmdResult<Out
             v["droppable_tombstones"]
                 .as_f64()
                 .map_or("-".into(), |r| format!("{r:.4}")),
-            (&v["sstable_level"]).to_string(),
+            v["sstable_level"].to_string(),
         ]);
         let table = sstkit_format::descriptor::Location::of_dir(&sst.desc.dir)
             .table_name()
@@ -535,7 +539,7 @@ fn many_text(a: &InfoArgs, gc_before: i64, out: &mut dyn Write) -> CmdResult<Out
     ]);
     for e in &tables {
         tt.row(vec![
-            (&e.0).to_string(),
+            e.0.clone(),
             (e.1).to_string(),
             (super::partitions::pretty_bytes(e.2)).to_string(),
             (e.3).to_string(),

@@ -367,13 +367,11 @@ impl DiskMap {
 /// Uncompressed and on-disk bytes of Data.db.
 type Sizes = (u64, u64);
 
+/// Takes each partition: its stats, key and size on disk.
+type EmitFn<'a> = dyn FnMut(PartitionStats, &[u8], u64) -> CmdResult<()> + 'a;
+
 /// Decode every partition of Data.db.
-fn from_data(
-    sst: &Sstable,
-    keys: &Keys,
-    now: i64,
-    emit: &mut dyn FnMut(PartitionStats, &[u8], u64) -> CmdResult<()>,
-) -> CmdResult<Sizes> {
+fn from_data(sst: &Sstable, keys: &Keys, now: i64, emit: &mut EmitFn<'_>) -> CmdResult<Sizes> {
     let st = crate::render::read_statistics(sst)?;
     let header = sst.data_header(&st)?;
     if let Some(e) = crate::truncation::data_shorter_than_index(sst, &st) {
@@ -511,11 +509,7 @@ struct Pending {
 }
 
 /// Sizes from the index; partition headers from Data.db only where needed.
-fn from_index(
-    sst: &Sstable,
-    keys: &Keys,
-    emit: &mut dyn FnMut(PartitionStats, &[u8], u64) -> CmdResult<()>,
-) -> CmdResult<Sizes> {
+fn from_index(sst: &Sstable, keys: &Keys, emit: &mut EmitFn<'_>) -> CmdResult<Sizes> {
     let disk = DiskMap::open(sst)?;
     let mut headers = Headers::open(sst)?;
     let data_len = headers.data_len();
