@@ -133,7 +133,8 @@ pub const PERCENTILES: [(&str, f64); 6] = [
 /// Tombstones of one partition, by kind.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Tombstones {
-    /// 1 when the partition has a partition-level deletion (not in [`Self::total`]).
+    /// 1 when the partition has a partition-level deletion (not in
+    /// [`PartitionStats::tombstone_count`]).
     pub partition: u64,
     /// Row deletions.
     pub row: u64,
