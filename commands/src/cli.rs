@@ -296,6 +296,8 @@ pub struct DumpDataArgs {
     pub schema: Option<PathBuf>,
     #[command(flatten)]
     pub io: IoArgs,
+    #[command(flatten)]
+    pub walk: WalkArgs,
 }
 
 impl DumpDataArgs {
@@ -378,6 +380,8 @@ pub struct ReadArgs {
     pub schema: Option<PathBuf>,
     #[command(flatten)]
     pub io: IoArgs,
+    #[command(flatten)]
+    pub walk: WalkArgs,
 }
 
 /// `validate` arguments.
@@ -456,6 +460,8 @@ pub struct CommonArgs {
     pub schema: Option<PathBuf>,
     #[command(flatten)]
     pub io: IoArgs,
+    #[command(flatten)]
+    pub walk: WalkArgs,
 }
 
 /// Long help of `--schema`: the details are in `sstkit --help` once, not in every command's.
@@ -669,9 +675,9 @@ pub enum GenerateWhat {
     },
 }
 
-/// Data directory walking, shared by the commands that take a whole data directory.
+/// Data directory walking: every command that takes SSTABLE arguments.
 #[derive(Debug, Clone, Args)]
-pub struct DiscoveryArgs {
+pub struct WalkArgs {
     /// Walk directories recursively (a data directory's keyspace/table-id/ tree)
     #[arg(long, short = 'r', help_heading = "Data directory")]
     pub recursive: bool,
@@ -681,6 +687,27 @@ pub struct DiscoveryArgs {
     /// Include sstables in backups/ folders (with --recursive)
     #[arg(long, help_heading = "Data directory")]
     pub backups: bool,
+}
+
+impl WalkArgs {
+    /// The walk these flags ask for (no keyspace/table filter).
+    pub fn discovery(&self) -> sstkit_format::descriptor::Discovery {
+        sstkit_format::descriptor::Discovery {
+            recursive: self.recursive,
+            snapshots: self.snapshots,
+            backups: self.backups,
+            keyspace: None,
+            table: None,
+        }
+    }
+}
+
+/// Data directory walking with keyspace/table filters (the analytics commands;
+/// dump-schema's --keyspace/--table name its output instead).
+#[derive(Debug, Clone, Args)]
+pub struct DiscoveryArgs {
+    #[command(flatten)]
+    pub walk: WalkArgs,
     /// Only sstables of this keyspace (from the keyspace/table-id/ folders)
     #[arg(
         long = "keyspace",
@@ -697,11 +724,9 @@ impl DiscoveryArgs {
     /// The walk these flags ask for.
     pub fn discovery(&self) -> sstkit_format::descriptor::Discovery {
         sstkit_format::descriptor::Discovery {
-            recursive: self.recursive,
-            snapshots: self.snapshots,
-            backups: self.backups,
             keyspace: self.only_keyspace.clone(),
             table: self.only_table.clone(),
+            ..self.walk.discovery()
         }
     }
 }

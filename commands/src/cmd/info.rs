@@ -450,7 +450,7 @@ type TableTotals = (String, u64, u64, i64, Option<i64>, Option<i64>, f64, i64);
 
 /// One line per sstable, then the totals of each table.
 fn many_text(a: &InfoArgs, gc_before: i64, out: &mut dyn Write) -> CmdResult<Outcome> {
-    let descs = crate::resolve_sstables(&a.sst.sstables)?;
+    let descs = crate::resolve_sstables_walk(&a.sst.sstables, &a.sst.common.walk)?;
     let io = crate::io_options(&a.sst.common.io)?;
     let mut outcome = Outcome::default();
     let width = crate::term::width(crate::term::Stream::Stdout);
@@ -574,7 +574,7 @@ pub fn run(a: &InfoArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     let fmt = a.sst.common.output.unwrap_or(OutputFormat::Text);
     if fmt == OutputFormat::Text
         && !a.histograms
-        && crate::resolve_sstables(&a.sst.sstables)?.len() > 1
+        && crate::resolve_sstables_walk(&a.sst.sstables, &a.sst.common.walk)?.len() > 1
     {
         return many_text(a, gc_before, out);
     }
