@@ -51,7 +51,7 @@ while (( total < min_bytes )); do
     total=$((total + $(uncompressed "$data")))
   done
 done
-echo "table: $gen sstables, $((total / 1048576)) MiB uncompressed, $(du -shL "$table" | cut -f1) on disk"
+echo "table: $gen sstables, $((total / 1048576)) MiB uncompressed, $(du -shl "$table" | cut -f1) on disk"
 
 # run NAME OUT CMD...: wall seconds and peak RSS of CMD (stdout to OUT).
 run() {
