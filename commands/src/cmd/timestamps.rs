@@ -29,7 +29,9 @@ use std::io::Write;
 use serde_json::json;
 use sstkit_format::data::{ColumnData, Fragment, Row, ScanReader};
 use sstkit_format::descriptor::Location;
-use sstkit_format::value::java::{civil_from_days, days_from_civil};
+use sstkit_format::value::literal::days_from_civil;
+
+use crate::render::civil_from_days;
 use sstkit_format::Sstable;
 
 use crate::cli::{TimeBucket, TimestampsArgs, TimestampsOutput};
