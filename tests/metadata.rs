@@ -23,8 +23,11 @@ const DA: &str = "fixtures/cassandra/da_collections/da-1-bti-Data.db";
 
 #[test]
 fn snapshots_of_every_metadata_command() {
-    snap("info_nb_text", &["info", NB]);
-    snap("info_oa_json", &["info", "--output", "json", OA]);
+    snap("info_nb_text", &["info", "--now", "1800000000", NB]);
+    snap(
+        "info_oa_json",
+        &["info", "--now", "1800000000", "--output", "json", OA],
+    );
     snap("dump_toc_text", &["dump-toc", "--output", "text", DA]);
     snap("dump_statistics_oa", &["dump-statistics", OA]);
     snap(

@@ -65,3 +65,6 @@ mod terminal;
 
 // --merge: sstables of one table read as one, against the rows a live node returned.
 mod merge;
+
+// partitions: csv and percentiles equal sstablepartitions; data-directory walks; index-only IO.
+mod partitions;

@@ -203,6 +203,45 @@ each (--threads, default one per core); the findings and the report are the same
 thread, in the same order."
     )]
     ValidateChecksums(ValidateChecksumsArgs),
+    /// Partition sizes, rows, cells, tombstones and TTLs: find large and tombstone-heavy partitions
+    #[command(
+        long_about = "The sstablepartitions of sstkit: every partition's key (typed and hex), \
+whether it is live (no partition deletion), its offset in Data.db, its size uncompressed and on \
+disk, its rows and cells, its tombstones by kind (partition, row, range, complex, cell), its TTL'd \
+rows and cells and those already expired at --now, and its min/max write timestamp.\n\n\
+Thresholds list only partitions reaching one of them (--min-size, --min-rows, --min-cells, \
+--min-tombstones; any one is enough, as in sstablepartitions); --top N keeps the N largest by \
+--by. Without a threshold or --top every partition is listed. After the partitions: for each \
+sstable and each table, estimated percentiles (p50 to p999, computed as sstablepartitions \
+computes them) and exact min/max/count of size, rows, cells and tombstones.\n\n\
+Tombstones are counted as sstablepartitions counts them: row, range (each marker), complex and \
+cell tombstones plus expired TTL'd rows and cells; the partition deletion makes the partition \
+not live and is shown apart. Rows and cells are those of clustered rows (not the static row).\n\n\
+--partitions-only reads sizes from the index (Index.db positions, or the BTI trie) without \
+decoding Data.db: only partition headers not described by the index are read (--io-stats shows \
+the reads). --output csv writes the columns of sstablepartitions --csv, in its order."
+    )]
+    Partitions(PartitionsArgs),
+    /// Sstables that keep fully expired sstables of their table from being dropped
+    #[command(
+        long_about = "The sstableexpiredblockers of sstkit. Compaction drops an sstable whose \
+every cell and tombstone is past gc_grace (its max local deletion time before --now minus \
+--gc-grace) - unless another sstable of the same table has data at least as old as its newest \
+timestamp and is not itself expired: that one blocks it. For each table in the input, every \
+blocker is listed with its min/max timestamps and max local deletion time, and the expired \
+sstables it blocks.\n\n\
+Reads Statistics.db only. Sstables of different tables (by their keyspace/table-id/ folders, \
+or their directory) are never compared."
+    )]
+    ExpiredBlockers(ExpiredBlockersArgs),
+    /// Write-time histogram of cells and tombstones, by hour, day or month
+    #[command(
+        long_about = "A histogram of write timestamps (Scylla's writetime-histogram.lua): every \
+cell and every tombstone (partition, row, range, complex, cell) of Data.db counted in the \
+--bucket (hour, day or month, UTC) its timestamp falls in, one histogram per table. Text draws \
+bars fitted to the terminal; json, ndjson and csv give the counts."
+    )]
+    Timestamps(TimestampsArgs),
     /// Generate man pages or shell completions (for packaging)
     #[command(hide = true)]
     Generate(GenerateArgs),
@@ -267,6 +306,8 @@ pub struct DumpDataArgs {
     pub schema: Option<PathBuf>,
     #[command(flatten)]
     pub io: IoArgs,
+    #[command(flatten)]
+    pub walk: WalkArgs,
 }
 
 impl DumpDataArgs {
@@ -352,6 +393,8 @@ pub struct ReadArgs {
     pub schema: Option<PathBuf>,
     #[command(flatten)]
     pub io: IoArgs,
+    #[command(flatten)]
+    pub walk: WalkArgs,
 }
 
 /// `validate` arguments.
@@ -432,6 +475,8 @@ pub struct CommonArgs {
     pub schema: Option<PathBuf>,
     #[command(flatten)]
     pub io: IoArgs,
+    #[command(flatten)]
+    pub walk: WalkArgs,
 }
 
 /// Long help of `--schema`: the details are in `sstkit --help` once, not in every command's.
@@ -514,6 +559,15 @@ pub struct SstArgs {
 pub struct InfoArgs {
     #[command(flatten)]
     pub sst: SstArgs,
+    /// gc_grace_seconds for the droppable-tombstone ratio: seconds, or 10d, 3h, 30m
+    #[arg(long, value_name = "DURATION", default_value = "10d", value_parser = parse_duration)]
+    pub gc_grace: i64,
+    /// Judge droppable tombstones at this time: seconds since the epoch or a timestamp (default: now)
+    #[arg(long, value_name = "TIME", long_help = NOW_HELP, allow_hyphen_values = true, value_parser = parse_now)]
+    pub now: Option<i64>,
+    /// Text: draw the partition size, cell count and tombstone drop time histograms as bars
+    #[arg(long)]
+    pub histograms: bool,
 }
 
 /// `validate-checksums` arguments.
@@ -634,4 +688,252 @@ pub enum GenerateWhat {
         /// Shell
         shell: clap_complete::Shell,
     },
+}
+
+/// Data directory walking: every command that takes SSTABLE arguments.
+#[derive(Debug, Clone, Args)]
+pub struct WalkArgs {
+    /// Walk directories recursively (a data directory's keyspace/table-id/ tree)
+    #[arg(long, short = 'r', help_heading = "Data directory")]
+    pub recursive: bool,
+    /// Include sstables in snapshots/ folders (with --recursive)
+    #[arg(long, help_heading = "Data directory")]
+    pub snapshots: bool,
+    /// Include sstables in backups/ folders (with --recursive)
+    #[arg(long, help_heading = "Data directory")]
+    pub backups: bool,
+}
+
+impl WalkArgs {
+    /// The walk these flags ask for (no keyspace/table filter).
+    pub fn discovery(&self) -> sstkit_format::descriptor::Discovery {
+        sstkit_format::descriptor::Discovery {
+            recursive: self.recursive,
+            snapshots: self.snapshots,
+            backups: self.backups,
+            keyspace: None,
+            table: None,
+        }
+    }
+}
+
+/// Data directory walking with keyspace/table filters (the analytics commands;
+/// dump-schema's --keyspace/--table name its output instead).
+#[derive(Debug, Clone, Args)]
+pub struct DiscoveryArgs {
+    #[command(flatten)]
+    pub walk: WalkArgs,
+    /// Only sstables of this keyspace (from the keyspace/table-id/ folders)
+    #[arg(
+        long = "keyspace",
+        value_name = "NAME",
+        help_heading = "Data directory"
+    )]
+    pub only_keyspace: Option<String>,
+    /// Only sstables of this table (from the keyspace/table-id/ folders)
+    #[arg(long = "table", value_name = "NAME", help_heading = "Data directory")]
+    pub only_table: Option<String>,
+}
+
+impl DiscoveryArgs {
+    /// The walk these flags ask for.
+    pub fn discovery(&self) -> sstkit_format::descriptor::Discovery {
+        sstkit_format::descriptor::Discovery {
+            keyspace: self.only_keyspace.clone(),
+            table: self.only_table.clone(),
+            ..self.walk.discovery()
+        }
+    }
+}
+
+/// `partitions` output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PartitionsOutput {
+    /// One JSON document: partitions, then per-sstable and per-table summaries
+    Json,
+    /// One JSON record per line, with a "type": partition, sstable, table
+    Ndjson,
+    /// Exactly the columns of sstablepartitions --csv (partitions only)
+    Csv,
+    /// Lines that fit the terminal, and summary tables
+    Text,
+}
+
+/// What `partitions --top` ranks by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PartitionMetric {
+    /// Uncompressed size
+    Size,
+    /// Rows
+    Rows,
+    /// Cells
+    Cells,
+    /// Tombstones (as sstablepartitions counts them)
+    Tombstones,
+}
+
+/// `partitions` arguments.
+#[derive(Debug, Clone, Args)]
+pub struct PartitionsArgs {
+    /// Sstables: a path to any component, or a directory (a data directory with --recursive)
+    #[arg(value_name = "SSTABLE", required = true, long_help = INPUTS)]
+    pub sstables: Vec<PathBuf>,
+    /// Output format (default: text at a terminal, json otherwise)
+    #[arg(long, short = 'o', value_enum)]
+    pub output: Option<PartitionsOutput>,
+    /// List partitions of at least this size (uncompressed): bytes, or 10KiB, 20MiB, 1GiB
+    #[arg(long, short = 't', value_name = "BYTES", value_parser = parse_size)]
+    pub min_size: Option<u64>,
+    /// List partitions with at least this many rows
+    #[arg(long, short = 'w', value_name = "N")]
+    pub min_rows: Option<u64>,
+    /// List partitions with at least this many cells
+    #[arg(long, short = 'c', value_name = "N")]
+    pub min_cells: Option<u64>,
+    /// List partitions with at least this many tombstones
+    #[arg(long, value_name = "N")]
+    pub min_tombstones: Option<u64>,
+    /// List only the N largest partitions by --by (after the thresholds)
+    #[arg(long, value_name = "N")]
+    pub top: Option<usize>,
+    /// What --top ranks by
+    #[arg(long, value_enum, default_value = "size", requires = "top")]
+    pub by: PartitionMetric,
+    /// Only this partition key (CQL literal form, composite as a:b); repeatable
+    #[arg(
+        long,
+        short = 'k',
+        visible_alias = "keys",
+        value_name = "KEY",
+        allow_hyphen_values = true
+    )]
+    pub key: Vec<String>,
+    /// Leave this partition key out, of the list and of the summaries; repeatable
+    #[arg(
+        long,
+        short = 'x',
+        visible_alias = "exclude-keys",
+        value_name = "KEY",
+        allow_hyphen_values = true
+    )]
+    pub exclude_key: Vec<String>,
+    /// Sizes only, from the index: no rows, cells or tombstones, Data.db not decoded
+    #[arg(long, short = 'y')]
+    pub partitions_only: bool,
+    /// Judge TTL expiry at this time: seconds since the epoch or a timestamp (default: the current time)
+    #[arg(long, value_name = "TIME", long_help = NOW_HELP, allow_hyphen_values = true, value_parser = parse_now)]
+    pub now: Option<i64>,
+    /// Print IO counters per sstable to stderr (table, or json)
+    #[arg(long, value_name = "FORMAT", num_args = 0..=1, default_missing_value = "table")]
+    pub io_stats: Option<IoStatsFormat>,
+    /// CQL file with the table's CREATE TABLE: the schema of pre-3.0 (jb, ka, la, lb) sstables, which store none
+    #[arg(long, value_name = "FILE", long_help = SCHEMA_HELP)]
+    pub schema: Option<PathBuf>,
+    #[command(flatten)]
+    pub discovery: DiscoveryArgs,
+    #[command(flatten)]
+    pub io: IoArgs,
+}
+
+impl PartitionsArgs {
+    /// The output format: `--output`, else text at a terminal and json otherwise.
+    pub fn format(&self) -> PartitionsOutput {
+        use std::io::IsTerminal;
+        self.output.unwrap_or(if std::io::stdout().is_terminal() {
+            PartitionsOutput::Text
+        } else {
+            PartitionsOutput::Json
+        })
+    }
+}
+
+/// `--now TIME`: seconds since the epoch or a timestamp, as the data commands take it.
+pub fn parse_now(s: &str) -> Result<i64, String> {
+    sstkit_format::value::parse_epoch_seconds(s).map_err(|e| e.kind.to_string())
+}
+
+/// Parse a duration: seconds, or a number with s, m, h or d (`864000`, `10d`, `3h`).
+pub fn parse_duration(s: &str) -> Result<i64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: i64 = num.parse().map_err(|_| format!("not a duration: {s:?}"))?;
+    let mult = match unit {
+        "" | "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86400,
+        _ => return Err(format!("unknown duration unit in {s:?} (use s, m, h, d)")),
+    };
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("duration too large: {s:?}"))
+}
+
+/// `expired-blockers` arguments.
+#[derive(Debug, Clone, Args)]
+pub struct ExpiredBlockersArgs {
+    /// Sstables: a path to any component, or a directory (a data directory with --recursive)
+    #[arg(value_name = "SSTABLE", required = true, long_help = INPUTS)]
+    pub sstables: Vec<PathBuf>,
+    /// Output format (default: text at a terminal, json otherwise)
+    #[arg(long, short = 'o', value_enum)]
+    pub output: Option<OutputFormat>,
+    /// The table's gc_grace_seconds: seconds, or 10d, 3h, 30m
+    #[arg(long, value_name = "DURATION", default_value = "10d", value_parser = parse_duration)]
+    pub gc_grace: i64,
+    /// Judge expiry at this time: seconds since the epoch or a timestamp (default: the current time)
+    #[arg(long, value_name = "TIME", long_help = NOW_HELP, allow_hyphen_values = true, value_parser = parse_now)]
+    pub now: Option<i64>,
+    #[command(flatten)]
+    pub discovery: DiscoveryArgs,
+    #[command(flatten)]
+    pub io: IoArgs,
+}
+
+/// `timestamps --bucket` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TimeBucket {
+    /// One bucket per hour (UTC)
+    Hour,
+    /// One bucket per day (UTC)
+    Day,
+    /// One bucket per calendar month (UTC)
+    Month,
+}
+
+/// `timestamps` output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TimestampsOutput {
+    /// One JSON document: a histogram per table
+    Json,
+    /// One line per bucket, with its table
+    Ndjson,
+    /// table,bucket,start,cells,tombstones
+    Csv,
+    /// Bars fitted to the terminal
+    Text,
+}
+
+/// `timestamps` arguments.
+#[derive(Debug, Clone, Args)]
+pub struct TimestampsArgs {
+    /// Sstables: a path to any component, or a directory (a data directory with --recursive)
+    #[arg(value_name = "SSTABLE", required = true, long_help = INPUTS)]
+    pub sstables: Vec<PathBuf>,
+    /// Output format (default: text at a terminal, json otherwise)
+    #[arg(long, short = 'o', value_enum)]
+    pub output: Option<TimestampsOutput>,
+    /// Bucket width
+    #[arg(long, value_enum, default_value = "day")]
+    pub bucket: TimeBucket,
+    /// CQL file with the table's CREATE TABLE: the schema of pre-3.0 (jb, ka, la, lb) sstables, which store none
+    #[arg(long, value_name = "FILE", long_help = SCHEMA_HELP)]
+    pub schema: Option<PathBuf>,
+    /// Print IO counters per sstable to stderr (table, or json)
+    #[arg(long, value_name = "FORMAT", num_args = 0..=1, default_missing_value = "table")]
+    pub io_stats: Option<IoStatsFormat>,
+    #[command(flatten)]
+    pub discovery: DiscoveryArgs,
+    #[command(flatten)]
+    pub io: IoArgs,
 }

@@ -102,6 +102,14 @@ pub const COMMANDS: &[CommandHelp] = &[
                 "The same for a BTI sstable, as JSON",
                 "sstkit info -o json fixtures/cassandra/da_wide/",
             ),
+            ex(
+                "One line per sstable, then table totals, with droppable tombstones at a 1-day gc_grace",
+                "sstkit info --gc-grace 1d fixtures/cassandra/nb_deletes_merge_1/ fixtures/cassandra/nb_deletes_merge_2/",
+            ),
+            ex(
+                "The histograms of Statistics.db as text bars",
+                "sstkit info --histograms fixtures/cassandra/nb_deletes/",
+            ),
         ],
         exit: READ_EXIT,
     },
@@ -339,6 +347,66 @@ pub const COMMANDS: &[CommandHelp] = &[
             ),
         ],
         exit: CHECK_EXIT,
+    },
+    CommandHelp {
+        name: "partitions",
+        examples: &[
+            ex(
+                "Every partition of a table with its size, rows, cells and tombstones, then percentiles",
+                "sstkit partitions -o text fixtures/cassandra/nb_deletes/",
+            ),
+            ex(
+                "The 5 partitions with the most tombstones, TTL expiry judged at a given time",
+                "sstkit partitions --top 5 --by tombstones --now 1800000000 fixtures/cassandra/oa_deletes/",
+            ),
+            ex(
+                "sstablepartitions --csv: partitions of 1 KiB or more, or with 31 rows or more",
+                "sstkit partitions -o csv --min-size 1KiB --min-rows 31 fixtures/cassandra/da_deletes/",
+            ),
+            ex(
+                "Sizes only, from the index, with the IO it cost",
+                "sstkit partitions --partitions-only --io-stats table fixtures/cassandra/nb_wide/",
+            ),
+            Example {
+                what: "Large partitions anywhere in a node's data directory, snapshots included",
+                line: "sstkit partitions -r --snapshots --min-size 100MiB /var/lib/cassandra/data",
+                runs_on_fixtures: false,
+            },
+        ],
+        exit: READ_EXIT,
+    },
+    CommandHelp {
+        name: "expired-blockers",
+        examples: &[
+            ex(
+                "Which sstables of a table keep its expired sstables on disk",
+                "sstkit expired-blockers -o text fixtures/cassandra/nb_deletes_merge_1/ fixtures/cassandra/nb_deletes_merge_2/",
+            ),
+            ex(
+                "The same judged at a later time with a 3-hour gc_grace, as JSON",
+                "sstkit expired-blockers --now 1800000000 --gc-grace 3h -o json fixtures/cassandra/oa_deletes/",
+            ),
+            Example {
+                what: "Every table of a node's data directory",
+                line: "sstkit expired-blockers -r /var/lib/cassandra/data",
+                runs_on_fixtures: false,
+            },
+        ],
+        exit: READ_EXIT,
+    },
+    CommandHelp {
+        name: "timestamps",
+        examples: &[
+            ex(
+                "When the cells and tombstones of a table were written, by day",
+                "sstkit timestamps -o text fixtures/cassandra/nb_deletes/",
+            ),
+            ex(
+                "By hour, as CSV",
+                "sstkit timestamps --bucket hour -o csv fixtures/cassandra/da_deletes/",
+            ),
+        ],
+        exit: READ_EXIT,
     },
 ];
 

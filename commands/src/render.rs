@@ -21,7 +21,9 @@ pub use escape::json_escape_into;
 pub use forms::{render, render_json, value_text, Form, JsonStr};
 pub use ids::{hex_into, uuid_into};
 pub use numbers::java_double_to_string;
-pub use time::{format_micros_instant, format_seconds_instant, local_date_into, DateStrings};
+pub use time::{
+    civil_from_days, format_micros_instant, format_seconds_instant, local_date_into, DateStrings,
+};
 
 use serde_json::{json, Value as Json};
 use sstkit_format::statistics::Statistics;

@@ -225,6 +225,174 @@ pub fn find_sstables(args: &[PathBuf]) -> Result<Vec<Descriptor>> {
     Ok(out)
 }
 
+/// Where an sstable sits in a Cassandra or Scylla data directory, guessed
+/// from the folders around it as `sstablepartitions` does
+/// (`ExtendedDescriptor.guessFromFile`): `<keyspace>/<table>-<id>/`, with
+/// `.<index>/` (secondary index), `backups/` or `snapshots/<name>/` below it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Location {
+    /// Keyspace (the folder above the table folder).
+    pub keyspace: Option<String>,
+    /// Table name (the table folder without its `-<id>`).
+    pub table: Option<String>,
+    /// Table id: the 32 hex digits after the table name.
+    pub table_id: Option<String>,
+    /// Secondary index name (from a `.<index>` folder).
+    pub index: Option<String>,
+    /// Snapshot name (from `snapshots/<name>`).
+    pub snapshot: Option<String>,
+    /// `backups` when the sstable is in a table's backups folder.
+    pub backup: Option<String>,
+}
+
+impl Location {
+    /// Guess from the directory holding an sstable's components.
+    pub fn of_dir(dir: &Path) -> Location {
+        let name = |p: Option<&Path>| {
+            p.and_then(|p| p.file_name())
+                .and_then(|n| n.to_str())
+                .map(str::to_string)
+                .unwrap_or_default()
+        };
+        // Relative paths are resolved so `.` and `..` name real folders.
+        let abs = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+        let mut parent: Option<&Path> = Some(abs.as_path());
+        let mut loc = Location::default();
+        let n = name(parent);
+        if n.len() > 1 && n.starts_with('.') && !n.starts_with("..") {
+            loc.index = Some(n[1..].to_string());
+            parent = parent.and_then(Path::parent);
+        }
+        if name(parent) == "backups" {
+            loc.backup = Some("backups".into());
+            parent = parent.and_then(Path::parent);
+        }
+        if name(parent.and_then(Path::parent)) == "snapshots" {
+            loc.snapshot = Some(name(parent));
+            parent = parent.and_then(Path::parent).and_then(Path::parent);
+        }
+        if let Some((table, id)) = table_and_id(&name(parent)) {
+            loc.keyspace = Some(name(parent.and_then(Path::parent))).filter(|k| !k.is_empty());
+            loc.table = Some(table);
+            loc.table_id = Some(id);
+        }
+        loc
+    }
+
+    /// `keyspace.table` when known.
+    pub fn table_name(&self) -> Option<String> {
+        match (&self.keyspace, &self.table) {
+            (Some(k), Some(t)) => Some(format!("{k}.{t}")),
+            (None, Some(t)) => Some(t.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// `name-<32 hex>` (a table folder): the name and the id.
+fn table_and_id(dir_name: &str) -> Option<(String, String)> {
+    let (table, id) = dir_name.rsplit_once('-')?;
+    let ok = !table.is_empty() && id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit());
+    ok.then(|| (table.to_string(), id.to_string()))
+}
+
+/// How [`find_sstables_with`] walks directories.
+#[derive(Debug, Clone, Default)]
+pub struct Discovery {
+    /// Walk sub-directories too (a data directory's `keyspace/table-id/` tree).
+    pub recursive: bool,
+    /// Include sstables under `snapshots/` (when walking).
+    pub snapshots: bool,
+    /// Include sstables under `backups/` (when walking).
+    pub backups: bool,
+    /// Only sstables of this keyspace (from the folder layout).
+    pub keyspace: Option<String>,
+    /// Only sstables of this table (from the folder layout).
+    pub table: Option<String>,
+}
+
+impl Discovery {
+    fn wants(&self, d: &Descriptor) -> bool {
+        let loc = Location::of_dir(&d.dir);
+        let ks = loc
+            .keyspace
+            .clone()
+            .or_else(|| d.ks_table.as_ref().map(|k| k.0.clone()));
+        let table = loc
+            .table
+            .clone()
+            .or_else(|| d.ks_table.as_ref().map(|k| k.1.clone()));
+        self.keyspace
+            .as_ref()
+            .is_none_or(|k| ks.as_ref() == Some(k))
+            && self
+                .table
+                .as_ref()
+                .is_none_or(|t| table.as_ref() == Some(t))
+    }
+}
+
+/// [`find_sstables`] with a data directory walk: with `recursive`, every
+/// sub-directory of a directory argument is searched too (in name order),
+/// except `snapshots/` and `backups/` folders unless asked for; the
+/// `keyspace`/`table` filters keep the sstables whose folders name them.
+/// Symbolic links to directories are not followed (no cycles).
+pub fn find_sstables_with(args: &[PathBuf], how: &Discovery) -> Result<Vec<Descriptor>> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for arg in args {
+        let meta = std::fs::metadata(arg).map_err(|e| Error::from(e).in_file(arg))?;
+        if meta.is_dir() && how.recursive {
+            walk(arg, how, &mut dirs)?;
+        } else {
+            dirs.push(arg.clone());
+        }
+    }
+    let mut out = Vec::new();
+    for d in dirs {
+        // A sub-directory without sstables is not an error when walking.
+        let found = match find_sstables(std::slice::from_ref(&d)) {
+            Ok(f) => f,
+            Err(e) if how.recursive && d.is_dir() && !args.contains(&d) => {
+                if matches!(e.kind, ErrorKind::UnknownVersion(_)) {
+                    return Err(e);
+                }
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        for s in found {
+            if how.wants(&s) && !out.contains(&s) {
+                out.push(s);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `dir` and its sub-directories, depth first in name order.
+fn walk(dir: &Path, how: &Discovery, out: &mut Vec<PathBuf>) -> Result<()> {
+    out.push(dir.to_path_buf());
+    let rd = std::fs::read_dir(dir).map_err(|e| Error::from(e).in_file(dir))?;
+    let mut subs: Vec<PathBuf> = Vec::new();
+    for ent in rd {
+        let ent = ent.map_err(|e| Error::from(e).in_file(dir))?;
+        let Ok(ft) = ent.file_type() else { continue };
+        if !ft.is_dir() {
+            continue;
+        }
+        let name = ent.file_name();
+        let skip = (name == "snapshots" && !how.snapshots) || (name == "backups" && !how.backups);
+        if !skip {
+            subs.push(ent.path());
+        }
+    }
+    subs.sort();
+    for s in subs {
+        walk(&s, how, out)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -249,5 +417,30 @@ mod tests {
         assert!(parse_file_name(Path::new("/d"), "schema.cql").is_err());
         assert!(parse_file_name(Path::new("/d"), "zz-1-big-Data.db").is_err());
         assert!(parse_file_name(Path::new("/d"), "nb-x1-big-Data.db").is_err());
+    }
+
+    #[test]
+    fn locations_in_a_data_directory() {
+        let id = "3fbb65f0e68911f1b41253bd8bb18368";
+        let l = Location::of_dir(Path::new(&format!(
+            "/var/lib/cassandra/data/ks1/users-{id}"
+        )));
+        assert_eq!(l.keyspace.as_deref(), Some("ks1"));
+        assert_eq!(l.table.as_deref(), Some("users"));
+        assert_eq!(l.table_id.as_deref(), Some(id));
+        assert_eq!((l.snapshot, l.backup, l.index), (None, None, None));
+        let l = Location::of_dir(Path::new(&format!("/d/ks1/users-{id}/snapshots/before")));
+        assert_eq!(l.snapshot.as_deref(), Some("before"));
+        assert_eq!(l.table_name().as_deref(), Some("ks1.users"));
+        let l = Location::of_dir(Path::new(&format!("/d/ks1/users-{id}/backups")));
+        assert_eq!(l.backup.as_deref(), Some("backups"));
+        let l = Location::of_dir(Path::new(&format!("/d/ks1/users-{id}/.users_by_mail")));
+        assert_eq!(l.index.as_deref(), Some("users_by_mail"));
+        assert_eq!(l.table.as_deref(), Some("users"));
+        // A table-named folder needs its 32-hex id.
+        assert_eq!(
+            Location::of_dir(Path::new("/tmp/users-123")),
+            Location::default()
+        );
     }
 }

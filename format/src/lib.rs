@@ -16,6 +16,7 @@
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod analytics;
 pub mod bti;
 pub mod checksums;
 pub mod chunk;

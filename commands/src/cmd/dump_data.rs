@@ -69,7 +69,7 @@ use crate::dump::{type_warning, Sink, Table, TypeCheck};
 use crate::output::{iostats, JsonOut};
 use crate::progress::Progress;
 use crate::term::Stream;
-use crate::{resolve_sstables, sstable_label, CmdError, CmdResult, Outcome};
+use crate::{sstable_label, CmdError, CmdResult, Outcome};
 
 /// Run the command.
 pub fn run(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
@@ -82,7 +82,7 @@ pub fn run(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     if a.merge {
         return run_merged(a, out);
     }
-    let descs = resolve_sstables(&a.sstables)?;
+    let descs = crate::resolve_sstables_walk(&a.sstables, &a.walk)?;
     let spec = select::Spec::from_args(a)?;
     let now_secs = crate::now_secs(a.now.as_deref())?;
     let mut outcome = Outcome::default();
@@ -147,7 +147,7 @@ pub fn run(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
 /// `--merge`: the sstables as one table ([`crate::merged`]), one output.
 fn run_merged(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     let cql = a.format() == DataOutputFormat::Cql;
-    let descs = resolve_sstables(&a.sstables)?;
+    let descs = crate::resolve_sstables_walk(&a.sstables, &a.walk)?;
     let spec = select::Spec::from_args(a)?;
     let mut schema = crate::SchemaSource::new(a.schema.as_deref())?.names(cql);
     let inputs = crate::merged::MergeInputs::open(descs, crate::io_options(&a.io)?, &mut schema)?;

@@ -26,6 +26,7 @@ use std::io::Write;
 
 use crate::render::{format_micros_instant, format_seconds_instant};
 use serde_json::{json, Map, Value};
+use sstkit_format::analytics;
 use sstkit_format::compression::CompressionInfo;
 use sstkit_format::statistics::stats::NO_DELETION_TIME;
 use sstkit_format::statistics::Statistics;
@@ -37,7 +38,7 @@ use crate::output::kv_table;
 use crate::render::{f64_json, KeyCtx};
 use crate::{for_each_sstable, CmdResult, Outcome};
 
-fn collect(sst: &Sstable) -> CmdResult<Value> {
+fn collect(sst: &Sstable, gc_before: i64) -> CmdResult<Value> {
     // Salvage: a damaged histogram is reported, the other fields still shown.
     let path = sst.path(Component::Statistics);
     let st = Statistics::parse_salvage(&sst.read_component(Component::Statistics)?, sst.features())
@@ -135,6 +136,59 @@ fn collect(sst: &Sstable) -> CmdResult<Value> {
             o.insert("repaired_at".into(), json!(v));
         }
         o.insert("sstable_level".into(), json!(s.sstable_level));
+        // sstablemetadata -g: droppable tombstones over the estimated cells.
+        o.insert("gc_before".into(), json!(gc_before));
+        o.insert(
+            "droppable_tombstones".into(),
+            analytics::droppable_tombstone_ratio(s, gc_before).map_or(Value::Null, f64_json),
+        );
+        o.insert(
+            "droppable_tombstone_count".into(),
+            f64_json(analytics::droppable_tombstones(
+                &s.tombstone_drop_time,
+                gc_before,
+            )),
+        );
+        let cells = s
+            .estimated_cells_count
+            .buckets()
+            .iter()
+            .map(|b| b.1)
+            .sum::<i64>();
+        o.insert(
+            "estimated_cells".into(),
+            json!(analytics::stored_histogram_mean(&s.estimated_cells_count)
+                .map(|m| m.saturating_mul(cells))),
+        );
+        let pct = |h: &sstkit_format::statistics::stats::Histogram| {
+            let mut m = Map::new();
+            for (name, p) in analytics::PERCENTILES {
+                m.insert(
+                    name.into(),
+                    json!(analytics::stored_histogram_percentile(h, p)),
+                );
+            }
+            m.insert(
+                "max".into(),
+                json!(h.buckets().iter().rev().find(|b| b.1 > 0).map(|b| b.0)),
+            );
+            Value::Object(m)
+        };
+        o.insert(
+            "percentiles".into(),
+            json!({
+                "partition_size": pct(&s.estimated_partition_size),
+                "cells_per_partition": pct(&s.estimated_cells_count),
+            }),
+        );
+        o.insert(
+            "tombstone_drop_times".into(),
+            s.tombstone_drop_time
+                .bins
+                .iter()
+                .map(|b| json!({"time": b.time, "count": b.count}))
+                .collect(),
+        );
         if let (Some(f), Some(l)) = (&s.first_key, &s.last_key) {
             o.insert("first_key".into(), ctx.key_json(f));
             o.insert("last_key".into(), ctx.key_json(l));
@@ -219,6 +273,38 @@ fn text(v: &Value) -> String {
     rows.push(("max ttl".into(), s("max_ttl")));
     rows.push(("repaired at".into(), s("repaired_at")));
     rows.push(("sstable level".into(), s("sstable_level")));
+    if let Some(r) = v.get("droppable_tombstones").and_then(Value::as_f64) {
+        rows.push((
+            "droppable tombstones".into(),
+            format!(
+                "{r:.4} of cells (gc before {})",
+                v["gc_before"]
+                    .as_i64()
+                    .map_or("?".into(), format_seconds_instant)
+            ),
+        ));
+    }
+    let pct_line = |k: &str, bytes: bool| -> Option<String> {
+        let p = v.get("percentiles")?.get(k)?;
+        let f = |name: &str| match p[name].as_i64() {
+            Some(x) if bytes => super::partitions::pretty_bytes(x.max(0) as u64),
+            Some(x) => x.to_string(),
+            None => "overflow".into(),
+        };
+        Some(format!(
+            "p50 {}, p95 {}, p99 {}, max {}",
+            f("p50"),
+            f("p95"),
+            f("p99"),
+            f("max")
+        ))
+    };
+    if let Some(l) = pct_line("partition_size", true) {
+        rows.push(("partition size".into(), l));
+    }
+    if let Some(l) = pct_line("cells_per_partition", false) {
+        rows.push(("cells per partition".into(), l));
+    }
     for k in ["first_key", "last_key"] {
         if let Some(key) = v.get(k) {
             rows.push((
@@ -254,8 +340,245 @@ fn text(v: &Value) -> String {
     out
 }
 
+/// Text bars of the histograms Statistics.db holds, fitted to `width`.
+fn histogram_bars(sst: &Sstable, width: usize) -> CmdResult<String> {
+    let st = Statistics::parse_salvage(&sst.read_component(Component::Statistics)?, sst.features())
+        .map_err(|e| e.in_file(&sst.path(Component::Statistics)))?;
+    let Some(s) = &st.stats else {
+        return Ok(String::new());
+    };
+    let mut out = String::new();
+    let mut draw = |title: &str, rows: Vec<(String, i64)>| {
+        let rows: Vec<(String, i64)> = rows.into_iter().filter(|r| r.1 > 0).collect();
+        out.push_str(&format!("\n{title}\n"));
+        if rows.is_empty() {
+            out.push_str("  (empty)\n");
+            return;
+        }
+        let label = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+        let max = rows.iter().map(|r| r.1).max().unwrap_or(1).max(1);
+        let bar_w = width.saturating_sub(label + 2 + 12 + 1).max(10);
+        for (l, c) in rows {
+            let n = ((c as u128 * bar_w as u128).div_ceil(max as u128)) as usize;
+            out.push_str(&format!("  {l:>label$} {c:>11} {}\n", "#".repeat(n)));
+        }
+    };
+    let sizes = s.estimated_partition_size.buckets();
+    draw(
+        "partition size (bytes, up to)",
+        sizes
+            .iter()
+            .map(|b| (super::partitions::pretty_bytes(b.0.max(0) as u64), b.1))
+            .collect(),
+    );
+    draw(
+        "cells per partition (up to)",
+        s.estimated_cells_count
+            .buckets()
+            .iter()
+            .map(|b| (b.0.to_string(), b.1))
+            .collect(),
+    );
+    draw(
+        "tombstone drop times",
+        s.tombstone_drop_time
+            .bins
+            .iter()
+            .map(|b| (format_seconds_instant(b.time), b.count))
+            .collect(),
+    );
+    Ok(out)
+}
+
+/// Plain aligned columns: numbers right-aligned, the first column cut to fit.
+struct Columns {
+    head: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Columns {
+    fn new(head: &[&str]) -> Columns {
+        Columns {
+            head: head.iter().map(|h| h.to_string()).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    fn row(&mut self, r: Vec<String>) {
+        self.rows.push(r);
+    }
+
+    fn render(&self, width: usize) -> String {
+        let n = self.head.len();
+        let mut w: Vec<usize> = self.head.iter().map(|h| h.chars().count()).collect();
+        for r in &self.rows {
+            for (i, c) in r.iter().enumerate().take(n) {
+                w[i] = w[i].max(c.chars().count());
+            }
+        }
+        let rest: usize = w[1..].iter().map(|x| x + 2).sum();
+        w[0] = w[0].min(width.saturating_sub(rest).max(8));
+        let line = |cells: &[String]| {
+            let mut l = String::new();
+            for (i, c) in cells.iter().enumerate().take(n) {
+                if i == 0 {
+                    let cut: String = if c.chars().count() > w[0] {
+                        // The end of a path or name tells more than its start.
+                        let skip = c.chars().count() + 1 - w[0];
+                        std::iter::once('…').chain(c.chars().skip(skip)).collect()
+                    } else {
+                        c.clone()
+                    };
+                    l.push_str(&format!("{cut:<width$}", width = w[0]));
+                } else {
+                    l.push_str(&format!("  {c:>width$}", width = w[i]));
+                }
+            }
+            l.trim_end().to_string() + "\n"
+        };
+        let mut out = line(&self.head);
+        for r in &self.rows {
+            out.push_str(&line(r));
+        }
+        out
+    }
+}
+
+/// One table's totals: name, sstables, bytes, partitions, oldest and newest
+/// write, droppable tombstones, estimated cells.
+type TableTotals = (String, u64, u64, i64, Option<i64>, Option<i64>, f64, i64);
+
+/// One line per sstable, then the totals of each table.
+fn many_text(a: &InfoArgs, gc_before: i64, out: &mut dyn Write) -> CmdResult<Outcome> {
+    let descs = crate::resolve_sstables_walk(&a.sst.sstables, &a.sst.common.walk)?;
+    let io = crate::io_options(&a.sst.common.io)?;
+    let mut outcome = Outcome::default();
+    let width = crate::term::width(crate::term::Stream::Stdout);
+    let mut t = Columns::new(&[
+        "sstable",
+        "size",
+        "partitions",
+        "oldest",
+        "newest",
+        "droppable",
+        "level",
+    ]);
+    // The dates are those of the oldest and newest write timestamps.
+    // Per table: sstables, bytes, partitions, min ts, max ts, droppable count, cells.
+    let mut tables: Vec<TableTotals> = Vec::new();
+    let day = |us: Option<i64>| {
+        us.map_or("-".to_string(), |x| {
+            format_micros_instant(x)
+                .chars()
+                .take(10)
+                .collect::<String>()
+        })
+    };
+    for d in descs {
+        let r = Sstable::open_with(d, io)
+            .map_err(crate::CmdError::from)
+            .and_then(|sst| collect(&sst, gc_before).map(|v| (sst, v)));
+        let (sst, v) = match r {
+            Ok(x) => x,
+            Err(e) => {
+                eprintln!("sstkit: {e}");
+                outcome.unreadable += 1;
+                continue;
+            }
+        };
+        let size = v["data_size"].as_u64().unwrap_or(0);
+        let parts = v["estimated_partitions"].as_i64().unwrap_or(0);
+        let (min, max) = (v["min_timestamp"].as_i64(), v["max_timestamp"].as_i64());
+        // The sstable's name without its component (nb-1-big).
+        let name = sst.desc.prefix.trim_end_matches('-').to_string();
+        t.row(vec![
+            name,
+            (super::partitions::pretty_bytes(size)).to_string(),
+            (parts).to_string(),
+            (day(min)).to_string(),
+            (day(max)).to_string(),
+            v["droppable_tombstones"]
+                .as_f64()
+                .map_or("-".into(), |r| format!("{r:.4}")),
+            v["sstable_level"].to_string(),
+        ]);
+        let table = sstkit_format::descriptor::Location::of_dir(&sst.desc.dir)
+            .table_name()
+            .unwrap_or_else(|| sst.desc.dir.display().to_string());
+        let i = match tables.iter().position(|x| x.0 == table) {
+            Some(i) => i,
+            None => {
+                tables.push((table, 0, 0, 0, None, None, 0.0, 0));
+                tables.len() - 1
+            }
+        };
+        let e = &mut tables[i];
+        e.1 += 1;
+        e.2 += size;
+        e.3 += parts;
+        e.4 = match (e.4, min) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        e.5 = match (e.5, max) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        e.6 += v["droppable_tombstone_count"].as_f64().unwrap_or(0.0);
+        e.7 += v["estimated_cells"].as_i64().unwrap_or(0);
+    }
+    out.write_all(t.render(width).as_bytes())?;
+    let mut tt = Columns::new(&[
+        "table",
+        "ssts",
+        "size",
+        "parts",
+        "oldest",
+        "newest",
+        "droppable",
+    ]);
+    for e in &tables {
+        tt.row(vec![
+            e.0.clone(),
+            (e.1).to_string(),
+            (super::partitions::pretty_bytes(e.2)).to_string(),
+            (e.3).to_string(),
+            (day(e.4)).to_string(),
+            (day(e.5)).to_string(),
+            (if e.7 > 0 {
+                format!("{:.4}", e.6 / e.7 as f64)
+            } else {
+                "0".into()
+            })
+            .to_string(),
+        ]);
+    }
+    writeln!(
+        out,
+        "\ntotals per table (droppable tombstones at gc before {}):",
+        format_seconds_instant(gc_before)
+    )?;
+    out.write_all(tt.render(width).as_bytes())?;
+    Ok(outcome)
+}
+
 /// Run the command.
 pub fn run(a: &InfoArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
+    let now = a.now.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs() as i64)
+            .unwrap_or(0)
+    });
+    let gc_before = now.saturating_sub(a.gc_grace);
+    let fmt = a.sst.common.output.unwrap_or(OutputFormat::Text);
+    if fmt == OutputFormat::Text
+        && !a.histograms
+        && crate::resolve_sstables_walk(&a.sst.sstables, &a.sst.common.walk)?.len() > 1
+    {
+        return many_text(a, gc_before, out);
+    }
+    let width = crate::term::width(crate::term::Stream::Stdout);
     for_each_sstable(
         &a.sst.sstables,
         &a.sst.common,
@@ -263,9 +586,13 @@ pub fn run(a: &InfoArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         false,
         out,
         |sst, emit| {
-            let v = collect(sst)?;
+            let v = collect(sst, gc_before)?;
             if emit.fmt == OutputFormat::Text {
-                emit.text(&text(&v))?;
+                let mut body = text(&v);
+                if a.histograms {
+                    body.push_str(&histogram_bars(sst, width)?);
+                }
+                emit.text(&body)?;
             } else {
                 emit.json.object(&v)?;
             }

@@ -108,7 +108,7 @@ use crate::dump::text::TextWriter;
 use crate::dump::{row_is_empty, type_warning, Sink, Table, TypeCheck};
 use crate::output::{iostats, JsonOut};
 use crate::render::note_key_absent;
-use crate::{io_options, resolve_sstables, sstable_label, CmdError, CmdResult, Outcome};
+use crate::{io_options, sstable_label, CmdError, CmdResult, Outcome};
 
 /// A key as given.
 #[derive(Debug, Clone)]
@@ -175,7 +175,7 @@ pub fn run(a: &ReadArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     if a.merge {
         return run_merged(a, &keys, opts, out);
     }
-    let descs = resolve_sstables(&a.sstables)?;
+    let descs = crate::resolve_sstables_walk(&a.sstables, &a.walk)?;
     let now_secs = crate::now_secs(a.now.as_deref())?;
     let scylla = matches!(a.output, DataOutputFormat::Json | DataOutputFormat::Ndjson);
     let json_fmt = match a.output {
@@ -257,7 +257,7 @@ fn run_merged(
     out: &mut dyn Write,
 ) -> CmdResult<Outcome> {
     use crate::merged::{emit_partition, MergeInputs, Shape, Visit};
-    let descs = resolve_sstables(&a.sstables)?;
+    let descs = crate::resolve_sstables_walk(&a.sstables, &a.walk)?;
     let cql = a.output == DataOutputFormat::Cql;
     let mut schema_src = crate::SchemaSource::new(a.schema.as_deref())?.names(cql);
     let inputs = MergeInputs::open(descs, opts, &mut schema_src)?;

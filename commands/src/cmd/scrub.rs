@@ -102,7 +102,7 @@ pub fn run(a: &ScrubArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             ))
         })?;
         // Refuse to write next to any input sstable.
-        for d in crate::resolve_sstables(&a.sst.sstables)? {
+        for d in crate::resolve_sstables_walk(&a.sst.sstables, &a.sst.common.walk)? {
             let input_dir = if d.dir.as_os_str().is_empty() {
                 PathBuf::from(".")
             } else {

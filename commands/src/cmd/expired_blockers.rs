@@ -1,0 +1,177 @@
+//! `sstkit expired-blockers SSTABLE...`: the `sstableexpiredblockers` of sstkit.
+//!
+//! ```text
+//! sstkit expired-blockers /var/lib/cassandra/data/ks/t-1234/
+//! sstkit expired-blockers -r --keyspace ks --gc-grace 3h /var/lib/cassandra/data
+//! sstkit expired-blockers --now 1800000000 -o json fixtures/cassandra/nb_deletes_merge_1/
+//! ```
+//!
+//! Reads Statistics.db of each sstable (min/max timestamp, max local deletion
+//! time) and applies [`sstkit_format::analytics::expired_blockers`] per table
+//! with `gc_before = --now - --gc-grace`. Sstables are grouped by table: the
+//! `keyspace/table-id/` folders when they are there, else their directory.
+//!
+//! Output: json `{"gc_before", "tables": [{"table", "sstables", "expired":
+//! [sstable...], "blockers": [{sstable..., "blocks": [sstable...]}]}]}`
+//! where an sstable is `{"sstable", "min_timestamp", "max_timestamp",
+//! "max_local_deletion_time"}`; ndjson one `{"type": "blocker"}` line per
+//! blocker; text Cassandra's sentence per blocker, wrapped to the terminal.
+//!
+//! Exit status: 0 ok (blockers or not); 2 usage; 3 an sstable's
+//! Statistics.db could not be read (the others are still judged).
+
+use std::io::Write;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::{json, Value};
+use sstkit_format::analytics::{expired_blockers, Lifetimes};
+use sstkit_format::descriptor::Location;
+use sstkit_format::Sstable;
+
+use crate::cli::{ExpiredBlockersArgs, OutputFormat};
+use crate::render::read_statistics;
+use crate::term::{self, Stream};
+use crate::{resolve_sstables_in, sstable_label, CmdResult, Outcome};
+
+struct Entry {
+    label: String,
+    times: Lifetimes,
+}
+
+fn entry_json(e: &Entry) -> Value {
+    json!({
+        "sstable": e.label,
+        "min_timestamp": e.times.min_timestamp,
+        "max_timestamp": e.times.max_timestamp,
+        "max_local_deletion_time": e.times.max_local_deletion_time,
+    })
+}
+
+/// Cassandra's `formatForExpiryTracing` of one sstable.
+fn entry_text(e: &Entry) -> String {
+    format!(
+        "[{} (minTS = {}, maxTS = {}, maxLDT = {})]",
+        e.label, e.times.min_timestamp, e.times.max_timestamp, e.times.max_local_deletion_time
+    )
+}
+
+/// Run the command.
+pub fn run(a: &ExpiredBlockersArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
+    let descs = resolve_sstables_in(&a.sstables, &a.discovery)?;
+    let io = crate::io_options(&a.io)?;
+    let now = a.now.unwrap_or_else(|| {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs() as i64)
+            .unwrap_or(0)
+    });
+    let gc_before = now.saturating_sub(a.gc_grace);
+    let fmt = a.output.unwrap_or(if Stream::Stdout.is_terminal() {
+        OutputFormat::Text
+    } else {
+        OutputFormat::Json
+    });
+    let mut outcome = Outcome::default();
+    // (table, its sstables) in input order.
+    let mut tables: Vec<(String, Vec<Entry>)> = Vec::new();
+    for d in descs {
+        let r = Sstable::open_with(d, io).and_then(|sst| {
+            let st = read_statistics(&sst)?;
+            let stats = st.stats.ok_or_else(|| {
+                sstkit_format::Error::new(
+                    sstkit_format::ErrorKind::BadValue("no stats metadata".into()),
+                    "stats metadata",
+                )
+                .in_file(&sst.path(sstkit_format::Component::Statistics))
+            })?;
+            Ok((sst, stats))
+        });
+        let (sst, stats) = match r {
+            Ok(x) => x,
+            Err(e) => {
+                eprintln!("sstkit: {e}");
+                outcome.unreadable += 1;
+                continue;
+            }
+        };
+        let table = Location::of_dir(&sst.desc.dir)
+            .table_name()
+            .unwrap_or_else(|| sst.desc.dir.display().to_string());
+        let e = Entry {
+            label: sstable_label(&sst),
+            times: Lifetimes {
+                min_timestamp: stats.min_timestamp,
+                max_timestamp: stats.max_timestamp,
+                max_local_deletion_time: stats.max_local_deletion_time,
+            },
+        };
+        match tables.iter_mut().find(|t| t.0 == table) {
+            Some(t) => t.1.push(e),
+            None => tables.push((table, vec![e])),
+        }
+    }
+    let mut json_tables = Vec::new();
+    let mut text = String::new();
+    let width = term::width(Stream::Stdout);
+    for (table, entries) in &tables {
+        let times: Vec<Lifetimes> = entries.iter().map(|e| e.times).collect();
+        let blockers = expired_blockers(&times, gc_before);
+        let expired: Vec<Value> = entries
+            .iter()
+            .filter(|e| e.times.max_local_deletion_time < gc_before)
+            .map(entry_json)
+            .collect();
+        let mut list = Vec::new();
+        for (b, blocked) in &blockers {
+            let mut v = entry_json(&entries[*b]);
+            v["blocks"] = blocked.iter().map(|i| entry_json(&entries[*i])).collect();
+            match fmt {
+                OutputFormat::Ndjson => {
+                    v["type"] = json!("blocker");
+                    v["table"] = json!(table);
+                    serde_json::to_writer(&mut *out, &v).map_err(std::io::Error::from)?;
+                    out.write_all(b"\n")?;
+                }
+                OutputFormat::Text => {
+                    let blocked_text: Vec<String> =
+                        blocked.iter().map(|i| entry_text(&entries[*i])).collect();
+                    let line = format!(
+                        "{} blocks {} expired sstables from getting dropped: {}",
+                        entry_text(&entries[*b]),
+                        blocked.len(),
+                        blocked_text.join(", ")
+                    );
+                    text.push_str(&term::wrap(&line, "", "    ", width));
+                    if !text.ends_with('\n') {
+                        text.push('\n');
+                    }
+                }
+                OutputFormat::Json => list.push(v),
+            }
+        }
+        if fmt == OutputFormat::Text && blockers.is_empty() {
+            text.push_str(&format!(
+                "{table}: no blockers ({} sstables, {} expired)\n",
+                entries.len(),
+                expired.len()
+            ));
+        }
+        json_tables.push(json!({
+            "table": table,
+            "sstables": entries.len(),
+            "expired": expired,
+            "blockers": list,
+        }));
+    }
+    match fmt {
+        OutputFormat::Json => {
+            let doc = json!({"now": now, "gc_before": gc_before, "tables": json_tables});
+            serde_json::to_writer(&mut *out, &doc).map_err(std::io::Error::from)?;
+            out.write_all(b"\n")?;
+        }
+        OutputFormat::Text => out.write_all(text.as_bytes())?,
+        OutputFormat::Ndjson => {}
+    }
+    out.flush()?;
+    Ok(outcome)
+}

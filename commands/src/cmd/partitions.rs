@@ -1,0 +1,1043 @@
+//! `sstkit partitions SSTABLE...`: the `sstablepartitions` of sstkit.
+//!
+//! ```text
+//! sstkit partitions /var/lib/cassandra/data/ks/t-1234/          # every partition, summaries
+//! sstkit partitions --min-size 20MiB --min-tombstones 1000 -r /var/lib/cassandra/data
+//! sstkit partitions --top 10 --by tombstones -o text nb-1-big-Data.db
+//! sstkit partitions -o csv --min-size 0 nb-1-big-Data.db    # = sstablepartitions --csv -t 0
+//! sstkit partitions --partitions-only --io-stats nb-1-big-Data.db   # sizes from the index
+//! ```
+//!
+//! Per partition: key (typed and hex), live (no partition deletion), Data.db
+//! offset, size uncompressed and on disk, rows, cells, tombstones by kind,
+//! TTL'd and expired rows and cells, min/max timestamp; the counting rules
+//! are [`sstkit_format::analytics`]'s (those of `sstablepartitions`). Size on
+//! disk of a compressed sstable is the partition's share of the compressed
+//! chunks it spans (each chunk's stored length pro-rated by the bytes of it
+//! the partition covers).
+//!
+//! Reads: Statistics.db, then Data.db sequentially (decoded); with
+//! `--partitions-only`, Index.db (BIG) or Partitions.db and Rows.db (BTI)
+//! instead, and of Data.db only the headers (key, partition deletion) of the
+//! partitions the index does not describe: a BIG partition without a
+//! promoted index, a BTI partition without a Rows.db entry.
+//!
+//! Memory is flat: partitions stream to the output; `--top N` keeps N of
+//! them in a bounded heap; the summaries are fixed-size histograms.
+//!
+//! Output: json `{"partitions": [...], "sstables": [...], "tables": [...]}`;
+//! ndjson the same records one per line with `"type"`: `partition`,
+//! `sstable`, `table`; csv the columns of `sstablepartitions --csv` (no
+//! summaries, as there); text one line per partition, fitted to the
+//! terminal, and a summary table per sstable and table. Schema:
+//! `docs/schemas/partitions.schema.json`.
+//!
+//! Exit status: 0 ok; 2 usage (a `--key` that does not parse); 3 an sstable
+//! could not be read (the others still are).
+
+use std::collections::BinaryHeap;
+use std::io::Write;
+use std::rc::Rc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::{json, Map, Value};
+use sstkit_format::analytics::{PartitionStats, Summary, PERCENTILES};
+use sstkit_format::bti::partitions::{for_each_entry as for_each_trie_entry, PartitionPosition};
+use sstkit_format::bti::{read_footer, IoSource, RowsEntry};
+use sstkit_format::compression::CompressionInfo;
+use sstkit_format::cur::Cur;
+use sstkit_format::data::{DataPos, DataSource, Fragment, ScanReader};
+use sstkit_format::deletion::DeletionTime;
+use sstkit_format::descriptor::Location;
+use sstkit_format::io::ReadKind;
+use sstkit_format::{Component, Error, ErrorKind, Sstable};
+
+use crate::cli::{PartitionMetric, PartitionsArgs, PartitionsOutput};
+use crate::output::{hex, iostats};
+use crate::progress::Progress;
+use crate::render::KeyCtx;
+use crate::term::{self, Stream};
+use crate::{resolve_sstables_in, sstable_label, CmdError, CmdResult, Outcome};
+
+/// The header of `sstablepartitions --csv`.
+pub const CSV_HEADER: &str = "key,keyBinary,live,offset,size,rowCount,cellCount,tombstoneCount,\
+rowTombstoneCount,rangeTombstoneCount,complexTombstoneCount,cellTombstoneCount,rowTtlExpired,\
+cellTtlExpired,directory,keyspace,table,index,snapshot,backup,generation,format,version";
+
+/// What every partition record of one sstable shares.
+struct SstInfo {
+    label: String,
+    loc: Location,
+    /// `keyspace.table`, or the sstable's folder when the layout names no table.
+    table: String,
+    generation: String,
+    format: &'static str,
+    version: String,
+    keys: KeyCtx,
+}
+
+/// One partition, ready to print.
+struct Record {
+    stats: PartitionStats,
+    key: Vec<u8>,
+    disk_size: u64,
+    sst: Rc<SstInfo>,
+}
+
+/// Which partitions are listed.
+struct Filter {
+    min: [Option<u64>; 4],
+    any: bool,
+}
+
+impl Filter {
+    fn new(a: &PartitionsArgs) -> Filter {
+        let min = [a.min_size, a.min_rows, a.min_cells, a.min_tombstones];
+        Filter {
+            min,
+            any: min.iter().any(Option::is_some),
+        }
+    }
+
+    /// Any one threshold reached lists the partition (sstablepartitions' rule).
+    fn lists(&self, p: &PartitionStats) -> bool {
+        if !self.any {
+            return true;
+        }
+        metrics(p)
+            .iter()
+            .zip(self.min)
+            .any(|(v, m)| m.is_some_and(|m| *v >= m))
+    }
+}
+
+fn metrics(p: &PartitionStats) -> [u64; 4] {
+    [p.size, p.rows, p.cells, p.tombstone_count()]
+}
+
+fn metric(p: &PartitionStats, by: PartitionMetric) -> u64 {
+    match by {
+        PartitionMetric::Size => p.size,
+        PartitionMetric::Rows => p.rows,
+        PartitionMetric::Cells => p.cells,
+        PartitionMetric::Tombstones => p.tombstone_count(),
+    }
+}
+
+/// An entry of the `--top` heap: the smallest on top, ties broken by input
+/// order (an earlier partition wins).
+struct Ranked {
+    value: u64,
+    seq: u64,
+    rec: Record,
+}
+
+impl PartialEq for Ranked {
+    fn eq(&self, o: &Self) -> bool {
+        (self.value, self.seq) == (o.value, o.seq)
+    }
+}
+impl Eq for Ranked {}
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Ranked {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        // Reversed: BinaryHeap is a max-heap and the weakest must be on top.
+        o.value.cmp(&self.value).then(self.seq.cmp(&o.seq))
+    }
+}
+
+/// Run the command.
+pub fn run(a: &PartitionsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
+    let descs = resolve_sstables_in(&a.sstables, &a.discovery)?;
+    let io = crate::io_options(&a.io)?;
+    let now = a.now.unwrap_or_else(|| {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs() as i64)
+            .unwrap_or(0)
+    });
+    if a.top == Some(0) {
+        return Err(CmdError::Usage("--top needs at least 1".into()));
+    }
+    let fmt = a.format();
+    let filter = Filter::new(a);
+    let mut w = Writer::new(out, fmt, a.partitions_only);
+    let mut schema = crate::SchemaSource::new(a.schema.as_deref())?;
+    let mut outcome = Outcome::default();
+    let mut tables: Vec<(String, Summary, u64)> = Vec::new();
+    let mut top: BinaryHeap<Ranked> = BinaryHeap::new();
+    let mut seq = 0u64;
+    w.begin()?;
+    for d in descs {
+        let sst = match Sstable::open_with(d, io) {
+            Ok(mut s) => {
+                schema.attach(&mut s);
+                s
+            }
+            Err(e) => {
+                eprintln!("sstkit: {e}");
+                outcome.unreadable += 1;
+                continue;
+            }
+        };
+        let info = match sst_info(&sst) {
+            Ok(i) => Rc::new(i),
+            Err(e) => {
+                eprintln!("sstkit: {e}");
+                outcome.unreadable += 1;
+                continue;
+            }
+        };
+        let wanted = Keys::resolve(a, &info.keys).map_err(|e| match e {
+            CmdError::Usage(m) => CmdError::Usage(format!("{}: {m}", info.label)),
+            e => e,
+        })?;
+        let mut summary = Summary::default();
+        let mut listed = 0u64;
+        let mut emit = |stats: PartitionStats, key: &[u8], disk_size: u64| -> CmdResult<()> {
+            summary.add(&stats);
+            if !filter.lists(&stats) {
+                return Ok(());
+            }
+            listed += 1;
+            let rec = Record {
+                stats,
+                key: key.to_vec(),
+                disk_size,
+                sst: info.clone(),
+            };
+            match a.top {
+                Some(n) => {
+                    seq += 1;
+                    let value = metric(&rec.stats, a.by);
+                    if top.len() < n {
+                        top.push(Ranked { value, seq, rec });
+                    } else if top.peek().is_some_and(|m| value > m.value) {
+                        top.pop();
+                        top.push(Ranked { value, seq, rec });
+                    }
+                    Ok(())
+                }
+                None => w.partition(&rec).map_err(CmdError::Output),
+            }
+        };
+        let r = if a.partitions_only {
+            from_index(&sst, &wanted, &mut emit)
+        } else {
+            from_data(&sst, &wanted, now, &mut emit)
+        };
+        let sizes = match r {
+            Ok(s) => s,
+            Err(CmdError::Format(e)) => {
+                eprintln!("sstkit: {e}");
+                w.error(&info.label, &e.to_string())?;
+                outcome.unreadable += 1;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        w.sstable(&info, &summary, listed, sizes)?;
+        match tables.iter_mut().find(|t| t.0 == info.table) {
+            Some(t) => {
+                t.1.merge(&summary);
+                t.2 += 1;
+            }
+            None => tables.push((info.table.clone(), summary, 1)),
+        }
+        if let Some(f) = a.io_stats {
+            iostats::print(f, &info.label, &sst.io.stats());
+        }
+    }
+    if a.top.is_some() {
+        let mut best = top.into_vec();
+        best.sort();
+        for r in &best {
+            w.partition(&r.rec)?;
+        }
+    }
+    for (name, s, n) in &tables {
+        w.table(name, s, *n)?;
+    }
+    w.finish()?;
+    Ok(outcome)
+}
+
+/// The sstable's place, naming and key type.
+fn sst_info(sst: &Sstable) -> CmdResult<SstInfo> {
+    let loc = Location::of_dir(&sst.desc.dir);
+    let table = loc
+        .table_name()
+        .or_else(|| sst.desc.ks_table.as_ref().map(|(k, t)| format!("{k}.{t}")))
+        .unwrap_or_else(|| sst.desc.dir.display().to_string());
+    let keys = KeyCtx::read(sst)?;
+    Ok(SstInfo {
+        label: sstable_label(sst),
+        loc,
+        table,
+        generation: sst.desc.generation.to_string(),
+        format: match sst.desc.format {
+            sstkit_format::version::FormatKind::Big => "big",
+            sstkit_format::version::FormatKind::Bti => "bti",
+        },
+        version: sst.version().to_string(),
+        keys,
+    })
+}
+
+/// `--key` / `--exclude-key`, as serialized keys.
+struct Keys {
+    only: Option<Vec<Vec<u8>>>,
+    exclude: Vec<Vec<u8>>,
+}
+
+impl Keys {
+    fn resolve(a: &PartitionsArgs, ctx: &KeyCtx) -> CmdResult<Keys> {
+        let parse = |k: &String| {
+            ctx.parse_key(k)
+                .map_err(|e| CmdError::Usage(format!("--key {k:?}: {e}")))
+        };
+        let only = if a.key.is_empty() {
+            None
+        } else {
+            Some(a.key.iter().map(parse).collect::<CmdResult<Vec<_>>>()?)
+        };
+        let exclude = a.exclude_key.iter().map(parse).collect::<CmdResult<_>>()?;
+        Ok(Keys { only, exclude })
+    }
+
+    fn wants(&self, key: &[u8]) -> bool {
+        self.only
+            .as_ref()
+            .is_none_or(|o| o.iter().any(|k| k == key))
+            && !self.exclude.iter().any(|k| k == key)
+    }
+}
+
+/// Maps uncompressed Data.db positions to file positions, for sizes on disk.
+struct DiskMap {
+    info: Option<CompressionInfo>,
+    file_len: u64,
+}
+
+impl DiskMap {
+    fn open(sst: &Sstable) -> CmdResult<DiskMap> {
+        let file_len = sst
+            .io
+            .len(Component::Data)
+            .map_err(|e| e.in_file(&sst.data_path()))?;
+        let info = if sst.has(Component::CompressionInfo) {
+            let b = sst.read_component(Component::CompressionInfo)?;
+            Some(
+                CompressionInfo::parse(&b, &sst.features())
+                    .map_err(|e| e.in_file(&sst.path(Component::CompressionInfo)))?,
+            )
+        } else {
+            None
+        };
+        Ok(DiskMap { info, file_len })
+    }
+
+    /// The file position `pos` falls at, pro-rated inside its chunk.
+    fn file_pos(&self, pos: u64) -> u64 {
+        let Some(ci) = &self.info else { return pos };
+        let Some(i) = ci.chunk_for(pos) else {
+            return self.file_len;
+        };
+        let start = ci.chunk_offsets[i];
+        let end = ci
+            .chunk_offsets
+            .get(i + 1)
+            .copied()
+            .unwrap_or(self.file_len)
+            .max(start);
+        let len = ci.chunk_length.max(1) as u64;
+        let within = pos - ci.chunk_start(i);
+        start + ((end - start) as u128 * within as u128 / len as u128) as u64
+    }
+
+    fn size(&self, start: u64, end: u64) -> u64 {
+        self.file_pos(end).saturating_sub(self.file_pos(start))
+    }
+}
+
+/// Uncompressed and on-disk bytes of Data.db.
+type Sizes = (u64, u64);
+
+/// Takes each partition: its stats, key and size on disk.
+type EmitFn<'a> = dyn FnMut(PartitionStats, &[u8], u64) -> CmdResult<()> + 'a;
+
+/// Decode every partition of Data.db.
+fn from_data(sst: &Sstable, keys: &Keys, now: i64, emit: &mut EmitFn<'_>) -> CmdResult<Sizes> {
+    let st = crate::render::read_statistics(sst)?;
+    let header = sst.data_header(&st)?;
+    if let Some(e) = crate::truncation::data_shorter_than_index(sst, &st) {
+        return Err(e.into());
+    }
+    let disk = DiskMap::open(sst)?;
+    let mut reader = ScanReader::new(sst, &header)?;
+    let end_len = reader.end_marker_len();
+    let mut bar = Progress::new("partitions");
+    let mut key = Vec::new();
+    loop {
+        bar.set(reader.position().0, reader.data_len());
+        let mut stats = match reader.next_fragment()? {
+            None => break,
+            Some(Fragment::PartitionStart {
+                key: k,
+                deletion,
+                position,
+            }) => {
+                key.clear();
+                key.extend_from_slice(k);
+                PartitionStats::new(position.0, &deletion)
+            }
+            Some(other) => {
+                return Err(Error::at(
+                    ErrorKind::BadValue("expected a partition start".into()),
+                    Component::Data,
+                    other.position().0,
+                    "partition",
+                )
+                .in_file(&sst.data_path())
+                .into())
+            }
+        };
+        if !keys.wants(&key) {
+            reader.skip_partition()?;
+            continue;
+        }
+        loop {
+            let f = reader.next_fragment().map_err(|e| {
+                e.in_partition(format!("{} (0x{})", stats_key(sst, &key), hex(&key)))
+            })?;
+            let Some(f) = f else {
+                return Err(Error::at(
+                    ErrorKind::UnexpectedEof { need: 1, have: 0 },
+                    Component::Data,
+                    reader.position().0,
+                    "end of partition",
+                )
+                .in_file(&sst.data_path())
+                .into());
+            };
+            if let Fragment::PartitionEnd { position } = f {
+                stats.size = position.0 + end_len - stats.offset;
+                break;
+            }
+            stats.add(&f, now);
+            let spare = f.into_spare();
+            reader.recycle(spare);
+        }
+        let on_disk = disk.size(stats.offset, stats.offset + stats.size);
+        emit(stats, &key, on_disk)?;
+    }
+    Ok((reader.data_len(), disk.file_len))
+}
+
+fn stats_key(sst: &Sstable, key: &[u8]) -> String {
+    KeyCtx::read(sst)
+        .map(|c| c.key_text(key))
+        .unwrap_or_else(|_| hex(key))
+}
+
+/// Reads partition headers (key, deletion) from Data.db, for what the index
+/// does not say.
+struct Headers<'s> {
+    src: DataSource<'s>,
+    sst: &'s Sstable,
+}
+
+impl<'s> Headers<'s> {
+    fn open(sst: &'s Sstable) -> CmdResult<Headers<'s>> {
+        let mut src = DataSource::open(sst)?;
+        src.set_read_kind(ReadKind::Point);
+        Ok(Headers { src, sst })
+    }
+
+    fn data_len(&self) -> u64 {
+        self.src.data_len()
+    }
+
+    /// Key and partition deletion of the partition at `pos`.
+    fn at(&mut self, pos: u64) -> CmdResult<(Vec<u8>, DeletionTime)> {
+        let path = self.sst.data_path();
+        let rest = self.data_len().saturating_sub(pos);
+        if rest < 2 {
+            return Err(Error::at(
+                ErrorKind::UnexpectedEof {
+                    need: 2,
+                    have: rest,
+                },
+                Component::Data,
+                pos,
+                "partition key length",
+            )
+            .in_file(&path)
+            .into());
+        }
+        let b = self
+            .src
+            .read_range(DataPos(pos), 2)
+            .map_err(|e| e.in_file(&path))?;
+        let n = u16::from_be_bytes([b[0], b[1]]) as u64;
+        // The deletion takes at most 12 bytes; the partition's end is never closer than that.
+        let want = (2 + n + 12).min(rest);
+        let b = self
+            .src
+            .read_range(DataPos(pos), want as usize)
+            .map_err(|e| e.in_file(&path))?;
+        let mut cur = Cur::new(&b, Component::Data, pos);
+        let key = cur
+            .short_bytes("partition key")
+            .map_err(|e| e.in_file(&path))?;
+        let key = key.to_vec();
+        let del =
+            DeletionTime::decode(&mut cur, &self.sst.features()).map_err(|e| e.in_file(&path))?;
+        Ok((key, del))
+    }
+}
+
+/// A partition found in the index, sized when the next one is found.
+struct Pending {
+    key: Vec<u8>,
+    pos: u64,
+    deletion: Option<DeletionTime>,
+}
+
+/// Sizes from the index; partition headers from Data.db only where needed.
+fn from_index(sst: &Sstable, keys: &Keys, emit: &mut EmitFn<'_>) -> CmdResult<Sizes> {
+    let disk = DiskMap::open(sst)?;
+    let mut headers = Headers::open(sst)?;
+    let data_len = headers.data_len();
+    let mut pending: Option<Pending> = None;
+    let mut bar = Progress::new("partitions");
+    let mut finish = |p: Pending, end: u64, headers: &mut Headers<'_>| -> CmdResult<()> {
+        bar.set(p.pos, data_len);
+        if !keys.wants(&p.key) {
+            return Ok(());
+        }
+        if end < p.pos || end > data_len {
+            return Err(Error::at(
+                ErrorKind::BadValue(format!(
+                    "the index lists partitions at {} then {end}, not in order within the \
+                     {data_len}-byte Data.db",
+                    p.pos
+                )),
+                Component::Data,
+                p.pos.min(data_len),
+                "partition",
+            )
+            .in_file(&sst.data_path())
+            .into());
+        }
+        let deletion = match p.deletion {
+            Some(d) => d,
+            None => headers.at(p.pos)?.1,
+        };
+        let mut stats = PartitionStats::new(p.pos, &deletion);
+        stats.size = end - p.pos;
+        emit(stats, &p.key, disk.size(p.pos, end))
+    };
+    if sst.features().trie_index {
+        sst.require(Component::Partitions)?;
+        let locate = |e: Error| match e.component {
+            Some(c) => e.in_file(&sst.path(c)),
+            None => e,
+        };
+        let footer = read_footer(&sst.io).map_err(locate)?;
+        let mut src = IoSource::new(&sst.io, Component::Partitions)?;
+        let flavor = sstkit_format::bti::index::flavor_of(sst);
+        let mut rows: Option<IoSource<'_>> = None;
+        let mut failed: Option<CmdError> = None;
+        for_each_trie_entry(&mut src, footer.root, &mut |e| {
+            let next = match e.payload.position {
+                PartitionPosition::Data(p) => {
+                    let (key, deletion) = match headers.at(p) {
+                        Ok(x) => x,
+                        Err(err) => {
+                            failed = Some(err);
+                            return Ok(false);
+                        }
+                    };
+                    Pending {
+                        key,
+                        pos: p,
+                        deletion: Some(deletion),
+                    }
+                }
+                PartitionPosition::Rows(off) => {
+                    if rows.is_none() {
+                        rows = Some(IoSource::new(&sst.io, Component::Rows)?);
+                    }
+                    let Some(r) = rows.as_mut() else {
+                        return Ok(false);
+                    };
+                    let r = RowsEntry::read(r, off, flavor)?;
+                    Pending {
+                        key: r.key,
+                        pos: r.data_position,
+                        deletion: Some(r.deletion),
+                    }
+                }
+            };
+            if let Some(p) = pending.replace(next) {
+                let end = pending.as_ref().map_or(data_len, |n| n.pos);
+                if let Err(err) = finish(p, end, &mut headers) {
+                    failed = Some(err);
+                    return Ok(false);
+                }
+            }
+            Ok(true)
+        })
+        .map_err(locate)?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+    } else {
+        sstkit_format::index::for_each_entry::<CmdError>(sst, |e| {
+            let next = Pending {
+                key: e.key.to_vec(),
+                pos: e.position,
+                deletion: e.promoted.as_ref().map(|p| p.deletion),
+            };
+            if let Some(p) = pending.replace(next) {
+                finish(p, e.position, &mut headers)?;
+            }
+            Ok(())
+        })?;
+    }
+    if let Some(p) = pending.take() {
+        finish(p, data_len, &mut headers)?;
+    }
+    Ok((data_len, disk.file_len))
+}
+
+/// Java's `FBUtilities.prettyPrintMemory(bytes, " ")`: `24 B`, `1.083 KiB`.
+pub fn pretty_bytes(n: u64) -> String {
+    let prefix = if n == 0 {
+        0
+    } else {
+        (63 - n.leading_zeros()) / 10
+    };
+    if prefix == 0 {
+        return format!("{n} B");
+    }
+    let unit = b" KMGTPE"[prefix as usize] as char;
+    format!("{:.3} {unit}iB", n as f64 / (1u64 << (prefix * 10)) as f64)
+}
+
+/// The key as `sstablepartitions --csv` quotes it.
+fn csv_key(text: &str) -> String {
+    let inner = if text.contains(' ') {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    };
+    format!("\"{inner}\"")
+}
+
+fn opt(s: &Option<String>) -> Value {
+    s.as_ref().map_or(Value::Null, |x| Value::String(x.clone()))
+}
+
+/// A partition record as JSON.
+fn record_json(r: &Record, partitions_only: bool) -> Value {
+    let p = &r.stats;
+    let i = &r.sst;
+    let mut m = Map::new();
+    m.insert("type".into(), json!("partition"));
+    m.insert("sstable".into(), json!(i.label));
+    m.insert("key".into(), i.keys.key_json(&r.key));
+    m.insert("live".into(), json!(p.live));
+    m.insert("offset".into(), json!(p.offset));
+    m.insert("size".into(), json!(p.size));
+    m.insert("size_on_disk".into(), json!(r.disk_size));
+    if !partitions_only {
+        let t = &p.tombstones;
+        m.insert("rows".into(), json!(p.rows));
+        m.insert("cells".into(), json!(p.cells));
+        m.insert(
+            "tombstones".into(),
+            json!({
+                "total": p.tombstone_count(),
+                "partition": t.partition,
+                "row": t.row,
+                "range": t.range,
+                "complex": t.complex,
+                "cell": t.cell,
+            }),
+        );
+        m.insert(
+            "ttl".into(),
+            json!({
+                "rows": p.ttl_rows,
+                "cells": p.ttl_cells,
+                "expired_rows": p.expired_rows,
+                "expired_cells": p.expired_cells,
+            }),
+        );
+        m.insert("min_timestamp".into(), json!(p.min_timestamp));
+        m.insert("max_timestamp".into(), json!(p.max_timestamp));
+    }
+    Value::Object(m)
+}
+
+/// Percentiles and extremes as JSON.
+fn summary_json(s: &Summary, partitions_only: bool) -> Value {
+    let hists = [
+        ("size", &s.size),
+        ("rows", &s.rows),
+        ("cells", &s.cells),
+        ("tombstones", &s.tombstones),
+    ];
+    let n = if partitions_only { 1 } else { 4 };
+    let mut m = Map::new();
+    for (i, (name, h)) in hists.iter().take(n).enumerate() {
+        let mut x = Map::new();
+        for (p, q) in PERCENTILES {
+            x.insert(p.into(), json!(h.percentile(q)));
+        }
+        let e = s.extremes.map(|e| e[i]);
+        x.insert("min".into(), json!(e.map(|e| e.0)));
+        x.insert("max".into(), json!(e.map(|e| e.1)));
+        m.insert((*name).into(), Value::Object(x));
+    }
+    json!({"count": s.count, "stats": m})
+}
+
+/// Writes records in the chosen format.
+struct Writer<'w> {
+    w: &'w mut dyn Write,
+    fmt: PartitionsOutput,
+    partitions_only: bool,
+    /// JSON: partitions written so far (comma placement).
+    items: u64,
+    /// JSON: the sstable and table records, written after the partitions.
+    later: Vec<Value>,
+    /// Text: the terminal width.
+    width: usize,
+    /// Text: the column header has been printed since the last summary.
+    headed: bool,
+}
+
+impl<'w> Writer<'w> {
+    fn new(w: &'w mut dyn Write, fmt: PartitionsOutput, partitions_only: bool) -> Self {
+        Writer {
+            w,
+            fmt,
+            partitions_only,
+            items: 0,
+            later: Vec::new(),
+            width: term::width(Stream::Stdout),
+            headed: false,
+        }
+    }
+
+    fn begin(&mut self) -> std::io::Result<()> {
+        match self.fmt {
+            PartitionsOutput::Json => self.w.write_all(b"{\"partitions\":["),
+            PartitionsOutput::Csv => writeln!(self.w, "{CSV_HEADER}"),
+            _ => Ok(()),
+        }
+    }
+
+    fn partition(&mut self, r: &Record) -> std::io::Result<()> {
+        match self.fmt {
+            PartitionsOutput::Json => {
+                if self.items > 0 {
+                    self.w.write_all(b",")?;
+                }
+                self.items += 1;
+                serde_json::to_writer(&mut *self.w, &record_json(r, self.partitions_only))?;
+                Ok(())
+            }
+            PartitionsOutput::Ndjson => {
+                serde_json::to_writer(&mut *self.w, &record_json(r, self.partitions_only))?;
+                self.w.write_all(b"\n")
+            }
+            PartitionsOutput::Csv => self.csv(r),
+            PartitionsOutput::Text => self.text_line(r),
+        }
+    }
+
+    fn csv(&mut self, r: &Record) -> std::io::Result<()> {
+        let p = &r.stats;
+        let i = &r.sst;
+        let t = &p.tombstones;
+        let s = |o: &Option<String>| o.clone().unwrap_or_default();
+        writeln!(
+            self.w,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            csv_key(&i.keys.key_text(&r.key)),
+            hex(&r.key),
+            p.live,
+            p.offset,
+            p.size,
+            p.rows,
+            p.cells,
+            p.tombstone_count(),
+            t.row,
+            t.range,
+            t.complex,
+            t.cell,
+            p.expired_rows,
+            p.expired_cells,
+            i.label,
+            s(&i.loc.keyspace),
+            s(&i.loc.table),
+            s(&i.loc.index),
+            s(&i.loc.snapshot),
+            s(&i.loc.backup),
+            i.generation,
+            i.format,
+            i.version
+        )
+    }
+
+    /// Column widths of a text line besides the key.
+    const COLS: [(&'static str, usize); 5] = [
+        ("size", 11),
+        ("rows", 9),
+        ("cells", 10),
+        ("tombst.", 9),
+        ("", 8),
+    ];
+
+    fn key_width(&self) -> usize {
+        let rest: usize = Self::COLS.iter().map(|c| c.1 + 1).sum();
+        self.width.saturating_sub(rest + 1).max(12)
+    }
+
+    fn text_line(&mut self, r: &Record) -> std::io::Result<()> {
+        let kw = self.key_width();
+        let color = term::color(Stream::Stdout);
+        if !self.headed {
+            if self.items > 0 {
+                writeln!(self.w)?;
+            }
+            self.items += 1;
+            self.headed = true;
+            let mut h = format!("{:<kw$}", "partition key");
+            for (name, w) in Self::COLS {
+                h.push_str(&format!(" {name:>w$}"));
+            }
+            writeln!(self.w, "{}", h.trim_end())?;
+        }
+        let p = &r.stats;
+        let key = fit(&r.sst.keys.key_text(&r.key), kw);
+        let (rows, cells, tombs) = if self.partitions_only {
+            ("-".to_string(), "-".to_string(), "-".to_string())
+        } else {
+            (
+                p.rows.to_string(),
+                p.cells.to_string(),
+                p.tombstone_count().to_string(),
+            )
+        };
+        let state = if p.live { "" } else { "deleted" };
+        let line = format!(
+            "{} {:>11} {:>9} {:>10} {:>9} {:>8}",
+            term::paint(color, term::Style::Key, &format!("{key:<kw$}")),
+            pretty_bytes(p.size),
+            rows,
+            cells,
+            tombs,
+            state
+        );
+        writeln!(self.w, "{}", line.trim_end())
+    }
+
+    fn summary_text(&mut self, title: &str, s: &Summary) -> std::io::Result<()> {
+        writeln!(self.w, "{title}")?;
+        let n = if self.partitions_only { 1 } else { 4 };
+        let names = ["size", "rows", "cells", "tombstones"];
+        let mut head = "       ".to_string();
+        for name in names.iter().take(n) {
+            head.push_str(&format!(" {name:>12}"));
+        }
+        writeln!(self.w, "{head}")?;
+        let hists = [&s.size, &s.rows, &s.cells, &s.tombstones];
+        let cell = |i: usize, v: Option<u64>| match v {
+            None => "overflow".to_string(),
+            Some(v) if i == 0 => pretty_bytes(v),
+            Some(v) => v.to_string(),
+        };
+        for (p, q) in PERCENTILES {
+            let mut l = format!("  ~{p:<5}");
+            for (i, h) in hists.iter().enumerate().take(n) {
+                l.push_str(&format!(" {:>12}", cell(i, h.percentile(q))));
+            }
+            writeln!(self.w, "{l}")?;
+        }
+        if let Some(e) = s.extremes {
+            for (label, pick) in [("min", 0), ("max", 1)] {
+                let mut l = format!("  {label:<6}");
+                for (i, x) in e.iter().enumerate().take(n) {
+                    let v = if pick == 0 { x.0 } else { x.1 };
+                    l.push_str(&format!(" {:>12}", cell(i, Some(v))));
+                }
+                writeln!(self.w, "{l}")?;
+            }
+        }
+        writeln!(self.w, "  count  {:>12}", s.count)
+    }
+
+    fn sstable(
+        &mut self,
+        i: &SstInfo,
+        s: &Summary,
+        listed: u64,
+        sizes: Sizes,
+    ) -> std::io::Result<()> {
+        let mut v = json!({
+            "type": "sstable",
+            "sstable": i.label,
+            "keyspace": opt(&i.loc.keyspace),
+            "table": opt(&i.loc.table),
+            "index": opt(&i.loc.index),
+            "snapshot": opt(&i.loc.snapshot),
+            "backup": opt(&i.loc.backup),
+            "generation": i.generation,
+            "format": i.format,
+            "version": i.version,
+            "size": sizes.0,
+            "size_on_disk": sizes.1,
+            "listed": listed,
+        });
+        if let (Value::Object(m), Value::Object(x)) =
+            (&mut v, summary_json(s, self.partitions_only))
+        {
+            m.extend(x);
+        }
+        match self.fmt {
+            PartitionsOutput::Json => {
+                self.later.push(v);
+                Ok(())
+            }
+            PartitionsOutput::Ndjson => {
+                serde_json::to_writer(&mut *self.w, &v)?;
+                self.w.write_all(b"\n")
+            }
+            PartitionsOutput::Csv => Ok(()),
+            PartitionsOutput::Text => {
+                let title = format!(
+                    "{} ({}-{}, {} uncompressed, {} on disk): {} partitions, {} listed",
+                    i.label,
+                    i.format,
+                    i.version,
+                    pretty_bytes(sizes.0),
+                    pretty_bytes(sizes.1),
+                    s.count,
+                    listed
+                );
+                let title = term::wrap(&title, "", "  ", self.width);
+                writeln!(self.w)?;
+                self.summary_text(title.trim_end(), s)?;
+                self.headed = false;
+                Ok(())
+            }
+        }
+    }
+
+    fn table(&mut self, name: &str, s: &Summary, sstables: u64) -> std::io::Result<()> {
+        let mut v = json!({"type": "table", "table": name, "sstables": sstables});
+        if let (Value::Object(m), Value::Object(x)) =
+            (&mut v, summary_json(s, self.partitions_only))
+        {
+            m.extend(x);
+        }
+        match self.fmt {
+            PartitionsOutput::Json => {
+                self.later.push(v);
+                Ok(())
+            }
+            PartitionsOutput::Ndjson => {
+                serde_json::to_writer(&mut *self.w, &v)?;
+                self.w.write_all(b"\n")
+            }
+            PartitionsOutput::Csv => Ok(()),
+            // One sstable's table totals repeat its summary.
+            PartitionsOutput::Text if sstables < 2 => Ok(()),
+            PartitionsOutput::Text => {
+                let title = format!("table {name}: {sstables} sstables, {} partitions", s.count);
+                let title = term::wrap(&title, "", "  ", self.width);
+                writeln!(self.w)?;
+                self.summary_text(title.trim_end(), s)
+            }
+        }
+    }
+
+    /// An sstable that could not be read: ndjson gets a typed record (the
+    /// message is on stderr in every format).
+    fn error(&mut self, label: &str, msg: &str) -> std::io::Result<()> {
+        let v = json!({"type": "error", "sstable": label, "error": msg});
+        match self.fmt {
+            PartitionsOutput::Ndjson => {
+                serde_json::to_writer(&mut *self.w, &v)?;
+                self.w.write_all(b"\n")
+            }
+            PartitionsOutput::Json => {
+                self.later.push(v);
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn finish(&mut self) -> std::io::Result<()> {
+        if self.fmt == PartitionsOutput::Json {
+            let (mut ssts, mut tables, mut errors) = (Vec::new(), Vec::new(), Vec::new());
+            for v in self.later.drain(..) {
+                match v["type"].as_str() {
+                    Some("sstable") => ssts.push(v),
+                    Some("table") => tables.push(v),
+                    _ => errors.push(v),
+                }
+            }
+            self.w.write_all(b"],\"sstables\":")?;
+            serde_json::to_writer(&mut *self.w, &ssts)?;
+            self.w.write_all(b",\"tables\":")?;
+            serde_json::to_writer(&mut *self.w, &tables)?;
+            if !errors.is_empty() {
+                self.w.write_all(b",\"errors\":")?;
+                serde_json::to_writer(&mut *self.w, &errors)?;
+            }
+            self.w.write_all(b"}\n")?;
+        }
+        self.w.flush()
+    }
+}
+
+/// `s` cut to `w` columns with an ellipsis.
+fn fit(s: &str, w: usize) -> String {
+    if s.chars().count() <= w {
+        return s.to_string();
+    }
+    let mut t: String = s.chars().take(w.saturating_sub(1)).collect();
+    t.push('…');
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_print_as_cassandra_prints_them() {
+        assert_eq!(pretty_bytes(24), "24 B");
+        assert_eq!(pretty_bytes(1023), "1023 B");
+        assert_eq!(pretty_bytes(1109), "1.083 KiB");
+        assert_eq!(pretty_bytes(3 << 20), "3.000 MiB");
+    }
+
+    #[test]
+    fn csv_keys_are_quoted_as_sstablepartitions_quotes_them() {
+        assert_eq!(csv_key("23"), "\"23\"");
+        assert_eq!(csv_key("a b"), "\"\"a b\"\"");
+        assert_eq!(csv_key("a \"b\""), "\"\"a \"\"b\"\"\"\"");
+    }
+}

@@ -1,0 +1,550 @@
+//! Table analytics: per-partition statistics (sizes, rows, cells, tombstones
+//! by kind, TTLs, timestamps) gathered from decoded fragments, and the
+//! `EstimatedHistogram` Cassandra's tools summarise them with.
+//!
+//! The counts follow Cassandra's `sstablepartitions`
+//! (`o.a.c/tools/SSTablePartitions.java`, `PartitionStats.addUnfiltered`) so
+//! its `--csv` output can be compared line for line:
+//!
+//! * rows are the clustered rows (the static row is not counted), cells the
+//!   simple cells and the elements of complex columns of those rows;
+//! * tombstones are row deletions, range tombstone markers (a boundary is
+//!   one), complex (collection) deletions, tombstone cells, and TTL'd rows and
+//!   cells already expired at `now`; the partition deletion is not among them
+//!   (it makes the partition "not live");
+//! * an expired row is one whose liveness expires before `now`; an expired
+//!   cell is an expiring cell with its own TTL (not the row's) dead at `now`.
+//!
+//! Timestamps (min/max) cover everything written, static row included.
+
+use crate::data::{Cell, ColumnData, Fragment, RangeTombstoneMarker, Row};
+use crate::deletion::DeletionTime;
+
+/// Cassandra's `EstimatedHistogram`: buckets whose bounds grow by 1.2x, and
+/// percentiles that answer with a bucket's upper bound.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EstimatedHistogram {
+    offsets: Vec<u64>,
+    /// One more than `offsets`: the last is the overflow bucket.
+    buckets: Vec<u64>,
+}
+
+impl EstimatedHistogram {
+    /// `new EstimatedHistogram(bucket_count, consider_zeroes)`.
+    pub fn new(bucket_count: usize, consider_zeroes: bool) -> Self {
+        let n = bucket_count + usize::from(consider_zeroes);
+        let mut offsets = Vec::with_capacity(n);
+        if consider_zeroes {
+            offsets.push(0);
+        }
+        let mut last = 1u64;
+        offsets.push(last);
+        while offsets.len() < n {
+            // Math.round(last * 1.2), at least one more than the last bound.
+            let mut next = (last as f64 * 1.2).round() as u64;
+            if next == last {
+                next += 1;
+            }
+            offsets.push(next);
+            last = next;
+        }
+        let buckets = vec![0; offsets.len() + 1];
+        EstimatedHistogram { offsets, buckets }
+    }
+
+    /// The histogram `sstablepartitions` keeps for partition sizes (up to 3.5 TB).
+    pub fn for_sizes() -> Self {
+        Self::new(155, true)
+    }
+
+    /// The histogram `sstablepartitions` keeps for row, cell and tombstone counts.
+    pub fn for_counts() -> Self {
+        Self::new(118, true)
+    }
+
+    /// Count `n` in the first bucket whose bound is `>= n`.
+    pub fn add(&mut self, n: u64) {
+        let i = match self.offsets.binary_search(&n) {
+            Ok(i) | Err(i) => i,
+        };
+        self.buckets[i] += 1;
+    }
+
+    /// Add every count of `other` (same bucket layout) to this one.
+    pub fn merge(&mut self, other: &EstimatedHistogram) {
+        if other.buckets.len() == self.buckets.len() {
+            for (a, b) in self.buckets.iter_mut().zip(&other.buckets) {
+                *a += b;
+            }
+        }
+    }
+
+    /// Values counted.
+    pub fn count(&self) -> u64 {
+        self.buckets.iter().sum()
+    }
+
+    /// Values above the largest bound.
+    pub fn overflow(&self) -> u64 {
+        self.buckets.last().copied().unwrap_or(0)
+    }
+
+    /// `percentile(p)` as Cassandra computes it: the bound of the first
+    /// bucket where the running count reaches `ceil(count * p)`; 0 when empty;
+    /// `None` when a value overflowed (Cassandra throws there).
+    pub fn percentile(&self, p: f64) -> Option<u64> {
+        if self.overflow() > 0 {
+            return None;
+        }
+        let want = (self.count() as f64 * p).ceil() as u64;
+        if want == 0 {
+            return Some(0);
+        }
+        let mut seen = 0;
+        for (i, b) in self.buckets[..self.offsets.len()].iter().enumerate() {
+            seen += b;
+            if seen >= want {
+                return Some(self.offsets[i]);
+            }
+        }
+        Some(0)
+    }
+
+    /// `(bucket upper bound, count)` of the non-empty buckets (overflow not included).
+    pub fn nonzero(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.offsets
+            .iter()
+            .zip(&self.buckets)
+            .filter(|(_, &c)| c > 0)
+            .map(|(&o, &c)| (o, c))
+    }
+}
+
+/// The percentiles `sstablepartitions` prints.
+pub const PERCENTILES: [(&str, f64); 6] = [
+    ("p50", 0.5),
+    ("p75", 0.75),
+    ("p90", 0.90),
+    ("p95", 0.95),
+    ("p99", 0.99),
+    ("p999", 0.999),
+];
+
+/// Tombstones of one partition, by kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tombstones {
+    /// 1 when the partition has a partition-level deletion (not in
+    /// [`PartitionStats::tombstone_count`]).
+    pub partition: u64,
+    /// Row deletions.
+    pub row: u64,
+    /// Range tombstone markers (bounds and boundaries).
+    pub range: u64,
+    /// Complex (collection, UDT) deletions.
+    pub complex: u64,
+    /// Tombstone cells.
+    pub cell: u64,
+}
+
+/// What one partition holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PartitionStats {
+    /// No partition-level deletion.
+    pub live: bool,
+    /// Start in uncompressed Data.db.
+    pub offset: u64,
+    /// Uncompressed bytes, header to end-of-partition byte.
+    pub size: u64,
+    /// Clustered rows (not the static row).
+    pub rows: u64,
+    /// Cells of those rows (complex elements each count).
+    pub cells: u64,
+    /// Tombstones by kind.
+    pub tombstones: Tombstones,
+    /// Rows whose liveness carries a TTL.
+    pub ttl_rows: u64,
+    /// Cells with a TTL.
+    pub ttl_cells: u64,
+    /// TTL'd rows expired at `now`.
+    pub expired_rows: u64,
+    /// Cells with their own TTL (not the row's) dead at `now`.
+    pub expired_cells: u64,
+    /// Smallest write or deletion timestamp (µs), when anything has one.
+    pub min_timestamp: Option<i64>,
+    /// Largest write or deletion timestamp (µs).
+    pub max_timestamp: Option<i64>,
+}
+
+impl PartitionStats {
+    /// A partition starting at `offset` with partition deletion `deletion`.
+    pub fn new(offset: u64, deletion: &DeletionTime) -> Self {
+        let mut s = PartitionStats {
+            live: deletion.is_live(),
+            offset,
+            ..Default::default()
+        };
+        if !s.live {
+            s.tombstones.partition = 1;
+            s.timestamp(deletion.marked_for_delete_at);
+        }
+        s
+    }
+
+    /// Tombstones as `sstablepartitions` totals them: row, range, complex and
+    /// cell tombstones plus expired rows and cells.
+    pub fn tombstone_count(&self) -> u64 {
+        let t = &self.tombstones;
+        t.row + t.range + t.complex + t.cell + self.expired_rows + self.expired_cells
+    }
+
+    fn timestamp(&mut self, ts: i64) {
+        self.min_timestamp = Some(self.min_timestamp.map_or(ts, |m| m.min(ts)));
+        self.max_timestamp = Some(self.max_timestamp.map_or(ts, |m| m.max(ts)));
+    }
+
+    /// Count one fragment of the partition (`now`: seconds since the epoch,
+    /// for expiry). The partition start and end carry nothing to count.
+    pub fn add(&mut self, f: &Fragment<'_>, now: i64) {
+        match f {
+            Fragment::Row(r) => self.add_row(r, now),
+            Fragment::StaticRow(r) => self.static_row(r),
+            Fragment::Marker(m) => self.add_marker(m),
+            Fragment::PartitionStart { .. } | Fragment::PartitionEnd { .. } => {}
+        }
+    }
+
+    /// The static row: its timestamps only (sstablepartitions counts none of it).
+    fn static_row(&mut self, r: &Row<'_>) {
+        if let Some(l) = &r.liveness {
+            self.timestamp(l.timestamp);
+        }
+        if let Some(d) = &r.deletion {
+            self.timestamp(d.time.marked_for_delete_at);
+        }
+        for cd in &r.cells {
+            match cd {
+                ColumnData::Simple { cell, .. } => self.timestamp(cell.timestamp),
+                ColumnData::Complex {
+                    complex_deletion,
+                    cells,
+                    ..
+                } => {
+                    if let Some(d) = complex_deletion {
+                        self.timestamp(d.marked_for_delete_at);
+                    }
+                    for c in cells {
+                        self.timestamp(c.timestamp);
+                    }
+                }
+            }
+        }
+    }
+
+    fn add_row(&mut self, r: &Row<'_>, now: i64) {
+        self.rows += 1;
+        if let Some(d) = &r.deletion {
+            self.tombstones.row += 1;
+            self.timestamp(d.time.marked_for_delete_at);
+        }
+        // The row's TTL, for telling cells with their own TTL apart.
+        let mut row_ttl = None;
+        if let Some(l) = &r.liveness {
+            self.timestamp(l.timestamp);
+            if l.ttl.is_some() || l.expired {
+                self.ttl_rows += 1;
+                row_ttl = l.ttl;
+                if l.local_expiration_time.is_some_and(|t| t < now) {
+                    self.expired_rows += 1;
+                }
+            }
+        }
+        let has_liveness = r.liveness.is_some();
+        for cd in &r.cells {
+            match cd {
+                ColumnData::Simple { cell, .. } => self.add_cell(cell, has_liveness, row_ttl, now),
+                ColumnData::Complex {
+                    complex_deletion,
+                    cells,
+                    ..
+                } => {
+                    if let Some(d) = complex_deletion {
+                        self.tombstones.complex += 1;
+                        self.timestamp(d.marked_for_delete_at);
+                    }
+                    for c in cells {
+                        self.add_cell(c, has_liveness, row_ttl, now);
+                    }
+                }
+            }
+        }
+    }
+
+    fn add_cell(&mut self, c: &Cell<'_>, has_liveness: bool, row_ttl: Option<i64>, now: i64) {
+        self.cells += 1;
+        self.timestamp(c.timestamp);
+        if c.is_deleted() && !c.is_expiring() {
+            self.tombstones.cell += 1;
+        }
+        if c.is_expiring() {
+            self.ttl_cells += 1;
+            // Cassandra compares the cell's TTL with the liveness TTL (0 when
+            // the row has none) and calls a cell dead once now reaches its
+            // expiration time.
+            let own_ttl = !has_liveness || c.ttl != Some(row_ttl.unwrap_or(0));
+            let dead = c.local_deletion_time.is_some_and(|t| now >= t);
+            if own_ttl && dead {
+                self.expired_cells += 1;
+            }
+        }
+    }
+
+    fn add_marker(&mut self, m: &RangeTombstoneMarker<'_>) {
+        self.tombstones.range += 1;
+        if let Some(d) = m.open_deletion() {
+            self.timestamp(d.marked_for_delete_at);
+        }
+        if let Some(d) = m.close_deletion() {
+            self.timestamp(d.marked_for_delete_at);
+        }
+    }
+}
+
+/// Percentile estimates and exact extremes of many partitions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Summary {
+    /// Uncompressed partition sizes.
+    pub size: EstimatedHistogram,
+    /// Row counts.
+    pub rows: EstimatedHistogram,
+    /// Cell counts.
+    pub cells: EstimatedHistogram,
+    /// Tombstone counts ([`PartitionStats::tombstone_count`]).
+    pub tombstones: EstimatedHistogram,
+    /// Exact `[min, max]` of size, rows, cells, tombstones (None before the first partition).
+    pub extremes: Option<[(u64, u64); 4]>,
+    /// Partitions counted.
+    pub count: u64,
+}
+
+impl Default for Summary {
+    fn default() -> Self {
+        Summary {
+            size: EstimatedHistogram::for_sizes(),
+            rows: EstimatedHistogram::for_counts(),
+            cells: EstimatedHistogram::for_counts(),
+            tombstones: EstimatedHistogram::for_counts(),
+            extremes: None,
+            count: 0,
+        }
+    }
+}
+
+impl Summary {
+    /// Count one partition.
+    pub fn add(&mut self, p: &PartitionStats) {
+        let v = [p.size, p.rows, p.cells, p.tombstone_count()];
+        self.size.add(v[0]);
+        self.rows.add(v[1]);
+        self.cells.add(v[2]);
+        self.tombstones.add(v[3]);
+        self.count += 1;
+        let e = self.extremes.get_or_insert([(u64::MAX, 0); 4]);
+        for (slot, x) in e.iter_mut().zip(v) {
+            slot.0 = slot.0.min(x);
+            slot.1 = slot.1.max(x);
+        }
+    }
+
+    /// Add another summary's partitions.
+    pub fn merge(&mut self, o: &Summary) {
+        self.size.merge(&o.size);
+        self.rows.merge(&o.rows);
+        self.cells.merge(&o.cells);
+        self.tombstones.merge(&o.tombstones);
+        self.count += o.count;
+        if let Some(oe) = o.extremes {
+            let e = self.extremes.get_or_insert([(u64::MAX, 0); 4]);
+            for (slot, x) in e.iter_mut().zip(oe) {
+                slot.0 = slot.0.min(x.0);
+                slot.1 = slot.1.max(x.1);
+            }
+        }
+    }
+}
+
+/// The Statistics.db facts that decide whether an sstable can be dropped whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lifetimes {
+    /// Oldest write or deletion timestamp.
+    pub min_timestamp: i64,
+    /// Newest write or deletion timestamp.
+    pub max_timestamp: i64,
+    /// Latest local deletion (or expiry) time, seconds.
+    pub max_local_deletion_time: i64,
+}
+
+/// `SSTableExpiredBlockers.checkForExpiredSSTableBlockers`: for each sstable
+/// (index into `ssts`, all of one table), the fully expired sstables it keeps
+/// from being dropped. An sstable is expired when its max local deletion
+/// time is before `gc_before`; another sstable blocks it when its oldest
+/// timestamp is not newer than the expired one's newest and it is not past
+/// `gc_before` itself. Blockers come in input order, each with the expired
+/// sstables it blocks in input order.
+pub fn expired_blockers(ssts: &[Lifetimes], gc_before: i64) -> Vec<(usize, Vec<usize>)> {
+    let mut out: Vec<(usize, Vec<usize>)> = Vec::new();
+    for (i, s) in ssts.iter().enumerate() {
+        if s.max_local_deletion_time >= gc_before {
+            continue;
+        }
+        for (j, b) in ssts.iter().enumerate() {
+            if j != i && b.min_timestamp <= s.max_timestamp && b.max_local_deletion_time > gc_before
+            {
+                match out.iter_mut().find(|e| e.0 == j) {
+                    Some(e) => e.1.push(i),
+                    None => out.push((j, vec![i])),
+                }
+            }
+        }
+    }
+    out.sort_by_key(|e| e.0);
+    out
+}
+
+/// `EstimatedHistogram.mean()` of a stored histogram: the count-weighted mean
+/// of the bucket bounds, rounded up; `None` when a value overflowed (Cassandra
+/// throws there) and 0 when empty.
+pub fn stored_histogram_mean(h: &crate::statistics::stats::Histogram) -> Option<i64> {
+    if h.overflow() > 0 {
+        return None;
+    }
+    let (mut n, mut sum) = (0i64, 0i64);
+    for (bound, count) in h.buckets() {
+        n = n.saturating_add(count);
+        sum = sum.saturating_add(count.saturating_mul(bound));
+    }
+    if n == 0 {
+        return Some(0);
+    }
+    Some((sum as f64 / n as f64).ceil() as i64)
+}
+
+/// `EstimatedHistogram.percentile(p)` of a stored histogram (see
+/// [`EstimatedHistogram::percentile`]).
+pub fn stored_histogram_percentile(h: &crate::statistics::stats::Histogram, p: f64) -> Option<i64> {
+    if h.overflow() > 0 {
+        return None;
+    }
+    let buckets = h.buckets();
+    let count: i64 = buckets.iter().map(|b| b.1).sum();
+    let want = (count as f64 * p).ceil() as i64;
+    if want <= 0 {
+        return Some(0);
+    }
+    let mut seen = 0i64;
+    for (bound, c) in buckets {
+        seen = seen.saturating_add(c);
+        if seen >= want {
+            return Some(bound);
+        }
+    }
+    Some(0)
+}
+
+/// `TombstoneHistogram.sum(gcBefore)`: the tombstones whose drop time is at
+/// or before `gc_before`, interpolated inside the bin it falls in as
+/// Cassandra's streaming histogram does.
+pub fn droppable_tombstones(
+    h: &crate::statistics::stats::TombstoneHistogram,
+    gc_before: i64,
+) -> f64 {
+    let mut sum = 0.0;
+    for (i, bin) in h.bins.iter().enumerate() {
+        if bin.time > gc_before {
+            if i == 0 {
+                return 0.0;
+            }
+            let prev = &h.bins[i - 1];
+            let weight = (gc_before - prev.time) as f64 / (bin.time - prev.time) as f64;
+            let mb = prev.count as f64 + (bin.count - prev.count) as f64 * weight;
+            sum -= prev.count as f64;
+            sum += (prev.count as f64 + mb) * weight / 2.0;
+            sum += prev.count as f64 / 2.0;
+            return sum;
+        }
+        sum += bin.count as f64;
+    }
+    sum
+}
+
+/// `StatsMetadata.getEstimatedDroppableTombstoneRatio(gcBefore)`: droppable
+/// tombstones over the estimated cell count (mean cells per partition times
+/// partitions); 0 without cells, `None` when the cell histogram overflowed.
+pub fn droppable_tombstone_ratio(
+    s: &crate::statistics::stats::Stats,
+    gc_before: i64,
+) -> Option<f64> {
+    let h = &s.estimated_cells_count;
+    let count: i64 = h.buckets().iter().map(|b| b.1).sum::<i64>() + h.overflow();
+    let cells = stored_histogram_mean(h)?.saturating_mul(count);
+    if cells <= 0 {
+        return Some(0.0);
+    }
+    Some(droppable_tombstones(&s.tombstone_drop_time, gc_before) / cells as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_grow_as_cassandras() {
+        let h = EstimatedHistogram::new(10, true);
+        // EstimatedHistogram.newOffsets(10, true)
+        assert_eq!(h.offsets, vec![0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 12]);
+        let h = EstimatedHistogram::for_sizes();
+        assert_eq!(h.offsets.len(), 156);
+        // The comment in SSTablePartitions: "EH of 155 can track a max value of 3520571548412".
+        assert_eq!(*h.offsets.last().unwrap(), 3_520_571_548_412);
+        assert_eq!(
+            *EstimatedHistogram::for_counts().offsets.last().unwrap(),
+            4_139_110_981
+        );
+    }
+
+    #[test]
+    fn an_older_live_sstable_blocks_an_expired_one() {
+        let l = |min, max, ldt| Lifetimes {
+            min_timestamp: min,
+            max_timestamp: max,
+            max_local_deletion_time: ldt,
+        };
+        let ssts = [
+            l(100, 200, 50),       // expired at 60
+            l(150, 300, i64::MAX), // live, older data than 0's newest: blocks 0
+            l(250, 400, i64::MAX), // live but newer than 0: no block
+            l(10, 20, 40),         // expired, blocked by nothing live older than 20
+            l(5, 500, 60),         // at gc_before exactly: neither expired nor blocking
+        ];
+        assert_eq!(expired_blockers(&ssts, 60), vec![(1, vec![0])]);
+        // Later, sstable 4 is expired too and 1 blocks both.
+        assert_eq!(
+            expired_blockers(&ssts, 61),
+            vec![(1, vec![0, 4]), (2, vec![4])]
+        );
+    }
+
+    #[test]
+    fn percentiles_answer_bucket_bounds() {
+        let mut h = EstimatedHistogram::for_sizes();
+        assert_eq!(h.percentile(0.5), Some(0));
+        for v in [1, 9, 9, 100, 1000] {
+            h.add(v);
+        }
+        // ceil(5 * .5) = 3rd value: 9 lands in the bucket bounded by 10.
+        assert_eq!(h.percentile(0.5), Some(10));
+        assert_eq!(h.percentile(0.2), Some(1));
+        assert!(h.percentile(0.999).unwrap() >= 1000);
+        h.add(u64::MAX);
+        assert_eq!(h.percentile(0.5), None);
+    }
+}

@@ -1,0 +1,641 @@
+//! `partitions`: the csv equals Cassandra's `sstablepartitions --csv` and the
+//! percentiles its summary, on every fixture case whose tool outputs
+//! `fixtures/make-partitions-expected.sh` stored; data-directory walks;
+//! `--top`; the index-only path's IO; text width.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::util::{fixtures, scratch_dir, sstkit};
+
+/// The `-u` the expected outputs were made with.
+const NOW: &str = "1800000000";
+
+struct Case {
+    dir: PathBuf,
+    keyspace: String,
+    table_dir: String,
+    sstable: String,
+}
+
+fn cases() -> Vec<Case> {
+    let mut v = Vec::new();
+    for dir in crate::util::fixture_cases() {
+        if !dir.join("sstablepartitions.txt").is_file() {
+            continue;
+        }
+        let c: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("case.json")).unwrap()).unwrap();
+        v.push(Case {
+            keyspace: c["keyspace"].as_str().unwrap().to_string(),
+            table_dir: c["table_dir"].as_str().unwrap().to_string(),
+            sstable: c["sstable"].as_str().unwrap().to_string(),
+            dir,
+        });
+    }
+    assert!(v.len() >= 9, "expected outputs for nb, oa and da cases");
+    v
+}
+
+/// Copy the case's sstable into `root/<keyspace>/<table_dir>/`, the layout
+/// sstablepartitions was run in; the Data.db path relative to `root`.
+fn stage(c: &Case, root: &Path) -> String {
+    let dir = root.join(&c.keyspace).join(&c.table_dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for e in std::fs::read_dir(&c.dir).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        if name.starts_with(&format!("{}-", c.sstable)) {
+            std::fs::copy(&p, dir.join(&name)).unwrap();
+        }
+    }
+    format!("{}/{}/{}-Data.db", c.keyspace, c.table_dir, c.sstable)
+}
+
+/// Run `partitions` on the staged sstable; paths in the output are made
+/// relative to `root`, as in the expected files.
+fn run(root: &Path, rel: &str, args: &[&str]) -> String {
+    let abs = root.join(rel);
+    let mut all: Vec<String> = vec!["partitions".into(), "--now".into(), NOW.into()];
+    all.extend(args.iter().map(|s| s.to_string()));
+    all.push(abs.display().to_string());
+    let r = sstkit(&all);
+    assert_eq!(r.code, 0, "{all:?}: {}", r.stderr);
+    r.stdout.replace(&format!("{}/", root.display()), "")
+}
+
+#[test]
+fn csv_equals_sstablepartitions() {
+    let runs: [(&str, &[&str]); 4] = [
+        ("all", &["--min-size", "0"]),
+        ("tombstones", &["--min-tombstones", "1"]),
+        ("mixed", &["--min-size", "1KiB", "--min-rows", "31"]),
+        ("y", &["--partitions-only", "--min-size", "0"]),
+    ];
+    let root = scratch_dir("partitions", "csv");
+    let mut compared = 0;
+    for c in cases() {
+        let rel = stage(&c, &root);
+        for (name, args) in runs {
+            let expected =
+                std::fs::read_to_string(c.dir.join(format!("sstablepartitions-{name}.csv")))
+                    .unwrap();
+            let mut a = vec!["-o", "csv"];
+            a.extend_from_slice(args);
+            let ours = run(&root, &rel, &a);
+            assert_eq!(ours, expected, "{} {name}", c.dir.display());
+            compared += expected.lines().count() - 1;
+        }
+    }
+    assert!(compared > 1000, "only {compared} partition lines compared");
+}
+
+/// Java's `prettyPrintMemory(n, " ")`, to compare with its summary text.
+fn pretty(n: u64) -> String {
+    let p = if n == 0 {
+        0
+    } else {
+        (63 - n.leading_zeros()) / 10
+    };
+    if p == 0 {
+        return format!("{n} B");
+    }
+    let unit = b" KMGTPE"[p as usize] as char;
+    format!("{:.3} {unit}iB", n as f64 / (1u64 << (p * 10)) as f64)
+}
+
+/// The `~pNN` rows of a sstablepartitions summary: (label, [size, rows, cells, tombstones]).
+fn java_percentiles(text: &str) -> Vec<(String, [String; 4])> {
+    text.lines()
+        .filter(|l| l.trim_start().starts_with("~p"))
+        .map(|l| {
+            let t: Vec<&str> = l.split_whitespace().collect();
+            let n = t.len();
+            (
+                t[0].trim_start_matches('~').to_string(),
+                [
+                    t[1..n - 3].join(" "),
+                    t[n - 3].to_string(),
+                    t[n - 2].to_string(),
+                    t[n - 1].to_string(),
+                ],
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn percentiles_equal_sstablepartitions_and_extremes_are_exact() {
+    let root = scratch_dir("partitions", "pct");
+    for c in cases() {
+        let rel = stage(&c, &root);
+        let java = std::fs::read_to_string(c.dir.join("sstablepartitions.txt")).unwrap();
+        let out: Value = serde_json::from_str(&run(&root, &rel, &["-o", "json"])).unwrap();
+        let sst = &out["sstables"][0];
+        let rows = java_percentiles(&java);
+        assert_eq!(rows.len(), 6, "{}", c.dir.display());
+        for (p, want) in rows {
+            let stat = |k: &str| sst["stats"][k][&p].as_u64().unwrap();
+            let ours = [
+                pretty(stat("size")),
+                stat("rows").to_string(),
+                stat("cells").to_string(),
+                stat("tombstones").to_string(),
+            ];
+            assert_eq!(ours, want, "{} {p}", c.dir.display());
+        }
+        let count: u64 = java
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("count"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert_eq!(sst["count"], count, "{}", c.dir.display());
+        // Exact min/max from every partition sstablepartitions lists (its own
+        // min skips zeros, so it is not the reference).
+        let csv = std::fs::read_to_string(c.dir.join("sstablepartitions-all.csv")).unwrap();
+        let cols = [(4, "size"), (5, "rows"), (6, "cells"), (7, "tombstones")];
+        for (col, name) in cols {
+            let vals: Vec<u64> = csv
+                .lines()
+                .skip(1)
+                .map(|l| {
+                    // The key is the only quoted field and may hold commas.
+                    let rest = &l[l.rfind("\",").unwrap() + 2..];
+                    rest.split(',').nth(col - 1).unwrap().parse().unwrap()
+                })
+                .collect();
+            assert_eq!(vals.len() as u64, count);
+            let s = &sst["stats"][name];
+            assert_eq!(
+                s["min"],
+                *vals.iter().min().unwrap(),
+                "{} {name}",
+                c.dir.display()
+            );
+            assert_eq!(
+                s["max"],
+                *vals.iter().max().unwrap(),
+                "{} {name}",
+                c.dir.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn top_keeps_the_largest_in_order() {
+    let case = fixtures().join("nb_deletes");
+    let csv = std::fs::read_to_string(case.join("sstablepartitions-all.csv")).unwrap();
+    let mut tombs: Vec<u64> = csv
+        .lines()
+        .skip(1)
+        .map(|l| {
+            l[l.rfind("\",").unwrap() + 2..]
+                .split(',')
+                .nth(6)
+                .unwrap()
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    tombs.sort_unstable_by(|a, b| b.cmp(a));
+    let r = sstkit([
+        "partitions",
+        "-o",
+        "ndjson",
+        "--now",
+        NOW,
+        "--top",
+        "4",
+        "--by",
+        "tombstones",
+        case.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let got: Vec<u64> = r
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["type"] == "partition")
+        .map(|v| v["tombstones"]["total"].as_u64().unwrap())
+        .collect();
+    assert_eq!(got, tombs[..4]);
+}
+
+#[test]
+fn partitions_only_reads_little_of_data_db_on_wide_partitions() {
+    for case in ["nb_wide", "da_wide"] {
+        let dir = fixtures().join(case);
+        let data_bytes = |extra: &[&str]| {
+            let mut a = vec!["partitions", "-o", "json", "--io-stats", "json"];
+            a.extend_from_slice(extra);
+            a.push(dir.to_str().unwrap());
+            let r = sstkit(&a);
+            assert_eq!(r.code, 0, "{}", r.stderr);
+            let io: Value = serde_json::from_str(r.stderr.lines().last().unwrap()).unwrap();
+            let out: Value = serde_json::from_str(&r.stdout).unwrap();
+            let sizes: Vec<u64> = out["partitions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p["size"].as_u64().unwrap())
+                .collect();
+            (
+                io["components"]["data"]["bytes"].as_u64().unwrap_or(0),
+                sizes,
+            )
+        };
+        let (full, sizes_full) = data_bytes(&[]);
+        let (index_only, sizes_index) = data_bytes(&["--partitions-only"]);
+        assert_eq!(sizes_full, sizes_index, "{case}");
+        assert!(
+            index_only * 10 < full,
+            "{case}: {index_only} bytes of Data.db read for sizes, {full} for everything"
+        );
+    }
+}
+
+#[test]
+fn data_directory_walk_names_keyspace_table_and_snapshot() {
+    let root = scratch_dir("partitions", "datadir");
+    let cases = cases();
+    let c = cases
+        .iter()
+        .find(|c| c.dir.ends_with("nb_deletes"))
+        .unwrap();
+    let rel = stage(c, &root);
+    // The same sstable in a snapshot of the table.
+    let snap = root
+        .join(&c.keyspace)
+        .join(&c.table_dir)
+        .join("snapshots/before-drop");
+    std::fs::create_dir_all(&snap).unwrap();
+    for e in std::fs::read_dir(root.join(&rel).parent().unwrap()).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_file() {
+            std::fs::copy(&p, snap.join(p.file_name().unwrap())).unwrap();
+        }
+    }
+    let sstables = |extra: &[&str]| -> Vec<Value> {
+        let mut a = vec!["partitions", "-o", "ndjson", "-y", "--recursive"];
+        a.extend_from_slice(extra);
+        let r = sstkit(a.iter().copied().chain([root.to_str().unwrap()]));
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r.stdout
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|v| v["type"] == "sstable")
+            .collect()
+    };
+    let live = sstables(&[]);
+    assert_eq!(live.len(), 1);
+    assert_eq!(live[0]["keyspace"], c.keyspace.as_str());
+    assert_eq!(live[0]["table"], "deletes");
+    assert_eq!(live[0]["snapshot"], Value::Null);
+    assert_eq!(live[0]["generation"], "1");
+    assert_eq!(live[0]["version"], "nb");
+    let with = sstables(&["--snapshots"]);
+    assert_eq!(with.len(), 2);
+    assert_eq!(with[1]["snapshot"], "before-drop");
+    assert_eq!(sstables(&["--snapshots", "--table", "deletes"]).len(), 2);
+    let r = sstkit([
+        "partitions",
+        "-r",
+        "--table",
+        "nope",
+        root.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 2, "no sstable of that table: usage error");
+}
+
+#[test]
+fn text_fits_80_columns() {
+    let r = sstkit([
+        "partitions",
+        "-o",
+        "text",
+        "--now",
+        NOW,
+        "fixtures/cassandra/nb_collections/",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.lines().count() > 20);
+    for l in r.stdout.lines() {
+        assert!(
+            l.chars().count() <= 80,
+            "{} columns: {l}",
+            l.chars().count()
+        );
+    }
+}
+
+#[test]
+fn records_match_the_schema() {
+    let text =
+        std::fs::read_to_string(crate::util::repo().join("docs/schemas/partitions.schema.json"))
+            .unwrap();
+    let schema: Value = serde_json::from_str(&text).unwrap();
+    let mut seen = std::collections::BTreeSet::new();
+    for extra in [&[][..], &["--partitions-only"][..]] {
+        let mut a = vec!["partitions", "-o", "ndjson", "--now", NOW];
+        a.extend_from_slice(extra);
+        a.extend([
+            "fixtures/cassandra/nb_deletes_merge_1/",
+            "fixtures/cassandra/nb_deletes_merge_2/",
+        ]);
+        let r = sstkit(&a);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        for l in r.stdout.lines() {
+            let v: Value = serde_json::from_str(l).unwrap();
+            let mut errs = Vec::new();
+            crate::schema_check::check(&v, &schema, &schema, "$", &mut errs);
+            assert!(errs.is_empty(), "{l}: {errs:?}");
+            seen.insert(v["type"].as_str().unwrap().to_string());
+        }
+    }
+    assert_eq!(seen.len(), 3, "{seen:?}");
+}
+
+#[test]
+fn readme_screenshot_is_current() {
+    let r = sstkit([
+        "partitions",
+        "-o",
+        "text",
+        "--now",
+        NOW,
+        "--min-tombstones",
+        "4",
+        "fixtures/cassandra/nb_deletes/",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let readme = std::fs::read_to_string(crate::util::repo().join("README.md")).unwrap();
+    assert!(
+        readme.contains(&format!("```text\n{}```", r.stdout)),
+        "README's partitions screenshot differs from:\n{}",
+        r.stdout
+    );
+}
+
+/// Two sstables of one table in a `keyspace/table-id/` folder.
+fn stage_merge_pair(name: &str) -> PathBuf {
+    let root = scratch_dir("blockers", name);
+    let table = root.join("oracle/deletes_merge-3fbb65f0e68911f1b41253bd8bb18368");
+    std::fs::create_dir_all(&table).unwrap();
+    for case in ["nb_deletes_merge_1", "nb_deletes_merge_2"] {
+        for e in std::fs::read_dir(fixtures().join(case)).unwrap() {
+            let p = e.unwrap().path();
+            let n = p.file_name().unwrap().to_string_lossy().to_string();
+            if n.starts_with("nb-") {
+                std::fs::copy(&p, table.join(&n)).unwrap();
+            }
+        }
+    }
+    root
+}
+
+#[test]
+fn expired_blockers_groups_by_table_and_reads_statistics() {
+    let root = stage_merge_pair("json");
+    let r = sstkit([
+        "expired-blockers",
+        "-o",
+        "json",
+        "--now",
+        NOW,
+        "--gc-grace",
+        "1d",
+        "-r",
+        root.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["gc_before"], 1_800_000_000i64 - 86_400);
+    let tables = v["tables"].as_array().unwrap();
+    assert_eq!(tables.len(), 1, "{v}");
+    assert_eq!(tables[0]["table"], "oracle.deletes_merge");
+    assert_eq!(tables[0]["sstables"], 2);
+    // Both hold live data (max local deletion time: none, per sstablemetadata.txt):
+    // neither is expired, so nothing is blocked.
+    assert_eq!(tables[0]["expired"], serde_json::json!([]));
+    assert_eq!(tables[0]["blockers"], serde_json::json!([]));
+    // Separate folders are separate tables.
+    let r = sstkit([
+        "expired-blockers",
+        "-o",
+        "json",
+        "fixtures/cassandra/nb_deletes_merge_1/",
+        "fixtures/cassandra/nb_deletes_merge_2/",
+    ]);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["tables"].as_array().unwrap().len(), 2);
+    let r = sstkit([
+        "expired-blockers",
+        "--gc-grace",
+        "ten days",
+        "fixtures/cassandra/nb_deletes/",
+    ]);
+    assert_eq!(r.code, 2, "a bad duration is a usage error");
+}
+
+#[test]
+fn timestamps_buckets_agree_and_span_the_statistics_range() {
+    let totals = |bucket: &str, case: &str| -> Vec<(i64, u64, u64)> {
+        let r = sstkit(["timestamps", "-o", "ndjson", "--bucket", bucket, case]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r.stdout
+            .lines()
+            .map(|l| {
+                let v: Value = serde_json::from_str(l).unwrap();
+                (
+                    v["start"].as_i64().unwrap(),
+                    v["cells"].as_u64().unwrap(),
+                    v["tombstones"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    for case in ["nb_deletes", "oa_range_tombstones", "da_collections"] {
+        let dir = fixtures().join(case);
+        let path = dir.to_str().unwrap();
+        let sum = |v: &[(i64, u64, u64)]| v.iter().fold((0, 0), |a, x| (a.0 + x.1, a.1 + x.2));
+        let hours = totals("hour", path);
+        let days = totals("day", path);
+        let months = totals("month", path);
+        assert!(sum(&hours).0 > 0, "{case}: no cells counted");
+        assert_eq!(sum(&hours), sum(&days), "{case}");
+        assert_eq!(sum(&days), sum(&months), "{case}");
+        // The first and last hours hold Statistics.db's min and max timestamps
+        // (as sstablemetadata printed them).
+        let meta = std::fs::read_to_string(dir.join("sstablemetadata.txt")).unwrap();
+        let ts = |what: &str| -> i64 {
+            let l = meta.lines().find(|l| l.starts_with(what)).unwrap();
+            l[l.rfind('(').unwrap() + 1..l.rfind(')').unwrap()]
+                .parse()
+                .unwrap()
+        };
+        let hour = |us: i64| us.div_euclid(1_000_000) - us.div_euclid(1_000_000).rem_euclid(3600);
+        assert_eq!(
+            hours.first().unwrap().0,
+            hour(ts("Minimum timestamp")),
+            "{case}"
+        );
+        assert_eq!(
+            hours.last().unwrap().0,
+            hour(ts("Maximum timestamp")),
+            "{case}"
+        );
+    }
+}
+
+#[test]
+fn expired_blockers_and_timestamps_documents_match_their_schemas() {
+    let root = stage_merge_pair("schema");
+    let runs: [(&str, Vec<&str>); 2] = [
+        (
+            "expired-blockers",
+            vec![
+                "expired-blockers",
+                "-o",
+                "json",
+                "-r",
+                root.to_str().unwrap(),
+            ],
+        ),
+        (
+            "timestamps",
+            vec!["timestamps", "-o", "json", "-r", root.to_str().unwrap()],
+        ),
+    ];
+    for (name, args) in runs {
+        let p = crate::util::repo().join(format!("docs/schemas/{name}.schema.json"));
+        let schema: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+        let r = sstkit(&args);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let v: Value = serde_json::from_str(&r.stdout).unwrap();
+        let mut errs = Vec::new();
+        crate::schema_check::check(&v, &schema, &schema, "$", &mut errs);
+        assert!(errs.is_empty(), "{name}: {errs:?}");
+    }
+}
+
+/// `info`'s droppable-tombstone ratio for `case` at `now` and `gc_grace`.
+fn droppable(case: &Path, now: i64, gc_grace: i64) -> f64 {
+    let r = sstkit([
+        "info",
+        "-o",
+        "json",
+        "--now",
+        &now.to_string(),
+        "--gc-grace",
+        &gc_grace.to_string(),
+        case.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let sst = v["sstables"].as_object().unwrap().values().next().unwrap();
+    sst["droppable_tombstones"].as_f64().unwrap()
+}
+
+#[test]
+fn info_droppable_tombstones_equal_sstablemetadata_g() {
+    let mut compared = 0;
+    let mut interpolated = 0;
+    for dir in crate::util::fixture_cases() {
+        for kind in ["g0", "gmid"] {
+            let Ok(text) = std::fs::read_to_string(dir.join(format!("sstablemetadata-{kind}.txt")))
+            else {
+                continue;
+            };
+            // "# now=<s> gc_grace=<s>": the clock read just before the tool ran.
+            let head: Vec<i64> = text
+                .lines()
+                .next()
+                .unwrap()
+                .split(|c: char| !c.is_ascii_digit())
+                .filter(|t| !t.is_empty())
+                .map(|t| t.parse().unwrap())
+                .collect();
+            let (now, g) = (head[0], head[1]);
+            let java: f64 = text
+                .lines()
+                .find_map(|l| l.strip_prefix("Estimated droppable tombstones: "))
+                .unwrap()
+                .parse()
+                .unwrap();
+            let ours = droppable(&dir, now, g);
+            if ours == java {
+                compared += 1;
+                continue;
+            }
+            // The tool read the clock a few seconds later: a gc_before between two
+            // drop-time bins interpolates, and grows with it.
+            let later = droppable(&dir, now + 30, g);
+            assert!(
+                ours < java && java <= later,
+                "{} {kind}: sstablemetadata {java}, sstkit {ours} at now={now}, {later} 30 s later",
+                dir.display()
+            );
+            interpolated += 1;
+        }
+    }
+    assert!(compared >= 20, "only {compared} exact comparisons");
+    assert!(interpolated >= 1, "no interpolated comparison");
+}
+
+#[test]
+fn info_on_many_sstables_is_one_line_each_then_table_totals() {
+    let root = stage_merge_pair("info");
+    // Every command walks a data directory with -r: dump-toc finds both sstables.
+    let r = sstkit(["dump-toc", "-o", "ndjson", "-r", root.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let ssts: std::collections::BTreeSet<String> = r
+        .stdout
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["sstable"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(ssts.len(), 2, "{}", r.stdout);
+    let r = sstkit(["dump-toc", root.to_str().unwrap()]);
+    assert_eq!(
+        r.code, 2,
+        "without -r a data directory's top holds no sstable"
+    );
+    let dir = root.join("oracle/deletes_merge-3fbb65f0e68911f1b41253bd8bb18368");
+    let r = sstkit([
+        "info",
+        "--now",
+        NOW,
+        dir.to_str().unwrap(),
+        "fixtures/cassandra/oa_deletes/",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert!(lines[0].starts_with("sstable") && lines[0].contains("droppable"));
+    assert!(lines[1].starts_with("nb-1-big") && lines[2].starts_with("nb-2-big"));
+    assert!(lines[3].starts_with("oa-1-big"));
+    let totals = lines
+        .iter()
+        .position(|l| l.starts_with("totals per table"))
+        .unwrap();
+    assert!(
+        lines[totals + 2].starts_with("oracle.deletes_merge"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        lines[totals + 2].split_whitespace().nth(1) == Some("2"),
+        "{}",
+        r.stdout
+    );
+    for l in &lines {
+        assert!(l.chars().count() <= 80, "{l}");
+    }
+}
