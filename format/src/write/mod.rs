@@ -308,7 +308,9 @@ impl SstableWriter {
         match f {
             Fragment::PartitionStart { key, deletion, .. } => {
                 if self.part.is_some() {
-                    return Err(self.order_error("a partition starts before the previous one ended"));
+                    return Err(
+                        self.order_error("a partition starts before the previous one ended")
+                    );
                 }
                 if key.len() > u16::MAX as usize {
                     return Err(self.order_error("partition key longer than 65535 bytes"));
@@ -364,7 +366,8 @@ impl SstableWriter {
                 self.write_bytes(|w, buf| w.enc.row(buf, &w.schema, &w.deltas, r, prev_size))?;
                 let end = self.data_position() - start;
                 let open = self.part.as_ref().and_then(|p| p.open);
-                self.promoted.add(&r.clustering, pos, end, open, &self.features);
+                self.promoted
+                    .add(&r.clustering, pos, end, open, &self.features);
                 if let Some(p) = self.part.as_mut() {
                     p.prev = pos;
                 }
@@ -394,12 +397,19 @@ impl SstableWriter {
                 let Some(p) = self.part.take() else {
                     return Err(self.order_error("a partition end outside a partition"));
                 };
-                self.data().write(&[crate::data::model::flags::END_OF_PARTITION])?;
+                self.data()
+                    .write(&[crate::data::model::flags::END_OF_PARTITION])?;
                 let end = self.data_position() - p.start;
                 let mut entry = std::mem::take(&mut self.entry);
                 entry.clear();
-                self.promoted
-                    .finish_entry(&mut entry, &p.key, p.start, &p.deletion, end, &self.features);
+                self.promoted.finish_entry(
+                    &mut entry,
+                    &p.key,
+                    p.start,
+                    &p.deletion,
+                    end,
+                    &self.features,
+                );
                 self.summary.add(&p.key, self.index_len);
                 let path = self.created[1].clone();
                 self.index.write_all(&entry).map_err(|e| io_err(e, &path))?;
@@ -476,7 +486,8 @@ impl SstableWriter {
         } else if ds.data_length == 0 {
             0.0
         } else {
-            ds.file_length as f64 / ds.data_length as f64
+            // C* counts the payloads only, not the 4-byte chunk checksums.
+            (ds.file_length - 4 * ds.chunks) as f64 / ds.data_length as f64
         };
         let stats = self.collector.statistics_db(
             &self.features,

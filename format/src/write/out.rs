@@ -109,8 +109,10 @@ impl Compression {
                 out.extend_from_slice(&v);
             }
             Compression::Deflate => {
-                let mut z =
-                    flate2::write::ZlibEncoder::new(std::mem::take(out), flate2::Compression::new(6));
+                let mut z = flate2::write::ZlibEncoder::new(
+                    std::mem::take(out),
+                    flate2::Compression::new(6),
+                );
                 z.write_all(input).map_err(|e| format!("Deflate: {e}"))?;
                 *out = z.finish().map_err(|e| format!("Deflate: {e}"))?;
             }
@@ -152,6 +154,8 @@ pub struct DataSummary {
     pub file_length: u64,
     /// CRC32 of the whole file (Digest.crc32).
     pub digest: u32,
+    /// Compressed chunks written (0 when uncompressed).
+    pub chunks: u64,
     /// CompressionInfo.db bytes (compressed) or CRC.db bytes (uncompressed).
     pub checksum_component: (Component, Vec<u8>),
 }
@@ -162,7 +166,11 @@ pub const CRC_CHUNK_SIZE: usize = 65536;
 
 impl DataOut {
     /// Create `path` (truncating) for Data.db.
-    pub fn create(path: &std::path::Path, compression: Compression, chunk_length: u32) -> Result<DataOut> {
+    pub fn create(
+        path: &std::path::Path,
+        compression: Compression,
+        chunk_length: u32,
+    ) -> Result<DataOut> {
         let file = std::fs::File::create(path).map_err(|e| io_err(e, path))?;
         let chunk_length = if compression == Compression::None {
             CRC_CHUNK_SIZE
@@ -246,7 +254,10 @@ impl DataOut {
     pub fn finish(mut self, features: &crate::Features) -> Result<DataSummary> {
         self.flush_chunk()?;
         self.file.flush().map_err(|e| io_err(e, &self.path))?;
-        self.file.get_ref().sync_all().map_err(|e| io_err(e, &self.path))?;
+        self.file
+            .get_ref()
+            .sync_all()
+            .map_err(|e| io_err(e, &self.path))?;
         let comp = match self.compression.class_name() {
             None => {
                 let mut v = Vec::with_capacity(4 + 4 * self.chunk_crcs.len());
@@ -284,6 +295,7 @@ impl DataOut {
             data_length: self.position,
             file_length: self.file_len,
             digest: self.digest.finalize(),
+            chunks: self.chunk_offsets.len() as u64,
             checksum_component: comp,
         })
     }

@@ -146,7 +146,8 @@ impl RowEncoder {
         }
         if !all_columns {
             self.values.clear();
-            self.values.extend(row.cells.iter().map(|c| c.column().index));
+            self.values
+                .extend(row.cells.iter().map(|c| c.column().index));
             encode_subset(body, &self.values, superset.len());
         }
         for cd in &row.cells {

@@ -92,7 +92,11 @@ impl TombstoneHistogramBuilder {
     pub fn update(&mut self, point: i64) {
         let r = TOMBSTONE_HISTOGRAM_ROUND_SECONDS;
         let d = point.rem_euclid(r);
-        let p = if d > 0 { point.saturating_add(r - d) } else { point };
+        let p = if d > 0 {
+            point.saturating_add(r - d)
+        } else {
+            point
+        };
         *self.bins.entry(p).or_insert(0) += 1;
         if self.bins.len() > TOMBSTONE_HISTOGRAM_BIN_SIZE {
             self.merge_nearest();
@@ -113,9 +117,10 @@ impl TombstoneHistogramBuilder {
     }
 
     /// `TombstoneHistogram.HistogramSerializer` (`oa`: long point, int
-    /// value) or the legacy one (double point, long value).
+    /// value) or the legacy one (double point, long value). The leading
+    /// "max bin size" is the number of bins, as 5.0 writes it.
     pub fn serialize(&self, out: &mut Vec<u8>, f: &Features) {
-        out.extend_from_slice(&(TOMBSTONE_HISTOGRAM_BIN_SIZE as i32).to_be_bytes());
+        out.extend_from_slice(&(self.bins.len() as i32).to_be_bytes());
         out.extend_from_slice(&(self.bins.len() as i32).to_be_bytes());
         for (&p, &c) in &self.bins {
             if f.uint_deletion_time {
@@ -570,7 +575,9 @@ impl Collector {
     /// The covered slice: (kind, values) of its start and end bounds.
     fn covered(&self) -> ((u8, Vec<Option<Vec<u8>>>), (u8, Vec<Option<Vec<u8>>>)) {
         fn values(p: &OwnedPrefix) -> Vec<Option<Vec<u8>>> {
-            (0..p.size()).map(|i| p.value(i).map(|v| v.to_vec())).collect()
+            (0..p.size())
+                .map(|i| p.value(i).map(|v| v.to_vec()))
+                .collect()
         }
         let start = match &self.min_clustering {
             None => (BoundKind::ExclStartBound.ordinal(), Vec::new()),
