@@ -14,6 +14,7 @@ pub mod dump_trie;
 pub mod generate;
 pub mod info;
 pub mod read;
+pub mod rewrite;
 pub mod scrub;
 pub mod token;
 pub mod validate;

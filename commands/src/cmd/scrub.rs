@@ -82,11 +82,6 @@ fn mode_name(m: ScrubMode) -> &'static str {
     }
 }
 
-fn same_dir(a: &Path, b: &Path) -> bool {
-    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    canon(a) == canon(b)
-}
-
 /// Run the command.
 pub fn run(a: &ScrubArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     if let Some(dir) = &a.output_dir {
@@ -95,26 +90,7 @@ pub fn run(a: &ScrubArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                 "--output-dir needs --mode skip or --mode segregate".into(),
             ));
         }
-        std::fs::create_dir_all(dir).map_err(|e| {
-            CmdError::Usage(format!(
-                "cannot create output directory {}: {e}",
-                dir.display()
-            ))
-        })?;
-        // Refuse to write next to any input sstable.
-        for d in crate::resolve_sstables(&a.sst.sstables)? {
-            let input_dir = if d.dir.as_os_str().is_empty() {
-                PathBuf::from(".")
-            } else {
-                d.dir.clone()
-            };
-            if same_dir(dir, &input_dir) {
-                return Err(CmdError::Usage(format!(
-                    "--output-dir {} is the input sstable's directory; the input is never written to",
-                    dir.display()
-                )));
-            }
-        }
+        crate::prepare_output_dir(dir, &a.sst.sstables)?;
     }
     let now_secs = SystemTime::now()
         .duration_since(UNIX_EPOCH)

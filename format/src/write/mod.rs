@@ -2,7 +2,7 @@
 //! complete BIG sstable of a Cassandra row-format version (`ma`..`oa`):
 //! Data.db, Index.db with promoted indexes, Summary.db, Statistics.db,
 //! CompressionInfo.db or CRC.db, Digest.crc32, a bloom filter when a
-//! [`FilterBuilder`] is given, and TOC.txt.
+//! [`KeyFilter`] is given, and TOC.txt.
 //!
 //! Memory stays flat as partitions grow: rows are encoded one at a time into
 //! a reused buffer and go straight to the chunked Data.db output; a
@@ -50,7 +50,7 @@ use rows::{Deltas, RowEncoder};
 use stats::Collector;
 
 /// A bloom filter under construction (Filter.db).
-pub trait FilterBuilder {
+pub trait KeyFilter {
     /// Add one partition key.
     fn add(&mut self, key: &[u8]);
     /// The Filter.db bytes.
@@ -171,7 +171,7 @@ pub struct SstableWriter {
     enc: RowEncoder,
     buf: Vec<u8>,
     entry: Vec<u8>,
-    filter: Option<Box<dyn FilterBuilder>>,
+    filter: Option<Box<dyn KeyFilter>>,
     part: Option<Partition>,
     last_key: Option<Vec<u8>>,
     partitions: u64,
@@ -217,7 +217,7 @@ impl SstableWriter {
         header: &SerializationHeader,
         kept: KeptMetadata,
         opts: WriterOptions,
-        filter: Option<Box<dyn FilterBuilder>>,
+        filter: Option<Box<dyn KeyFilter>>,
     ) -> Result<SstableWriter> {
         opts.check()?;
         let features = opts.version.features();
