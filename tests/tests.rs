@@ -56,3 +56,6 @@ mod terminal;
 
 // --merge: sstables of one table read as one, against the rows a live node returned.
 mod merge;
+
+// rewrite: every intact row-format sstable (fixtures, corpus) rewrites to the same data, valid.
+mod rewrite;
