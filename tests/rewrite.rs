@@ -32,23 +32,52 @@ fn dump(data: &Path, extra: &[&str]) -> Vec<Value> {
 /// Rewrite `data` into a fresh directory; the new Data.db.
 fn rewrite(data: &Path, tag: &str, extra: &[&str]) -> PathBuf {
     let out = scratch_dir("rewrite", tag);
-    let mut args = vec!["rewrite", "-o", "json", "--output-dir", out.to_str().unwrap()];
+    let mut args = vec![
+        "rewrite",
+        "-o",
+        "json",
+        "--output-dir",
+        out.to_str().unwrap(),
+    ];
     args.extend_from_slice(extra);
     args.push(data.to_str().unwrap());
     let r = sstkit(&args);
-    assert_eq!(r.code, 0, "rewrite {}: {}{}", data.display(), r.stdout, r.stderr);
+    assert_eq!(
+        r.code,
+        0,
+        "rewrite {}: {}{}",
+        data.display(),
+        r.stdout,
+        r.stderr
+    );
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
-    let rep = v["sstables"].as_object().unwrap().values().next().unwrap().clone();
+    let rep = v["sstables"]
+        .as_object()
+        .unwrap()
+        .values()
+        .next()
+        .unwrap()
+        .clone();
     PathBuf::from(rep["output"].as_str().unwrap())
 }
 
 fn valid(data: &Path) {
     let r = sstkit(["validate", data.to_str().unwrap()]);
-    assert_eq!(r.code, 0, "validate {}: {}{}", data.display(), r.stdout, r.stderr);
+    assert_eq!(
+        r.code,
+        0,
+        "validate {}: {}{}",
+        data.display(),
+        r.stdout,
+        r.stderr
+    );
 }
 
 fn is_bti(data: &Path) -> bool {
-    data.file_name().unwrap().to_string_lossy().starts_with("da-")
+    data.file_name()
+        .unwrap()
+        .to_string_lossy()
+        .starts_with("da-")
 }
 
 #[test]
@@ -56,7 +85,11 @@ fn fixtures_round_trip() {
     for case in fixture_cases() {
         for data in data_files(&case) {
             let tag = case.file_name().unwrap().to_string_lossy().to_string();
-            let extra: &[&str] = if is_bti(&data) { &["--format-version", "oa"] } else { &[] };
+            let extra: &[&str] = if is_bti(&data) {
+                &["--format-version", "oa"]
+            } else {
+                &[]
+            };
             let out = rewrite(&data, &tag, extra);
             valid(&out);
             assert_eq!(dump(&data, &[]), dump(&out, &[]), "{}", data.display());
@@ -78,7 +111,9 @@ fn corpus_round_trip() {
     let mut stack = vec![root];
     let mut done = 0;
     while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else { continue };
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
         for e in rd.flatten() {
             let p = e.path();
             if p.is_dir() {
@@ -93,7 +128,11 @@ fn corpus_round_trip() {
             if sstkit(["validate", p.to_str().unwrap()]).code != 0 {
                 continue;
             }
-            let extra: &[&str] = if is_bti(&p) { &["--format-version", "oa"] } else { &[] };
+            let extra: &[&str] = if is_bti(&p) {
+                &["--format-version", "oa"]
+            } else {
+                &[]
+            };
             let tag = format!("corpus-{done}");
             let out = rewrite(&p, &tag, extra);
             valid(&out);

@@ -379,9 +379,21 @@ pub struct ScrubArgs {
     /// What to do on corruption
     #[arg(long, value_enum, default_value = "validate")]
     pub mode: ScrubMode,
-    /// Write salvaged partitions here (NDJSON in the dump-data schema); never the input directory
+    /// Write salvaged partitions here (sstables, or NDJSON with --salvage-format ndjson); never the input directory
     #[arg(long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
+    /// What --output-dir receives: sstables (loadable by Cassandra) or NDJSON in the dump-data schema
+    #[arg(long, value_enum, value_name = "FORMAT", default_value = "sstable")]
+    pub salvage_format: SalvageFormat,
+}
+
+/// `scrub --salvage-format` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SalvageFormat {
+    /// New sstables: salvaged partitions in order in one (skip sorts out-of-order ones back in), segregated and damaged ones in their own
+    Sstable,
+    /// NDJSON files in the dump-data schema, plus a list of what was lost
+    Ndjson,
 }
 
 /// `rewrite` arguments.

@@ -26,6 +26,7 @@ pub mod filter;
 pub mod index;
 pub mod out;
 pub mod rows;
+pub mod salvage;
 pub mod stats;
 
 #[cfg(test)]
