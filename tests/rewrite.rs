@@ -143,3 +143,100 @@ fn corpus_round_trip() {
     }
     assert!(done > 50, "only {done} corpus sstables rewritten");
 }
+
+#[test]
+fn filters_versions_and_compressions() {
+    let fx = crate::util::fixtures();
+    // --exclude-key: the same data without that partition.
+    let wide = &data_files(&fx.join("nb_wide"))[0];
+    let out = rewrite(
+        wide,
+        "exclude",
+        &["--exclude-key", "5", "--column-index-size", "1KiB"],
+    );
+    valid(&out);
+    let want: Vec<Value> = dump(wide, &[])
+        .into_iter()
+        .filter(|v| v["key"]["value"] != "5")
+        .collect();
+    assert_eq!(dump(&out, &[]), want);
+    // --key: only that partition.
+    let out = rewrite(wide, "only", &["--key", "5"]);
+    valid(&out);
+    assert_eq!(dump(&out, &[]), dump(wide, &["--key", "5"]));
+    // Another version and every compression: the same data, valid.
+    let deletes = &data_files(&fx.join("oa_deletes"))[0];
+    let whole = dump(deletes, &[]);
+    for (tag, args) in [
+        (
+            "nb-zstd",
+            vec![
+                "--format-version",
+                "nb",
+                "--compression",
+                "zstd:5",
+                "--chunk-length",
+                "64KiB",
+            ],
+        ),
+        (
+            "me-none",
+            vec!["--format-version", "me", "--compression", "none"],
+        ),
+        (
+            "na-snappy",
+            vec!["--format-version", "na", "--compression", "snappy"],
+        ),
+        (
+            "oa-deflate",
+            vec!["--compression", "deflate", "--chunk-length", "4KiB"],
+        ),
+        (
+            "oa-lz4",
+            vec!["--compression", "lz4", "--column-index-size", "1KiB"],
+        ),
+    ] {
+        let out = rewrite(deletes, tag, &args);
+        valid(&out);
+        let r = sstkit(["validate-checksums", out.to_str().unwrap()]);
+        assert_eq!(r.code, 0, "{tag}: {}", r.stdout);
+        assert_eq!(dump(&out, &[]), whole, "{tag}");
+    }
+    // Usage errors: an input's own directory, an unknown version or compression.
+    let d = fx.join("nb_clustering");
+    let ds = d.to_str().unwrap();
+    for args in [
+        vec!["rewrite", "--output-dir", ds, ds],
+        vec![
+            "rewrite",
+            "--output-dir",
+            "/tmp/sstkit-rw-x",
+            "--format-version",
+            "da",
+            ds,
+        ],
+        vec![
+            "rewrite",
+            "--output-dir",
+            "/tmp/sstkit-rw-x",
+            "--compression",
+            "brotli",
+            ds,
+        ],
+        vec![
+            "rewrite",
+            "--output-dir",
+            "/tmp/sstkit-rw-x",
+            "--chunk-length",
+            "1000",
+            ds,
+        ],
+    ] {
+        let r = sstkit(&args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+    }
+    assert!(
+        crate::util::data_files(&d).len() == 1,
+        "nothing written into the input directory"
+    );
+}

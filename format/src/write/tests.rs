@@ -261,3 +261,47 @@ fn compressed_rewrite_matches_cassandra_but_payloads() {
         }
     }
 }
+
+/// A writer that fails (here: fragments out of order) or is dropped
+/// unfinished leaves no file behind; a finished one leaves no temporary.
+#[test]
+fn failure_leaves_nothing() {
+    let Some(data) = fixture("nb_deletes") else {
+        return;
+    };
+    let src = Sstable::open_path(&data).unwrap();
+    let (st, header) = source_header(&src).unwrap();
+    let dir = tempdir::TempDir::new("fail");
+    let opts = WriterOptions::new(src.version());
+    let mut w =
+        SstableWriter::create(&dir.0, 1, &header, kept_metadata(&st), opts.clone(), None).unwrap();
+    let mut r = ScanReader::new(&src, &header).unwrap();
+    let f = r.next_fragment().unwrap().unwrap();
+    w.write(&f).unwrap();
+    let err = w.write(&f).unwrap_err();
+    assert!(
+        err.to_string().contains("before the previous one ended"),
+        "{err}"
+    );
+    drop(w);
+    assert_eq!(std::fs::read_dir(&dir.0).unwrap().count(), 0);
+
+    let mut w =
+        SstableWriter::create(&dir.0, 1, &header, kept_metadata(&st), opts.clone(), None).unwrap();
+    drop(r);
+    copy_partitions(&src, &header, &mut w, |_| true, |_| {}).unwrap();
+    let written = w.finish().unwrap();
+    let names: Vec<String> = std::fs::read_dir(&dir.0)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    assert!(
+        names.iter().all(|n| n.starts_with("nb-1-big-")),
+        "{names:?}"
+    );
+    assert_eq!(names.len(), written.files.len());
+    assert!(written.files.last().unwrap().ends_with("nb-1-big-TOC.txt"));
+    // The next sstable takes the next generation; an existing one is never overwritten.
+    assert_eq!(next_generation(&dir.0).unwrap(), 2);
+    assert!(SstableWriter::create(&dir.0, 1, &header, kept_metadata(&st), opts, None).is_err());
+}
