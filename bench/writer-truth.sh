@@ -75,7 +75,7 @@ for c in "${cases[@]}"; do
   diff <(meta_filter < "$src_dir/sstablemetadata.txt") <(meta_filter < "$o/out-meta.txt") > "$o/meta.diff"
   m=ok; [ -s "$o/meta.diff" ] && m="DIFF($(grep -c '^[<>]' "$o/meta.diff") lines)"
   i=-
-  if [ "$IMPORT" = 1 ] && [ -f "$src_dir/select.json" ] || [ "$IMPORT" = 1 ] && [ -f "$src_dir/select.json.gz" ]; then
+  if [ "$IMPORT" = 1 ] && { [ -f "$src_dir/select.json" ] || [ -f "$src_dir/select.json.gz" ]; }; then
     exp="$src_dir/select.json"; [ -f "$exp" ] || { zcat "$src_dir/select.json.gz" > "$o/select.json"; exp="$o/select.json"; }
     if flock /tmp/oracle-node.lock "$ORACLE/import_check.sh" "$o/sst" --expect "$exp" --report "$o/import.json" > "$o/import.out" 2> "$o/import.err"; then i=ok; else i="FAIL($?)"; fail=1; fi
   fi
