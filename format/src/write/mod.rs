@@ -175,6 +175,8 @@ pub struct SstableWriter {
     filter: Option<Box<dyn KeyFilter>>,
     part: Option<Partition>,
     last_key: Option<Vec<u8>>,
+    /// Orders the partitions (`None` for a partitioner sstkit cannot order).
+    partitioner: Option<crate::token::Partitioner>,
     partitions: u64,
     rows: u64,
 }
@@ -233,6 +235,7 @@ impl SstableWriter {
             }
         }
         let schema = DataSchema::new(header, features);
+        let partitioner = crate::token::Partitioner::parse(&kept.partitioner).ok();
         let deltas = Deltas(schema.deltas);
         let mut created = Vec::new();
         let data_tmp = dir.join(format!("{TMP}{prefix}Data.db"));
@@ -267,6 +270,7 @@ impl SstableWriter {
             filter,
             part: None,
             last_key: None,
+            partitioner,
             partitions: 0,
             rows: 0,
             header: header.clone(),
@@ -317,8 +321,16 @@ impl SstableWriter {
                     return Err(self.order_error("partition key longer than 65535 bytes"));
                 }
                 if let Some(last) = &self.last_key {
-                    if last.as_slice() == *key {
-                        return Err(self.order_error("the same partition key twice"));
+                    let ord = match &self.partitioner {
+                        Some(p) => p.compare_decorated(last, key),
+                        None if last.as_slice() == *key => std::cmp::Ordering::Equal,
+                        None => std::cmp::Ordering::Less,
+                    };
+                    if ord != std::cmp::Ordering::Less {
+                        // C* refuses it too ("Last written key >= current key").
+                        return Err(self.order_error(
+                            "partition key not after the previous one (token order)",
+                        ));
                     }
                 }
                 let start = self.data_position();
