@@ -240,3 +240,78 @@ fn filters_versions_and_compressions() {
         "nothing written into the input directory"
     );
 }
+
+/// `split`: the outputs, in order, hold exactly the source's partitions;
+/// each is valid; by size each output but the last reaches the size.
+#[test]
+fn split_by_size_and_token_ranges() {
+    let fx = crate::util::fixtures();
+    let src = &data_files(&fx.join("nb_clustering"))[0];
+    let whole = dump(src, &[]);
+    let out = scratch_dir("split", "size");
+    let r = sstkit([
+        "split",
+        "-o",
+        "json",
+        "--output-dir",
+        out.to_str().unwrap(),
+        "--max-size",
+        "64KiB",
+        src.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let rep = v["sstables"]
+        .as_object()
+        .unwrap()
+        .values()
+        .next()
+        .unwrap()
+        .clone();
+    let outs = rep["outputs"].as_array().unwrap();
+    assert!(outs.len() >= 2, "{rep}");
+    let mut all = Vec::new();
+    for (i, o) in outs.iter().enumerate() {
+        let p = PathBuf::from(o["output"].as_str().unwrap());
+        valid(&p);
+        if i + 1 < outs.len() {
+            assert!(o["data_file_bytes"].as_u64().unwrap() >= 65536, "{o}");
+        }
+        all.extend(dump(&p, &[]));
+    }
+    assert_eq!(all, whole);
+
+    let ranges = out.join("ranges.txt");
+    std::fs::write(&ranges, "-9223372036854775808,0\n0,9223372036854775807\n").unwrap();
+    let out2 = scratch_dir("split", "ranges");
+    let r = sstkit([
+        "split",
+        "-o",
+        "json",
+        "--output-dir",
+        out2.to_str().unwrap(),
+        "--token-ranges",
+        ranges.to_str().unwrap(),
+        src.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let rep = v["sstables"]
+        .as_object()
+        .unwrap()
+        .values()
+        .next()
+        .unwrap()
+        .clone();
+    let outs = rep["outputs"].as_array().unwrap();
+    assert_eq!(outs.len(), 2, "{rep}");
+    let mut all = Vec::new();
+    for o in outs {
+        let p = PathBuf::from(o["output"].as_str().unwrap());
+        valid(&p);
+        all.extend(dump(&p, &[]));
+    }
+    assert_eq!(all, whole);
+    let _ = std::fs::remove_dir_all(&out);
+    let _ = std::fs::remove_dir_all(&out2);
+}

@@ -204,6 +204,18 @@ Prints what it wrote per sstable (paths, partitions read and written, bytes); a 
 on stderr when it is a terminal."
     )]
     Rewrite(RewriteArgs),
+    /// Split an sstable into several: by size, or by token ranges
+    #[command(
+        long_about = "Split each sstable into several new ones in --output-dir, written like \
+`rewrite` writes (same version and compression unless told otherwise).\n\n\
+--max-size N: a new sstable starts once the current one's Data.db holds N bytes on disk \
+(checked between partitions: a partition is never cut, and one larger than N gets an sstable \
+of its own). --token-ranges FILE: one sstable per line START,END of FILE, holding the \
+partitions whose token is in (START, END] (Cassandra's convention; a range with START >= END \
+wraps); partitions in no range are left out and counted, a partition in several ranges goes \
+to the first."
+    )]
+    Split(SplitArgs),
     /// Check every chunk checksum and the whole-file digest of Data.db
     #[command(
         long_about = "Check every checksum of Data.db in one sequential pass: the CRC32 (Adler-32 \
@@ -428,6 +440,31 @@ pub struct RewriteArgs {
     /// Uncompressed bytes per compressed chunk (power of two); default: the source's, else 16KiB
     #[arg(long, value_name = "BYTES", value_parser = parse_size)]
     pub chunk_length: Option<u64>,
+    /// Promoted-index block size (Cassandra's column_index_size)
+    #[arg(long, value_name = "BYTES", value_parser = parse_size, default_value = "64KiB")]
+    pub column_index_size: u64,
+}
+
+/// `split` arguments.
+#[derive(Debug, Clone, Args)]
+pub struct SplitArgs {
+    #[command(flatten)]
+    pub sst: SstArgs,
+    /// Directory the new sstables are written to (created if missing); never an input's directory
+    #[arg(long, value_name = "DIR", required = true)]
+    pub output_dir: PathBuf,
+    /// Start a new sstable once Data.db holds this many bytes on disk
+    #[arg(long, value_name = "BYTES", value_parser = parse_size, required_unless_present = "token_ranges", conflicts_with = "token_ranges")]
+    pub max_size: Option<u64>,
+    /// One sstable per line START,END of FILE: the partitions with a token in (START, END]
+    #[arg(long, value_name = "FILE")]
+    pub token_ranges: Option<PathBuf>,
+    /// Version to write (BIG row format, ma..oa); default: the source's
+    #[arg(long, value_name = "VERSION")]
+    pub format_version: Option<String>,
+    /// Data.db compression: none, lz4, snappy, deflate, zstd or zstd:LEVEL; default: the source's
+    #[arg(long, value_name = "ALGO")]
+    pub compression: Option<String>,
     /// Promoted-index block size (Cassandra's column_index_size)
     #[arg(long, value_name = "BYTES", value_parser = parse_size, default_value = "64KiB")]
     pub column_index_size: u64,

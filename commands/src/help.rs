@@ -360,6 +360,20 @@ pub const COMMANDS: &[CommandHelp] = &[
         exit: WRITE_EXIT,
     },
     CommandHelp {
+        name: "split",
+        examples: &[
+            ex(
+                "Cut an sstable into sstables of about 64 KiB of Data.db each",
+                "sstkit split --output-dir out --max-size 64KiB fixtures/cassandra/nb_clustering/",
+            ),
+            ex_elsewhere(
+                "One sstable per token range of ranges.txt (lines START,END)",
+                "sstkit split --output-dir out --token-ranges ranges.txt fixtures/cassandra/oa_deletes/",
+            ),
+        ],
+        exit: WRITE_EXIT,
+    },
+    CommandHelp {
         name: "validate-checksums",
         examples: &[
             ex(

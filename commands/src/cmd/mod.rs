@@ -16,6 +16,7 @@ pub mod info;
 pub mod read;
 pub mod rewrite;
 pub mod scrub;
+pub mod split;
 pub mod token;
 pub mod validate;
 pub mod validate_checksums;

@@ -88,29 +88,15 @@ pub fn run(a: &RewriteArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                 raw_timestamps: false,
             };
             let sel = Selection::resolve(&spec, &t)?;
-            let target = match version {
-                Some(v) => v,
-                None if sst.features().trie_index
-                    || sst.features().legacy_cells
-                    || sst.version().is_scylla_only() =>
-                {
-                    return Err(CmdError::Usage(format!(
-                        "{}: sstkit does not write version {}: pass --format-version (ma..oa)",
-                        sst.data_path().display(),
-                        sst.version()
-                    )))
-                }
-                None => sst.version(),
-            };
-            let (src_c, src_chunk) = source_compression(sst)?
-                .unwrap_or((Compression::Lz4, sstkit_format::write::DEFAULT_CHUNK_LENGTH));
-            let mut opts = WriterOptions::new(target);
-            opts.compression = compression.clone().unwrap_or(src_c);
-            opts.chunk_length = chunk_length.unwrap_or(src_chunk);
-            opts.column_index_size = a.column_index_size;
-            if let Some(v) = &st.validation {
-                opts.bloom_filter_fp_chance = v.bloom_filter_fp_chance;
-            }
+            let opts = writer_options(
+                sst,
+                &st,
+                version,
+                compression.clone(),
+                chunk_length,
+                a.column_index_size,
+            )?;
+            let target = opts.version;
             let generation = next_generation(&a.output_dir)?;
             let mut w = SstableWriter::create(
                 &a.output_dir,
@@ -174,8 +160,63 @@ pub fn run(a: &RewriteArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     )
 }
 
+/// `--format-version`, checked.
+pub(crate) fn parse_version(v: Option<&str>) -> CmdResult<Option<Version>> {
+    v.map(|v| Version::parse(v).map_err(|e| CmdError::Usage(format!("--format-version: {e}"))))
+        .transpose()
+}
+
+/// `--compression`, checked.
+pub(crate) fn parse_compression(c: Option<&str>) -> CmdResult<Option<Compression>> {
+    c.map(|c| Compression::parse(c).map_err(|m| CmdError::Usage(format!("--compression: {m}"))))
+        .transpose()
+}
+
+/// How to write what `sst` holds: the given version, compression and chunk
+/// length, else the source's (a version sstkit does not write must be
+/// named); the source's bloom filter chance.
+pub(crate) fn writer_options(
+    sst: &Sstable,
+    st: &sstkit_format::statistics::Statistics,
+    version: Option<Version>,
+    compression: Option<Compression>,
+    chunk_length: Option<u32>,
+    column_index_size: u64,
+) -> CmdResult<WriterOptions> {
+    let f = sst.features();
+    let target = match version {
+        Some(v) => v,
+        None if f.trie_index || f.legacy_cells || sst.version().is_scylla_only() => {
+            return Err(CmdError::Usage(format!(
+                "{}: sstkit does not write version {}: pass --format-version (ma..oa)",
+                sst.data_path().display(),
+                sst.version()
+            )))
+        }
+        None => sst.version(),
+    };
+    let (src_c, src_chunk) = source_compression(sst)?
+        .unwrap_or((Compression::Lz4, sstkit_format::write::DEFAULT_CHUNK_LENGTH));
+    let mut opts = WriterOptions::new(target);
+    opts.compression = compression.unwrap_or(src_c);
+    opts.chunk_length = chunk_length.unwrap_or(src_chunk);
+    opts.column_index_size = column_index_size;
+    if let Some(v) = &st.validation {
+        opts.bloom_filter_fp_chance = v.bloom_filter_fp_chance;
+    }
+    Ok(opts)
+}
+
+/// A writer error: options sstkit cannot write are usage errors.
+pub(crate) fn create_error(e: sstkit_format::Error) -> CmdError {
+    match &e.kind {
+        sstkit_format::ErrorKind::Unsupported(m) => CmdError::Usage(m.clone()),
+        _ => CmdError::from(e),
+    }
+}
+
 /// Uncompressed Data.db length for the progress bar (0 when unknown).
-fn data_len(sst: &Sstable) -> u64 {
+pub(crate) fn data_len(sst: &Sstable) -> u64 {
     use sstkit_format::Component;
     if let Ok(b) = sst.read_component(Component::CompressionInfo) {
         if let Ok(ci) = sstkit_format::compression::CompressionInfo::parse(&b, &sst.features()) {

@@ -61,6 +61,28 @@ pub struct CopyCounts {
     pub written: u64,
 }
 
+/// Where each partition of a copy goes.
+pub trait Route {
+    /// The writer for the partition with key `key`, `None` to leave it out.
+    /// Called once per partition, in the source's order.
+    fn writer(&mut self, key: &[u8]) -> Result<Option<&mut SstableWriter>>;
+}
+
+struct Filtered<'w, F> {
+    w: &'w mut SstableWriter,
+    keep: F,
+}
+
+impl<F: FnMut(&[u8]) -> bool> Route for Filtered<'_, F> {
+    fn writer(&mut self, key: &[u8]) -> Result<Option<&mut SstableWriter>> {
+        Ok(if (self.keep)(key) {
+            Some(&mut *self.w)
+        } else {
+            None
+        })
+    }
+}
+
 /// Copy every partition of `sst` whose key `keep` accepts into `w`;
 /// `progress` is called with the source's uncompressed position after each
 /// partition.
@@ -68,22 +90,31 @@ pub fn copy_partitions(
     sst: &Sstable,
     header: &SerializationHeader,
     w: &mut SstableWriter,
-    mut keep: impl FnMut(&[u8]) -> bool,
+    keep: impl FnMut(&[u8]) -> bool,
+    progress: impl FnMut(u64),
+) -> Result<CopyCounts> {
+    copy_routed(sst, header, &mut Filtered { w, keep }, progress)
+}
+
+/// Copy the partitions of `sst` to the writers `route` picks.
+pub fn copy_routed(
+    sst: &Sstable,
+    header: &SerializationHeader,
+    route: &mut dyn Route,
     mut progress: impl FnMut(u64),
 ) -> Result<CopyCounts> {
     let mut r = ScanReader::new(sst, header)?;
     let mut n = CopyCounts::default();
+    let mut current: Option<&mut SstableWriter> = None;
     loop {
         let skip = {
             let Some(f) = r.next_fragment()? else { break };
-            let skip = match &f {
-                Fragment::PartitionStart { key, .. } => {
-                    n.read += 1;
-                    !keep(key)
-                }
-                _ => false,
-            };
-            if !skip {
+            if let Fragment::PartitionStart { key, .. } = &f {
+                n.read += 1;
+                current = route.writer(key)?;
+            }
+            let skip = current.is_none();
+            if let Some(w) = current.as_deref_mut() {
                 w.write(&f)?;
                 if matches!(f, Fragment::PartitionEnd { .. }) {
                     n.written += 1;
@@ -96,9 +127,7 @@ pub fn copy_partitions(
         if skip {
             r.skip_partition()?;
         }
-        if !skip {
-            progress(r.position().0);
-        }
+        progress(r.position().0);
     }
     Ok(n)
 }

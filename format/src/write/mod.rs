@@ -94,7 +94,10 @@ impl WriterOptions {
         }
     }
 
-    fn check(&self) -> Result<()> {
+    /// Refuse what sstkit does not write: another format than BIG row
+    /// format, a chunk length that is not a power of two >= 1 KiB, a zero
+    /// index block size.
+    pub fn check(&self) -> Result<()> {
         let f = self.version.features();
         if f.legacy_cells || f.trie_index || self.version.is_scylla_only() {
             return Err(unsupported(format!(
@@ -291,6 +294,11 @@ impl SstableWriter {
     /// Uncompressed bytes written to Data.db so far.
     pub fn data_position(&self) -> u64 {
         self.data.as_ref().map(|d| d.position()).unwrap_or(0)
+    }
+
+    /// Data.db bytes on disk so far (whole chunks flushed).
+    pub fn data_file_len(&self) -> u64 {
+        self.data.as_ref().map(|d| d.file_len()).unwrap_or(0)
     }
 
     /// Partitions written so far.
