@@ -315,3 +315,39 @@ fn split_by_size_and_token_ranges() {
     let _ = std::fs::remove_dir_all(&out);
     let _ = std::fs::remove_dir_all(&out2);
 }
+
+/// A pre-3.0 `ka` sstable (with its CREATE TABLE) upgraded to `oa` holds
+/// the same data, and is valid.
+#[test]
+fn ka_upgrades_to_oa() {
+    let Some(root) = corpus() else { return };
+    let dir = root.join("scylladb/sliced_mutation_reads");
+    let Some(data) = data_files(&dir)
+        .into_iter()
+        .find(|p| p.to_string_lossy().contains("-ka-"))
+    else {
+        return;
+    };
+    let tmp = scratch_dir("rewrite", "ka-schema");
+    let cql = crate::util::schema_file(
+        &tmp,
+        "smr",
+        "CREATE TABLE ks.sliced_mutation_reads_test (pk int, ck int, v1 int, v2 set<int>, PRIMARY KEY (pk, ck));",
+    );
+    let c = cql.to_str().unwrap();
+    let out = rewrite(&data, "ka", &["--schema", c, "--format-version", "oa"]);
+    valid(&out);
+    assert_eq!(dump(&data, &["--schema", c]), dump(&out, &[]));
+    // Without --format-version: ka is not a version sstkit writes.
+    let o = scratch_dir("rewrite", "ka-refused");
+    let r = sstkit([
+        "rewrite",
+        "--schema",
+        c,
+        "--output-dir",
+        o.to_str().unwrap(),
+        data.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    let _ = std::fs::remove_dir_all(&tmp);
+}

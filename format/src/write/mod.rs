@@ -237,6 +237,17 @@ impl SstableWriter {
                 ));
             }
         }
+        // A header synthesized for pre-3.0 data (`legacy_header`) has zero
+        // minimums and no stored deltas: write it as "no stats" (the
+        // epochs), which the stored zero deltas then mean.
+        let mut header = header.clone();
+        if header.raw_deltas == (0, 0, 0) {
+            use crate::statistics::header::{DELETION_TIME_EPOCH, TIMESTAMP_EPOCH};
+            header.min_timestamp = TIMESTAMP_EPOCH;
+            header.min_local_deletion_time = DELETION_TIME_EPOCH;
+            header.min_ttl = 0;
+        }
+        let header = &header;
         let schema = DataSchema::new(header, features);
         let partitioner = crate::token::Partitioner::parse(&kept.partitioner).ok();
         let deltas = Deltas(schema.deltas);
