@@ -156,7 +156,7 @@ impl SummaryBuilder {
 
     /// The Index.db entry of `key` starts at `index_position`.
     pub fn add(&mut self, key: &[u8], index_position: u64) {
-        if self.keys % self.min_index_interval as u64 == 0 {
+        if self.keys.is_multiple_of(self.min_index_interval as u64) {
             self.entries.push((key.to_vec(), index_position));
         }
         if self.first.is_none() {

@@ -298,8 +298,13 @@ impl SstableWriter {
         self.dir.join(format!("{}{suffix}", self.prefix))
     }
 
-    fn data(&mut self) -> &mut DataOut {
-        self.data.as_mut().expect("data output lives until finish")
+    fn data(&mut self) -> Result<&mut DataOut> {
+        if self.data.is_none() {
+            return Err(self.order_error("writing after finish"));
+        }
+        self.data
+            .as_mut()
+            .ok_or_else(|| Error::new(ErrorKind::BadValue("no Data.db".into()), "writer"))
     }
 
     /// Uncompressed bytes written to Data.db so far.
@@ -321,7 +326,7 @@ impl SstableWriter {
         let mut buf = std::mem::take(&mut self.buf);
         buf.clear();
         f(self, &mut buf);
-        let r = self.data().write(&buf);
+        let r = self.data()?.write(&buf);
         self.buf = buf;
         r
     }
@@ -429,7 +434,7 @@ impl SstableWriter {
                 let Some(p) = self.part.take() else {
                     return Err(self.order_error("a partition end outside a partition"));
                 };
-                self.data()
+                self.data()?
                     .write(&[crate::data::model::flags::END_OF_PARTITION])?;
                 let end = self.data_position() - p.start;
                 let mut entry = std::mem::take(&mut self.entry);
@@ -505,7 +510,9 @@ impl SstableWriter {
         if self.part.is_some() {
             return Err(self.order_error("the last partition has no end"));
         }
-        let data = self.data.take().expect("data output lives until finish");
+        let Some(data) = self.data.take() else {
+            return Err(self.order_error("finished twice"));
+        };
         let ds = data.finish(&self.features)?;
         let index_path = self.created[1].clone();
         self.index.flush().map_err(|e| io_err(e, &index_path))?;

@@ -158,7 +158,12 @@ impl SalvageWriter {
         }
         let o = self.output(target);
         o.spilled += 1;
-        Ok(o.spill.as_mut().expect("spill writer created above"))
+        o.spill.as_mut().ok_or_else(|| {
+            Error::new(
+                crate::ErrorKind::BadValue("no spill writer".into()),
+                "salvage",
+            )
+        })
     }
 
     fn output(&mut self, target: Target) -> &mut Output {
@@ -183,7 +188,12 @@ impl SalvageWriter {
 
     fn take_partition(&mut self, target: Target, src: &mut dyn FragmentSource) -> Result<()> {
         if target == Target::Main {
-            let w = self.main.writer.as_mut().expect("main writer until end");
+            let Some(w) = self.main.writer.as_mut() else {
+                return Err(Error::new(
+                    crate::ErrorKind::BadValue("salvage already ended".into()),
+                    "salvage",
+                ));
+            };
             let key = Self::copy(w, src)?;
             self.last_main = Some(key);
             return Ok(());

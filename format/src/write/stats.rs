@@ -177,7 +177,7 @@ pub fn hash2_64(key: &[u8], seed: u64) -> i64 {
 
 /// stream-lib `HyperLogLogPlus(13, 25)` as Cassandra feeds it: sparse until
 /// more than `0.75 × 2^13` distinct sparse indexes, then 2^13 registers.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Hll {
     /// Sparse index → smallest encoding seen (stream-lib keeps the minimum).
     sparse: BTreeMap<u32, i32>,
@@ -186,15 +186,6 @@ pub struct Hll {
 
 const HLL_P: u32 = 13;
 const HLL_SP: u32 = 25;
-
-impl Default for Hll {
-    fn default() -> Self {
-        Hll {
-            sparse: BTreeMap::new(),
-            registers: None,
-        }
-    }
-}
 
 impl Hll {
     fn run_length(x: i64) -> u32 {
@@ -291,6 +282,9 @@ impl Hll {
         out
     }
 }
+
+/// A bound of the covered clustering slice: kind ordinal and values.
+type CoveredBound = (u8, Vec<Option<Vec<u8>>>);
 
 /// Metadata of the source kept as is in the written sstable.
 #[derive(Debug, Clone, PartialEq)]
@@ -573,7 +567,7 @@ impl Collector {
     }
 
     /// The covered slice: (kind, values) of its start and end bounds.
-    fn covered(&self) -> ((u8, Vec<Option<Vec<u8>>>), (u8, Vec<Option<Vec<u8>>>)) {
+    fn covered(&self) -> (CoveredBound, CoveredBound) {
         fn values(p: &OwnedPrefix) -> Vec<Option<Vec<u8>>> {
             (0..p.size())
                 .map(|i| p.value(i).map(|v| v.to_vec()))
