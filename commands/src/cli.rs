@@ -188,7 +188,7 @@ bounded by a small constant times one pass over the file."
     #[command(
         long_about = "Read each sstable and write its partitions to a new sstable in --output-dir: \
 Data.db, Index.db with promoted indexes, Summary.db, Statistics.db, CompressionInfo.db (or CRC.db), \
-Digest.crc32 and TOC.txt, under temporary names renamed into place once complete (TOC.txt last); \
+Digest.crc32, Filter.db and TOC.txt, under temporary names renamed into place once complete (TOC.txt last); \
 any error removes every file written. The input directory is never written to.\n\n\
 Filters (--key, --key-hex, --keys-file, --exclude-key, --token-range) drop partitions, e.g. a \
 poisoned or oversized one. --format-version writes another BIG row-format version (ma..oa); \

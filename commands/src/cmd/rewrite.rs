@@ -26,6 +26,7 @@ use std::io::{IsTerminal, Write};
 
 use serde_json::json;
 use sstkit_format::version::Version;
+use sstkit_format::write::bloom::{expected_keys, filter_for};
 use sstkit_format::write::copy::{copy_partitions, kept_metadata, source_compression};
 use sstkit_format::write::{next_generation, Compression, SstableWriter, WriterOptions};
 use sstkit_format::Sstable;
@@ -104,7 +105,11 @@ pub fn run(a: &RewriteArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                 &header,
                 kept_metadata(&st),
                 opts.clone(),
-                None,
+                filter_for(
+                    expected_keys(&st),
+                    opts.bloom_filter_fp_chance,
+                    &opts.version.features(),
+                ),
             )
             .map_err(|e| match &e.kind {
                 sstkit_format::ErrorKind::Unsupported(m) => CmdError::Usage(m.clone()),

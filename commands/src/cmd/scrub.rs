@@ -117,6 +117,7 @@ fn salvage_writer(
         opts,
         partitioner,
         mode == ScrubMode::Segregate,
+        sstkit_format::write::bloom::expected_keys(&st),
     )?)
 }
 

@@ -26,6 +26,7 @@ use std::path::PathBuf;
 
 use serde_json::json;
 use sstkit_format::statistics::SerializationHeader;
+use sstkit_format::write::bloom::{expected_keys, filter_for};
 use sstkit_format::write::copy::{copy_routed, kept_metadata, Route};
 use sstkit_format::write::{next_generation, KeptMetadata, SstableWriter, WriterOptions};
 
@@ -42,6 +43,8 @@ struct Outputs<'a> {
     header: &'a SerializationHeader,
     kept: KeptMetadata,
     opts: WriterOptions,
+    /// Partitions of the source: each output's bloom filter is sized for them.
+    keys: u64,
     writers: Vec<SstableWriter>,
 }
 
@@ -54,7 +57,11 @@ impl Outputs<'_> {
             self.header,
             self.kept.clone(),
             self.opts.clone(),
-            None,
+            filter_for(
+                self.keys,
+                self.opts.bloom_filter_fp_chance,
+                &self.opts.version.features(),
+            ),
         )?;
         self.writers.push(w);
         Ok(())
@@ -174,6 +181,7 @@ pub fn run(a: &SplitArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                 header: &header,
                 kept: kept_metadata(&st),
                 opts,
+                keys: expected_keys(&st),
                 writers: Vec::new(),
             };
             let mut bar = Progress::new("split");

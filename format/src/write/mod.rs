@@ -21,6 +21,7 @@
 //! sstables (Partitions.db, Rows.db); [`filter`], the bloom filter.
 
 pub mod bti;
+pub mod bloom;
 pub mod copy;
 pub mod filter;
 pub mod index;

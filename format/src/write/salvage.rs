@@ -59,6 +59,8 @@ pub struct SalvageWriter {
     header: SerializationHeader,
     kept: KeptMetadata,
     opts: WriterOptions,
+    /// Partitions of the source: the bloom filters are sized for them.
+    keys: u64,
     partitioner: Partitioner,
     /// True: out-of-order partitions are sorted into the main sstable.
     sort_into_main: bool,
@@ -96,6 +98,7 @@ impl SalvageWriter {
         opts: WriterOptions,
         partitioner: Partitioner,
         segregate: bool,
+        keys: u64,
     ) -> Result<SalvageWriter> {
         let work = dir.join(format!(".sstkit-spill-{}", std::process::id()));
         std::fs::create_dir_all(&work).map_err(|e| super::out::io_err(e, &work))?;
@@ -105,6 +108,7 @@ impl SalvageWriter {
             header: header.clone(),
             kept,
             opts,
+            keys,
             partitioner,
             sort_into_main: !segregate,
             main: Output {
@@ -136,13 +140,18 @@ impl SalvageWriter {
 
     fn new_writer(&self, dir: &Path) -> Result<SstableWriter> {
         let g = next_generation(dir)?;
+        let filter = super::bloom::filter_for(
+            self.keys,
+            self.opts.bloom_filter_fp_chance,
+            &self.opts.version.features(),
+        );
         SstableWriter::create(
             dir,
             g,
             &self.header,
             self.kept.clone(),
             self.opts.clone(),
-            None,
+            filter,
         )
     }
 
