@@ -20,8 +20,8 @@
 //! Other writers of components: [`bti`], the BTI trie indexes of `da`
 //! sstables (Partitions.db, Rows.db); [`filter`], the bloom filter.
 
-pub mod bti;
 pub mod bloom;
+pub mod bti;
 pub mod copy;
 pub mod filter;
 pub mod index;

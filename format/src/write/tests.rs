@@ -81,7 +81,13 @@ fn rewrite(case: &str, compression: Option<Compression>) -> Option<Rewritten> {
     opts.column_index_size = if case.contains("wide") { 1024 } else { 4096 };
     opts.bloom_filter_fp_chance = st.validation.as_ref().unwrap().bloom_filter_fp_chance;
     let dir = tempdir::TempDir::new(case);
-    let mut w = SstableWriter::create(&dir.0, 1, &header, kept_metadata(&st), opts, None).unwrap();
+    let filter = bloom::filter_for(
+        bloom::expected_keys(&st),
+        opts.bloom_filter_fp_chance,
+        &opts.version.features(),
+    );
+    let mut w =
+        SstableWriter::create(&dir.0, 1, &header, kept_metadata(&st), opts, filter).unwrap();
     copy_partitions(&src, &header, &mut w, |_| true, |_| {}).unwrap();
     let written = w.finish().unwrap();
     let out = Sstable::open_path(&written.data_path).unwrap();
@@ -125,8 +131,8 @@ fn same(case: &str, what: &str, a: &[u8], b: &[u8]) {
     }
 }
 
-/// Data.db (uncompressed content), Index.db and Summary.db are byte for
-/// byte what Cassandra wrote, for every BIG fixture.
+/// Data.db (uncompressed content), Index.db, Summary.db and Filter.db are
+/// byte for byte what Cassandra wrote, for every BIG fixture.
 #[test]
 fn rewrite_matches_cassandra_bytes() {
     let cases = big_cases();
@@ -141,7 +147,7 @@ fn rewrite_matches_cassandra_bytes() {
             &uncompressed_data(&r.src),
             &std::fs::read(r.out.path(Component::Data)).unwrap(),
         );
-        for c in [Component::Index, Component::Summary] {
+        for c in [Component::Index, Component::Summary, Component::Filter] {
             same(
                 &case,
                 c.suffix(),
