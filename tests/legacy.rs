@@ -387,6 +387,8 @@ fn cassandra_10791_scrub_recovers_seven_cells() {
         dir.to_str().unwrap(),
         "--mode",
         "segregate",
+        "--salvage-format",
+        "ndjson",
         "--output-dir",
         out.to_str().unwrap(),
         "--schema",

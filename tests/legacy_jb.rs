@@ -412,6 +412,8 @@ fn corrupt_jb_out_of_order_partitions() {
         &sp,
         "--mode",
         "segregate",
+        "--salvage-format",
+        "ndjson",
         "--output-dir",
         &o,
         "-o",

@@ -365,6 +365,8 @@ fn run_case(srcs: &[Intact], c: &Case, tally: &Mutex<Tally>) -> Result<(), Strin
         "scrub",
         "--mode",
         mode,
+        "--salvage-format",
+        "ndjson",
         "--output-dir",
         out.to_str().unwrap(),
         "-o",

@@ -68,3 +68,5 @@ mod merge;
 
 // partitions: csv and percentiles equal sstablepartitions; data-directory walks; index-only IO.
 mod partitions;
+// rewrite: every intact row-format sstable (fixtures, corpus) rewrites to the same data, valid.
+mod rewrite;

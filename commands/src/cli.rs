@@ -185,6 +185,38 @@ are checked: a partition over a chunk that failed its checksum is never salvaged
 bounded by a small constant times one pass over the file."
     )]
     Scrub(ScrubArgs),
+    /// Write sstables again: filter partitions, change version, compression, index block size
+    #[command(
+        long_about = "Read each sstable and write its partitions to a new sstable in --output-dir: \
+Data.db, Index.db with promoted indexes, Summary.db, Statistics.db, CompressionInfo.db (or CRC.db), \
+Digest.crc32, Filter.db and TOC.txt, under temporary names renamed into place once complete (TOC.txt last); \
+any error removes every file written. The input directory is never written to.\n\n\
+Filters (--key, --key-hex, --keys-file, --exclude-key, --token-range) drop partitions, e.g. a \
+poisoned or oversized one. --format-version writes another BIG row-format version (ma..oa); \
+--compression, --chunk-length and --column-index-size change how Data.db and Index.db are laid \
+out. Without them the source's version and compression are kept and promoted-index blocks are \
+64 KiB (Cassandra's default). Rows are written as Cassandra writes them, with the source's \
+serialization header: a rewrite with the settings Cassandra used gives its Data.db, Index.db \
+and Summary.db byte for byte.\n\n\
+Statistics.db is recomputed from the data (timestamps, deletion times, TTLs, histograms, \
+clustering bounds, key range, row and column counts, cardinality); repaired-at, pending repair, \
+level, originating host and commit log intervals are kept from the source.\n\n\
+Prints what it wrote per sstable (paths, partitions read and written, bytes); a progress bar \
+on stderr when it is a terminal."
+    )]
+    Rewrite(RewriteArgs),
+    /// Split an sstable into several: by size, or by token ranges
+    #[command(
+        long_about = "Split each sstable into several new ones in --output-dir, written like \
+`rewrite` writes (same version and compression unless told otherwise).\n\n\
+--max-size N: a new sstable starts once the current one's Data.db holds N bytes on disk \
+(checked between partitions: a partition is never cut, and one larger than N gets an sstable \
+of its own). --token-ranges FILE: one sstable per line START,END of FILE, holding the \
+partitions whose token is in (START, END] (Cassandra's convention; a range with START >= END \
+wraps); partitions in no range are left out and counted, a partition in several ranges goes \
+to the first."
+    )]
+    Split(SplitArgs),
     /// Check every chunk checksum and the whole-file digest of Data.db
     #[command(
         long_about = "Check every checksum of Data.db in one sequential pass: the CRC32 (Adler-32 \
@@ -415,9 +447,83 @@ pub struct ScrubArgs {
     /// What to do on corruption
     #[arg(long, value_enum, default_value = "validate")]
     pub mode: ScrubMode,
-    /// Write salvaged partitions here (NDJSON in the dump-data schema); never the input directory
+    /// Write salvaged partitions here (sstables, or NDJSON with --salvage-format ndjson); never the input directory
     #[arg(long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
+    /// What --output-dir receives: sstables (loadable by Cassandra) or NDJSON in the dump-data schema
+    #[arg(long, value_enum, value_name = "FORMAT", default_value = "sstable")]
+    pub salvage_format: SalvageFormat,
+}
+
+/// `scrub --salvage-format` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SalvageFormat {
+    /// New sstables: salvaged partitions in order in one (skip sorts out-of-order ones back in), segregated and damaged ones in their own
+    Sstable,
+    /// NDJSON files in the dump-data schema, plus a list of what was lost
+    Ndjson,
+}
+
+/// `rewrite` arguments.
+#[derive(Debug, Clone, Args)]
+pub struct RewriteArgs {
+    #[command(flatten)]
+    pub sst: SstArgs,
+    /// Directory the new sstables are written to (created if missing); never an input's directory
+    #[arg(long, value_name = "DIR", required = true)]
+    pub output_dir: PathBuf,
+    /// Only this partition key (CQL literal form, composite as a:b); repeatable
+    #[arg(long, short = 'k', value_name = "KEY", allow_hyphen_values = true)]
+    pub key: Vec<String>,
+    /// Only this partition key, as hex of its serialized bytes; repeatable
+    #[arg(long, value_name = "HEX")]
+    pub key_hex: Vec<String>,
+    /// Only the keys listed in FILE, one per line (CQL literal form; `0x` prefix for hex)
+    #[arg(long, value_name = "FILE")]
+    pub keys_file: Option<PathBuf>,
+    /// Drop this partition key (CQL literal form); repeatable
+    #[arg(long, short = 'x', value_name = "KEY", allow_hyphen_values = true)]
+    pub exclude_key: Vec<String>,
+    /// Only partitions whose token is in (START, END] (Cassandra's token range convention)
+    #[arg(long, value_name = "START,END", allow_hyphen_values = true)]
+    pub token_range: Option<String>,
+    /// Version to write (BIG row format: ma, mb, mc, md, me, na, nb, nc, oa); default: the source's
+    #[arg(long, value_name = "VERSION")]
+    pub format_version: Option<String>,
+    /// Data.db compression: none, lz4, snappy, deflate, zstd or zstd:LEVEL; default: the source's
+    #[arg(long, value_name = "ALGO")]
+    pub compression: Option<String>,
+    /// Uncompressed bytes per compressed chunk (power of two); default: the source's, else 16KiB
+    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
+    pub chunk_length: Option<u64>,
+    /// Promoted-index block size (Cassandra's column_index_size)
+    #[arg(long, value_name = "BYTES", value_parser = parse_size, default_value = "64KiB")]
+    pub column_index_size: u64,
+}
+
+/// `split` arguments.
+#[derive(Debug, Clone, Args)]
+pub struct SplitArgs {
+    #[command(flatten)]
+    pub sst: SstArgs,
+    /// Directory the new sstables are written to (created if missing); never an input's directory
+    #[arg(long, value_name = "DIR", required = true)]
+    pub output_dir: PathBuf,
+    /// Start a new sstable once Data.db holds this many bytes on disk
+    #[arg(long, value_name = "BYTES", value_parser = parse_size, required_unless_present = "token_ranges", conflicts_with = "token_ranges")]
+    pub max_size: Option<u64>,
+    /// One sstable per line START,END of FILE: the partitions with a token in (START, END]
+    #[arg(long, value_name = "FILE")]
+    pub token_ranges: Option<PathBuf>,
+    /// Version to write (BIG row format, ma..oa); default: the source's
+    #[arg(long, value_name = "VERSION")]
+    pub format_version: Option<String>,
+    /// Data.db compression: none, lz4, snappy, deflate, zstd or zstd:LEVEL; default: the source's
+    #[arg(long, value_name = "ALGO")]
+    pub compression: Option<String>,
+    /// Promoted-index block size (Cassandra's column_index_size)
+    #[arg(long, value_name = "BYTES", value_parser = parse_size, default_value = "64KiB")]
+    pub column_index_size: u64,
 }
 
 /// `scrub --mode` values.

@@ -55,6 +55,21 @@ const READ_EXIT: &[ExitCode] = &[
     ),
 ];
 
+/// Commands that write sstables.
+const WRITE_EXIT: &[ExitCode] = &[
+    (0, "every sstable was written"),
+    (
+        2,
+        "usage error: an unknown flag, a malformed argument, no sstable at a path, an output \
+         directory that is an input's, or a version or compression sstkit does not write",
+    ),
+    (
+        3,
+        "an sstable could not be read or written (named on stderr; its partial output is \
+         removed, the other sstables are still written)",
+    ),
+];
+
 /// Commands that look for damage: finding it is their normal result.
 const CHECK_EXIT: &[ExitCode] = &[
     (0, "every sstable is valid"),
@@ -328,11 +343,51 @@ pub const COMMANDS: &[CommandHelp] = &[
                 "sstkit scrub --mode validate fixtures/cassandra/nb_clustering/",
             ),
             ex(
-                "Salvage every readable partition into out/ (NDJSON)",
+                "Salvage every readable partition into a new sstable in out/",
                 "sstkit scrub --mode skip --output-dir out fixtures/cassandra/nb_wide/",
+            ),
+            ex(
+                "The same as NDJSON in the dump-data schema, with a list of what was lost",
+                "sstkit scrub --mode skip --salvage-format ndjson --output-dir out fixtures/cassandra/nb_wide/",
             ),
         ],
         exit: CHECK_EXIT,
+    },
+    CommandHelp {
+        name: "rewrite",
+        examples: &[
+            ex(
+                "Write an sstable again into out/, same version and compression",
+                "sstkit rewrite --output-dir out fixtures/cassandra/nb_clustering/",
+            ),
+            ex(
+                "Drop one partition (a poisoned or oversized one)",
+                "sstkit rewrite --output-dir out --exclude-key 5 fixtures/cassandra/nb_wide/",
+            ),
+            ex(
+                "Downgrade oa to nb, recompress with zstd level 5 in 64 KiB chunks",
+                "sstkit rewrite --output-dir out --format-version nb --compression zstd:5 --chunk-length 64KiB fixtures/cassandra/oa_deletes/",
+            ),
+            ex(
+                "Only the partitions of a token range",
+                "sstkit rewrite --output-dir out --token-range 0,9223372036854775807 fixtures/cassandra/oa_clustering/",
+            ),
+        ],
+        exit: WRITE_EXIT,
+    },
+    CommandHelp {
+        name: "split",
+        examples: &[
+            ex(
+                "Cut an sstable into sstables of about 64 KiB of Data.db each",
+                "sstkit split --output-dir out --max-size 64KiB fixtures/cassandra/nb_clustering/",
+            ),
+            ex_elsewhere(
+                "One sstable per token range of ranges.txt (lines START,END)",
+                "sstkit split --output-dir out --token-ranges ranges.txt fixtures/cassandra/oa_deletes/",
+            ),
+        ],
+        exit: WRITE_EXIT,
     },
     CommandHelp {
         name: "validate-checksums",

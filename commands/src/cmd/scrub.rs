@@ -56,7 +56,7 @@ use sstkit_format::scrub::{self, FragmentSource, Mode, SalvageSink, ScrubInfo, T
 use sstkit_format::validate::{Problem, ProblemClass};
 use sstkit_format::Component;
 
-use crate::cli::{OutputFormat, ScrubArgs, ScrubMode};
+use crate::cli::{OutputFormat, SalvageFormat, ScrubArgs, ScrubMode};
 use crate::dump::scylla::ScyllaWriter;
 use crate::dump::{Sink, Table};
 use crate::output::JsonOut;
@@ -82,9 +82,43 @@ fn mode_name(m: ScrubMode) -> &'static str {
     }
 }
 
-fn same_dir(a: &Path, b: &Path) -> bool {
-    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    canon(a) == canon(b)
+/// The sstable writer scrub salvages into: the source's version when sstkit
+/// writes it (else `oa`), its compression, Cassandra's default index block.
+fn salvage_writer(
+    sst: &sstkit_format::Sstable,
+    dir: &Path,
+    mode: ScrubMode,
+) -> CmdResult<sstkit_format::write::salvage::SalvageWriter> {
+    use sstkit_format::write::copy::{kept_metadata, source_compression};
+    use sstkit_format::write::{salvage::SalvageWriter, Compression, WriterOptions};
+    let st = crate::render::read_statistics(sst)?;
+    let header = sst.data_header(&st)?;
+    let partitioner = crate::render::partitioner_of(sst, &st)?;
+    let f = sst.features();
+    let version = if f.trie_index || f.legacy_cells || sst.version().is_scylla_only() {
+        sstkit_format::Version::parse("oa")?
+    } else {
+        sst.version()
+    };
+    let mut opts = WriterOptions::new(version);
+    if let Ok(Some((c, chunk))) = source_compression(sst) {
+        opts.compression = c;
+        opts.chunk_length = chunk;
+    } else {
+        opts.compression = Compression::Lz4;
+    }
+    if let Some(v) = &st.validation {
+        opts.bloom_filter_fp_chance = v.bloom_filter_fp_chance;
+    }
+    Ok(SalvageWriter::new(
+        dir,
+        &header,
+        kept_metadata(&st),
+        opts,
+        partitioner,
+        mode == ScrubMode::Segregate,
+        sstkit_format::write::bloom::expected_keys(&st),
+    )?)
 }
 
 /// Run the command.
@@ -95,26 +129,7 @@ pub fn run(a: &ScrubArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                 "--output-dir needs --mode skip or --mode segregate".into(),
             ));
         }
-        std::fs::create_dir_all(dir).map_err(|e| {
-            CmdError::Usage(format!(
-                "cannot create output directory {}: {e}",
-                dir.display()
-            ))
-        })?;
-        // Refuse to write next to any input sstable.
-        for d in crate::resolve_sstables_walk(&a.sst.sstables, &a.sst.common.walk)? {
-            let input_dir = if d.dir.as_os_str().is_empty() {
-                PathBuf::from(".")
-            } else {
-                d.dir.clone()
-            };
-            if same_dir(dir, &input_dir) {
-                return Err(CmdError::Usage(format!(
-                    "--output-dir {} is the input sstable's directory; the input is never written to",
-                    dir.display()
-                )));
-            }
-        }
+        crate::prepare_output_dir(dir, &a.sst.sstables, &a.sst.common.walk)?;
     }
     let now_secs = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -128,23 +143,34 @@ pub fn run(a: &ScrubArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         out,
         |sst, emit| {
             let ctx = KeyCtx::read(sst)?;
+            let as_sstables = a.salvage_format == SalvageFormat::Sstable;
             let opts = scrub::Options {
                 mode: mode_of(a.mode),
+                keep_out_of_order: as_sstables && a.output_dir.is_some(),
                 ..scrub::Options::default()
             };
             let label = crate::sstable_label(sst);
             let mut sink = match &a.output_dir {
-                Some(dir) => Some(NdjsonSink::create(dir, &sst.data_path(), &label, now_secs)?),
-                None => None,
+                Some(dir) if !as_sstables => {
+                    Some(NdjsonSink::create(dir, &sst.data_path(), &label, now_secs)?)
+                }
+                _ => None,
+            };
+            let mut writer = match &a.output_dir {
+                Some(dir) if as_sstables => Some(salvage_writer(sst, dir, a.mode)?),
+                _ => None,
+            };
+            let target: Option<&mut dyn SalvageSink> = match (sink.as_mut(), writer.as_mut()) {
+                (Some(s), _) => Some(s),
+                (None, Some(w)) => Some(w),
+                _ => None,
             };
             let mut bar = Progress::new("scrub");
-            let r = scrub::scrub(
-                sst,
-                &opts,
-                sink.as_mut().map(|s| s as &mut dyn SalvageSink),
-                &mut |p, len| bar.set(p, len),
-            );
+            let r = scrub::scrub(sst, &opts, target, &mut |p, len| bar.set(p, len));
             bar.finish();
+            if let Some(e) = writer.as_mut().and_then(|w| w.error.take()) {
+                return Err(e.into());
+            }
             let mut report = r?;
             // Data.db read alone cannot tell a file cut at a partition
             // boundary (or to nothing) from a whole one; the index can.
@@ -189,6 +215,20 @@ pub fn run(a: &ScrubArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             summary.insert("attempts".into(), json!(report.attempts));
             summary.insert("probe_bytes".into(), json!(report.probe_bytes));
             summary.insert("data_len".into(), json!(report.data_len));
+            if let Some(w) = &writer {
+                let path = |o: &Option<sstkit_format::write::Written>| {
+                    o.as_ref().map(|w| w.data_path.display().to_string())
+                };
+                summary.insert(
+                    "outputs".into(),
+                    json!({
+                        "salvaged": path(&w.outputs.main),
+                        "segregated": path(&w.outputs.segregated),
+                        "damaged": path(&w.outputs.damaged),
+                        "duplicates": w.outputs.duplicates,
+                    }),
+                );
+            }
             if let Some(s) = &sink {
                 summary.insert(
                     "outputs".into(),

@@ -54,16 +54,33 @@ pub struct Spec {
 impl Spec {
     /// Parse and check the flags (usage errors exit 2).
     pub fn from_args(a: &DumpDataArgs) -> CmdResult<Spec> {
-        let mut keys: Vec<KeyArg> = a.key.iter().map(|k| KeyArg::Literal(k.clone())).collect();
-        for h in &a.key_hex {
+        Spec::new(
+            &a.key,
+            &a.key_hex,
+            a.keys_file.as_ref(),
+            &a.exclude_key,
+            a.token_range.as_deref(),
+        )
+    }
+
+    /// Parse and check the flags given one by one (`dump-data`, `rewrite`).
+    pub fn new(
+        key: &[String],
+        key_hex: &[String],
+        keys_file: Option<&PathBuf>,
+        exclude_key: &[String],
+        token_range: Option<&str>,
+    ) -> CmdResult<Spec> {
+        let mut keys: Vec<KeyArg> = key.iter().map(|k| KeyArg::Literal(k.clone())).collect();
+        for h in key_hex {
             keys.push(KeyArg::Hex(parse_hex(h)?));
         }
-        let mut any = !a.key.is_empty() || !a.key_hex.is_empty();
-        if let Some(f) = &a.keys_file {
+        let mut any = !key.is_empty() || !key_hex.is_empty();
+        if let Some(f) = keys_file {
             any = true;
             keys.extend(read_keys_file(f)?);
         }
-        let token_range = match &a.token_range {
+        let token_range = match token_range {
             None => None,
             Some(r) => {
                 let (s, e) = r.split_once(',').ok_or_else(|| {
@@ -74,7 +91,7 @@ impl Spec {
         };
         Ok(Spec {
             keys: any.then_some(keys),
-            exclude: a.exclude_key.clone(),
+            exclude: exclude_key.to_vec(),
             token_range,
         })
     }

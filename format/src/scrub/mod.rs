@@ -133,6 +133,11 @@ pub struct Options {
     /// Resynchronise through the partition index (Index.db, Partitions.db)
     /// when it is readable.
     pub index_hints: bool,
+    /// `Skip`: hand out-of-order partitions to the sink as
+    /// [`Target::Segregated`] (counted in [`Report::segregated`]) instead
+    /// of dropping them, for a sink that sorts them back in (the sstable
+    /// writer's [`crate::write::salvage::SalvageWriter`]).
+    pub keep_out_of_order: bool,
 }
 
 impl Default for Options {
@@ -144,6 +149,7 @@ impl Default for Options {
             probe_window: 16 << 20,
             reader: ReaderOptions::default(),
             index_hints: true,
+            keep_out_of_order: false,
         }
     }
 }
@@ -762,19 +768,25 @@ impl<'s> Scanner<'s> {
 /// Partitions decoded ahead before the order of the first is decided (see [`settle`]).
 const LOOKAHEAD: usize = 8;
 
+/// What happens to a partition out of order, for its finding's message.
+fn action_on_disorder(opts: &Options) -> &'static str {
+    match opts.mode {
+        Mode::Skip if opts.keep_out_of_order => ": sorted back in",
+        Mode::Skip => ": dropped",
+        Mode::Segregate => ": written to the segregated output",
+        _ => "",
+    }
+}
+
 fn order_problem(
     pos: u64,
     key: &[u8],
     ord: Option<Ordering>,
     outlier: bool,
-    mode: Mode,
+    opts: &Options,
     scanner: &Scanner<'_>,
 ) -> Problem {
-    let action = match mode {
-        Mode::Skip => ": dropped",
-        Mode::Segregate => ": written to the segregated output",
-        _ => "",
-    };
+    let action = action_on_disorder(opts);
     let what = if outlier {
         "partition key sorts after the partitions that follow it (damaged key?)"
     } else if ord == Some(Ordering::Equal) {
@@ -795,12 +807,14 @@ fn order_problem(
 /// The finding for atoms found between a partition's end marker and the
 /// next partition (legacy format; CASSANDRA-10791: 2.1 wrote range
 /// tombstones after the end marker).
-fn fragment_problem(pos: u64, end: u64, key: &[u8], mode: Mode, scanner: &Scanner<'_>) -> Problem {
-    let action = match mode {
-        Mode::Skip => ": dropped",
-        Mode::Segregate => ": written to the segregated output",
-        _ => "",
-    };
+fn fragment_problem(
+    pos: u64,
+    end: u64,
+    key: &[u8],
+    opts: &Options,
+    scanner: &Scanner<'_>,
+) -> Problem {
+    let action = action_on_disorder(opts);
     Problem::new(
         ProblemClass::PartitionOrder,
         Component::Data,
@@ -839,9 +853,10 @@ fn settle(
         // these to its out-of-order sstable).
         report
             .problems
-            .push(fragment_problem(pos, d.end, &d.key, opts.mode, scanner));
+            .push(fragment_problem(pos, d.end, &d.key, opts, scanner));
         let target = match opts.mode {
             Mode::Segregate => Some(Target::Segregated),
+            Mode::Skip if opts.keep_out_of_order => Some(Target::Segregated),
             _ => None,
         };
         match target {
@@ -886,9 +901,10 @@ fn settle(
     if outlier || !matches!(ord, None | Some(Ordering::Less)) {
         report
             .problems
-            .push(order_problem(pos, &d.key, ord, outlier, opts.mode, scanner));
+            .push(order_problem(pos, &d.key, ord, outlier, opts, scanner));
         target = match opts.mode {
             Mode::Segregate => Some(Target::Segregated),
+            Mode::Skip if opts.keep_out_of_order => Some(Target::Segregated),
             _ => None,
         };
     } else {
@@ -1075,7 +1091,7 @@ pub fn scrub(
                         if !matches!(ord, None | Some(Ordering::Less)) {
                             report
                                 .problems
-                                .push(order_problem(pos, &d.key, ord, false, opts.mode, &scanner));
+                                .push(order_problem(pos, &d.key, ord, false, opts, &scanner));
                         }
                         checker.set_last_key(&d.key);
                         report.salvaged += 1;
@@ -1105,7 +1121,7 @@ pub fn scrub(
                             } else {
                                 report
                                     .problems
-                                    .push(fragment_problem(pos, fend, &k, opts.mode, &scanner));
+                                    .push(fragment_problem(pos, fend, &k, opts, &scanner));
                             }
                             pos = fend;
                         }

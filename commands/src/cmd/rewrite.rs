@@ -1,0 +1,234 @@
+//! `sstkit rewrite SSTABLE... --output-dir DIR`: write each sstable's
+//! partitions again, through the writer of [`sstkit_format::write`].
+//!
+//! ```text
+//! sstkit rewrite --output-dir out nb-1-big-Data.db                      # same version and compression
+//! sstkit rewrite --output-dir out --exclude-key 42 /data/ks/t-1234/     # drop a poisoned partition
+//! sstkit rewrite --output-dir out --format-version nb --compression zstd:5 --chunk-length 64KiB oa-1-big-Data.db
+//! ```
+//!
+//! Reads TOC.txt, Statistics.db (the serialization header and the metadata
+//! kept), CompressionInfo.db (the source's compression) and Data.db once,
+//! sequentially; with key filters the partitions left out are stepped over
+//! by their size fields. Writes one sstable per input into DIR with the next
+//! free generation; the output is complete (TOC.txt renamed last) or absent.
+//!
+//! Output per sstable (json default when stdout is not a terminal, text
+//! otherwise): `output` (the new Data.db), `files`, `version`,
+//! `compression`, `partitions_read`, `partitions`, `rows`, `data_bytes`
+//! (uncompressed Data.db), `data_file_bytes`, `bytes` (all components).
+//!
+//! Exit status: 0 every sstable was written; 2 usage (bad flags, an output
+//! directory that is an input's, a version sstkit does not write); 3 an
+//! sstable that cannot be read or written (its partial output removed).
+
+use std::io::{IsTerminal, Write};
+
+use serde_json::json;
+use sstkit_format::version::Version;
+use sstkit_format::write::bloom::{expected_keys, filter_for};
+use sstkit_format::write::copy::{copy_partitions, kept_metadata, source_compression};
+use sstkit_format::write::{next_generation, Compression, SstableWriter, WriterOptions};
+use sstkit_format::Sstable;
+
+use crate::cli::{OutputFormat, RewriteArgs};
+use crate::dump::select::{Selection, Spec};
+use crate::dump::Table;
+use crate::progress::Progress;
+use crate::{for_each_sstable, CmdError, CmdResult, Outcome};
+
+/// Run the command.
+pub fn run(a: &RewriteArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
+    let spec = Spec::new(
+        &a.key,
+        &a.key_hex,
+        a.keys_file.as_ref(),
+        &a.exclude_key,
+        a.token_range.as_deref(),
+    )?;
+    let version = match &a.format_version {
+        None => None,
+        Some(v) => {
+            Some(Version::parse(v).map_err(|e| CmdError::Usage(format!("--format-version: {e}")))?)
+        }
+    };
+    let compression = match &a.compression {
+        None => None,
+        Some(c) => Some(
+            Compression::parse(c).map_err(|m| CmdError::Usage(format!("--compression: {m}")))?,
+        ),
+    };
+    let chunk_length = match a.chunk_length {
+        None => None,
+        Some(n) if n.is_power_of_two() && (1024..=(1 << 30)).contains(&n) => Some(n as u32),
+        Some(n) => {
+            return Err(CmdError::Usage(format!(
+                "--chunk-length {n}: a power of two from 1KiB to 1GiB"
+            )))
+        }
+    };
+    crate::prepare_output_dir(&a.output_dir, &a.sst.sstables, &a.sst.common.walk)?;
+    let mut common = a.sst.common.clone();
+    if common.output.is_none() && std::io::stdout().is_terminal() {
+        common.output = Some(OutputFormat::Text);
+    }
+    for_each_sstable(
+        &a.sst.sstables,
+        &common,
+        OutputFormat::Json,
+        false,
+        out,
+        |sst, emit| {
+            let st = crate::render::read_statistics(sst)?;
+            let header = sst.data_header(&st)?;
+            let partitioner = crate::render::partitioner_of(sst, &st)?;
+            let t = Table {
+                header: &header,
+                partitioner,
+                now_secs: 0,
+                raw_timestamps: false,
+            };
+            let sel = Selection::resolve(&spec, &t)?;
+            let opts = writer_options(
+                sst,
+                &st,
+                version,
+                compression.clone(),
+                chunk_length,
+                a.column_index_size,
+            )?;
+            let target = opts.version;
+            let generation = next_generation(&a.output_dir)?;
+            let mut w = SstableWriter::create(
+                &a.output_dir,
+                generation,
+                &header,
+                kept_metadata(&st),
+                opts.clone(),
+                filter_for(
+                    expected_keys(&st),
+                    opts.bloom_filter_fp_chance,
+                    &opts.version.features(),
+                ),
+            )
+            .map_err(|e| match &e.kind {
+                sstkit_format::ErrorKind::Unsupported(m) => CmdError::Usage(m.clone()),
+                _ => CmdError::from(e),
+            })?;
+            let mut bar = Progress::new("rewrite");
+            let total = data_len(sst);
+            let counts = copy_partitions(
+                sst,
+                &header,
+                &mut w,
+                |k| sel.wants(&t, k),
+                |p| bar.set(p, total),
+            );
+            bar.finish();
+            let counts = counts?;
+            let written = w.finish()?;
+            let files: Vec<String> = written
+                .files
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect();
+            if emit.fmt == OutputFormat::Text {
+                emit.text(&format!(
+                    "wrote {} ({} {}): {} of {} partitions, {} rows, {} bytes of data ({} on disk), {} bytes in {} files",
+                    written.data_path.display(),
+                    target,
+                    opts.compression.name(),
+                    counts.written,
+                    counts.read,
+                    written.rows,
+                    written.data_length,
+                    written.data_file_length,
+                    written.total_bytes,
+                    files.len()
+                ))?;
+            } else {
+                emit.json.object(&json!({
+                    "output": written.data_path.display().to_string(),
+                    "files": files,
+                    "version": target.as_str(),
+                    "compression": opts.compression.name(),
+                    "partitions_read": counts.read,
+                    "partitions": counts.written,
+                    "rows": written.rows,
+                    "data_bytes": written.data_length,
+                    "data_file_bytes": written.data_file_length,
+                    "bytes": written.total_bytes,
+                }))?;
+            }
+            Ok(())
+        },
+    )
+}
+
+/// `--format-version`, checked.
+pub(crate) fn parse_version(v: Option<&str>) -> CmdResult<Option<Version>> {
+    v.map(|v| Version::parse(v).map_err(|e| CmdError::Usage(format!("--format-version: {e}"))))
+        .transpose()
+}
+
+/// `--compression`, checked.
+pub(crate) fn parse_compression(c: Option<&str>) -> CmdResult<Option<Compression>> {
+    c.map(|c| Compression::parse(c).map_err(|m| CmdError::Usage(format!("--compression: {m}"))))
+        .transpose()
+}
+
+/// How to write what `sst` holds: the given version, compression and chunk
+/// length, else the source's (a version sstkit does not write must be
+/// named); the source's bloom filter chance.
+pub(crate) fn writer_options(
+    sst: &Sstable,
+    st: &sstkit_format::statistics::Statistics,
+    version: Option<Version>,
+    compression: Option<Compression>,
+    chunk_length: Option<u32>,
+    column_index_size: u64,
+) -> CmdResult<WriterOptions> {
+    let f = sst.features();
+    let target = match version {
+        Some(v) => v,
+        None if f.trie_index || f.legacy_cells || sst.version().is_scylla_only() => {
+            return Err(CmdError::Usage(format!(
+                "{}: sstkit does not write version {}: pass --format-version (ma..oa)",
+                sst.data_path().display(),
+                sst.version()
+            )))
+        }
+        None => sst.version(),
+    };
+    let (src_c, src_chunk) = source_compression(sst)?
+        .unwrap_or((Compression::Lz4, sstkit_format::write::DEFAULT_CHUNK_LENGTH));
+    let mut opts = WriterOptions::new(target);
+    opts.compression = compression.unwrap_or(src_c);
+    opts.chunk_length = chunk_length.unwrap_or(src_chunk);
+    opts.column_index_size = column_index_size;
+    if let Some(v) = &st.validation {
+        opts.bloom_filter_fp_chance = v.bloom_filter_fp_chance;
+    }
+    Ok(opts)
+}
+
+/// A writer error: options sstkit cannot write are usage errors.
+pub(crate) fn create_error(e: sstkit_format::Error) -> CmdError {
+    match &e.kind {
+        sstkit_format::ErrorKind::Unsupported(m) => CmdError::Usage(m.clone()),
+        _ => CmdError::from(e),
+    }
+}
+
+/// Uncompressed Data.db length for the progress bar (0 when unknown).
+pub(crate) fn data_len(sst: &Sstable) -> u64 {
+    use sstkit_format::Component;
+    if let Ok(b) = sst.read_component(Component::CompressionInfo) {
+        if let Ok(ci) = sstkit_format::compression::CompressionInfo::parse(&b, &sst.features()) {
+            return ci.data_length;
+        }
+    }
+    std::fs::metadata(sst.data_path())
+        .map(|m| m.len())
+        .unwrap_or(0)
+}

@@ -1,0 +1,259 @@
+//! `sstkit split SSTABLE... --output-dir DIR (--max-size N | --token-ranges FILE)`:
+//! cut an sstable into several, written by [`sstkit_format::write`].
+//!
+//! ```text
+//! sstkit split --output-dir out --max-size 64MiB nb-1-big-Data.db
+//! sstkit split --output-dir out --token-ranges ranges.txt /data/ks/t-1234/
+//! ```
+//!
+//! Reads Data.db once, sequentially (partitions in no range are stepped
+//! over by their size fields). `--max-size` starts a new sstable between
+//! partitions once the current Data.db holds N bytes on disk;
+//! `--token-ranges` writes one sstable per range line `START,END` (tokens in
+//! (START, END], Cassandra's convention), the first matching range winning.
+//! Each output is complete or absent (see `rewrite`).
+//!
+//! Output per source sstable (json default when stdout is not a terminal,
+//! text otherwise): `partitions_read`, `partitions` (written), `left_out`,
+//! and `outputs`: per new sstable its `output` (Data.db), `partitions`,
+//! `rows`, `data_bytes`, `data_file_bytes`, `bytes`.
+//!
+//! Exit status as `rewrite`: 0 written; 2 usage; 3 an sstable that cannot
+//! be read or written.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+use serde_json::json;
+use sstkit_format::statistics::SerializationHeader;
+use sstkit_format::write::bloom::{expected_keys, filter_for};
+use sstkit_format::write::copy::{copy_routed, kept_metadata, Route};
+use sstkit_format::write::{next_generation, KeptMetadata, SstableWriter, WriterOptions};
+
+use super::rewrite::{create_error, data_len, parse_compression, parse_version, writer_options};
+use crate::cli::{OutputFormat, SplitArgs};
+use crate::dump::select::{Selection, Spec};
+use crate::dump::Table;
+use crate::progress::Progress;
+use crate::{for_each_sstable, CmdError, CmdResult, Outcome};
+
+/// Opens output sstables on demand, each with the next free generation.
+struct Outputs<'a> {
+    dir: &'a std::path::Path,
+    header: &'a SerializationHeader,
+    kept: KeptMetadata,
+    opts: WriterOptions,
+    /// Partitions of the source: each output's bloom filter is sized for them.
+    keys: u64,
+    writers: Vec<SstableWriter>,
+}
+
+impl Outputs<'_> {
+    fn open(&mut self) -> sstkit_format::Result<()> {
+        let g = next_generation(self.dir)?;
+        let w = SstableWriter::create(
+            self.dir,
+            g,
+            self.header,
+            self.kept.clone(),
+            self.opts.clone(),
+            filter_for(
+                self.keys,
+                self.opts.bloom_filter_fp_chance,
+                &self.opts.version.features(),
+            ),
+        )?;
+        self.writers.push(w);
+        Ok(())
+    }
+}
+
+struct BySize<'a> {
+    out: Outputs<'a>,
+    max: u64,
+}
+
+impl Route for BySize<'_> {
+    fn writer(&mut self, _key: &[u8]) -> sstkit_format::Result<Option<&mut SstableWriter>> {
+        let full = self
+            .out
+            .writers
+            .last()
+            .is_none_or(|w| w.partitions() > 0 && w.data_file_len() >= self.max);
+        if full {
+            self.out.open()?;
+        }
+        Ok(self.out.writers.last_mut())
+    }
+}
+
+struct ByRange<'a, 't> {
+    out: Outputs<'a>,
+    table: &'a Table<'t>,
+    ranges: Vec<Selection>,
+    /// Writer index of each range, once opened.
+    slots: Vec<Option<usize>>,
+}
+
+impl Route for ByRange<'_, '_> {
+    fn writer(&mut self, key: &[u8]) -> sstkit_format::Result<Option<&mut SstableWriter>> {
+        let Some(i) = self.ranges.iter().position(|r| r.wants(self.table, key)) else {
+            return Ok(None);
+        };
+        let slot = match self.slots[i] {
+            Some(s) => s,
+            None => {
+                self.out.open()?;
+                let s = self.out.writers.len() - 1;
+                self.slots[i] = Some(s);
+                s
+            }
+        };
+        Ok(self.out.writers.get_mut(slot))
+    }
+}
+
+fn read_ranges(f: &PathBuf) -> CmdResult<Vec<String>> {
+    let text = std::fs::read_to_string(f)
+        .map_err(|e| CmdError::from(sstkit_format::Error::from(e).in_file(f)))?;
+    let v: Vec<String> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(String::from)
+        .collect();
+    if v.is_empty() {
+        return Err(CmdError::Usage(format!(
+            "--token-ranges {}: no range",
+            f.display()
+        )));
+    }
+    Ok(v)
+}
+
+/// Run the command.
+pub fn run(a: &SplitArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
+    let version = parse_version(a.format_version.as_deref())?;
+    let compression = parse_compression(a.compression.as_deref())?;
+    let specs = match &a.token_ranges {
+        Some(f) => read_ranges(f)?
+            .iter()
+            .map(|r| Spec::new(&[], &[], None, &[], Some(r)))
+            .collect::<CmdResult<Vec<Spec>>>()?,
+        None => Vec::new(),
+    };
+    if a.max_size == Some(0) {
+        return Err(CmdError::Usage("--max-size must be > 0".into()));
+    }
+    crate::prepare_output_dir(&a.output_dir, &a.sst.sstables, &a.sst.common.walk)?;
+    let mut common = a.sst.common.clone();
+    if common.output.is_none() && std::io::stdout().is_terminal() {
+        common.output = Some(OutputFormat::Text);
+    }
+    for_each_sstable(
+        &a.sst.sstables,
+        &common,
+        OutputFormat::Json,
+        false,
+        out,
+        |sst, emit| {
+            let st = crate::render::read_statistics(sst)?;
+            let header = sst.data_header(&st)?;
+            let partitioner = crate::render::partitioner_of(sst, &st)?;
+            let t = Table {
+                header: &header,
+                partitioner,
+                now_secs: 0,
+                raw_timestamps: false,
+            };
+            let opts = writer_options(
+                sst,
+                &st,
+                version,
+                compression.clone(),
+                None,
+                a.column_index_size,
+            )?;
+            // Checked up front: a version or chunk length sstkit does not write.
+            opts.check().map_err(create_error)?;
+            let outputs = Outputs {
+                dir: &a.output_dir,
+                header: &header,
+                kept: kept_metadata(&st),
+                opts,
+                keys: expected_keys(&st),
+                writers: Vec::new(),
+            };
+            let mut bar = Progress::new("split");
+            let total = data_len(sst);
+            let (counts, writers) = match a.max_size {
+                Some(max) => {
+                    let mut r = BySize { out: outputs, max };
+                    let c = copy_routed(sst, &header, &mut r, |p| bar.set(p, total));
+                    (c, r.out.writers)
+                }
+                None => {
+                    let ranges = specs
+                        .iter()
+                        .map(|s| Selection::resolve(s, &t))
+                        .collect::<CmdResult<Vec<_>>>()?;
+                    let mut r = ByRange {
+                        slots: vec![None; ranges.len()],
+                        out: outputs,
+                        table: &t,
+                        ranges,
+                    };
+                    let c = copy_routed(sst, &header, &mut r, |p| bar.set(p, total));
+                    (c, r.out.writers)
+                }
+            };
+            bar.finish();
+            let counts = counts?;
+            let mut written = Vec::new();
+            for w in writers {
+                written.push(w.finish()?);
+            }
+            if emit.fmt == OutputFormat::Text {
+                let mut s = format!(
+                    "{} of {} partitions into {} sstables ({} left out)\n",
+                    counts.written,
+                    counts.read,
+                    written.len(),
+                    counts.read - counts.written
+                );
+                for w in &written {
+                    s.push_str(&format!(
+                        "  {}: {} partitions, {} rows, {} bytes of data ({} on disk)\n",
+                        w.data_path.display(),
+                        w.partitions,
+                        w.rows,
+                        w.data_length,
+                        w.data_file_length
+                    ));
+                }
+                emit.text(&s)?;
+            } else {
+                let outs: Vec<_> = written
+                    .iter()
+                    .map(|w| {
+                        json!({
+                            "output": w.data_path.display().to_string(),
+                            "partitions": w.partitions,
+                            "rows": w.rows,
+                            "data_bytes": w.data_length,
+                            "data_file_bytes": w.data_file_length,
+                            "bytes": w.total_bytes,
+                        })
+                    })
+                    .collect();
+                emit.json.object(&json!({
+                    "partitions_read": counts.read,
+                    "partitions": counts.written,
+                    "left_out": counts.read - counts.written,
+                    "outputs": outs,
+                }))?;
+            }
+            Ok(())
+        },
+    )
+}
