@@ -25,17 +25,18 @@
 use std::io::{IsTerminal, Write};
 
 use serde_json::json;
+use sstkit_format::statistics::Statistics;
 use sstkit_format::version::Version;
 use sstkit_format::write::bloom::{expected_keys, filter_for};
 use sstkit_format::write::copy::{copy_partitions, kept_metadata, source_compression};
 use sstkit_format::write::{next_generation, Compression, SstableWriter, WriterOptions};
 use sstkit_format::Sstable;
 
-use crate::cli::{OutputFormat, RewriteArgs};
+use crate::cli::{OutputFormat, RewriteArgs, SstArgs};
 use crate::dump::select::{Selection, Spec};
 use crate::dump::Table;
 use crate::progress::Progress;
-use crate::{for_each_sstable, CmdError, CmdResult, Outcome};
+use crate::{for_each_sstable, CmdError, CmdResult, Emit, Outcome};
 
 /// Run the command.
 pub fn run(a: &RewriteArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
@@ -67,13 +68,100 @@ pub fn run(a: &RewriteArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             )))
         }
     };
-    crate::prepare_output_dir(&a.output_dir, &a.sst.sstables, &a.sst.common.walk)?;
-    let mut common = a.sst.common.clone();
+    for_each_source(&a.sst, &a.output_dir, out, |sst, st, t, emit| {
+        let header = t.header;
+        let sel = Selection::resolve(&spec, t)?;
+        let opts = writer_options(
+            sst,
+            st,
+            version,
+            compression.clone(),
+            chunk_length,
+            a.column_index_size,
+        )?;
+        let target = opts.version;
+        let generation = next_generation(&a.output_dir)?;
+        let mut w = SstableWriter::create(
+            &a.output_dir,
+            generation,
+            header,
+            kept_metadata(st),
+            opts.clone(),
+            filter_for(
+                expected_keys(st),
+                opts.bloom_filter_fp_chance,
+                &opts.version.features(),
+            ),
+        )
+        .map_err(|e| match &e.kind {
+            sstkit_format::ErrorKind::Unsupported(m) => CmdError::Usage(m.clone()),
+            _ => CmdError::from(e),
+        })?;
+        let mut bar = Progress::new("rewrite");
+        let total = data_len(sst);
+        let counts = copy_partitions(
+            sst,
+            header,
+            &mut w,
+            |k| sel.wants(t, k),
+            |p| bar.set(p, total),
+        );
+        bar.finish();
+        let counts = counts?;
+        let written = w.finish()?;
+        let files: Vec<String> = written
+            .files
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        if emit.fmt == OutputFormat::Text {
+            emit.text(&format!(
+                    "wrote {} ({} {}): {} of {} partitions, {} rows, {} bytes of data ({} on disk), {} bytes in {} files",
+                    written.data_path.display(),
+                    target,
+                    opts.compression.name(),
+                    counts.written,
+                    counts.read,
+                    written.rows,
+                    written.data_length,
+                    written.data_file_length,
+                    written.total_bytes,
+                    files.len()
+                ))?;
+        } else {
+            emit.json.object(&json!({
+                "output": written.data_path.display().to_string(),
+                "files": files,
+                "version": target.as_str(),
+                "compression": opts.compression.name(),
+                "partitions_read": counts.read,
+                "partitions": counts.written,
+                "rows": written.rows,
+                "data_bytes": written.data_length,
+                "data_file_bytes": written.data_file_length,
+                "bytes": written.total_bytes,
+            }))?;
+        }
+        Ok(())
+    })
+}
+
+/// The frame of a writing command: create `--output-dir` (never an input's
+/// directory), then call `f` for each input sstable with its Statistics.db
+/// and table; the report is json in pipes and text at a terminal.
+pub(crate) fn for_each_source(
+    sst_args: &SstArgs,
+    output_dir: &std::path::Path,
+    out: &mut dyn Write,
+    mut f: impl FnMut(&Sstable, &Statistics, &Table<'_>, &mut Emit<'_, '_>) -> CmdResult<()>,
+) -> CmdResult<Outcome> {
+    crate::prepare_output_dir(output_dir, &sst_args.sstables, &sst_args.common.walk)?;
+    let mut common = sst_args.common.clone();
     if common.output.is_none() && std::io::stdout().is_terminal() {
         common.output = Some(OutputFormat::Text);
     }
     for_each_sstable(
-        &a.sst.sstables,
+        &sst_args.sstables,
         &common,
         OutputFormat::Json,
         false,
@@ -88,79 +176,7 @@ pub fn run(a: &RewriteArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                 now_secs: 0,
                 raw_timestamps: false,
             };
-            let sel = Selection::resolve(&spec, &t)?;
-            let opts = writer_options(
-                sst,
-                &st,
-                version,
-                compression.clone(),
-                chunk_length,
-                a.column_index_size,
-            )?;
-            let target = opts.version;
-            let generation = next_generation(&a.output_dir)?;
-            let mut w = SstableWriter::create(
-                &a.output_dir,
-                generation,
-                &header,
-                kept_metadata(&st),
-                opts.clone(),
-                filter_for(
-                    expected_keys(&st),
-                    opts.bloom_filter_fp_chance,
-                    &opts.version.features(),
-                ),
-            )
-            .map_err(|e| match &e.kind {
-                sstkit_format::ErrorKind::Unsupported(m) => CmdError::Usage(m.clone()),
-                _ => CmdError::from(e),
-            })?;
-            let mut bar = Progress::new("rewrite");
-            let total = data_len(sst);
-            let counts = copy_partitions(
-                sst,
-                &header,
-                &mut w,
-                |k| sel.wants(&t, k),
-                |p| bar.set(p, total),
-            );
-            bar.finish();
-            let counts = counts?;
-            let written = w.finish()?;
-            let files: Vec<String> = written
-                .files
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect();
-            if emit.fmt == OutputFormat::Text {
-                emit.text(&format!(
-                    "wrote {} ({} {}): {} of {} partitions, {} rows, {} bytes of data ({} on disk), {} bytes in {} files",
-                    written.data_path.display(),
-                    target,
-                    opts.compression.name(),
-                    counts.written,
-                    counts.read,
-                    written.rows,
-                    written.data_length,
-                    written.data_file_length,
-                    written.total_bytes,
-                    files.len()
-                ))?;
-            } else {
-                emit.json.object(&json!({
-                    "output": written.data_path.display().to_string(),
-                    "files": files,
-                    "version": target.as_str(),
-                    "compression": opts.compression.name(),
-                    "partitions_read": counts.read,
-                    "partitions": counts.written,
-                    "rows": written.rows,
-                    "data_bytes": written.data_length,
-                    "data_file_bytes": written.data_file_length,
-                    "bytes": written.total_bytes,
-                }))?;
-            }
-            Ok(())
+            f(sst, &st, &t, emit)
         },
     )
 }

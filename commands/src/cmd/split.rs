@@ -21,7 +21,7 @@
 //! Exit status as `rewrite`: 0 written; 2 usage; 3 an sstable that cannot
 //! be read or written.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
 use serde_json::json;
@@ -30,12 +30,14 @@ use sstkit_format::write::bloom::{expected_keys, filter_for};
 use sstkit_format::write::copy::{copy_routed, kept_metadata, Route};
 use sstkit_format::write::{next_generation, KeptMetadata, SstableWriter, WriterOptions};
 
-use super::rewrite::{create_error, data_len, parse_compression, parse_version, writer_options};
+use super::rewrite::{
+    create_error, data_len, for_each_source, parse_compression, parse_version, writer_options,
+};
 use crate::cli::{OutputFormat, SplitArgs};
 use crate::dump::select::{Selection, Spec};
 use crate::dump::Table;
 use crate::progress::Progress;
-use crate::{for_each_sstable, CmdError, CmdResult, Outcome};
+use crate::{CmdError, CmdResult, Outcome};
 
 /// Opens output sstables on demand, each with the next free generation.
 struct Outputs<'a> {
@@ -145,115 +147,95 @@ pub fn run(a: &SplitArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     if a.max_size == Some(0) {
         return Err(CmdError::Usage("--max-size must be > 0".into()));
     }
-    crate::prepare_output_dir(&a.output_dir, &a.sst.sstables, &a.sst.common.walk)?;
-    let mut common = a.sst.common.clone();
-    if common.output.is_none() && std::io::stdout().is_terminal() {
-        common.output = Some(OutputFormat::Text);
-    }
-    for_each_sstable(
-        &a.sst.sstables,
-        &common,
-        OutputFormat::Json,
-        false,
-        out,
-        |sst, emit| {
-            let st = crate::render::read_statistics(sst)?;
-            let header = sst.data_header(&st)?;
-            let partitioner = crate::render::partitioner_of(sst, &st)?;
-            let t = Table {
-                header: &header,
-                partitioner,
-                now_secs: 0,
-                raw_timestamps: false,
-            };
-            let opts = writer_options(
-                sst,
-                &st,
-                version,
-                compression.clone(),
-                None,
-                a.column_index_size,
-            )?;
-            // Checked up front: a version or chunk length sstkit does not write.
-            opts.check().map_err(create_error)?;
-            let outputs = Outputs {
-                dir: &a.output_dir,
-                header: &header,
-                kept: kept_metadata(&st),
-                opts,
-                keys: expected_keys(&st),
-                writers: Vec::new(),
-            };
-            let mut bar = Progress::new("split");
-            let total = data_len(sst);
-            let (counts, writers) = match a.max_size {
-                Some(max) => {
-                    let mut r = BySize { out: outputs, max };
-                    let c = copy_routed(sst, &header, &mut r, |p| bar.set(p, total));
-                    (c, r.out.writers)
-                }
-                None => {
-                    let ranges = specs
-                        .iter()
-                        .map(|s| Selection::resolve(s, &t))
-                        .collect::<CmdResult<Vec<_>>>()?;
-                    let mut r = ByRange {
-                        slots: vec![None; ranges.len()],
-                        out: outputs,
-                        table: &t,
-                        ranges,
-                    };
-                    let c = copy_routed(sst, &header, &mut r, |p| bar.set(p, total));
-                    (c, r.out.writers)
-                }
-            };
-            bar.finish();
-            let counts = counts?;
-            let mut written = Vec::new();
-            for w in writers {
-                written.push(w.finish()?);
+    for_each_source(&a.sst, &a.output_dir, out, |sst, st, t, emit| {
+        let header = t.header;
+        let opts = writer_options(
+            sst,
+            st,
+            version,
+            compression.clone(),
+            None,
+            a.column_index_size,
+        )?;
+        // Checked up front: a version or chunk length sstkit does not write.
+        opts.check().map_err(create_error)?;
+        let outputs = Outputs {
+            dir: &a.output_dir,
+            header,
+            kept: kept_metadata(st),
+            opts,
+            keys: expected_keys(st),
+            writers: Vec::new(),
+        };
+        let mut bar = Progress::new("split");
+        let total = data_len(sst);
+        let (counts, writers) = match a.max_size {
+            Some(max) => {
+                let mut r = BySize { out: outputs, max };
+                let c = copy_routed(sst, header, &mut r, |p| bar.set(p, total));
+                (c, r.out.writers)
             }
-            if emit.fmt == OutputFormat::Text {
-                let mut s = format!(
-                    "{} of {} partitions into {} sstables ({} left out)\n",
-                    counts.written,
-                    counts.read,
-                    written.len(),
-                    counts.read - counts.written
-                );
-                for w in &written {
-                    s.push_str(&format!(
-                        "  {}: {} partitions, {} rows, {} bytes of data ({} on disk)\n",
-                        w.data_path.display(),
-                        w.partitions,
-                        w.rows,
-                        w.data_length,
-                        w.data_file_length
-                    ));
-                }
-                emit.text(&s)?;
-            } else {
-                let outs: Vec<_> = written
+            None => {
+                let ranges = specs
                     .iter()
-                    .map(|w| {
-                        json!({
-                            "output": w.data_path.display().to_string(),
-                            "partitions": w.partitions,
-                            "rows": w.rows,
-                            "data_bytes": w.data_length,
-                            "data_file_bytes": w.data_file_length,
-                            "bytes": w.total_bytes,
-                        })
-                    })
-                    .collect();
-                emit.json.object(&json!({
-                    "partitions_read": counts.read,
-                    "partitions": counts.written,
-                    "left_out": counts.read - counts.written,
-                    "outputs": outs,
-                }))?;
+                    .map(|s| Selection::resolve(s, t))
+                    .collect::<CmdResult<Vec<_>>>()?;
+                let mut r = ByRange {
+                    slots: vec![None; ranges.len()],
+                    out: outputs,
+                    table: t,
+                    ranges,
+                };
+                let c = copy_routed(sst, header, &mut r, |p| bar.set(p, total));
+                (c, r.out.writers)
             }
-            Ok(())
-        },
-    )
+        };
+        bar.finish();
+        let counts = counts?;
+        let mut written = Vec::new();
+        for w in writers {
+            written.push(w.finish()?);
+        }
+        if emit.fmt == OutputFormat::Text {
+            let mut s = format!(
+                "{} of {} partitions into {} sstables ({} left out)\n",
+                counts.written,
+                counts.read,
+                written.len(),
+                counts.read - counts.written
+            );
+            for w in &written {
+                s.push_str(&format!(
+                    "  {}: {} partitions, {} rows, {} bytes of data ({} on disk)\n",
+                    w.data_path.display(),
+                    w.partitions,
+                    w.rows,
+                    w.data_length,
+                    w.data_file_length
+                ));
+            }
+            emit.text(&s)?;
+        } else {
+            let outs: Vec<_> = written
+                .iter()
+                .map(|w| {
+                    json!({
+                        "output": w.data_path.display().to_string(),
+                        "partitions": w.partitions,
+                        "rows": w.rows,
+                        "data_bytes": w.data_length,
+                        "data_file_bytes": w.data_file_length,
+                        "bytes": w.total_bytes,
+                    })
+                })
+                .collect();
+            emit.json.object(&json!({
+                "partitions_read": counts.read,
+                "partitions": counts.written,
+                "left_out": counts.read - counts.written,
+                "outputs": outs,
+            }))?;
+        }
+        Ok(())
+    })
 }
