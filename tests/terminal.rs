@@ -544,6 +544,10 @@ mod pty {
             (vec!["validate", case.as_str()], "validate"),
             (vec!["scrub", case.as_str()], "scrub"),
             (vec!["dump-data", "-o", "json", case.as_str()], "dump-data"),
+            (
+                vec!["dump-data", "--merge", "-o", "json", case.as_str()],
+                "dump-data",
+            ),
         ] {
             let r = run(&args, 80, true, &[]);
             assert!(r.code <= 1, "{args:?}: {}", r.tty);

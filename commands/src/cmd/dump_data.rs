@@ -306,7 +306,15 @@ fn drive_merged(
         return Ok(());
     }
     let mut merger = inputs.merger(inputs.scan_sources()?);
+    // A merged scan to a file or pipe is a long pass too: the bar counts every sstable's bytes.
+    let mut bar = if Stream::Stdout.is_terminal() {
+        Progress::hidden()
+    } else {
+        Progress::new("dump-data")
+    };
     while let Some(start) = merger.next_partition()? {
+        let (done, total) = merger.progress();
+        bar.set(done, total);
         if !sel.wants(t, &start.key) {
             continue;
         }

@@ -243,6 +243,12 @@ pub enum Unit {
 pub trait UnitSource {
     /// The next unit; `None` at the end.
     fn next_unit(&mut self) -> Result<Option<Unit>>;
+
+    /// Uncompressed Data.db bytes read so far and in all, for a progress bar
+    /// (`(0, 0)` for sources that are not a Data.db scan).
+    fn progress(&self) -> (u64, u64) {
+        (0, 0)
+    }
 }
 
 /// Units given in advance (tests, and slices read by other readers).
@@ -552,6 +558,10 @@ impl<'s> ScanSource<'s> {
 }
 
 impl UnitSource for ScanSource<'_> {
+    fn progress(&self) -> (u64, u64) {
+        (self.reader.position().0, self.reader.data_len())
+    }
+
     fn next_unit(&mut self) -> Result<Option<Unit>> {
         if let Some(u) = self.ahead.take() {
             return Ok(Some(u));
@@ -640,6 +650,14 @@ impl std::fmt::Debug for Merger<'_> {
 }
 
 impl<'a> Merger<'a> {
+    /// Data.db bytes read so far and in all, summed over the sources.
+    pub fn progress(&self) -> (u64, u64) {
+        self.sources.iter().fold((0, 0), |(d, t), s| {
+            let (sd, st) = s.progress();
+            (d + sd, t + st)
+        })
+    }
+
     /// Merge `sources` (each in Data.db order, columns already mapped onto
     /// `schema`).
     pub fn new(
