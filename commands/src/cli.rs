@@ -297,21 +297,8 @@ pub struct DumpDataArgs {
     /// Print IO counters per sstable to stderr (table, or json)
     #[arg(long, value_name = "FORMAT", num_args = 0..=1, default_missing_value = "table")]
     pub io_stats: Option<IoStatsFormat>,
-    /// Only this partition key (CQL literal form, composite as a:b); repeatable
-    #[arg(long, short = 'k', value_name = "KEY", allow_hyphen_values = true)]
-    pub key: Vec<String>,
-    /// Only this partition key, as hex of its serialized bytes; repeatable
-    #[arg(long, value_name = "HEX")]
-    pub key_hex: Vec<String>,
-    /// Only the keys listed in FILE, one per line (CQL literal form; `0x` prefix for hex)
-    #[arg(long, value_name = "FILE")]
-    pub keys_file: Option<PathBuf>,
-    /// Skip this partition key (CQL literal form); repeatable
-    #[arg(long, short = 'x', value_name = "KEY", allow_hyphen_values = true)]
-    pub exclude_key: Vec<String>,
-    /// Only partitions whose token is in (START, END] (Cassandra's token range convention)
-    #[arg(long, value_name = "START,END", allow_hyphen_values = true)]
-    pub token_range: Option<String>,
+    #[command(flatten)]
+    pub select: KeySelectArgs,
     /// Stop after N partitions (per sstable)
     #[arg(long, value_name = "N")]
     pub limit: Option<u64>,
@@ -353,6 +340,26 @@ impl DumpDataArgs {
             DataOutputFormat::Json
         })
     }
+}
+
+/// The partition selection flags of `dump-data` and `rewrite`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct KeySelectArgs {
+    /// Only this partition key (CQL literal form, composite as a:b); repeatable
+    #[arg(long, short = 'k', value_name = "KEY", allow_hyphen_values = true)]
+    pub key: Vec<String>,
+    /// Only this partition key, as hex of its serialized bytes; repeatable
+    #[arg(long, value_name = "HEX")]
+    pub key_hex: Vec<String>,
+    /// Only the keys listed in FILE, one per line (CQL literal form; `0x` prefix for hex)
+    #[arg(long, value_name = "FILE")]
+    pub keys_file: Option<PathBuf>,
+    /// Skip this partition key (CQL literal form); repeatable
+    #[arg(long, short = 'x', value_name = "KEY", allow_hyphen_values = true)]
+    pub exclude_key: Vec<String>,
+    /// Only partitions whose token is in (START, END] (Cassandra's token range convention)
+    #[arg(long, value_name = "START,END", allow_hyphen_values = true)]
+    pub token_range: Option<String>,
 }
 
 /// `read` arguments: a single-partition bounded read.
@@ -472,21 +479,8 @@ pub struct RewriteArgs {
     /// Directory the new sstables are written to (created if missing); never an input's directory
     #[arg(long, value_name = "DIR", required = true)]
     pub output_dir: PathBuf,
-    /// Only this partition key (CQL literal form, composite as a:b); repeatable
-    #[arg(long, short = 'k', value_name = "KEY", allow_hyphen_values = true)]
-    pub key: Vec<String>,
-    /// Only this partition key, as hex of its serialized bytes; repeatable
-    #[arg(long, value_name = "HEX")]
-    pub key_hex: Vec<String>,
-    /// Only the keys listed in FILE, one per line (CQL literal form; `0x` prefix for hex)
-    #[arg(long, value_name = "FILE")]
-    pub keys_file: Option<PathBuf>,
-    /// Drop this partition key (CQL literal form); repeatable
-    #[arg(long, short = 'x', value_name = "KEY", allow_hyphen_values = true)]
-    pub exclude_key: Vec<String>,
-    /// Only partitions whose token is in (START, END] (Cassandra's token range convention)
-    #[arg(long, value_name = "START,END", allow_hyphen_values = true)]
-    pub token_range: Option<String>,
+    #[command(flatten)]
+    pub select: KeySelectArgs,
     /// Version to write (BIG row format: ma, mb, mc, md, me, na, nb, nc, oa); default: the source's
     #[arg(long, value_name = "VERSION")]
     pub format_version: Option<String>,

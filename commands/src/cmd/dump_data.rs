@@ -83,7 +83,7 @@ pub fn run(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         return run_merged(a, out);
     }
     let descs = crate::resolve_sstables_walk(&a.sstables, &a.walk)?;
-    let spec = select::Spec::from_args(a)?;
+    let spec = select::Spec::from_args(&a.select)?;
     let now_secs = crate::now_secs(a.now.as_deref())?;
     let mut outcome = Outcome::default();
     let json_fmt = match a.format() {
@@ -123,14 +123,9 @@ pub fn run(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             multi,
         );
         match r {
-            Ok(()) => {}
-            Err(CmdError::Format(e)) => {
-                eprintln!("sstkit: {e}");
-                outcome.unreadable += 1;
-            }
             // A key that does not parse for this sstable's key type.
             Err(CmdError::Usage(m)) => return Err(CmdError::Usage(format!("{label}: {m}"))),
-            Err(e) => return Err(e),
+            r => outcome.settle(r)?,
         }
         if let Some(f) = a.io_stats {
             iostats::print(f, &label, &sst.io.stats());
@@ -148,7 +143,7 @@ pub fn run(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
 fn run_merged(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     let cql = a.format() == DataOutputFormat::Cql;
     let descs = crate::resolve_sstables_walk(&a.sstables, &a.walk)?;
-    let spec = select::Spec::from_args(a)?;
+    let spec = select::Spec::from_args(&a.select)?;
     let mut schema = crate::SchemaSource::new(a.schema.as_deref())?.names(cql);
     let inputs = crate::merged::MergeInputs::open(descs, crate::io_options(&a.io)?, &mut schema)?;
     let now_secs = crate::now_secs(a.now.as_deref())?;
@@ -234,14 +229,7 @@ fn run_merged(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             }
         }
     };
-    match r {
-        Ok(()) => {}
-        Err(CmdError::Format(e)) => {
-            eprintln!("sstkit: {e}");
-            outcome.unreadable += 1;
-        }
-        Err(e) => return Err(e),
-    }
+    outcome.settle(r)?;
     if let Some(f) = a.io_stats {
         for (sst, l) in inputs.ssts.iter().zip(&inputs.labels) {
             iostats::print(f, l, &sst.io.stats());

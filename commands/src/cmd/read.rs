@@ -217,23 +217,11 @@ pub fn run(a: &ReadArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             }
         }
         written += 1;
-        let r = read_one(a, &keys, &sst, &label, now_secs, &mut json);
-        let msg = match &r {
-            Err(CmdError::Format(e)) => Some(e.to_string()),
-            _ => None,
-        };
-        if scylla {
-            json.end_sstable(true, msg.as_deref())?;
-        }
-        match r {
-            Ok(()) => {}
-            Err(CmdError::Format(e)) => {
-                eprintln!("sstkit: {e}");
-                outcome.unreadable += 1;
-            }
-            Err(CmdError::Usage(m)) => return Err(CmdError::Usage(format!("{label}: {m}"))),
-            Err(e) => return Err(e),
-        }
+        let r = read_one(a, &keys, &sst, &label, now_secs, &mut json).map_err(|e| match e {
+            CmdError::Usage(m) => CmdError::Usage(format!("{label}: {m}")),
+            e => e,
+        });
+        crate::end_sstable(&mut json, true, r, &mut outcome)?;
     }
     if scylla {
         json.finish()?;
@@ -382,21 +370,7 @@ fn run_merged(
     }
     let fin = renderer.finish();
     let mut outcome = Outcome::default();
-    let msg = match &result {
-        Err(CmdError::Format(e)) => Some(e.to_string()),
-        _ => None,
-    };
-    if scylla {
-        json.end_sstable(true, msg.as_deref())?;
-    }
-    match result {
-        Ok(()) => {}
-        Err(CmdError::Format(e)) => {
-            eprintln!("sstkit: {e}");
-            outcome.unreadable += 1;
-        }
-        Err(e) => return Err(e),
-    }
+    crate::end_sstable(&mut json, true, result, &mut outcome)?;
     fin?;
     if scylla {
         json.finish()?;

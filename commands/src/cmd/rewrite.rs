@@ -40,13 +40,7 @@ use crate::{for_each_sstable, CmdError, CmdResult, Emit, Outcome};
 
 /// Run the command.
 pub fn run(a: &RewriteArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
-    let spec = Spec::new(
-        &a.key,
-        &a.key_hex,
-        a.keys_file.as_ref(),
-        &a.exclude_key,
-        a.token_range.as_deref(),
-    )?;
+    let spec = Spec::from_args(&a.select)?;
     let version = match &a.format_version {
         None => None,
         Some(v) => {

@@ -27,7 +27,7 @@ use sstkit_format::value::{key_type_name, parse_key_arg};
 use sstkit_format::Sstable;
 
 use super::Table;
-use crate::cli::DumpDataArgs;
+use crate::cli::KeySelectArgs;
 use crate::render::note_key_absent;
 use crate::{CmdError, CmdResult};
 
@@ -53,7 +53,7 @@ pub struct Spec {
 
 impl Spec {
     /// Parse and check the flags (usage errors exit 2).
-    pub fn from_args(a: &DumpDataArgs) -> CmdResult<Spec> {
+    pub fn from_args(a: &KeySelectArgs) -> CmdResult<Spec> {
         Spec::new(
             &a.key,
             &a.key_hex,
@@ -63,7 +63,7 @@ impl Spec {
         )
     }
 
-    /// Parse and check the flags given one by one (`dump-data`, `rewrite`).
+    /// Parse and check the flags given one by one.
     pub fn new(
         key: &[String],
         key_hex: &[String],

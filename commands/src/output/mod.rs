@@ -57,6 +57,11 @@ impl<'w> JsonOut<'w> {
         }
     }
 
+    /// True for text output, which has no JSON framing.
+    pub fn is_text(&self) -> bool {
+        self.text
+    }
+
     /// Start the payload of one sstable.
     pub fn begin_sstable(&mut self, path: &str) -> io::Result<()> {
         self.path = path.to_string();

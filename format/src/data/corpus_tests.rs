@@ -9,16 +9,11 @@ use std::path::{Path, PathBuf};
 use super::*;
 use crate::sstable::Sstable;
 use crate::statistics::{SerializationHeader, Statistics};
+use crate::test_support;
 
 /// The corpus root, or None (with a note) when absent.
 pub(crate) fn corpus_root() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus");
-    if p.is_dir() {
-        Some(p)
-    } else {
-        eprintln!("skipping: corpus not found at {}", p.display());
-        None
-    }
+    test_support::root()
 }
 
 /// Row-format versions this decoder handles.
@@ -26,45 +21,12 @@ const ROW_VERSIONS: &[&str] = &[
     "ma", "mb", "mc", "md", "me", "ms", "mt", "na", "nb", "nc", "oa", "da",
 ];
 
-/// `origin/set` of a corpus file.
-fn set_of(p: &Path) -> String {
-    let set = p
-        .parent()
-        .and_then(|d| d.file_name())
-        .map(|s| s.to_string_lossy().into_owned());
-    let origin = p
-        .parent()
-        .and_then(|d| d.parent())
-        .and_then(|d| d.file_name())
-        .map(|s| s.to_string_lossy().into_owned());
-    format!("{}/{}", origin.unwrap_or_default(), set.unwrap_or_default())
-}
-
 /// Every row-format `*-Data.db` of the corpus, sorted.
-fn corpus_data_files() -> Vec<PathBuf> {
-    let Some(root) = corpus_root() else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for origin in ["cassandra", "scylladb"] {
-        let Ok(sets) = std::fs::read_dir(root.join(origin)) else {
-            continue;
-        };
-        for set in sets.flatten() {
-            let Ok(files) = std::fs::read_dir(set.path()) else {
-                continue;
-            };
-            for f in files.flatten() {
-                let name = f.file_name().to_string_lossy().into_owned();
-                let version = name.split('-').next().unwrap_or("");
-                if name.ends_with("-Data.db") && ROW_VERSIONS.contains(&version) {
-                    out.push(f.path());
-                }
-            }
-        }
-    }
-    out.sort();
-    out
+fn corpus_data_files() -> Vec<test_support::File> {
+    test_support::files(|c| c == "Data.db")
+        .into_iter()
+        .filter(|f| ROW_VERSIONS.contains(&f.version().as_str()))
+        .collect()
 }
 
 /// Counts of one decoded Data.db.
@@ -219,9 +181,9 @@ fn corpus_every_data_file_decodes() {
     let mut corrupt_failed = Vec::new();
     let mut failures = Vec::new();
     for f in &files {
-        let set = set_of(f);
-        let name = f.file_name().unwrap().to_string_lossy().into_owned();
-        let res = std::panic::catch_unwind(|| decode_all(f));
+        let set = &f.set;
+        let name = f.path.file_name().unwrap().to_string_lossy().into_owned();
+        let res = std::panic::catch_unwind(|| decode_all(&f.path));
         let res = match res {
             Ok(r) => r,
             Err(_) => {
@@ -1375,7 +1337,7 @@ impl<'a> ColumnVisitor<'a> for Recorder<'a> {
 /// fixtures; on the corrupt sets both stop with the same error.
 #[test]
 fn corpus_lazy_rows_equal_decoded_rows() {
-    let mut files = corpus_data_files();
+    let mut files: Vec<PathBuf> = corpus_data_files().into_iter().map(|f| f.path).collect();
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/cassandra");
     if let Ok(cases) = std::fs::read_dir(&fixtures) {
         for case in cases.flatten() {
