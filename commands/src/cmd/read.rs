@@ -284,25 +284,13 @@ fn run_merged(
     if scylla {
         json.begin_sstable(&label)?;
     }
-    let mut renderer = match a.output {
-        DataOutputFormat::Json | DataOutputFormat::Ndjson => Renderer::Scylla(Box::new(
-            ScyllaWriter::new(&mut json, a.output == DataOutputFormat::Ndjson, false),
-        )),
-        DataOutputFormat::Sstabledump | DataOutputFormat::SstabledumpLines => {
-            let mut w =
-                SstabledumpWriter::new(json.raw(), a.output == DataOutputFormat::SstabledumpLines);
-            w.begin()?;
-            Renderer::Sd(SdSink { w })
-        }
-        DataOutputFormat::Text => Renderer::Text(TextWriter::new(json.raw(), false)),
-        // Static content alone is a row only when the clustering is not bounded.
-        DataOutputFormat::Cql => Renderer::Cql(CqlWriter::new(
-            json.raw(),
-            &table,
-            inputs.ssts.first().and_then(|s| s.table_schema()),
-            slice == Slice::all(),
-        )),
-    };
+    let mut renderer = Renderer::new(
+        a.output,
+        &mut json,
+        &table,
+        inputs.ssts.first().and_then(|s| s.table_schema()),
+        &slice,
+    )?;
     let shape = Shape {
         slice: Some(slice.clone()),
         row_limit: a.limit,
@@ -513,7 +501,36 @@ enum Renderer<'a, 'w> {
     Cql(CqlWriter<&'a mut dyn Write>),
 }
 
-impl Renderer<'_, '_> {
+impl<'a, 'w> Renderer<'a, 'w> {
+    /// The renderer of `output`, its document begun.
+    fn new(
+        output: DataOutputFormat,
+        json: &'a mut JsonOut<'w>,
+        table: &Table<'_>,
+        schema: Option<&sstkit_format::schema::TableSchema>,
+        slice: &Slice,
+    ) -> io::Result<Self> {
+        Ok(match output {
+            DataOutputFormat::Json | DataOutputFormat::Ndjson => Renderer::Scylla(Box::new(
+                ScyllaWriter::new(json, output == DataOutputFormat::Ndjson, false),
+            )),
+            DataOutputFormat::Sstabledump | DataOutputFormat::SstabledumpLines => {
+                let mut w =
+                    SstabledumpWriter::new(json.raw(), output == DataOutputFormat::SstabledumpLines);
+                w.begin()?;
+                Renderer::Sd(SdSink { w })
+            }
+            DataOutputFormat::Text => Renderer::Text(TextWriter::new(json.raw(), false)),
+            // Static content alone is a row only when the clustering is not bounded.
+            DataOutputFormat::Cql => Renderer::Cql(CqlWriter::new(
+                json.raw(),
+                table,
+                schema,
+                *slice == Slice::all(),
+            )),
+        })
+    }
+
     fn sink(&mut self) -> &mut dyn Sink {
         match self {
             Renderer::Scylla(s) => s.as_mut(),
@@ -541,6 +558,69 @@ fn filter_columns<'a>(r: &Row<'a>, cols: &HashSet<String>) -> Row<'a> {
         .cloned()
         .collect();
     Row { cells, ..r.clone() }
+}
+
+/// Feeds the events of a bounded or reversed read to a sink, keeping only
+/// the `--columns` cells; remembers whether a partition is open so that an
+/// error can close it.
+struct Feed<'a, 't> {
+    sink: &'a mut dyn Sink,
+    table: &'a Table<'t>,
+    cols: Option<&'a HashSet<String>>,
+    header_end: u64,
+    started: bool,
+}
+
+impl<'a, 't> Feed<'a, 't> {
+    fn new(sink: &'a mut dyn Sink, table: &'a Table<'t>, cols: Option<&'a HashSet<String>>) -> Self {
+        Feed {
+            sink,
+            table,
+            cols,
+            header_end: 0,
+            started: false,
+        }
+    }
+
+    fn event(&mut self, ev: Event<'_>) -> CmdResult<()> {
+        let t = self.table;
+        match ev {
+            Event::PartitionStart {
+                key,
+                deletion,
+                header_end,
+                ..
+            } => {
+                self.header_end = header_end.0;
+                self.started = true;
+                self.sink.partition_start(t, key, &deletion, header_end.0)?
+            }
+            Event::StaticRow(r) => match self.cols {
+                Some(c) => self
+                    .sink
+                    .static_row(t, &filter_columns(r, c), self.header_end)?,
+                None => self.sink.static_row(t, r, self.header_end)?,
+            },
+            Event::Row(r) => match self.cols {
+                Some(c) => self.sink.row(t, &filter_columns(r, c))?,
+                None => self.sink.row(t, r)?,
+            },
+            Event::Marker(m) => self.sink.marker(t, m)?,
+            Event::PartitionEnd { .. } => {
+                self.started = false;
+                self.sink.partition_end(t)?
+            }
+        }
+        Ok(())
+    }
+
+    /// After a failed read: close the open partition so the output stays
+    /// well-formed (not after an output error: the writer may be mid-token).
+    fn abort(&mut self, e: &CmdError) {
+        if self.started && !matches!(e, CmdError::Output(_)) {
+            let _ = self.sink.abort_partition(self.table);
+        }
+    }
 }
 
 /// A forward (bounded) or reversed reader.
@@ -693,25 +773,7 @@ fn read_one(
         now_secs,
         raw_timestamps: a.raw_timestamps,
     };
-    let mut renderer = match a.output {
-        DataOutputFormat::Json | DataOutputFormat::Ndjson => Renderer::Scylla(Box::new(
-            ScyllaWriter::new(json, a.output == DataOutputFormat::Ndjson, false),
-        )),
-        DataOutputFormat::Sstabledump | DataOutputFormat::SstabledumpLines => {
-            let mut w =
-                SstabledumpWriter::new(json.raw(), a.output == DataOutputFormat::SstabledumpLines);
-            w.begin()?;
-            Renderer::Sd(SdSink { w })
-        }
-        DataOutputFormat::Text => Renderer::Text(TextWriter::new(json.raw(), false)),
-        // Static content alone is a row only when the clustering is not bounded.
-        DataOutputFormat::Cql => Renderer::Cql(CqlWriter::new(
-            json.raw(),
-            &table,
-            sst.table_schema(),
-            slice == Slice::all(),
-        )),
-    };
+    let mut renderer = Renderer::new(a.output, json, &table, sst.table_schema(), &slice)?;
     let ropts = ReadOptions {
         limit: a.limit,
         naive: a.naive,
@@ -745,39 +807,8 @@ fn read_one(
                 } else {
                     renderer.sink()
                 };
-                let mut header_end = 0u64;
-                let mut started = false;
-                let mut visit = |ev: Event<'_>| -> CmdResult<()> {
-                    match ev {
-                        Event::PartitionStart {
-                            key,
-                            deletion,
-                            header_end: he,
-                            ..
-                        } => {
-                            header_end = he.0;
-                            started = true;
-                            sink.partition_start(&table, key, &deletion, he.0)?
-                        }
-                        Event::StaticRow(r) => match &cols {
-                            Some(c) => {
-                                sink.static_row(&table, &filter_columns(r, c), header_end)?
-                            }
-                            None => sink.static_row(&table, r, header_end)?,
-                        },
-                        Event::Row(r) => match &cols {
-                            Some(c) => sink.row(&table, &filter_columns(r, c))?,
-                            None => sink.row(&table, r)?,
-                        },
-                        Event::Marker(m) => sink.marker(&table, m)?,
-                        Event::PartitionEnd { .. } => {
-                            started = false;
-                            sink.partition_end(&table)?
-                        }
-                    }
-                    Ok(())
-                };
-                let r = reader.read(&mut h, &slice, &ropts, &mut visit);
+                let mut feed = Feed::new(sink, &table, cols.as_ref());
+                let r = reader.read(&mut h, &slice, &ropts, &mut |ev| feed.event(ev));
                 let mut stop = false;
                 match r {
                     Ok(plan) => {
@@ -785,9 +816,7 @@ fn read_one(
                         extra["plan"] = plan_json(&plan);
                     }
                     Err(e) => {
-                        if started && !matches!(e, CmdError::Output(_)) {
-                            let _ = sink.abort_partition(&table);
-                        }
+                        feed.abort(&e);
                         let e = match e {
                             CmdError::Format(e) => CmdError::from(e.in_partition(format!(
                                 "{} (0x{})",
@@ -852,51 +881,12 @@ pub(crate) fn dump_reversed(
     let ropts = ReadOptions::default();
     let mut emitted = 0u64;
     let mut one = |reader: &mut ReversedReader<'_>, h: &mut PartitionHandle| -> CmdResult<bool> {
-        let mut header_end = 0u64;
-        let mut started = false;
-        let mut visit = |ev: Event<'_>| -> CmdResult<()> {
-            match ev {
-                Event::PartitionStart {
-                    key,
-                    deletion,
-                    header_end: he,
-                    ..
-                } => {
-                    header_end = he.0;
-                    started = true;
-                    sink.partition_start(t, key, &deletion, he.0)?
-                }
-                Event::StaticRow(r) => sink.static_row(t, r, header_end)?,
-                Event::Row(r) => sink.row(t, r)?,
-                Event::Marker(m) => sink.marker(t, m)?,
-                Event::PartitionEnd { .. } => {
-                    started = false;
-                    sink.partition_end(t)?
-                }
-            }
-            Ok(())
-        };
-        match reader.read(h, &slice, &ropts, &mut visit) {
+        let mut feed = Feed::new(&mut *sink, t, None);
+        match reader.read(h, &slice, &ropts, &mut |ev| feed.event(ev)) {
             Ok(_) => Ok(sink.last_partition_written()),
             Err(e) => {
-                if started && !matches!(e, CmdError::Output(_)) {
-                    let _ = sink.abort_partition(t);
-                }
-                Err(match e {
-                    CmdError::Format(e) => {
-                        let mut s = String::new();
-                        crate::dump::values::render(
-                            &t.header.partition_key_type,
-                            &h.key,
-                            crate::dump::values::Form::Str,
-                            &mut s,
-                        );
-                        CmdError::from(
-                            e.in_partition(format!("{s} (0x{})", crate::output::hex(&h.key))),
-                        )
-                    }
-                    e => e,
-                })
+                feed.abort(&e);
+                Err(crate::dump::select::in_partition(t, &h.key, e))
             }
         }
     };

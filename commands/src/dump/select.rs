@@ -270,13 +270,26 @@ pub fn lookup_positions(
     Ok(Some(out))
 }
 
+/// A format error located in the partition `key`, named by its text form
+/// and its hex, as the data commands report it; other errors unchanged.
+pub fn in_partition(t: &Table<'_>, key: &[u8], e: CmdError) -> CmdError {
+    match e {
+        CmdError::Format(e) => CmdError::from(e.in_partition(format!(
+            "{} (0x{})",
+            key_text(t, key),
+            crate::output::hex(key)
+        ))),
+        e => e,
+    }
+}
+
 /// The text form of a selected key, for messages.
 pub fn key_text(t: &Table<'_>, key: &[u8]) -> String {
     let mut s = String::new();
-    crate::dump::values::render(
+    crate::render::render(
         &t.header.partition_key_type,
         key,
-        crate::dump::values::Form::Str,
+        crate::render::Form::Str,
         &mut s,
     );
     s
