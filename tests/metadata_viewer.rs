@@ -13,7 +13,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use sstkit_commands::render::{java_double_to_string, value_text, Form};
+use sstkit_commands::render::{value_text, Form};
+use sstkit_format::value::Value;
 use sstkit_format::statistics::stats::*;
 use sstkit_format::statistics::*;
 use sstkit_format::types::CqlType;
@@ -208,7 +209,7 @@ fn compare_case(dir: &Path) -> Option<(Vec<String>, usize)> {
     check("Partitioner", val.partitioner.clone(), fld("Partitioner"));
     check(
         "Bloom Filter FP chance",
-        java_double_to_string(val.bloom_filter_fp_chance),
+        value_text(&Value::Double(val.bloom_filter_fp_chance), Form::Str),
         fld("Bloom Filter FP chance"),
     );
     check(
@@ -244,7 +245,7 @@ fn compare_case(dir: &Path) -> Option<(Vec<String>, usize)> {
     if fld("Compressor").is_some_and(|c| c != "-") {
         check(
             "Compression ratio",
-            java_double_to_string(s.compression_ratio),
+            value_text(&Value::Double(s.compression_ratio), Form::Str),
             fld("Compression ratio"),
         );
     }
@@ -355,7 +356,7 @@ fn compare_case(dir: &Path) -> Option<(Vec<String>, usize)> {
     );
     check(
         "Local token space coverage",
-        java_double_to_string(s.token_space_coverage.unwrap_or(f64::NAN)),
+        value_text(&Value::Double(s.token_space_coverage.unwrap_or(f64::NAN)), Form::Str),
         fld("Local token space coverage"),
     );
     match comp.cardinality() {

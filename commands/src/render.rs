@@ -2,9 +2,10 @@
 //! ([`render`], [`render_json`], [`value_text`]; the form renderer is
 //! `forms`, its leaf formatters are split by job: `numbers`, `time`,
 //! `escape`, `ids` for addresses / UUIDs / hex, and `append` for the output
-//! buffer, where the `unsafe` for speed lives), and the helpers shared by
-//! commands: partition keys (token, raw hex, typed value), clustering
-//! prefixes, timestamps.
+//! buffer, where the `unsafe` for speed lives; the writers reach the leaf
+//! formatters only through [`fixed`]), and the helpers shared by commands:
+//! partition keys (token, raw hex, typed value), clustering prefixes,
+//! timestamps.
 
 mod append;
 mod escape;
@@ -16,14 +17,19 @@ mod time;
 #[cfg(test)]
 mod tests;
 
-pub use append::{push_i64, Piece};
-pub use escape::json_escape_into;
 pub use forms::{render, render_json, value_text, Form, JsonStr};
-pub use ids::{hex_into, uuid_into};
-pub use numbers::java_double_to_string;
-pub use time::{
-    civil_from_days, format_micros_instant, format_seconds_instant, local_date_into, DateStrings,
-};
+pub use time::{civil_from_days, format_micros_instant, format_seconds_instant};
+
+/// The fixed-width helpers of the writers whose layout is fixed (scylla
+/// JSON, sstabledump, Jackson's generator): texts rendered once and copied
+/// whole, integers, JSON escapes, hex, UUIDs and dates appended to the
+/// output buffer.
+pub mod fixed {
+    pub use super::append::{push_i64, Piece};
+    pub use super::escape::json_escape_into;
+    pub use super::ids::{hex_into, uuid_into};
+    pub use super::time::{local_date_into, DateStrings};
+}
 
 use serde_json::{json, Value as Json};
 use sstkit_format::statistics::Statistics;

@@ -47,7 +47,7 @@ use sstkit_format::value::decode_counter;
 use sstkit_format::Component;
 
 use super::sstabledump::udt_field_index;
-use super::values::{render, Form};
+use crate::render::{render, Form};
 use super::{Sink, Table};
 
 /// Writer of CQL rows (one JSON object per line).

@@ -30,7 +30,7 @@
 
 use std::io::{self, Write};
 
-use crate::render::{json_escape_into, push_i64};
+use crate::render::fixed::{json_escape_into, push_i64};
 
 /// The generator's buffer is handed to the writer in blocks of at least
 /// this size: large enough that a `BufWriter` underneath passes it through

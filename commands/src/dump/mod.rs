@@ -93,7 +93,6 @@ pub mod scylla;
 pub mod select;
 pub mod sstabledump;
 pub mod text;
-pub mod values;
 
 use sstkit_format::statistics::SerializationHeader;
 use sstkit_format::token::Partitioner;
@@ -294,6 +293,22 @@ pub trait Sink {
 /// Cassandra's `Row.isEmpty()`: no liveness, no deletion, no column data.
 pub fn row_is_empty(r: &Row<'_>) -> bool {
     r.liveness.is_none() && r.deletion.is_none() && r.cells.is_empty()
+}
+
+/// The static row as printed: with `tombstones_only` its deletions only
+/// (kept in `kept`); `None` when nothing is left to print (Cassandra omits
+/// an empty static row).
+pub fn static_row_shown<'r, 'a>(
+    row: &'r Row<'a>,
+    tombstones_only: bool,
+    kept: &'r mut Option<Row<'a>>,
+) -> Option<&'r Row<'a>> {
+    let row = if tombstones_only {
+        &*kept.insert(tombstones_of(row)?)
+    } else {
+        row
+    };
+    (!row_is_empty(row)).then_some(row)
 }
 
 /// `--tombstones-only` view of a row: its deletion, complex-column deletions

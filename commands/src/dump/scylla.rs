@@ -18,10 +18,8 @@ use std::io;
 
 use sstkit_format::value::CounterView;
 
-use crate::render::{
-    hex_into, json_escape_into, local_date_into, push_i64, render, render_json, uuid_into, Form,
-    JsonStr, Piece,
-};
+use crate::render::fixed::{hex_into, json_escape_into, local_date_into, push_i64, uuid_into, Piece};
+use crate::render::{render, render_json, Form, JsonStr};
 use sstkit_format::clustering::{BoundKind, ClusteringPrefix};
 use sstkit_format::data::{
     Cell, Column, ColumnVisitor, LazyRow, LivenessInfo, MarkerDeletion, RangeTombstoneMarker, Row,
@@ -32,7 +30,7 @@ use sstkit_format::types::CqlType;
 
 use super::jackson::FLUSH_AT;
 use super::sstabledump::udt_field_index;
-use super::{row_is_empty, tombstones_of, CellTypes, ColumnCache, Sink, Table};
+use super::{static_row_shown, tombstones_of, CellTypes, ColumnCache, Sink, Table};
 use crate::output::{ItemMark, JsonOut};
 use crate::CmdError;
 
@@ -657,21 +655,10 @@ impl Sink for ScyllaWriter<'_, '_> {
     }
 
     fn static_row(&mut self, _t: &Table<'_>, row: &Row<'_>, _position: u64) -> io::Result<()> {
-        let filtered;
-        let row = if self.tombstones_only {
-            match tombstones_of(row) {
-                Some(r) => {
-                    filtered = r;
-                    &filtered
-                }
-                None => return Ok(()),
-            }
-        } else {
-            row
-        };
-        if row_is_empty(row) {
+        let mut kept = None;
+        let Some(row) = static_row_shown(row, self.tombstones_only, &mut kept) else {
             return Ok(());
-        }
+        };
         self.out.buf.push_str(",\"static_row\":");
         self.columns(row);
         self.wrote()

@@ -21,7 +21,8 @@ use std::io::{self, Write};
 
 use sstkit_format::value::view::CompositeParts;
 
-use crate::render::{json_escape_into, push_i64, render, render_json, DateStrings, Form, Piece};
+use crate::render::fixed::{json_escape_into, push_i64, DateStrings, Piece};
+use crate::render::{render, render_json, Form};
 use sstkit_format::clustering::{BoundKind, ClusteringPrefix};
 use sstkit_format::data::{
     Cell, Column, ColumnVisitor, LazyRow, LivenessInfo, MarkerDeletion, RangeTombstoneMarker, Row,

@@ -28,7 +28,7 @@ use sstkit_format::types::CqlType;
 use sstkit_format::value::CounterView;
 
 use super::sstabledump::{cell_value_type, udt_field_index};
-use super::{row_is_empty, tombstones_of, Sink, Table};
+use super::{static_row_shown, tombstones_of, Sink, Table};
 
 /// Writer of the text form.
 pub struct TextWriter<W: Write> {
@@ -201,21 +201,10 @@ impl<W: Write> Sink for TextWriter<W> {
     }
 
     fn static_row(&mut self, t: &Table<'_>, row: &Row<'_>, position: u64) -> io::Result<()> {
-        let filtered;
-        let row = if self.tombstones_only {
-            match tombstones_of(row) {
-                Some(r) => {
-                    filtered = r;
-                    &filtered
-                }
-                None => return Ok(()),
-            }
-        } else {
-            row
-        };
-        if row_is_empty(row) {
+        let mut kept = None;
+        let Some(row) = static_row_shown(row, self.tombstones_only, &mut kept) else {
             return Ok(());
-        }
+        };
         self.row_line(t, row);
         self.emit(position)
     }

@@ -6,7 +6,9 @@
 
 use std::fmt::{self, Write as _};
 
-use super::append::{push_ascii, string, StackStr};
+use super::append::{push_ascii, StackStr};
+#[cfg(test)]
+use super::append::string;
 
 // ---------------------------------------------------------------- floats
 
@@ -237,6 +239,7 @@ fn fp_into(out: &mut String, x: impl fmt::LowerExp, class: [bool; 4]) {
     })
 }
 
+#[cfg(test)]
 /// Java `Double.toString(double)`.
 pub fn java_double_to_string(x: f64) -> String {
     string(|s| double_into(s, x))
