@@ -258,6 +258,21 @@ fn drive_merged(
         return Ok(());
     }
     let mut emitted = 0u64;
+    // One merged partition to the sink: true once `--limit` partitions are printed.
+    let mut emit = |merger: &mut sstkit_format::merge::Merger<'_>,
+                    start: sstkit_format::merge::MergedStart|
+     -> CmdResult<bool> {
+        let printed = if a.keys_only {
+            sink.key_only(t, &start.key)?;
+            true
+        } else {
+            crate::merged::emit_partition(merger, start, &inputs.schema, t, shape, sink)?
+        };
+        if printed {
+            emitted += 1;
+        }
+        Ok(emitted >= limit)
+    };
     if let Some(keys) = &sel.keys {
         // Point lookups: each key through every sstable's partition index.
         let mut idx = inputs.indexes()?;
@@ -278,17 +293,8 @@ fn drive_merged(
             let Some(start) = merger.next_partition()? else {
                 continue;
             };
-            let printed = if a.keys_only {
-                sink.key_only(t, &start.key)?;
-                true
-            } else {
-                crate::merged::emit_partition(&mut merger, start, &inputs.schema, t, shape, sink)?
-            };
-            if printed {
-                emitted += 1;
-                if emitted >= limit {
-                    break;
-                }
+            if emit(&mut merger, start)? {
+                break;
             }
         }
         return Ok(());
@@ -306,17 +312,8 @@ fn drive_merged(
         if !sel.wants(t, &start.key) {
             continue;
         }
-        let printed = if a.keys_only {
-            sink.key_only(t, &start.key)?;
-            true
-        } else {
-            crate::merged::emit_partition(&mut merger, start, &inputs.schema, t, shape, sink)?
-        };
-        if printed {
-            emitted += 1;
-            if emitted >= limit {
-                break;
-            }
+        if emit(&mut merger, start)? {
+            break;
         }
     }
     Ok(())
@@ -704,22 +701,10 @@ fn one_partition(
             if started && !matches!(e, Stop::Err(CmdError::Output(_))) {
                 let _ = sink.abort_partition(t);
             }
-            let e = match e {
-                Stop::Err(CmdError::Format(e)) => {
-                    let mut s = String::new();
-                    crate::dump::values::render(
-                        &t.header.partition_key_type,
-                        &key,
-                        crate::dump::values::Form::Str,
-                        &mut s,
-                    );
-                    Stop::Err(CmdError::from(
-                        e.in_partition(format!("{s} (0x{})", crate::output::hex(&key))),
-                    ))
-                }
+            Err(match e {
+                Stop::Err(e) => Stop::Err(select::in_partition(t, &key, e)),
                 e => e,
-            };
-            Err(e)
+            })
         }
     }
 }
