@@ -14,11 +14,11 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use sstkit_commands::render::{value_text, Form};
-use sstkit_format::value::Value;
 use sstkit_format::statistics::stats::*;
 use sstkit_format::statistics::*;
 use sstkit_format::types::CqlType;
 use sstkit_format::value::decode;
+use sstkit_format::value::Value;
 use sstkit_format::version::{Features, Version};
 
 /// Parsed viewer output: single fields and the three tables.
@@ -356,7 +356,10 @@ fn compare_case(dir: &Path) -> Option<(Vec<String>, usize)> {
     );
     check(
         "Local token space coverage",
-        value_text(&Value::Double(s.token_space_coverage.unwrap_or(f64::NAN)), Form::Str),
+        value_text(
+            &Value::Double(s.token_space_coverage.unwrap_or(f64::NAN)),
+            Form::Str,
+        ),
         fld("Local token space coverage"),
     );
     match comp.cardinality() {

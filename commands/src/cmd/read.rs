@@ -515,8 +515,10 @@ impl<'a, 'w> Renderer<'a, 'w> {
                 ScyllaWriter::new(json, output == DataOutputFormat::Ndjson, false),
             )),
             DataOutputFormat::Sstabledump | DataOutputFormat::SstabledumpLines => {
-                let mut w =
-                    SstabledumpWriter::new(json.raw(), output == DataOutputFormat::SstabledumpLines);
+                let mut w = SstabledumpWriter::new(
+                    json.raw(),
+                    output == DataOutputFormat::SstabledumpLines,
+                );
                 w.begin()?;
                 Renderer::Sd(SdSink { w })
             }
@@ -572,7 +574,11 @@ struct Feed<'a, 't> {
 }
 
 impl<'a, 't> Feed<'a, 't> {
-    fn new(sink: &'a mut dyn Sink, table: &'a Table<'t>, cols: Option<&'a HashSet<String>>) -> Self {
+    fn new(
+        sink: &'a mut dyn Sink,
+        table: &'a Table<'t>,
+        cols: Option<&'a HashSet<String>>,
+    ) -> Self {
         Feed {
             sink,
             table,

@@ -47,8 +47,8 @@ use sstkit_format::value::decode_counter;
 use sstkit_format::Component;
 
 use super::sstabledump::udt_field_index;
-use crate::render::{render, Form};
 use super::{Sink, Table};
+use crate::render::{render, Form};
 
 /// Writer of CQL rows (one JSON object per line).
 pub struct CqlWriter<W: Write> {

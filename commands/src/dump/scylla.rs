@@ -18,7 +18,9 @@ use std::io;
 
 use sstkit_format::value::CounterView;
 
-use crate::render::fixed::{hex_into, json_escape_into, local_date_into, push_i64, uuid_into, Piece};
+use crate::render::fixed::{
+    hex_into, json_escape_into, local_date_into, push_i64, uuid_into, Piece,
+};
 use crate::render::{render, render_json, Form, JsonStr};
 use sstkit_format::clustering::{BoundKind, ClusteringPrefix};
 use sstkit_format::data::{

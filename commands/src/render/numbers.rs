@@ -6,9 +6,9 @@
 
 use std::fmt::{self, Write as _};
 
-use super::append::{push_ascii, StackStr};
 #[cfg(test)]
 use super::append::string;
+use super::append::{push_ascii, StackStr};
 
 // ---------------------------------------------------------------- floats
 
