@@ -203,7 +203,7 @@ fn corpus_every_data_file_decodes() {
                     chunks,
                     if findings.is_empty() { String::new() } else { format!(", {} findings: {:?}", findings.len(), findings.first()) }
                 );
-                if !findings.is_empty() && !crate::test_support::is_corrupt_set(&set) {
+                if !findings.is_empty() && !crate::test_support::is_corrupt_set(set) {
                     failures.push(format!(
                         "{set}/{name}: prev_unfiltered_size findings {findings:?}"
                     ));
@@ -215,7 +215,7 @@ fn corpus_every_data_file_decodes() {
                 total.markers += c.markers;
                 total.cells += c.cells;
             }
-            Err(e) if crate::test_support::is_corrupt_set(&set) => {
+            Err(e) if crate::test_support::is_corrupt_set(set) => {
                 eprintln!("{set}/{name}: (corrupt set) {e}");
                 corrupt_failed.push((format!("{set}/{name}"), e));
             }
