@@ -14,7 +14,7 @@
 //!
 //! Values are rendered in Cassandra's text forms (`toJSONString`,
 //! `getString`, `toCQLString`) straight from the bytes by
-//! [`crate::render`] (re-exported by [`values`]), which also holds the Java
+//! [`crate::render`], which also holds the Java
 //! number, date and address formats. [`select`] resolves the
 //! key selection flags (parsing keys, index lookups, token ranges).
 //!
