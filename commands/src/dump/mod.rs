@@ -93,6 +93,7 @@ pub mod scylla;
 pub mod select;
 pub mod sstabledump;
 pub mod text;
+pub mod values;
 
 use sstkit_format::statistics::SerializationHeader;
 use sstkit_format::token::Partitioner;
