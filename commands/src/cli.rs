@@ -285,6 +285,15 @@ out) and sstabledump's \"expired\" flags say true. Seconds since the epoch (1700
 timestamp (2023-11-14T22:13:20Z, 2023-11-14 22:13:20+0100; UTC when no zone is given). \
 Default: the current time. Give the time of an earlier query to compare with its results.";
 
+const EXPLAIN_HELP: &str = "\
+With --merge: instead of the data, the provenance of the merged result. For every partition \
+deletion, range tombstone bound, row, row marker, row deletion, collection deletion and cell: the \
+sstable its winning version came from, and the versions it shadowed, each with its sstable and \
+what shadowed it (a newer timestamp; Cassandra's tie-break rule for equal timestamps; a cell, \
+row, collection, range or partition deletion; expiry at --now). A row is absent when it holds \
+no live marker and no live cell. --output text (one line per item) or ndjson/json (one JSON \
+object per item, docs/schemas/explain.schema.json); other formats are refused.";
+
 /// `dump-data` arguments.
 #[derive(Debug, Clone, Args)]
 pub struct DumpDataArgs {
@@ -320,6 +329,9 @@ pub struct DumpDataArgs {
     /// Read the sstables as one table: partitions and rows reconciled as Cassandra does
     #[arg(long)]
     pub merge: bool,
+    /// With --merge: say where each winning cell, marker and tombstone came from and what it shadowed
+    #[arg(long, requires = "merge", long_help = EXPLAIN_HELP)]
+    pub explain: bool,
     /// CQL file with the table's CREATE TABLE: the schema of pre-3.0 (jb, ka, la, lb) sstables, which store none
     #[arg(long, value_name = "FILE", long_help = SCHEMA_HELP)]
     pub schema: Option<PathBuf>,
@@ -411,6 +423,9 @@ pub struct ReadArgs {
     /// Read the sstables as one table: the partition reconciled as Cassandra does
     #[arg(long)]
     pub merge: bool,
+    /// With --merge: say where each winning cell, marker and tombstone came from and what it shadowed
+    #[arg(long, requires = "merge", long_help = EXPLAIN_HELP)]
+    pub explain: bool,
     /// Output format
     #[arg(long, short = 'o', value_enum, default_value = "json")]
     pub output: DataOutputFormat,

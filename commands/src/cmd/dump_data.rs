@@ -154,6 +154,9 @@ fn run_merged(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         raw_timestamps: a.raw_timestamps,
     };
     let sel = Selection::resolve(&spec, &table)?;
+    if a.explain {
+        return crate::explain::dump_data(a, &inputs, &table, &sel, out);
+    }
     let label = inputs.label();
     let scylla = matches!(
         a.format(),

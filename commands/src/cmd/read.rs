@@ -272,6 +272,9 @@ fn run_merged(
             KeyArg::Hex(b) => b.clone(),
         });
     }
+    if a.explain {
+        return crate::explain::read(a, &inputs, &parsed, &slice, cols, now_secs, out);
+    }
     let mut indexes = inputs.indexes()?;
     let scylla = matches!(a.output, DataOutputFormat::Json | DataOutputFormat::Ndjson);
     let json_fmt = match a.output {

@@ -38,6 +38,7 @@
 //! depend on the time (CASSANDRA-14592); expiry is evaluated by whoever
 //! renders the stream, at `--now`.
 
+pub mod explain;
 pub mod reconcile;
 
 #[cfg(test)]
@@ -638,6 +639,19 @@ pub struct Merger<'a> {
     merged_open: DeletionTime,
     /// Complex path comparators per merged regular/static column.
     path_types: (Vec<Option<CqlType>>, Vec<Option<CqlType>>),
+    /// `--explain`: where the records go, and what explains them.
+    explain: Option<Explaining<'a>>,
+}
+
+/// The state of an explained merge (none of it exists when not explaining).
+struct Explaining<'a> {
+    out: Box<dyn explain::Explainer + 'a>,
+    /// Expiry is judged at this time (seconds).
+    now_secs: i64,
+    /// The source of the partition deletion.
+    partition_source: usize,
+    /// Per source: the bound that opened its current range deletion.
+    open_bound: Vec<Option<OwnedClustering>>,
 }
 
 impl std::fmt::Debug for Merger<'_> {
@@ -685,6 +699,55 @@ impl<'a> Merger<'a> {
                 paths(&schema.data.static_columns),
                 paths(&schema.data.regular_columns),
             ),
+            explain: None,
+        }
+    }
+
+    /// Explain the merge (`--explain`): every reconciled item is recorded
+    /// to `out` as it is merged, with expiry judged at `now_secs`.
+    pub fn explain(&mut self, out: Box<dyn explain::Explainer + 'a>, now_secs: i64) {
+        self.explain = Some(Explaining {
+            out,
+            now_secs,
+            partition_source: 0,
+            open_bound: vec![None; self.sources.len()],
+        });
+    }
+
+    /// The deletion that shadows rows at the current position (range, else
+    /// partition), and its source (`--explain`).
+    fn active_deleter(&self) -> Option<explain::Deleter> {
+        let x = self.explain.as_ref()?;
+        if self.merged_open.is_live() {
+            return self.partition_deleter();
+        }
+        let source = self
+            .active
+            .iter()
+            .copied()
+            .find(|&i| self.open[i] == self.merged_open)?;
+        Some(explain::Deleter {
+            kind: explain::DeletionKind::Range,
+            source,
+            time: self.merged_open,
+            bound: x.open_bound.get(source).cloned().flatten(),
+        })
+    }
+
+    fn partition_deleter(&self) -> Option<explain::Deleter> {
+        let x = self.explain.as_ref()?;
+        (!self.partition_deletion.is_live()).then(|| explain::Deleter {
+            kind: explain::DeletionKind::Partition,
+            source: x.partition_source,
+            time: self.partition_deletion,
+            bound: None,
+        })
+    }
+
+    /// Record the explanation of one row's versions.
+    fn explain_row(&mut self, rows: &[MRow], active: Option<explain::Deleter>) {
+        if let Some(x) = self.explain.as_mut() {
+            explain::explain_row(rows, active, x.now_secs, x.out.as_mut());
         }
     }
 
@@ -741,6 +804,7 @@ impl<'a> Merger<'a> {
         self.active.clear();
         let mut deletion = DeletionTime::LIVE;
         let mut header_end = None;
+        let mut deletions: Vec<(usize, DeletionTime)> = Vec::new();
         for i in 0..self.sources.len() {
             if let Some(Unit::Start { key: k, .. }) = self.heads[i].as_ref() {
                 if *k == key {
@@ -752,6 +816,9 @@ impl<'a> Merger<'a> {
                     {
                         deletion = max_deletion(deletion, d);
                         header_end.get_or_insert(he);
+                        if self.explain.is_some() && !d.is_live() {
+                            deletions.push((i, d));
+                        }
                     }
                     self.active.push(i);
                 }
@@ -761,6 +828,21 @@ impl<'a> Merger<'a> {
         self.merged_open = DeletionTime::LIVE;
         for o in &mut self.open {
             *o = DeletionTime::LIVE;
+        }
+        if let Some(x) = self.explain.as_mut() {
+            let won = explain::explain_deletions(&deletions);
+            if let Some((w, _)) = &won {
+                x.partition_source = w.source;
+            }
+            let (winner, shadowed) = won.map_or((None, Vec::new()), |(w, s)| (Some(w), s));
+            x.out.record(&explain::Explained {
+                item: explain::Item::Partition { key: key.clone() },
+                clustering: None,
+                winner,
+                absent: None,
+                shadowed,
+            });
+            x.open_bound.iter_mut().for_each(|b| *b = None);
         }
         let mut statics = Vec::new();
         for k in 0..self.active.len() {
@@ -776,6 +858,9 @@ impl<'a> Merger<'a> {
         let static_row = if statics.is_empty() {
             None
         } else {
+            if self.explain.is_some() {
+                self.explain_row(&statics, self.partition_deleter());
+            }
             self.merge_rows(statics, deletion, true)
         };
         let header_end = match static_end {
@@ -864,13 +949,16 @@ impl<'a> Merger<'a> {
                 self.merge_markers(group).map(Unit::Marker)
             } else {
                 let active = self.active_deletion();
-                let rows = group
+                let rows: Vec<MRow> = group
                     .into_iter()
                     .filter_map(|(_, u)| match u {
                         Unit::Row(r) => Some(r),
                         _ => None,
                     })
                     .collect();
+                if self.explain.is_some() {
+                    self.explain_row(&rows, self.active_deleter());
+                }
                 self.merge_rows(rows, active, false).map(Unit::Row)
             };
             if let Some(u) = out {
@@ -898,9 +986,20 @@ impl<'a> Merger<'a> {
     /// `RangeTombstoneMarker.Merger.merge`: the markers at one position.
     fn merge_markers(&mut self, group: Vec<(usize, Unit)>) -> Option<MMarker> {
         let mut first: Option<MMarker> = None;
+        let mut inputs = Vec::new();
         for (i, u) in group {
             if let Unit::Marker(m) = u {
-                self.open[i] = m.open();
+                let opens = m.open();
+                if let Some(x) = self.explain.as_mut() {
+                    let closes = match m.deletion {
+                        MarkerDeletion::Boundary { end, .. } => end,
+                        MarkerDeletion::Bound(d) if !m.bound.kind.is_start() => d,
+                        MarkerDeletion::Bound(_) => DeletionTime::LIVE,
+                    };
+                    inputs.push((i, opens, closes));
+                    x.open_bound[i] = (!opens.is_live()).then(|| m.bound.clone());
+                }
+                self.open[i] = opens;
                 if first.is_none() {
                     first = Some(m);
                 }
@@ -919,10 +1018,21 @@ impl<'a> Merger<'a> {
             biggest
         };
         let prev = self.merged_open;
+        self.merged_open = new;
+        if self.explain.is_some() {
+            let open = if new.is_live() {
+                None
+            } else {
+                self.active_deleter()
+            };
+            let partition = self.partition_deleter();
+            if let Some(x) = self.explain.as_mut() {
+                explain::explain_markers(&first.bound, &inputs, open, partition, x.out.as_mut());
+            }
+        }
         if prev == new {
             return None;
         }
-        self.merged_open = new;
         let before = matches!(
             first.bound.kind,
             BoundKind::ExclEndBound

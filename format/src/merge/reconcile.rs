@@ -243,3 +243,30 @@ pub fn encode_counter(shards: &[CounterShard]) -> Vec<u8> {
     }
     out
 }
+
+/// The rule [`reconcile_cells`] used to pick `winner` over `loser` when
+/// their timestamps are equal, in words (`--explain`).
+pub fn tie_break_rule(winner: &MCell, loser: &MCell) -> &'static str {
+    if winner.counter_column && (winner.is_deleted() != loser.is_deleted()) {
+        return "a counter tombstone always wins";
+    }
+    let (wl, ll) = (winner.local_deletion_time, loser.local_deletion_time);
+    if wl.is_some() != ll.is_some() {
+        return if winner.is_deleted() {
+            "a tombstone beats a live cell"
+        } else {
+            "an expiring cell beats a live one"
+        };
+    }
+    if wl.is_some() && winner.is_expiring() != loser.is_expiring() {
+        return "a tombstone beats an expiring cell";
+    }
+    if wl != ll {
+        return "the later local deletion time wins";
+    }
+    if winner.value == loser.value {
+        "identical versions"
+    } else {
+        "the greater value wins"
+    }
+}
