@@ -66,6 +66,9 @@ mod terminal;
 // --merge: sstables of one table read as one, against the rows a live node returned.
 mod merge;
 
+// --merge --explain: provenance of each winner against the sstables' own dumps and select.json.
+mod explain;
+
 // partitions: csv and percentiles equal sstablepartitions; data-directory walks; index-only IO.
 mod partitions;
 // rewrite: every intact row-format sstable (fixtures, corpus) rewrites to the same data, valid.
