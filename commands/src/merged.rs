@@ -89,16 +89,11 @@ impl MergeInputs {
             }
             labels.push(label);
             max_timestamps.push(st.stats.as_ref().map(|s| s.max_timestamp));
-            covered.push(st.stats.as_ref().and_then(|s| {
-                let c = s.covered_clustering.as_ref()?;
-                let own = |b: &sstkit_format::statistics::ClusteringBound| {
-                    Some(OwnedClustering {
-                        kind: BoundKind::from_ordinal(b.kind)?,
-                        values: b.values.clone(),
-                    })
-                };
-                Some((own(&c.start)?, own(&c.end)?))
-            }));
+            covered.push(
+                st.stats
+                    .as_ref()
+                    .and_then(|s| covered_range(s, sst.features())),
+            );
             headers.push(header);
             ssts.push(sst);
         }
@@ -150,6 +145,39 @@ impl MergeInputs {
             .collect();
         Merger::new(boxed, &self.schema, self.partitioner.clone())
     }
+}
+
+/// The clustering range an sstable's rows and range tombstones cover, as
+/// Cassandra 5.0 reads it from Statistics.db (`StatsMetadata`): the covered
+/// slice (`nc`, `oa`+), else for `md`..`nb` (`hasAccurateMinMax`) the legacy
+/// min/max clustering values as an inclusive start and end. Those are
+/// truncated at the shortest range tombstone bound, so an open-ended range
+/// leaves the side unbounded (CASSANDRA-14861); before `md` they ignore range
+/// tombstones and are not used.
+fn covered_range(
+    s: &sstkit_format::statistics::stats::Stats,
+    f: sstkit_format::version::Features,
+) -> Option<(OwnedClustering, OwnedClustering)> {
+    if let Some(c) = &s.covered_clustering {
+        let own = |b: &sstkit_format::statistics::ClusteringBound| {
+            Some(OwnedClustering {
+                kind: BoundKind::from_ordinal(b.kind)?,
+                values: b.values.clone(),
+            })
+        };
+        return Some((own(&c.start)?, own(&c.end)?));
+    }
+    if !f.accurate_min_max {
+        return None;
+    }
+    let bound = |kind, v: &Vec<Vec<u8>>| OwnedClustering {
+        kind,
+        values: v.iter().cloned().map(Some).collect(),
+    };
+    Some((
+        bound(BoundKind::InclStartBound, s.legacy_min_clustering.as_ref()?),
+        bound(BoundKind::InclEndBound, s.legacy_max_clustering.as_ref()?),
+    ))
 }
 
 /// What a merged single-partition read did with one sstable.
