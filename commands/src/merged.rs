@@ -46,7 +46,7 @@ pub struct MergeInputs {
     /// Per sstable, Statistics.db's max timestamp (`None`: not recorded).
     pub max_timestamps: Vec<Option<i64>>,
     /// Per sstable, the clustering range its rows and range tombstones
-    /// cover (Statistics.db, `oa`+), when recorded.
+    /// cover (Statistics.db: see `covered_range`), when known.
     pub covered: Vec<Option<(OwnedClustering, OwnedClustering)>>,
 }
 
