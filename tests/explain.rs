@@ -73,7 +73,10 @@ fn own_dump(data: &str) -> (Cells, BTreeMap<String, i64>) {
         if let Some(t) = p["tombstone"]["timestamp"].as_i64() {
             deletions.insert(key.clone(), t);
         }
-        let rows = p["clustering_elements"].as_array().cloned().unwrap_or_default();
+        let rows = p["clustering_elements"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
         for r in rows.iter().filter(|r| r["type"] == "clustering-row") {
             let ck = r["key"]["value"].as_str().expect("ck").to_string();
             for (name, c) in r["columns"].as_object().into_iter().flatten() {
@@ -126,16 +129,17 @@ fn each_cell_names_the_sstable_with_its_highest_timestamp() {
                     .iter()
                     .map(|s| s["sstable"].as_str().expect("sstable"))
                     .collect();
-                let others: BTreeSet<&str> = holders
-                    .iter()
-                    .map(|h| h.0)
-                    .filter(|&d| d != ws)
-                    .collect();
+                let others: BTreeSet<&str> =
+                    holders.iter().map(|h| h.0).filter(|&d| d != ws).collect();
                 assert_eq!(shadowed, others, "{run} {table} {id:?}");
                 for s in e["shadowed"].as_array().expect("shadowed") {
                     let why = s["cause"]["reason"].as_str().expect("reason");
                     let older = s["timestamp"].as_i64() < Some(max);
-                    let expected = if older { "newer-timestamp" } else { "tie-break" };
+                    let expected = if older {
+                        "newer-timestamp"
+                    } else {
+                        "tie-break"
+                    };
                     assert_eq!(why, expected, "{run} {table} {id:?}: {s}");
                     assert_eq!(s["cause"]["sstable"].as_str(), Some(ws));
                 }
@@ -154,7 +158,10 @@ fn clustering_columns(dir: &str) -> Vec<String> {
         .nth(1)
         .and_then(|s| s.split(')').next())
         .expect("PRIMARY KEY");
-    pk.split(',').skip(1).map(|s| s.trim().to_string()).collect()
+    pk.split(',')
+        .skip(1)
+        .map(|s| s.trim().to_string())
+        .collect()
 }
 
 fn json_text(v: &Value) -> String {
@@ -288,8 +295,19 @@ fn text_says_why_a_row_is_absent() {
 fn read_explain_stays_in_the_slice_and_limit() {
     let dirs = dirs("nb", "merge_overwrite");
     let mut a = vec![
-        "read", "--merge", "--explain", "-o", "ndjson", "-k", "4", "--from", "2", "--to", "5",
-        "--limit", "2",
+        "read",
+        "--merge",
+        "--explain",
+        "-o",
+        "ndjson",
+        "-k",
+        "4",
+        "--from",
+        "2",
+        "--to",
+        "5",
+        "--limit",
+        "2",
     ];
     a.extend(dirs.iter().map(String::as_str));
     let recs = ndjson(&a);
@@ -301,7 +319,9 @@ fn read_explain_stays_in_the_slice_and_limit() {
     assert_eq!(rows.len(), 2, "{rows:?}");
     for e in &recs {
         if e["clustering"]["kind"] == "CLUSTERING" {
-            let ck: i64 = json_text(&e["clustering"]["value"]).parse().expect("int ck");
+            let ck: i64 = json_text(&e["clustering"]["value"])
+                .parse()
+                .expect("int ck");
             assert!((2..=5).contains(&ck), "{e}");
         }
         assert_eq!(e["partition"], "4");

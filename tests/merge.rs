@@ -601,7 +601,10 @@ fn read_merge_skips_by_covered_clustering_as_cassandra_reads_it() {
                 let reads = |e: &Value| e["components"]["data"]["reads"].as_u64();
                 if outside {
                     skipped += 1;
-                    assert!(reads(&stats[i]) <= reads(&full_stats[i]), "{run} {table} {dir}");
+                    assert!(
+                        reads(&stats[i]) <= reads(&full_stats[i]),
+                        "{run} {table} {dir}"
+                    );
                 }
             }
             assert!(skipped > 0, "{run} {table}: nothing skipped");

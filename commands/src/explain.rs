@@ -25,11 +25,14 @@ use crate::dump::values::{render, Form};
 use crate::render::{clustering_json, clustering_value_text};
 use crate::CmdResult;
 
+/// A test on a serialized partition key.
+pub type KeyTest<'f> = Box<dyn Fn(&[u8]) -> bool + 'f>;
+
 /// What the command selects, applied to the records.
 #[derive(Default)]
 pub struct Filter<'f> {
     /// Only partitions this says yes to.
-    pub wants: Option<Box<dyn Fn(&[u8]) -> bool + 'f>>,
+    pub wants: Option<KeyTest<'f>>,
     /// Only rows and markers in this slice.
     pub slice: Option<Slice>,
     /// Only these columns' cells.
@@ -203,7 +206,10 @@ impl ExplainOut<'_> {
 
     fn path_text(&self, is_static: bool, col: usize, path: &[u8]) -> String {
         let mut s = String::new();
-        match self.column_type(is_static, col).and_then(CqlType::path_type) {
+        match self
+            .column_type(is_static, col)
+            .and_then(CqlType::path_type)
+        {
             Some(t) => render(&t, path, Form::Cql, &mut s),
             None => s = format!("0x{}", crate::output::hex(path)),
         }
@@ -289,8 +295,13 @@ impl ExplainOut<'_> {
         if !inside {
             return Ok(());
         }
-        if let (Some(cols), Item::Cell { column, is_static, .. } | Item::ComplexDeletion { column, is_static }) =
-            (&self.filter.columns, &e.item)
+        if let (
+            Some(cols),
+            Item::Cell {
+                column, is_static, ..
+            }
+            | Item::ComplexDeletion { column, is_static },
+        ) = (&self.filter.columns, &e.item)
         {
             if !cols.contains(&self.column_name(*is_static, *column)) {
                 return Ok(());
@@ -450,10 +461,9 @@ impl ExplainOut<'_> {
             }
             Cause::CounterMerged => "counter shards merged".into(),
             Cause::Deleted(d) => format!("deleted by {}", self.deleter_text(d)),
-            Cause::Expired { at } => format!(
-                "expired at {}",
-                crate::render::format_seconds_instant(*at)
-            ),
+            Cause::Expired { at } => {
+                format!("expired at {}", crate::render::format_seconds_instant(*at))
+            }
             Cause::CellTombstone => "the winner is a tombstone".into(),
             Cause::Undone { source, timestamp } => format!(
                 "undone by a newer row marker @{timestamp} in {}",
@@ -578,9 +588,7 @@ impl ExplainOut<'_> {
                     (Some(_), Some(w)) => {
                         s.push_str(&format!(" opens {}", self.version_text(&e.item, w)))
                     }
-                    (Some(d), None) => {
-                        s.push_str(&format!(" {} still open", self.deleter_text(d)))
-                    }
+                    (Some(d), None) => s.push_str(&format!(" {} still open", self.deleter_text(d))),
                     (None, _) => s.push_str(" nothing open after it"),
                 }
                 s.push_str(&sh);

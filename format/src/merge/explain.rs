@@ -276,9 +276,7 @@ pub(super) fn explain_deletions(
 }
 
 /// The winner of one cell's versions (in source order) and the losers.
-fn explain_cells(
-    versions: &[(usize, &MCell)],
-) -> Option<(Version, Option<MCell>, Vec<Shadowed>)> {
+fn explain_cells(versions: &[(usize, &MCell)]) -> Option<(Version, Option<MCell>, Vec<Shadowed>)> {
     let (&(s0, c0), rest) = versions.split_first()?;
     let mut best = (s0, c0.clone());
     let mut merged = false;
@@ -356,12 +354,13 @@ pub(super) fn explain_row(
     let marker_best = rows
         .iter()
         .filter_map(|r| r.liveness.map(|l| (r.source, l)))
-        .fold(None, |b: Option<(usize, crate::data::LivenessInfo)>, (s, l)| {
-            match b {
+        .fold(
+            None,
+            |b: Option<(usize, crate::data::LivenessInfo)>, (s, l)| match b {
                 Some((_, cur)) if !liveness_supersedes(&l, &cur) => b,
                 _ => Some((s, l)),
-            }
-        });
+            },
+        );
     let mut deleter = active.clone();
     if let Some((w, shadowed)) = explain_deletions(&dels) {
         let wd = DeletionTime {
@@ -422,8 +421,8 @@ pub(super) fn explain_row(
             })
             .collect();
         let expired_at = l_expired(&wl, now_secs);
-        let absent = shadows(&deleter, wl.timestamp)
-            .or_else(|| expired_at.map(|at| Cause::Expired { at }));
+        let absent =
+            shadows(&deleter, wl.timestamp).or_else(|| expired_at.map(|at| Cause::Expired { at }));
         live |= absent.is_none();
         emit(out, Item::RowMarker, Some(w), absent, shadowed);
     }
@@ -541,9 +540,7 @@ pub(super) fn explain_row(
         .filter(|&(_, t)| t != i64::MIN)
         .collect();
     let absent = (!live).then(|| match &deleter {
-        Some(d) if sources.iter().all(|&(_, t)| deletes(&d.time, t)) => {
-            Cause::Deleted(d.clone())
-        }
+        Some(d) if sources.iter().all(|&(_, t)| deletes(&d.time, t)) => Cause::Deleted(d.clone()),
         _ => Cause::NoLiveData,
     });
     sink.record(&Explained {

@@ -736,7 +736,7 @@ impl<'a> Merger<'a> {
 
     fn partition_deleter(&self) -> Option<explain::Deleter> {
         let x = self.explain.as_ref()?;
-        (!self.partition_deletion.is_live()).then(|| explain::Deleter {
+        (!self.partition_deletion.is_live()).then_some(explain::Deleter {
             kind: explain::DeletionKind::Partition,
             source: x.partition_source,
             time: self.partition_deletion,
