@@ -330,7 +330,7 @@ pub struct DumpDataArgs {
     #[arg(long)]
     pub merge: bool,
     /// With --merge: say where each winning cell, marker and tombstone came from and what it shadowed
-    #[arg(long, requires = "merge", long_help = EXPLAIN_HELP)]
+    #[arg(long, requires = "merge", conflicts_with_all = ["keys_only", "tombstones_only"], long_help = EXPLAIN_HELP)]
     pub explain: bool,
     /// CQL file with the table's CREATE TABLE: the schema of pre-3.0 (jb, ka, la, lb) sstables, which store none
     #[arg(long, value_name = "FILE", long_help = SCHEMA_HELP)]

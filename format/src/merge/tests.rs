@@ -784,3 +784,123 @@ fn partition_deletion_shadows_older_data() {
     let got = merge_vecs(&schema, vec![a, b]);
     assert_eq!(got, normalized(vec![start(1, pd), row(4, 60), Unit::End]));
 }
+
+/// Collects explain records (tests).
+#[derive(Clone, Default)]
+struct Collect(std::rc::Rc<std::cell::RefCell<Vec<explain::Explained>>>);
+
+impl explain::Explainer for Collect {
+    fn record(&mut self, e: &explain::Explained) {
+        self.0.borrow_mut().push(e.clone());
+    }
+}
+
+/// `merge_vecs` with an explainer attached (sources numbered by input).
+fn merge_vecs_explained(
+    schema: &MergedSchema,
+    inputs: Vec<Vec<Unit>>,
+) -> (Vec<Unit>, Vec<explain::Explained>) {
+    let sources: Vec<Box<dyn UnitSource>> = inputs
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let v = v
+                .into_iter()
+                .map(|u| match u {
+                    Unit::Row(r) => Unit::Row(MRow { source: i, ..r }),
+                    Unit::Static(r) => Unit::Static(MRow { source: i, ..r }),
+                    Unit::Marker(m) => Unit::Marker(MMarker { source: i, ..m }),
+                    u => u,
+                })
+                .collect();
+            Box::new(VecSource::new(v)) as Box<dyn UnitSource>
+        })
+        .collect();
+    let mut m = Merger::new(sources, schema, Partitioner::Murmur3);
+    let records = Collect::default();
+    m.explain(Box::new(records.clone()), 0);
+    let mut out = Vec::new();
+    while let Some(s) = m.next_partition().unwrap() {
+        out.push(Unit::Start {
+            key: s.key,
+            deletion: s.deletion,
+            position: DataPos(0),
+            header_end: DataPos(0),
+        });
+        while let Some(u) = m.next_unfiltered().unwrap() {
+            out.push(u);
+        }
+        out.push(Unit::End);
+    }
+    let r = records.0.borrow().clone();
+    (normalized(out), r)
+}
+
+proptest! {
+    /// Explaining does not change the merge, and every record agrees with
+    /// it: a row explained as present holds live data in the output, a
+    /// present cell is the output's cell (its timestamp, from a source that
+    /// holds it), and every version named comes from an input that holds it.
+    #[test]
+    fn explain_agrees_with_the_merge(a in parts(), b in parts(), c in parts()) {
+        let schema = int_schema();
+        let inputs = vec![gen_units(&a, 1), gen_units(&b, 2), gen_units(&c, 3)];
+        let plain = merge_vecs(&schema, inputs.clone());
+        let (got, records) = merge_vecs_explained(&schema, inputs.clone());
+        prop_assert_eq!(&got, &plain);
+        // The output rows by (partition, clustering).
+        let mut rows = std::collections::HashMap::new();
+        let mut key = Vec::new();
+        for u in &got {
+            match u {
+                Unit::Start { key: k, .. } => key = k.clone(),
+                Unit::Row(r) => {
+                    rows.insert((key.clone(), r.clustering.clone()), r.clone());
+                }
+                _ => {}
+            }
+        }
+        let holds_cell = |src: usize, k: &[u8], cl: &OwnedClustering, col: usize, ts: i64| {
+            let mut in_part = false;
+            inputs[src].iter().any(|u| match u {
+                Unit::Start { key: kk, .. } => {
+                    in_part = kk.as_slice() == k;
+                    false
+                }
+                Unit::Row(r) if in_part && &r.clustering == cl => r.cells.iter().any(|cd| {
+                    matches!(cd, MColumnData::Simple { column, cell } if *column == col && cell.timestamp == ts)
+                }),
+                _ => false,
+            })
+        };
+        for e in &records {
+            match &e.item {
+                explain::Item::Partition { key: k } => key = k.clone(),
+                explain::Item::Row { .. } => {
+                    let cl = e.clustering.clone().unwrap();
+                    let out = rows.get(&(key.clone(), cl.clone()));
+                    let live = out.is_some_and(|r| row_has_live(r, 0));
+                    prop_assert_eq!(e.absent.is_none(), live, "{:?}", e);
+                }
+                explain::Item::Cell { column, path: None, .. } => {
+                    let cl = e.clustering.clone().unwrap();
+                    let w = e.winner.as_ref().unwrap();
+                    prop_assert!(holds_cell(w.source, &key, &cl, *column, w.timestamp), "{:?}", e);
+                    for s in &e.shadowed {
+                        prop_assert!(
+                            holds_cell(s.version.source, &key, &cl, *column, s.version.timestamp),
+                            "{:?}", e
+                        );
+                    }
+                    if e.absent.is_none() {
+                        let r = rows.get(&(key.clone(), cl)).unwrap();
+                        let found = r.cells.iter().any(|cd| matches!(cd,
+                            MColumnData::Simple { column: c, cell } if c == column && cell.timestamp == w.timestamp));
+                        prop_assert!(found, "{:?}", e);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
