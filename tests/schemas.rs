@@ -217,6 +217,7 @@ fn every_command_has_a_schema() {
         .map(|c| format!("{c}.schema.json"))
         .chain([
             "dump-scylla-metadata.schema.json".into(),
+            "explain.schema.json".into(),
             "finding.schema.json".into(),
             "io-stats.schema.json".into(),
         ])
@@ -313,4 +314,53 @@ fn reports_on_corrupt_sets_match_their_schemas() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// `--merge --explain -o ndjson` records (dump-data and read) of the merge
+/// tables, in every format.
+#[test]
+fn explain_records_match_their_schema() {
+    let schema = load("explain.schema.json");
+    let mut n = 0;
+    for run in ["nb", "oa", "da"] {
+        for table in [
+            "merge_overwrite",
+            "merge_range",
+            "merge_partition_delete",
+            "merge_collections",
+        ] {
+            let dirs: Vec<String> = (1..=3)
+                .map(|i| {
+                    fixtures()
+                        .join(format!("{run}_{table}_{i}"))
+                        .display()
+                        .to_string()
+                })
+                .collect();
+            for head in [
+                vec!["dump-data", "--merge", "--explain", "-o", "ndjson"],
+                vec![
+                    "read",
+                    "--merge",
+                    "--explain",
+                    "-o",
+                    "ndjson",
+                    "-k",
+                    "1",
+                    "--from",
+                    "1",
+                ],
+            ] {
+                let r = sstkit(head.iter().copied().chain(dirs.iter().map(String::as_str)));
+                assert_eq!(r.code, 0, "{run} {table}: {}", r.stderr);
+                for line in r.stdout.lines().filter(|l| !l.is_empty()) {
+                    let v: Value = serde_json::from_str(line).expect("NDJSON line");
+                    let e = errors_of(&v, &schema, None);
+                    assert!(e.is_empty(), "{run} {table}: {e:?}\n{line}");
+                    n += 1;
+                }
+            }
+        }
+    }
+    assert!(n > 100, "{n} records");
 }
