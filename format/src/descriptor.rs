@@ -289,6 +289,20 @@ impl Location {
     }
 }
 
+impl Descriptor {
+    /// Where this sstable sits: [`Location::of_dir`] of its directory, with
+    /// the keyspace and table of a legacy file name (`ks-cf-ka-1-Data.db`)
+    /// when the folders do not name them.
+    pub fn location(&self) -> Location {
+        let mut loc = Location::of_dir(&self.dir);
+        if let Some((k, t)) = &self.ks_table {
+            loc.keyspace.get_or_insert_with(|| k.clone());
+            loc.table.get_or_insert_with(|| t.clone());
+        }
+        loc
+    }
+}
+
 /// `name-<32 hex>` (a table folder): the name and the id.
 fn table_and_id(dir_name: &str) -> Option<(String, String)> {
     let (table, id) = dir_name.rsplit_once('-')?;
@@ -312,23 +326,17 @@ pub struct Discovery {
 }
 
 impl Discovery {
+    /// An sstable whose keyspace (or table) is unknown is left out by a
+    /// keyspace (or table) filter: the filter keeps only what it can name.
     fn wants(&self, d: &Descriptor) -> bool {
-        let loc = Location::of_dir(&d.dir);
-        let ks = loc
-            .keyspace
-            .clone()
-            .or_else(|| d.ks_table.as_ref().map(|k| k.0.clone()));
-        let table = loc
-            .table
-            .clone()
-            .or_else(|| d.ks_table.as_ref().map(|k| k.1.clone()));
+        let loc = d.location();
         self.keyspace
             .as_ref()
-            .is_none_or(|k| ks.as_ref() == Some(k))
+            .is_none_or(|k| loc.keyspace.as_ref() == Some(k))
             && self
                 .table
                 .as_ref()
-                .is_none_or(|t| table.as_ref() == Some(t))
+                .is_none_or(|t| loc.table.as_ref() == Some(t))
     }
 }
 

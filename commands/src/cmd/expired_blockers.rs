@@ -57,7 +57,7 @@ fn entry_text(e: &Entry) -> String {
 
 /// Run the command.
 pub fn run(a: &ExpiredBlockersArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
-    let descs = resolve_sstables_in(&a.sstables, &a.discovery)?;
+    let descs = resolve_sstables_in(&a.sstables, &a.walk)?;
     let io = crate::io_options(&a.io)?;
     let now = a.now.unwrap_or_else(|| {
         SystemTime::now()

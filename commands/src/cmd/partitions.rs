@@ -152,7 +152,7 @@ impl Ord for Ranked {
 
 /// Run the command.
 pub fn run(a: &PartitionsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
-    let descs = resolve_sstables_in(&a.sstables, &a.discovery)?;
+    let descs = resolve_sstables_in(&a.sstables, &a.walk)?;
     let io = crate::io_options(&a.io)?;
     let now = a.now.unwrap_or_else(|| {
         SystemTime::now()

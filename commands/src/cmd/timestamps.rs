@@ -141,7 +141,7 @@ fn scan(sst: &Sstable, b: TimeBucket, h: &mut Histogram) -> CmdResult<()> {
 
 /// Run the command.
 pub fn run(a: &TimestampsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
-    let descs = resolve_sstables_in(&a.sstables, &a.discovery)?;
+    let descs = resolve_sstables_in(&a.sstables, &a.walk)?;
     let io = crate::io_options(&a.io)?;
     let fmt = a.output.unwrap_or(if Stream::Stdout.is_terminal() {
         TimestampsOutput::Text

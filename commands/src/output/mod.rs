@@ -9,14 +9,22 @@
 //! ## NDJSON (`--output ndjson`)
 //! One JSON object per line. Each line is the item (or the whole per-sstable
 //! payload for object-shaped commands) with a leading `"sstable": "<path>"`
-//! field. New fields may be added; existing ones keep their meaning (see
-//! CHANGELOG.md for breaking changes).
+//! field and `"sstable_ref"` (see below). New fields may be added; existing
+//! ones keep their meaning (see CHANGELOG.md for breaking changes).
+//!
+//! ## Which sstable (`sstable_ref`)
+//! Every record about one sstable names it with the object of
+//! [`sstable_ref`]: keyspace, table, index, snapshot, backup (null when the
+//! folders do not say), generation, format and version. NDJSON lines carry it
+//! as `"sstable_ref"`; the JSON document, whose payloads are keyed by path,
+//! ends with `"sstable_refs": {"<path>": {...}}`.
 
 pub mod iostats;
 
 use std::io::{self, Write};
 
 use serde_json::{Map, Value};
+use sstkit_format::descriptor::Descriptor;
 
 use crate::cli::OutputFormat;
 use crate::term;
@@ -27,8 +35,12 @@ pub struct JsonOut<'w> {
     ndjson: bool,
     text: bool,
     path: String,
-    /// NDJSON: `{"sstable":"<path>",`, the start of a line of an object item.
+    /// NDJSON: `{"sstable":"<path>","sstable_ref":{...},`, the start of a line of an object item.
     line_prefix: String,
+    /// The current sstable's [`sstable_ref`], when its path names an sstable.
+    sref: Option<Value>,
+    /// JSON: the [`sstable_ref`] of each sstable so far, for `"sstable_refs"`.
+    refs: Map<String, Value>,
     sstables: usize,
     items: usize,
     in_array: bool,
@@ -51,6 +63,8 @@ impl<'w> JsonOut<'w> {
             text: fmt == OutputFormat::Text,
             path: String::new(),
             line_prefix: String::new(),
+            sref: None,
+            refs: Map::new(),
             sstables: 0,
             items: 0,
             in_array: false,
@@ -65,10 +79,21 @@ impl<'w> JsonOut<'w> {
     /// Start the payload of one sstable.
     pub fn begin_sstable(&mut self, path: &str) -> io::Result<()> {
         self.path = path.to_string();
+        self.sref = Descriptor::from_path(std::path::Path::new(path))
+            .ok()
+            .map(|(d, _)| Value::Object(sstable_ref(&d)));
         self.line_prefix = format!(
             "{{\"sstable\":{},",
             serde_json::to_string(path).map_err(io::Error::from)?
         );
+        if let Some(r) = &self.sref {
+            self.line_prefix.push_str("\"sstable_ref\":");
+            self.line_prefix.push_str(&r.to_string());
+            self.line_prefix.push(',');
+            if !self.ndjson {
+                self.refs.insert(path.to_string(), r.clone());
+            }
+        }
         self.items = 0;
         self.in_array = false;
         if !self.ndjson {
@@ -87,6 +112,9 @@ impl<'w> JsonOut<'w> {
     fn line(&mut self, v: &Value) -> io::Result<()> {
         let mut m = Map::new();
         m.insert("sstable".into(), Value::String(self.path.clone()));
+        if let Some(r) = &self.sref {
+            m.insert("sstable_ref".into(), r.clone());
+        }
         match v {
             Value::Object(o) => {
                 for (k, x) in o {
@@ -119,11 +147,13 @@ impl<'w> JsonOut<'w> {
     /// object and the sstable path is spliced in as its first field.
     pub fn item_raw(&mut self, raw: &[u8]) -> io::Result<()> {
         if self.ndjson {
-            self.w.write_all(b"{\"sstable\":")?;
-            serde_json::to_writer(&mut *self.w, &self.path)?;
             let rest = raw.strip_prefix(b"{").unwrap_or(raw);
-            if rest != b"}" {
-                self.w.write_all(b",")?;
+            if rest == b"}" {
+                // An empty object: the prefix without its trailing comma.
+                let p = self.line_prefix.as_bytes();
+                self.w.write_all(&p[..p.len() - 1])?;
+            } else {
+                self.w.write_all(self.line_prefix.as_bytes())?;
             }
             self.w.write_all(rest)?;
             return self.w.write_all(b"\n");
@@ -207,10 +237,34 @@ impl<'w> JsonOut<'w> {
             if self.sstables == 0 {
                 self.w.write_all(b"{\"sstables\":{")?;
             }
-            self.w.write_all(b"}}\n")?;
+            self.w.write_all(b"}")?;
+            if !self.refs.is_empty() {
+                self.w.write_all(b",\"sstable_refs\":")?;
+                serde_json::to_writer(&mut *self.w, &self.refs)?;
+            }
+            self.w.write_all(b"}\n")?;
         }
         self.w.flush()
     }
+}
+
+/// Which sstable a record is about, the same fields in every command:
+/// keyspace, table, secondary index, snapshot and backup from the data
+/// directory layout (null when unknown), generation, format and version from
+/// the file name.
+pub fn sstable_ref(d: &Descriptor) -> Map<String, Value> {
+    let loc = d.location();
+    let opt = |s: Option<String>| s.map_or(Value::Null, Value::String);
+    let mut m = Map::new();
+    m.insert("keyspace".into(), opt(loc.keyspace));
+    m.insert("table".into(), opt(loc.table));
+    m.insert("index".into(), opt(loc.index));
+    m.insert("snapshot".into(), opt(loc.snapshot));
+    m.insert("backup".into(), opt(loc.backup));
+    m.insert("generation".into(), Value::String(d.generation.to_string()));
+    m.insert("format".into(), Value::String(d.format.name().into()));
+    m.insert("version".into(), Value::String(d.version.to_string()));
+    m
 }
 
 /// Hex of bytes, lowercase.
