@@ -640,3 +640,93 @@ fn info_on_many_sstables_is_one_line_each_then_table_totals() {
         assert!(l.chars().count() <= 80, "{l}");
     }
 }
+
+/// A data directory of two tables (one with a snapshot) and the `--keyspace`
+/// / `--table` filters of every command that walks it; each record names
+/// its sstable's keyspace, table, snapshot, generation, format and version.
+#[test]
+fn keyspace_table_filters_and_sstable_refs_on_every_command() {
+    let root = stage_merge_pair("filters");
+    let other = root.join("shop/orders-0123456789abcdef0123456789abcdef");
+    let snap = other.join("snapshots/s1");
+    for dir in [&other, &snap] {
+        std::fs::create_dir_all(dir).unwrap();
+        for e in std::fs::read_dir(fixtures().join("oa_deletes")).unwrap() {
+            let p = e.unwrap().path();
+            let n = p.file_name().unwrap().to_string_lossy().to_string();
+            if n.starts_with("oa-") {
+                std::fs::copy(&p, dir.join(&n)).unwrap();
+            }
+        }
+    }
+    let root_s = root.to_str().unwrap();
+    // (keyspace, table, snapshot) of every NDJSON record's sstable_ref.
+    let refs = |command: &str, extra: &[&str]| -> std::collections::BTreeSet<String> {
+        let mut a = vec![command, "-o", "ndjson", "-r"];
+        a.extend_from_slice(extra);
+        a.push(root_s);
+        let r = sstkit(a.iter().copied());
+        assert_eq!(r.code, 0, "{command} {extra:?}: {}", r.stderr);
+        r.stdout
+            .lines()
+            .map(|l| {
+                let v: Value = serde_json::from_str(l).unwrap();
+                let s = &v["sstable_ref"];
+                assert!(s["generation"].is_string() && s["version"].is_string(), "{l}");
+                assert!(s["format"] == "big", "{l}");
+                format!("{} {} {}", s["keyspace"], s["table"], s["snapshot"])
+            })
+            .collect()
+    };
+    let set = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect();
+    for command in ["dump-toc", "info", "dump-statistics", "validate", "dump-index"] {
+        assert_eq!(
+            refs(command, &[]),
+            set(&[
+                r#""oracle" "deletes_merge" null"#,
+                r#""shop" "orders" null"#
+            ]),
+            "{command}"
+        );
+        assert_eq!(
+            refs(command, &["--keyspace", "shop", "--snapshots"]),
+            set(&[r#""shop" "orders" null"#, r#""shop" "orders" "s1""#]),
+            "{command}"
+        );
+        assert_eq!(
+            refs(command, &["--table", "deletes_merge"]),
+            set(&[r#""oracle" "deletes_merge" null"#]),
+            "{command}"
+        );
+    }
+    // The JSON document names each sstable of "sstables" in "sstable_refs".
+    let r = sstkit(["dump-toc", "-o", "json", "-r", "--table", "orders", root_s]);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let paths: Vec<&String> = v["sstables"].as_object().unwrap().keys().collect();
+    assert_eq!(paths.len(), 1, "{v}");
+    assert_eq!(v["sstable_refs"][paths[0]]["table"], "orders", "{v}");
+    assert_eq!(v["sstable_refs"][paths[0]]["version"], "oa", "{v}");
+    // A filter leaves out sstables whose keyspace is unknown.
+    let r = sstkit(["dump-toc", "--keyspace", "shop", "fixtures/cassandra/oa_deletes/"]);
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    // dump-schema: --keyspace/--table name the CREATE statements, the filters are --only-*.
+    let r = sstkit([
+        "dump-schema",
+        "-r",
+        "--only-table",
+        "orders",
+        "--keyspace",
+        "named",
+        root_s,
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("CREATE TABLE named.orders"), "{}", r.stdout);
+    assert!(!r.stdout.contains("deletes_merge"), "{}", r.stdout);
+    // expired-blockers entries name their sstable too.
+    let r = sstkit(["expired-blockers", "-o", "json", "-r", root_s, "--now", NOW]);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["tables"].as_array().unwrap().len(), 2, "{v}");
+    // token takes no data directory flags.
+    let r = sstkit(["token", "--type", "int", "-r", "5"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+}

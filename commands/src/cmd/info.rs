@@ -502,9 +502,7 @@ fn many_text(a: &InfoArgs, gc_before: i64, out: &mut dyn Write) -> CmdResult<Out
                 .map_or("-".into(), |r| format!("{r:.4}")),
             v["sstable_level"].to_string(),
         ]);
-        let table = sstkit_format::descriptor::Location::of_dir(&sst.desc.dir)
-            .table_name()
-            .unwrap_or_else(|| sst.desc.dir.display().to_string());
+        let table = crate::table_key(&sst.desc);
         let i = match tables.iter().position(|x| x.0 == table) {
             Some(i) => i,
             None => {

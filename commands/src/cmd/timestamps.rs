@@ -28,7 +28,6 @@ use std::io::Write;
 
 use serde_json::json;
 use sstkit_format::data::{ColumnData, Fragment, Row, ScanReader};
-use sstkit_format::descriptor::Location;
 use sstkit_format::value::literal::days_from_civil;
 
 use crate::render::civil_from_days;
@@ -163,9 +162,7 @@ pub fn run(a: &TimestampsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                 continue;
             }
         };
-        let table = Location::of_dir(&sst.desc.dir)
-            .table_name()
-            .unwrap_or_else(|| sst.desc.dir.display().to_string());
+        let table = crate::table_key(&sst.desc);
         // An sstable that fails half-way counts nothing: its counts are kept apart until it ends.
         let mut h = Histogram::default();
         match scan(&sst, a.bucket, &mut h) {
