@@ -75,9 +75,13 @@ versions without them in Statistics.db) and the sizes of every component. Defaul
         long_about = "Decode Statistics.db: its table of contents and all four components \
 (validation, compaction, stats, serialization header), every field of the sstable's version. \
 The JSON shape follows `scylla sstable dump-statistics`, with extra fields for Cassandra 4.0+ \
-versions."
+versions.\n\n\
+Text (the default at a terminal; json otherwise) shows the fields for people: times as dates, \
+the partition size and cell count histograms as percentiles (computed as sstablepartitions and \
+sstablemetadata do), the tombstone drop times summarised, the columns of the serialization \
+header; --histograms draws the histograms as bars."
     )]
-    DumpStatistics(SstArgs),
+    DumpStatistics(DumpStatisticsArgs),
     /// Decode Summary.db: header, sampled index entries, first and last key
     DumpSummary(SstArgs),
     /// Decode Index.db: every partition entry, optionally with its promoted index blocks
@@ -564,7 +568,7 @@ pub enum OutputFormat {
 /// Flags every command shares.
 #[derive(Debug, Clone, Args)]
 pub struct CommonArgs {
-    /// Output format (default: json for dump-* commands, text for info and dump-schema)
+    /// Output format (default: text for info and dump-schema, and for dump-statistics at a terminal; json otherwise)
     #[arg(long, short = 'o', value_enum)]
     pub output: Option<OutputFormat>,
     /// Print IO counters per sstable to stderr (table, or json)
@@ -665,6 +669,16 @@ pub struct InfoArgs {
     /// Judge droppable tombstones at this time: seconds since the epoch or a timestamp (default: now)
     #[arg(long, value_name = "TIME", long_help = NOW_HELP, allow_hyphen_values = true, value_parser = parse_now)]
     pub now: Option<i64>,
+    /// Text: draw the partition size, cell count and tombstone drop time histograms as bars
+    #[arg(long)]
+    pub histograms: bool,
+}
+
+/// `dump-statistics` arguments.
+#[derive(Debug, Clone, Args)]
+pub struct DumpStatisticsArgs {
+    #[command(flatten)]
+    pub sst: SstArgs,
     /// Text: draw the partition size, cell count and tombstone drop time histograms as bars
     #[arg(long)]
     pub histograms: bool,

@@ -9,15 +9,18 @@
 //! ## NDJSON (`--output ndjson`)
 //! One JSON object per line. Each line is the item (or the whole per-sstable
 //! payload for object-shaped commands) with a leading `"sstable": "<path>"`
-//! field and `"sstable_ref"` (see below). New fields may be added; existing
+//! field; a line that is a whole per-sstable payload (or an error) also
+//! carries `"sstable_ref"` (see below). New fields may be added; existing
 //! ones keep their meaning (see CHANGELOG.md for breaking changes).
 //!
 //! ## Which sstable (`sstable_ref`)
 //! Every record about one sstable names it with the object of
 //! [`sstable_ref`]: keyspace, table, index, snapshot, backup (null when the
-//! folders do not say), generation, format and version. NDJSON lines carry it
-//! as `"sstable_ref"`; the JSON document, whose payloads are keyed by path,
-//! ends with `"sstable_refs": {"<path>": {...}}`.
+//! folders do not say), generation, format and version. NDJSON lines of
+//! object-shaped payloads carry it as `"sstable_ref"` (item lines, such as
+//! partitions or index entries, only their `"sstable"` path: the ref would
+//! repeat on every line); the JSON document, whose payloads are keyed by
+//! path, ends with `"sstable_refs": {"<path>": {...}}`.
 
 pub mod iostats;
 
@@ -35,7 +38,7 @@ pub struct JsonOut<'w> {
     ndjson: bool,
     text: bool,
     path: String,
-    /// NDJSON: `{"sstable":"<path>","sstable_ref":{...},`, the start of a line of an object item.
+    /// NDJSON: `{"sstable":"<path>",`, the start of a line of an object item.
     line_prefix: String,
     /// The current sstable's [`sstable_ref`], when its path names an sstable.
     sref: Option<Value>,
@@ -86,13 +89,8 @@ impl<'w> JsonOut<'w> {
             "{{\"sstable\":{},",
             serde_json::to_string(path).map_err(io::Error::from)?
         );
-        if let Some(r) = &self.sref {
-            self.line_prefix.push_str("\"sstable_ref\":");
-            self.line_prefix.push_str(&r.to_string());
-            self.line_prefix.push(',');
-            if !self.ndjson {
-                self.refs.insert(path.to_string(), r.clone());
-            }
+        if let (Some(r), false) = (&self.sref, self.ndjson) {
+            self.refs.insert(path.to_string(), r.clone());
         }
         self.items = 0;
         self.in_array = false;
@@ -109,10 +107,11 @@ impl<'w> JsonOut<'w> {
         Ok(())
     }
 
-    fn line(&mut self, v: &Value) -> io::Result<()> {
+    /// One NDJSON line: `v` after the sstable's path, and its ref when `named`.
+    fn line(&mut self, v: &Value, named: bool) -> io::Result<()> {
         let mut m = Map::new();
         m.insert("sstable".into(), Value::String(self.path.clone()));
-        if let Some(r) = &self.sref {
+        if let (Some(r), true) = (&self.sref, named) {
             m.insert("sstable_ref".into(), r.clone());
         }
         match v {
@@ -132,7 +131,7 @@ impl<'w> JsonOut<'w> {
     /// One element of an array-shaped payload.
     pub fn item(&mut self, v: &Value) -> io::Result<()> {
         if self.ndjson {
-            return self.line(v);
+            return self.line(v, false);
         }
         self.w
             .write_all(if self.items == 0 { b"[" } else { b"," })?;
@@ -142,18 +141,25 @@ impl<'w> JsonOut<'w> {
         Ok(())
     }
 
+    /// The element of an array-shaped payload that sums up the sstable (a
+    /// validation summary): in NDJSON, its line also carries `"sstable_ref"`.
+    pub fn summary_item(&mut self, v: &Value) -> io::Result<()> {
+        if self.ndjson {
+            return self.line(v, true);
+        }
+        self.item(v)
+    }
+
     /// Write raw, already-serialized JSON as one array element (hot paths that
     /// serialize without building a `Value`). For NDJSON, `raw` must be an
     /// object and the sstable path is spliced in as its first field.
     pub fn item_raw(&mut self, raw: &[u8]) -> io::Result<()> {
         if self.ndjson {
+            self.w.write_all(b"{\"sstable\":")?;
+            serde_json::to_writer(&mut *self.w, &self.path)?;
             let rest = raw.strip_prefix(b"{").unwrap_or(raw);
-            if rest == b"}" {
-                // An empty object: the prefix without its trailing comma.
-                let p = self.line_prefix.as_bytes();
-                self.w.write_all(&p[..p.len() - 1])?;
-            } else {
-                self.w.write_all(self.line_prefix.as_bytes())?;
+            if rest != b"}" {
+                self.w.write_all(b",")?;
             }
             self.w.write_all(rest)?;
             return self.w.write_all(b"\n");
@@ -202,7 +208,7 @@ impl<'w> JsonOut<'w> {
     /// The whole payload of an object-shaped command.
     pub fn object(&mut self, v: &Value) -> io::Result<()> {
         if self.ndjson {
-            return self.line(v);
+            return self.line(v, true);
         }
         self.items += 1;
         serde_json::to_writer(&mut *self.w, v)?;
@@ -215,7 +221,7 @@ impl<'w> JsonOut<'w> {
         if self.ndjson {
             // Typed, so a consumer reading records can filter it out.
             if let Some(e) = error {
-                self.line(&serde_json::json!({ "type": "error", "error": e }))?;
+                self.line(&serde_json::json!({ "type": "error", "error": e }), true)?;
             }
             return Ok(());
         }
