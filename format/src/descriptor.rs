@@ -406,6 +406,42 @@ mod tests {
     use super::*;
 
     #[test]
+    fn location_and_filters_use_folders_then_legacy_names() {
+        let id = "0123456789abcdef0123456789abcdef";
+        let dir = format!("/d/shop/orders-{id}/snapshots/s1");
+        let (d, _) = Descriptor::from_path(Path::new(&format!("{dir}/nb-3-big-Data.db"))).unwrap();
+        let l = d.location();
+        assert_eq!(
+            (
+                l.keyspace.as_deref(),
+                l.table.as_deref(),
+                l.snapshot.as_deref()
+            ),
+            (Some("shop"), Some("orders"), Some("s1"))
+        );
+        // A legacy name says what the folders do not.
+        let (legacy, _) = Descriptor::from_path(Path::new("/tmp/x/ks-cf-ka-1-Data.db")).unwrap();
+        let l = legacy.location();
+        assert_eq!(
+            (l.keyspace.as_deref(), l.table.as_deref()),
+            (Some("ks"), Some("cf"))
+        );
+        let (plain, _) = Descriptor::from_path(Path::new("/tmp/x/nb-1-big-Data.db")).unwrap();
+        let only = |k: Option<&str>, t: Option<&str>| Discovery {
+            keyspace: k.map(str::to_string),
+            table: t.map(str::to_string),
+            ..Discovery::default()
+        };
+        assert!(only(Some("shop"), Some("orders")).wants(&d));
+        assert!(!only(Some("shop"), Some("users")).wants(&d));
+        assert!(only(Some("ks"), None).wants(&legacy));
+        // Unknown keyspace and table: kept without a filter, left out by one.
+        assert!(only(None, None).wants(&plain));
+        assert!(!only(Some("shop"), None).wants(&plain));
+        assert!(!only(None, Some("orders")).wants(&plain));
+    }
+
+    #[test]
     fn modern_and_legacy_names() {
         let p = parse_file_name(Path::new("/d"), "nb-1-big-Data.db").unwrap();
         assert_eq!(p.descriptor.prefix, "nb-1-big-");
