@@ -117,7 +117,10 @@ and open range tombstone; the last entry points at the end-of-partition byte.\n\
         long_about = "Print the table as CQL (CREATE TYPE for user types, then CREATE TABLE), \
 rebuilt from the sstable's own serialization header. Key column names are not stored in \
 Statistics.db: they are taken from Scylla.db when present, otherwise generated (pk0, pk1, ... \
-for the partition key and ck0, ck1, ... for clustering columns). Defaults to --output text."
+for the partition key and ck0, ck1, ... for clustering columns). Defaults to --output text.\n\n\
+--keyspace and --table name the keyspace and table of the statements (they do not filter); \
+to keep only the sstables of a keyspace or table of a data directory, use --only-keyspace \
+and --only-table."
     )]
     DumpSchema(DumpSchemaArgs),
     /// Compute the token of a partition key
