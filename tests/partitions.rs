@@ -640,3 +640,272 @@ fn info_on_many_sstables_is_one_line_each_then_table_totals() {
         assert!(l.chars().count() <= 80, "{l}");
     }
 }
+
+/// A data directory of two tables (one with a snapshot) and the `--keyspace`
+/// / `--table` filters of every command that walks it; each record names
+/// its sstable's keyspace, table, snapshot, generation, format and version.
+#[test]
+fn keyspace_table_filters_and_sstable_refs_on_every_command() {
+    let root = stage_merge_pair("filters");
+    let other = root.join("shop/orders-0123456789abcdef0123456789abcdef");
+    let snap = other.join("snapshots/s1");
+    for dir in [&other, &snap] {
+        std::fs::create_dir_all(dir).unwrap();
+        for e in std::fs::read_dir(fixtures().join("oa_deletes")).unwrap() {
+            let p = e.unwrap().path();
+            let n = p.file_name().unwrap().to_string_lossy().to_string();
+            if n.starts_with("oa-") {
+                std::fs::copy(&p, dir.join(&n)).unwrap();
+            }
+        }
+    }
+    let root_s = root.to_str().unwrap();
+    // (keyspace, table, snapshot) of every NDJSON record's sstable_ref.
+    let refs = |command: &str, extra: &[&str]| -> std::collections::BTreeSet<String> {
+        let mut a = vec![command, "-o", "ndjson", "-r"];
+        a.extend_from_slice(extra);
+        a.push(root_s);
+        let r = sstkit(a.iter().copied());
+        assert_eq!(r.code, 0, "{command} {extra:?}: {}", r.stderr);
+        r.stdout
+            .lines()
+            .map(|l| {
+                let v: Value = serde_json::from_str(l).unwrap();
+                let s = &v["sstable_ref"];
+                assert!(
+                    s["generation"].is_string() && s["version"].is_string(),
+                    "{l}"
+                );
+                assert!(s["format"] == "big", "{l}");
+                format!("{} {} {}", s["keyspace"], s["table"], s["snapshot"])
+            })
+            .collect()
+    };
+    let set = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect();
+    for command in [
+        "dump-toc",
+        "info",
+        "dump-statistics",
+        "validate",
+        "validate-checksums",
+    ] {
+        assert_eq!(
+            refs(command, &[]),
+            set(&[
+                r#""oracle" "deletes_merge" null"#,
+                r#""shop" "orders" null"#
+            ]),
+            "{command}"
+        );
+        assert_eq!(
+            refs(command, &["--keyspace", "shop", "--snapshots"]),
+            set(&[r#""shop" "orders" null"#, r#""shop" "orders" "s1""#]),
+            "{command}"
+        );
+        assert_eq!(
+            refs(command, &["--table", "deletes_merge"]),
+            set(&[r#""oracle" "deletes_merge" null"#]),
+            "{command}"
+        );
+    }
+    // The JSON document names each sstable of "sstables" in "sstable_refs".
+    let r = sstkit(["dump-toc", "-o", "json", "-r", "--table", "orders", root_s]);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let paths: Vec<&String> = v["sstables"].as_object().unwrap().keys().collect();
+    assert_eq!(paths.len(), 1, "{v}");
+    assert_eq!(v["sstable_refs"][paths[0]]["table"], "orders", "{v}");
+    assert_eq!(v["sstable_refs"][paths[0]]["version"], "oa", "{v}");
+    // A filter leaves out sstables whose keyspace is unknown.
+    let r = sstkit([
+        "dump-toc",
+        "--keyspace",
+        "shop",
+        "fixtures/cassandra/oa_deletes/",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    // dump-schema: --keyspace/--table name the CREATE statements, the filters are --only-*.
+    let r = sstkit([
+        "dump-schema",
+        "-r",
+        "--only-table",
+        "orders",
+        "--keyspace",
+        "named",
+        root_s,
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("CREATE TABLE named.orders"),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("deletes_merge"), "{}", r.stdout);
+    // expired-blockers entries name their sstable too.
+    let r = sstkit(["expired-blockers", "-o", "json", "-r", root_s, "--now", NOW]);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["tables"].as_array().unwrap().len(), 2, "{v}");
+    // token takes no data directory flags.
+    let r = sstkit(["token", "--type", "int", "-r", "5"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+}
+
+/// One sstable of a `sstableexpiredblockers` line: `[BigTableReader:big(path='nb-4-big-Data.db')
+/// (minTS = 1, maxTS = 2, maxLDT = 3)]` as (file name, min, max, max local deletion time),
+/// the "no deletion" maxLDT (Long.MAX_VALUE in 5.0, Integer.MAX_VALUE on disk) as None.
+type Lifetime = (String, i64, i64, Option<i64>);
+
+fn java_entries(text: &str) -> Vec<Lifetime> {
+    text.split("(path='")
+        .skip(1)
+        .map(|s| {
+            let name = s[..s.find('\'').unwrap()].to_string();
+            let num = |k: &str| -> i64 {
+                let at = s.find(k).unwrap() + k.len();
+                let end = s[at..].find([',', ')']).unwrap();
+                s[at..at + end].trim().parse().unwrap()
+            };
+            let ldt = num("maxLDT = ");
+            let ldt = (ldt != i64::MAX && ldt != i32::MAX as i64).then_some(ldt);
+            (name, num("minTS = "), num("maxTS = "), ldt)
+        })
+        .collect()
+}
+
+fn sstkit_entry(v: &Value) -> Lifetime {
+    let path = v["sstable"].as_str().unwrap();
+    let ldt = v["max_local_deletion_time"].as_i64().unwrap();
+    (
+        path.rsplit('/').next().unwrap().to_string(),
+        v["min_timestamp"].as_i64().unwrap(),
+        v["max_timestamp"].as_i64().unwrap(),
+        (ldt != i64::MAX && ldt != i32::MAX as i64).then_some(ldt),
+    )
+}
+
+/// `expired-blockers` lists what Cassandra's `sstableexpiredblockers` listed on the same four
+/// sstables of one table (fixtures/make-expired-blockers-expected.sh), at the tool's time
+/// and the table's gc_grace_seconds (0).
+#[test]
+fn expired_blockers_equal_sstableexpiredblockers() {
+    let fx = crate::util::repo().join("fixtures/expiring");
+    let truth = std::fs::read_to_string(fx.join("nb_expiring_1/sstableexpiredblockers.txt"))
+        .expect("truth file");
+    let now = std::fs::read_to_string(fx.join("nb_expiring_1/sstableexpiredblockers-now.txt"))
+        .expect("the tool's time");
+    let root = scratch_dir("blockers", "truth");
+    let table = root.join("oracle/expiring-5184d120e96a11f19f3237d51e757713");
+    std::fs::create_dir_all(&table).unwrap();
+    for i in 1..=4 {
+        for e in std::fs::read_dir(fx.join(format!("nb_expiring_{i}"))).unwrap() {
+            let p = e.unwrap().path();
+            let n = p.file_name().unwrap().to_string_lossy().to_string();
+            if n.starts_with("nb-") {
+                std::fs::copy(&p, table.join(&n)).unwrap();
+            }
+        }
+    }
+    // blocker -> the sstables it blocks, both sides with their lifetimes.
+    let mut want: Vec<(Lifetime, Vec<Lifetime>)> = truth
+        .lines()
+        .filter(|l| l.contains(" blocks "))
+        .map(|l| {
+            let (b, blocked) = l.split_once(" blocks ").unwrap();
+            let mut blocked = java_entries(blocked);
+            blocked.sort();
+            (java_entries(b).remove(0), blocked)
+        })
+        .collect();
+    want.sort();
+    assert_eq!(want.len(), 2, "the fixture has two blockers: {truth}");
+    let r = sstkit([
+        "expired-blockers",
+        "-o",
+        "json",
+        "--gc-grace",
+        "0",
+        "--now",
+        now.trim(),
+        "-r",
+        root.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let tables = v["tables"].as_array().unwrap();
+    assert_eq!(tables.len(), 1, "{v}");
+    let mut got: Vec<(Lifetime, Vec<Lifetime>)> = tables[0]["blockers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            let mut blocked: Vec<Lifetime> = b["blocks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(sstkit_entry)
+                .collect();
+            blocked.sort();
+            (sstkit_entry(b), blocked)
+        })
+        .collect();
+    got.sort();
+    assert_eq!(got, want);
+    // The expired sstable older than every live one is expired and blocked by none.
+    let expired: Vec<Lifetime> = tables[0]["expired"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(sstkit_entry)
+        .collect();
+    assert_eq!(expired.len(), 2, "{v}");
+    assert!(expired.iter().any(|e| e.0 == "nb-3-big-Data.db"), "{v}");
+}
+
+/// `dump-statistics` for people: percentiles in text, bars with --histograms, JSON in pipes.
+#[test]
+fn dump_statistics_text_has_percentiles_and_bars() {
+    let data = "fixtures/cassandra/oa_deletes/oa-1-big-Data.db";
+    let r = sstkit(["dump-statistics", "-o", "text", "--histograms", data]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let line = |name: &str| {
+        r.stdout
+            .lines()
+            .find(|l| l.contains(name))
+            .unwrap_or_else(|| panic!("no {name}: {}", r.stdout))
+            .to_string()
+    };
+    assert!(
+        line("partition size ").contains("p50 1.083 KiB"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        line("cells per partition").contains("p50 72"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        line("max timestamp").contains("1700000002365524"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("(2023-11-14T22:13:22.365524Z)"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        line("regular columns").contains("v1 text, v2 int"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("tombstone drop times\n"), "{}", r.stdout);
+    assert!(
+        r.stdout.lines().any(|l| l.ends_with('#')),
+        "bars: {}",
+        r.stdout
+    );
+    // Not a terminal: the JSON of before.
+    let r = sstkit(["dump-statistics", data]);
+    let v: Value = serde_json::from_str(&r.stdout).expect("json by default in a pipe");
+    assert!(v["sstables"][data]["stats"]["estimated_partition_size"].is_array());
+}

@@ -75,9 +75,13 @@ versions without them in Statistics.db) and the sizes of every component. Defaul
         long_about = "Decode Statistics.db: its table of contents and all four components \
 (validation, compaction, stats, serialization header), every field of the sstable's version. \
 The JSON shape follows `scylla sstable dump-statistics`, with extra fields for Cassandra 4.0+ \
-versions."
+versions.\n\n\
+Text (the default at a terminal; json otherwise) shows the fields for people: times as dates, \
+the partition size and cell count histograms as percentiles (computed as sstablepartitions and \
+sstablemetadata do), the tombstone drop times summarised, the columns of the serialization \
+header; --histograms draws the histograms as bars."
     )]
-    DumpStatistics(SstArgs),
+    DumpStatistics(DumpStatisticsArgs),
     /// Decode Summary.db: header, sampled index entries, first and last key
     DumpSummary(SstArgs),
     /// Decode Index.db: every partition entry, optionally with its promoted index blocks
@@ -113,7 +117,10 @@ and open range tombstone; the last entry points at the end-of-partition byte.\n\
         long_about = "Print the table as CQL (CREATE TYPE for user types, then CREATE TABLE), \
 rebuilt from the sstable's own serialization header. Key column names are not stored in \
 Statistics.db: they are taken from Scylla.db when present, otherwise generated (pk0, pk1, ... \
-for the partition key and ck0, ck1, ... for clustering columns). Defaults to --output text."
+for the partition key and ck0, ck1, ... for clustering columns). Defaults to --output text.\n\n\
+--keyspace and --table name the keyspace and table of the statements (they do not filter); \
+to keep only the sstables of a keyspace or table of a data directory, use --only-keyspace \
+and --only-table."
     )]
     DumpSchema(DumpSchemaArgs),
     /// Compute the token of a partition key
@@ -579,7 +586,7 @@ pub enum OutputFormat {
 /// Flags every command shares.
 #[derive(Debug, Clone, Args)]
 pub struct CommonArgs {
-    /// Output format (default: json for dump-* commands, text for info and dump-schema)
+    /// Output format (default: text for info and dump-schema, and for dump-statistics at a terminal; json otherwise)
     #[arg(long, short = 'o', value_enum)]
     pub output: Option<OutputFormat>,
     /// Print IO counters per sstable to stderr (table, or json)
@@ -685,6 +692,16 @@ pub struct InfoArgs {
     pub histograms: bool,
 }
 
+/// `dump-statistics` arguments.
+#[derive(Debug, Clone, Args)]
+pub struct DumpStatisticsArgs {
+    #[command(flatten)]
+    pub sst: SstArgs,
+    /// Text: draw the partition size, cell count and tombstone drop time histograms as bars
+    #[arg(long)]
+    pub histograms: bool,
+}
+
 /// `validate-checksums` arguments.
 #[derive(Debug, Clone, Args)]
 pub struct ValidateChecksumsArgs {
@@ -728,8 +745,14 @@ pub struct DumpFilterArgs {
     pub key_hex: Vec<String>,
 }
 
-/// `dump-schema` arguments.
+/// `dump-schema` arguments. Its --keyspace/--table name the CREATE
+/// statements (as before the filters existed), so the filters are spelled
+/// --only-keyspace/--only-table here.
 #[derive(Debug, Clone, Args)]
+#[command(
+    mut_arg("only_keyspace", |a| a.long("only-keyspace")),
+    mut_arg("only_table", |a| a.long("only-table"))
+)]
 pub struct DumpSchemaArgs {
     #[command(flatten)]
     pub sst: SstArgs,
@@ -767,8 +790,9 @@ pub struct TokenArgs {
         conflicts_with = "sstable"
     )]
     pub partitioner: PartitionerArg,
-    #[command(flatten)]
-    pub common: CommonArgs,
+    /// Output format (default: json)
+    #[arg(long, short = 'o', value_enum)]
+    pub output: Option<OutputFormat>,
 }
 
 /// Partitioner choice for `token`.
@@ -805,7 +829,9 @@ pub enum GenerateWhat {
     },
 }
 
-/// Data directory walking: every command that takes SSTABLE arguments.
+/// Data directory walking and the keyspace/table filters: every command that
+/// takes SSTABLE arguments. (dump-schema spells the filters --only-keyspace
+/// and --only-table: its --keyspace/--table name the CREATE statements.)
 #[derive(Debug, Clone, Args)]
 pub struct WalkArgs {
     /// Walk directories recursively (a data directory's keyspace/table-id/ tree)
@@ -817,46 +843,41 @@ pub struct WalkArgs {
     /// Include sstables in backups/ folders (with --recursive)
     #[arg(long, help_heading = "Data directory")]
     pub backups: bool,
+    /// Only sstables of this keyspace (from the keyspace/table-id/ folders, or a legacy file name)
+    #[arg(
+        long = "keyspace",
+        value_name = "NAME",
+        help_heading = "Data directory",
+        long_help = KEYSPACE_FILTER_HELP
+    )]
+    pub only_keyspace: Option<String>,
+    /// Only sstables of this table (from the keyspace/table-id/ folders, or a legacy file name)
+    #[arg(
+        long = "table",
+        value_name = "NAME",
+        help_heading = "Data directory",
+        long_help = TABLE_FILTER_HELP
+    )]
+    pub only_table: Option<String>,
 }
 
+const KEYSPACE_FILTER_HELP: &str = "Only sstables of this keyspace: the folder above the \
+table's <table>-<id> folder, or the keyspace of a legacy file name (ks-cf-ka-1-Data.db). An \
+sstable whose keyspace is unknown (no such folders) is left out.";
+
+const TABLE_FILTER_HELP: &str = "Only sstables of this table: the <table>-<id> folder's name \
+without its id, or the table of a legacy file name. An sstable whose table is unknown (no \
+such folders) is left out.";
+
 impl WalkArgs {
-    /// The walk these flags ask for (no keyspace/table filter).
+    /// The walk and filters these flags ask for.
     pub fn discovery(&self) -> sstkit_format::descriptor::Discovery {
         sstkit_format::descriptor::Discovery {
             recursive: self.recursive,
             snapshots: self.snapshots,
             backups: self.backups,
-            keyspace: None,
-            table: None,
-        }
-    }
-}
-
-/// Data directory walking with keyspace/table filters (the analytics commands;
-/// dump-schema's --keyspace/--table name its output instead).
-#[derive(Debug, Clone, Args)]
-pub struct DiscoveryArgs {
-    #[command(flatten)]
-    pub walk: WalkArgs,
-    /// Only sstables of this keyspace (from the keyspace/table-id/ folders)
-    #[arg(
-        long = "keyspace",
-        value_name = "NAME",
-        help_heading = "Data directory"
-    )]
-    pub only_keyspace: Option<String>,
-    /// Only sstables of this table (from the keyspace/table-id/ folders)
-    #[arg(long = "table", value_name = "NAME", help_heading = "Data directory")]
-    pub only_table: Option<String>,
-}
-
-impl DiscoveryArgs {
-    /// The walk these flags ask for.
-    pub fn discovery(&self) -> sstkit_format::descriptor::Discovery {
-        sstkit_format::descriptor::Discovery {
             keyspace: self.only_keyspace.clone(),
             table: self.only_table.clone(),
-            ..self.walk.discovery()
         }
     }
 }
@@ -945,7 +966,7 @@ pub struct PartitionsArgs {
     #[arg(long, value_name = "FILE", long_help = SCHEMA_HELP)]
     pub schema: Option<PathBuf>,
     #[command(flatten)]
-    pub discovery: DiscoveryArgs,
+    pub walk: WalkArgs,
     #[command(flatten)]
     pub io: IoArgs,
 }
@@ -1000,7 +1021,7 @@ pub struct ExpiredBlockersArgs {
     #[arg(long, value_name = "TIME", long_help = NOW_HELP, allow_hyphen_values = true, value_parser = parse_now)]
     pub now: Option<i64>,
     #[command(flatten)]
-    pub discovery: DiscoveryArgs,
+    pub walk: WalkArgs,
     #[command(flatten)]
     pub io: IoArgs,
 }
@@ -1048,7 +1069,7 @@ pub struct TimestampsArgs {
     #[arg(long, value_name = "FORMAT", num_args = 0..=1, default_missing_value = "table")]
     pub io_stats: Option<IoStatsFormat>,
     #[command(flatten)]
-    pub discovery: DiscoveryArgs,
+    pub walk: WalkArgs,
     #[command(flatten)]
     pub io: IoArgs,
 }

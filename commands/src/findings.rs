@@ -339,7 +339,7 @@ pub fn emit_report(
             let mut v = Map::new();
             v.insert("type".into(), json!("summary"));
             v.extend(summary);
-            emit.json.item(&Value::Object(v))?;
+            emit.json.summary_item(&Value::Object(v))?;
         }
         OutputFormat::Text => {
             let colour = term::color(Stream::Stdout);

@@ -289,6 +289,20 @@ impl Location {
     }
 }
 
+impl Descriptor {
+    /// Where this sstable sits: [`Location::of_dir`] of its directory, with
+    /// the keyspace and table of a legacy file name (`ks-cf-ka-1-Data.db`)
+    /// when the folders do not name them.
+    pub fn location(&self) -> Location {
+        let mut loc = Location::of_dir(&self.dir);
+        if let Some((k, t)) = &self.ks_table {
+            loc.keyspace.get_or_insert_with(|| k.clone());
+            loc.table.get_or_insert_with(|| t.clone());
+        }
+        loc
+    }
+}
+
 /// `name-<32 hex>` (a table folder): the name and the id.
 fn table_and_id(dir_name: &str) -> Option<(String, String)> {
     let (table, id) = dir_name.rsplit_once('-')?;
@@ -312,23 +326,17 @@ pub struct Discovery {
 }
 
 impl Discovery {
+    /// An sstable whose keyspace (or table) is unknown is left out by a
+    /// keyspace (or table) filter: the filter keeps only what it can name.
     fn wants(&self, d: &Descriptor) -> bool {
-        let loc = Location::of_dir(&d.dir);
-        let ks = loc
-            .keyspace
-            .clone()
-            .or_else(|| d.ks_table.as_ref().map(|k| k.0.clone()));
-        let table = loc
-            .table
-            .clone()
-            .or_else(|| d.ks_table.as_ref().map(|k| k.1.clone()));
+        let loc = d.location();
         self.keyspace
             .as_ref()
-            .is_none_or(|k| ks.as_ref() == Some(k))
+            .is_none_or(|k| loc.keyspace.as_ref() == Some(k))
             && self
                 .table
                 .as_ref()
-                .is_none_or(|t| table.as_ref() == Some(t))
+                .is_none_or(|t| loc.table.as_ref() == Some(t))
     }
 }
 
@@ -396,6 +404,42 @@ fn walk(dir: &Path, how: &Discovery, out: &mut Vec<PathBuf>) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn location_and_filters_use_folders_then_legacy_names() {
+        let id = "0123456789abcdef0123456789abcdef";
+        let dir = format!("/d/shop/orders-{id}/snapshots/s1");
+        let (d, _) = Descriptor::from_path(Path::new(&format!("{dir}/nb-3-big-Data.db"))).unwrap();
+        let l = d.location();
+        assert_eq!(
+            (
+                l.keyspace.as_deref(),
+                l.table.as_deref(),
+                l.snapshot.as_deref()
+            ),
+            (Some("shop"), Some("orders"), Some("s1"))
+        );
+        // A legacy name says what the folders do not.
+        let (legacy, _) = Descriptor::from_path(Path::new("/tmp/x/ks-cf-ka-1-Data.db")).unwrap();
+        let l = legacy.location();
+        assert_eq!(
+            (l.keyspace.as_deref(), l.table.as_deref()),
+            (Some("ks"), Some("cf"))
+        );
+        let (plain, _) = Descriptor::from_path(Path::new("/tmp/x/nb-1-big-Data.db")).unwrap();
+        let only = |k: Option<&str>, t: Option<&str>| Discovery {
+            keyspace: k.map(str::to_string),
+            table: t.map(str::to_string),
+            ..Discovery::default()
+        };
+        assert!(only(Some("shop"), Some("orders")).wants(&d));
+        assert!(!only(Some("shop"), Some("users")).wants(&d));
+        assert!(only(Some("ks"), None).wants(&legacy));
+        // Unknown keyspace and table: kept without a filter, left out by one.
+        assert!(only(None, None).wants(&plain));
+        assert!(!only(Some("shop"), None).wants(&plain));
+        assert!(!only(None, Some("orders")).wants(&plain));
+    }
 
     #[test]
     fn modern_and_legacy_names() {

@@ -2,8 +2,11 @@
 //!
 //! ```text
 //! sstkit dump-statistics nb-1-big-Data.db
-//! sstkit dump-statistics --output text DIR
+//! sstkit dump-statistics --output text --histograms DIR
 //! ```
+//!
+//! Text (the default at a terminal, json otherwise): the fields for people,
+//! the histograms as percentiles, `--histograms` as bars.
 //!
 //! Reads: Statistics.db (one read of the whole file).
 //!
@@ -43,12 +46,14 @@ use serde_json::{json, Map, Value};
 use sstkit_format::statistics::stats::{ClusteringBound, Histogram, Stats, NO_DELETION_TIME};
 use sstkit_format::statistics::{MetadataKind, SerializationHeader, Statistics};
 use sstkit_format::types::CqlType;
-use sstkit_format::value;
 use sstkit_format::Component;
+use sstkit_format::{analytics, value};
 
-use crate::cli::{OutputFormat, SstArgs};
-use crate::output::{hex, json_text_table};
-use crate::render::{f64_json, read_statistics, KeyCtx};
+use crate::cli::{DumpStatisticsArgs, OutputFormat};
+use crate::output::{hex, kv_table};
+use crate::render::{
+    f64_json, format_micros_instant, format_seconds_instant, read_statistics, KeyCtx,
+};
 use crate::{for_each_sstable, CmdResult, Outcome};
 
 fn histogram(h: &Histogram) -> Value {
@@ -278,19 +283,231 @@ pub fn to_json(st: &Statistics) -> Value {
     Value::Object(o)
 }
 
+/// The percentiles of a stored histogram as Cassandra's tools estimate them,
+/// then its largest bucket bound: `p50 1.2 KiB, ..., max 3.1 KiB`.
+fn percentile_line(h: &Histogram, bytes: bool) -> String {
+    let f = |x: Option<i64>| match x {
+        Some(x) if bytes => super::partitions::pretty_bytes(x.max(0) as u64),
+        Some(x) => x.to_string(),
+        None => "overflow".into(),
+    };
+    let mut parts: Vec<String> = analytics::PERCENTILES
+        .iter()
+        .map(|(name, p)| {
+            format!(
+                "{name} {}",
+                f(analytics::stored_histogram_percentile(h, *p))
+            )
+        })
+        .collect();
+    let max = h.buckets().iter().rev().find(|b| b.1 > 0).map(|b| b.0);
+    parts.push(format!("max {}", f(max.or(Some(0)))));
+    parts.join(", ")
+}
+
+/// The text form: one row per field, times with their dates, histograms as
+/// percentiles, the serialization header's columns.
+fn text(st: &Statistics, v: &Value) -> String {
+    let mut rows: Vec<(String, String)> = Vec::new();
+    let plain = |x: &Value| match x {
+        Value::String(s) => s.clone(),
+        Value::Null => "none".to_string(),
+        x => x.to_string(),
+    };
+    if let Some(val) = v.get("validation") {
+        rows.push(("partitioner".into(), plain(&val["partitioner"])));
+        rows.push((
+            "bloom filter fp chance".into(),
+            plain(&val["filter_chance"]),
+        ));
+    }
+    if let Some(c) = v.get("compaction") {
+        if let Some(a) = c.get("ancestors") {
+            rows.push(("ancestors".into(), plain(a)));
+        }
+        if let Some(e) = c.get("cardinality_estimate") {
+            rows.push(("partitions (HLL estimate)".into(), plain(e)));
+        }
+    }
+    if let (Some(s), Some(sv)) = (&st.stats, v.get("stats").and_then(Value::as_object)) {
+        let micros = |x: &Value| match x.as_i64() {
+            Some(t) => format!("{t} ({})", format_micros_instant(t)),
+            None => plain(x),
+        };
+        let secs = |x: &Value| match x.as_i64() {
+            Some(t) => format!("{t} ({})", format_seconds_instant(t)),
+            None => "none".to_string(),
+        };
+        // Fields shown with a better form, or as percentiles below.
+        let skip = [
+            "estimated_partition_size",
+            "estimated_cells_count",
+            "estimated_tombstone_drop_time",
+            "first_key",
+            "last_key",
+        ];
+        for (k, x) in sv {
+            // Pre-3.0 fields, always empty since: nothing to read.
+            let empty = x.as_array().is_some_and(Vec::is_empty);
+            if skip.contains(&k.as_str()) || empty {
+                continue;
+            }
+            let shown = match k.as_str() {
+                "min_timestamp" | "max_timestamp" => micros(x),
+                "min_local_deletion_time" | "max_local_deletion_time" => secs(x),
+                "repaired_at" if x.as_i64() == Some(0) => "0 (unrepaired)".into(),
+                "repaired_at" => match x.as_i64() {
+                    Some(t) => format!("{t} ({})", format_micros_instant(t.saturating_mul(1000))),
+                    None => plain(x),
+                },
+                "commitlog_intervals" => x.as_array().map_or(plain(x), |a| {
+                    a.iter()
+                        .map(|i| {
+                            format!(
+                                "{}:{} - {}:{}",
+                                i["start"]["id"],
+                                i["start"]["pos"],
+                                i["end"]["id"],
+                                i["end"]["pos"]
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }),
+                "position" | "commitlog_lower_bound" => format!("{}:{}", x["id"], x["pos"]),
+                "covered_clustering" => {
+                    let bound = |b: &Value| {
+                        let vals: Vec<String> = b["values"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .map(|v| plain(v.get("value").unwrap_or(&v["raw"])))
+                            .collect();
+                        format!("({})", vals.join(", "))
+                    };
+                    format!("{} .. {}", bound(&x["start"]), bound(&x["end"]))
+                }
+                _ => plain(x),
+            };
+            let name = match k.as_str() {
+                "position" => "commitlog upper bound".to_string(),
+                k => k.replace('_', " "),
+            };
+            rows.push((name, shown));
+        }
+        rows.push((
+            "partition size".into(),
+            percentile_line(&s.estimated_partition_size, true),
+        ));
+        rows.push((
+            "cells per partition".into(),
+            percentile_line(&s.estimated_cells_count, false),
+        ));
+        let bins = &s.tombstone_drop_time.bins;
+        let total: i64 = bins.iter().map(|b| b.count).sum();
+        rows.push((
+            "tombstone drop times".into(),
+            match (
+                bins.iter().map(|b| b.time).min(),
+                bins.iter().map(|b| b.time).max(),
+            ) {
+                (Some(lo), Some(hi)) => format!(
+                    "{total} in {} bins, {} .. {}",
+                    bins.len(),
+                    format_seconds_instant(lo),
+                    format_seconds_instant(hi)
+                ),
+                _ => "none".into(),
+            },
+        ));
+        for k in ["first_key", "last_key"] {
+            if let Some(key) = sv.get(k) {
+                rows.push((
+                    k.replace('_', " "),
+                    format!(
+                        "{} (token {}, 0x{})",
+                        key["value"].as_str().unwrap_or(""),
+                        key["token"].as_str().unwrap_or(""),
+                        key["raw"].as_str().unwrap_or("")
+                    ),
+                ));
+            }
+        }
+    }
+    if let Some(h) = &st.header {
+        // A composite key: its columns' types, as the clustering types are shown.
+        let key = match &h.partition_key_type {
+            CqlType::Composite(parts) => parts
+                .iter()
+                .map(CqlType::cql)
+                .collect::<Vec<_>>()
+                .join(", "),
+            t => t.cql(),
+        };
+        rows.push(("partition key type".into(), key));
+        let types: Vec<String> = h.clustering_types.iter().map(CqlType::cql).collect();
+        rows.push((
+            "clustering types".into(),
+            if types.is_empty() {
+                "none".into()
+            } else {
+                types.join(", ")
+            },
+        ));
+        let cols = |c: &[sstkit_format::statistics::ColumnDef]| {
+            if c.is_empty() {
+                "none".to_string()
+            } else {
+                c.iter()
+                    .map(|c| format!("{} {}", c.name, c.ty.cql()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        };
+        rows.push(("static columns".into(), cols(&h.static_columns)));
+        rows.push(("regular columns".into(), cols(&h.regular_columns)));
+    }
+    for c in v["checksums"].as_array().into_iter().flatten() {
+        rows.push((
+            format!("checksum of {}", plain(&c["component"])),
+            if c["valid"] == true {
+                "ok".to_string()
+            } else {
+                format!(
+                    "MISMATCH (stored {}, computed {})",
+                    c["stored"], c["computed"]
+                )
+            },
+        ));
+    }
+    kv_table(&rows).to_string()
+}
+
 /// Run the command.
-pub fn run(a: &SstArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
+pub fn run(a: &DumpStatisticsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
+    let default = if crate::term::Stream::Stdout.is_terminal() {
+        OutputFormat::Text
+    } else {
+        OutputFormat::Json
+    };
+    let width = crate::term::width(crate::term::Stream::Stdout);
     for_each_sstable(
-        &a.sstables,
-        &a.common,
-        OutputFormat::Json,
+        &a.sst.sstables,
+        &a.sst.common,
+        default,
         false,
         out,
         |sst, emit| {
             let st = read_statistics(sst)?;
             let v = to_json(&st);
             if emit.fmt == OutputFormat::Text {
-                emit.text(&json_text_table(&v).to_string())?;
+                let mut body = text(&st, &v);
+                if a.histograms {
+                    if let Some(s) = &st.stats {
+                        body.push_str(&super::info::stats_histogram_bars(s, width));
+                    }
+                }
+                emit.text(&body)?;
             } else {
                 emit.json.object(&v)?;
             }

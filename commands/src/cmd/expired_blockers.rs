@@ -25,7 +25,6 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 use sstkit_format::analytics::{expired_blockers, Lifetimes};
-use sstkit_format::descriptor::Location;
 use sstkit_format::Sstable;
 
 use crate::cli::{ExpiredBlockersArgs, OutputFormat};
@@ -35,12 +34,14 @@ use crate::{resolve_sstables_in, sstable_label, CmdResult, Outcome};
 
 struct Entry {
     label: String,
+    sref: serde_json::Map<String, Value>,
     times: Lifetimes,
 }
 
 fn entry_json(e: &Entry) -> Value {
     json!({
         "sstable": e.label,
+        "sstable_ref": e.sref,
         "min_timestamp": e.times.min_timestamp,
         "max_timestamp": e.times.max_timestamp,
         "max_local_deletion_time": e.times.max_local_deletion_time,
@@ -57,7 +58,7 @@ fn entry_text(e: &Entry) -> String {
 
 /// Run the command.
 pub fn run(a: &ExpiredBlockersArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
-    let descs = resolve_sstables_in(&a.sstables, &a.discovery)?;
+    let descs = resolve_sstables_in(&a.sstables, &a.walk)?;
     let io = crate::io_options(&a.io)?;
     let now = a.now.unwrap_or_else(|| {
         SystemTime::now()
@@ -94,11 +95,10 @@ pub fn run(a: &ExpiredBlockersArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                 continue;
             }
         };
-        let table = Location::of_dir(&sst.desc.dir)
-            .table_name()
-            .unwrap_or_else(|| sst.desc.dir.display().to_string());
+        let table = crate::table_key(&sst.desc);
         let e = Entry {
             label: sstable_label(&sst),
+            sref: crate::output::sstable_ref(&sst.desc),
             times: Lifetimes {
                 min_timestamp: stats.min_timestamp,
                 max_timestamp: stats.max_timestamp,

@@ -344,9 +344,18 @@ fn text(v: &Value) -> String {
 fn histogram_bars(sst: &Sstable, width: usize) -> CmdResult<String> {
     let st = Statistics::parse_salvage(&sst.read_component(Component::Statistics)?, sst.features())
         .map_err(|e| e.in_file(&sst.path(Component::Statistics)))?;
-    let Some(s) = &st.stats else {
-        return Ok(String::new());
-    };
+    Ok(st
+        .stats
+        .as_ref()
+        .map_or(String::new(), |s| stats_histogram_bars(s, width)))
+}
+
+/// Text bars of the partition size, cell count and tombstone drop time
+/// histograms of `s`, fitted to `width` (`info` and `dump-statistics --histograms`).
+pub(crate) fn stats_histogram_bars(
+    s: &sstkit_format::statistics::stats::Stats,
+    width: usize,
+) -> String {
     let mut out = String::new();
     let mut draw = |title: &str, rows: Vec<(String, i64)>| {
         let rows: Vec<(String, i64)> = rows.into_iter().filter(|r| r.1 > 0).collect();
@@ -387,7 +396,7 @@ fn histogram_bars(sst: &Sstable, width: usize) -> CmdResult<String> {
             .map(|b| (format_seconds_instant(b.time), b.count))
             .collect(),
     );
-    Ok(out)
+    out
 }
 
 /// Plain aligned columns: numbers right-aligned, the first column cut to fit.
@@ -502,9 +511,7 @@ fn many_text(a: &InfoArgs, gc_before: i64, out: &mut dyn Write) -> CmdResult<Out
                 .map_or("-".into(), |r| format!("{r:.4}")),
             v["sstable_level"].to_string(),
         ]);
-        let table = sstkit_format::descriptor::Location::of_dir(&sst.desc.dir)
-            .table_name()
-            .unwrap_or_else(|| sst.desc.dir.display().to_string());
+        let table = crate::table_key(&sst.desc);
         let i = match tables.iter().position(|x| x.0 == table) {
             Some(i) => i,
             None => {

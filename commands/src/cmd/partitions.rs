@@ -67,7 +67,10 @@ cellTtlExpired,directory,keyspace,table,index,snapshot,backup,generation,format,
 /// What every partition record of one sstable shares.
 struct SstInfo {
     label: String,
+    /// The folders, as `sstablepartitions --csv` names them.
     loc: Location,
+    /// The record's identity fields ([`crate::output::sstable_ref`]).
+    sref: serde_json::Map<String, Value>,
     /// `keyspace.table`, or the sstable's folder when the layout names no table.
     table: String,
     generation: String,
@@ -152,7 +155,7 @@ impl Ord for Ranked {
 
 /// Run the command.
 pub fn run(a: &PartitionsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
-    let descs = resolve_sstables_in(&a.sstables, &a.discovery)?;
+    let descs = resolve_sstables_in(&a.sstables, &a.walk)?;
     let io = crate::io_options(&a.io)?;
     let now = a.now.unwrap_or_else(|| {
         SystemTime::now()
@@ -269,14 +272,12 @@ pub fn run(a: &PartitionsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
 /// The sstable's place, naming and key type.
 fn sst_info(sst: &Sstable) -> CmdResult<SstInfo> {
     let loc = Location::of_dir(&sst.desc.dir);
-    let table = loc
-        .table_name()
-        .or_else(|| sst.desc.ks_table.as_ref().map(|(k, t)| format!("{k}.{t}")))
-        .unwrap_or_else(|| sst.desc.dir.display().to_string());
+    let table = crate::table_key(&sst.desc);
     let keys = KeyCtx::read(sst)?;
     Ok(SstInfo {
         label: sstable_label(sst),
         loc,
+        sref: crate::output::sstable_ref(&sst.desc),
         table,
         generation: sst.desc.generation.to_string(),
         format: match sst.desc.format {
@@ -640,10 +641,6 @@ fn csv_key(text: &str) -> String {
     format!("\"{inner}\"")
 }
 
-fn opt(s: &Option<String>) -> Value {
-    s.as_ref().map_or(Value::Null, |x| Value::String(x.clone()))
-}
-
 /// A partition record as JSON.
 fn record_json(r: &Record, partitions_only: bool) -> Value {
     let p = &r.stats;
@@ -893,26 +890,18 @@ impl<'w> Writer<'w> {
         listed: u64,
         sizes: Sizes,
     ) -> std::io::Result<()> {
-        let mut v = json!({
-            "type": "sstable",
-            "sstable": i.label,
-            "keyspace": opt(&i.loc.keyspace),
-            "table": opt(&i.loc.table),
-            "index": opt(&i.loc.index),
-            "snapshot": opt(&i.loc.snapshot),
-            "backup": opt(&i.loc.backup),
-            "generation": i.generation,
-            "format": i.format,
-            "version": i.version,
-            "size": sizes.0,
-            "size_on_disk": sizes.1,
-            "listed": listed,
-        });
-        if let (Value::Object(m), Value::Object(x)) =
-            (&mut v, summary_json(s, self.partitions_only))
-        {
+        // The identity fields flat, as this record had them before sstable_ref existed.
+        let mut m = serde_json::Map::new();
+        m.insert("type".into(), json!("sstable"));
+        m.insert("sstable".into(), json!(i.label));
+        m.extend(i.sref.clone());
+        m.insert("size".into(), json!(sizes.0));
+        m.insert("size_on_disk".into(), json!(sizes.1));
+        m.insert("listed".into(), json!(listed));
+        if let Value::Object(x) = summary_json(s, self.partitions_only) {
             m.extend(x);
         }
+        let v = Value::Object(m);
         match self.fmt {
             PartitionsOutput::Json => {
                 self.later.push(v);

@@ -28,7 +28,6 @@ use std::io::Write;
 
 use serde_json::json;
 use sstkit_format::data::{ColumnData, Fragment, Row, ScanReader};
-use sstkit_format::descriptor::Location;
 use sstkit_format::value::literal::days_from_civil;
 
 use crate::render::civil_from_days;
@@ -141,7 +140,7 @@ fn scan(sst: &Sstable, b: TimeBucket, h: &mut Histogram) -> CmdResult<()> {
 
 /// Run the command.
 pub fn run(a: &TimestampsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
-    let descs = resolve_sstables_in(&a.sstables, &a.discovery)?;
+    let descs = resolve_sstables_in(&a.sstables, &a.walk)?;
     let io = crate::io_options(&a.io)?;
     let fmt = a.output.unwrap_or(if Stream::Stdout.is_terminal() {
         TimestampsOutput::Text
@@ -163,9 +162,7 @@ pub fn run(a: &TimestampsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                 continue;
             }
         };
-        let table = Location::of_dir(&sst.desc.dir)
-            .table_name()
-            .unwrap_or_else(|| sst.desc.dir.display().to_string());
+        let table = crate::table_key(&sst.desc);
         // An sstable that fails half-way counts nothing: its counts are kept apart until it ends.
         let mut h = Histogram::default();
         match scan(&sst, a.bucket, &mut h) {

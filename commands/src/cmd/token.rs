@@ -104,7 +104,7 @@ pub fn run(a: &TokenArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         v["input"] = json!(k);
         rows.push(v);
     }
-    let fmt = a.common.output.unwrap_or(OutputFormat::Json);
+    let fmt = a.output.unwrap_or(OutputFormat::Json);
     if fmt == OutputFormat::Text {
         let mut t = table(&["input", "token", "raw", "value"]);
         for r in &rows {

@@ -191,7 +191,7 @@ pub fn run(a: &ValidateChecksumsArgs, out: &mut dyn Write) -> CmdResult<Outcome>
                     o.insert("type".into(), json!("summary"));
                     o.extend(summary_json(&report));
                     o.insert("findings".into(), json!(findings.len()));
-                    emit.json.item(&Value::Object(o))?;
+                    emit.json.summary_item(&Value::Object(o))?;
                 }
                 OutputFormat::Json => {
                     let mut o = summary_json(&report);

@@ -9,14 +9,25 @@
 //! ## NDJSON (`--output ndjson`)
 //! One JSON object per line. Each line is the item (or the whole per-sstable
 //! payload for object-shaped commands) with a leading `"sstable": "<path>"`
-//! field. New fields may be added; existing ones keep their meaning (see
-//! CHANGELOG.md for breaking changes).
+//! field; a line that is a whole per-sstable payload (or an error) also
+//! carries `"sstable_ref"` (see below). New fields may be added; existing
+//! ones keep their meaning (see CHANGELOG.md for breaking changes).
+//!
+//! ## Which sstable (`sstable_ref`)
+//! Every record about one sstable names it with the object of
+//! [`sstable_ref`]: keyspace, table, index, snapshot, backup (null when the
+//! folders do not say), generation, format and version. NDJSON lines of
+//! object-shaped payloads carry it as `"sstable_ref"` (item lines, such as
+//! partitions or index entries, only their `"sstable"` path: the ref would
+//! repeat on every line); the JSON document, whose payloads are keyed by
+//! path, ends with `"sstable_refs": {"<path>": {...}}`.
 
 pub mod iostats;
 
 use std::io::{self, Write};
 
 use serde_json::{Map, Value};
+use sstkit_format::descriptor::Descriptor;
 
 use crate::cli::OutputFormat;
 use crate::term;
@@ -29,6 +40,10 @@ pub struct JsonOut<'w> {
     path: String,
     /// NDJSON: `{"sstable":"<path>",`, the start of a line of an object item.
     line_prefix: String,
+    /// The current sstable's [`sstable_ref`], when its path names an sstable.
+    sref: Option<Value>,
+    /// JSON: the [`sstable_ref`] of each sstable so far, for `"sstable_refs"`.
+    refs: Map<String, Value>,
     sstables: usize,
     items: usize,
     in_array: bool,
@@ -51,6 +66,8 @@ impl<'w> JsonOut<'w> {
             text: fmt == OutputFormat::Text,
             path: String::new(),
             line_prefix: String::new(),
+            sref: None,
+            refs: Map::new(),
             sstables: 0,
             items: 0,
             in_array: false,
@@ -65,10 +82,16 @@ impl<'w> JsonOut<'w> {
     /// Start the payload of one sstable.
     pub fn begin_sstable(&mut self, path: &str) -> io::Result<()> {
         self.path = path.to_string();
+        self.sref = Descriptor::from_path(std::path::Path::new(path))
+            .ok()
+            .map(|(d, _)| Value::Object(sstable_ref(&d)));
         self.line_prefix = format!(
             "{{\"sstable\":{},",
             serde_json::to_string(path).map_err(io::Error::from)?
         );
+        if let (Some(r), false) = (&self.sref, self.ndjson) {
+            self.refs.insert(path.to_string(), r.clone());
+        }
         self.items = 0;
         self.in_array = false;
         if !self.ndjson {
@@ -84,9 +107,13 @@ impl<'w> JsonOut<'w> {
         Ok(())
     }
 
-    fn line(&mut self, v: &Value) -> io::Result<()> {
+    /// One NDJSON line: `v` after the sstable's path, and its ref when `named`.
+    fn line(&mut self, v: &Value, named: bool) -> io::Result<()> {
         let mut m = Map::new();
         m.insert("sstable".into(), Value::String(self.path.clone()));
+        if let (Some(r), true) = (&self.sref, named) {
+            m.insert("sstable_ref".into(), r.clone());
+        }
         match v {
             Value::Object(o) => {
                 for (k, x) in o {
@@ -104,7 +131,7 @@ impl<'w> JsonOut<'w> {
     /// One element of an array-shaped payload.
     pub fn item(&mut self, v: &Value) -> io::Result<()> {
         if self.ndjson {
-            return self.line(v);
+            return self.line(v, false);
         }
         self.w
             .write_all(if self.items == 0 { b"[" } else { b"," })?;
@@ -112,6 +139,15 @@ impl<'w> JsonOut<'w> {
         self.items += 1;
         serde_json::to_writer(&mut *self.w, v)?;
         Ok(())
+    }
+
+    /// The element of an array-shaped payload that sums up the sstable (a
+    /// validation summary): in NDJSON, its line also carries `"sstable_ref"`.
+    pub fn summary_item(&mut self, v: &Value) -> io::Result<()> {
+        if self.ndjson {
+            return self.line(v, true);
+        }
+        self.item(v)
     }
 
     /// Write raw, already-serialized JSON as one array element (hot paths that
@@ -172,7 +208,7 @@ impl<'w> JsonOut<'w> {
     /// The whole payload of an object-shaped command.
     pub fn object(&mut self, v: &Value) -> io::Result<()> {
         if self.ndjson {
-            return self.line(v);
+            return self.line(v, true);
         }
         self.items += 1;
         serde_json::to_writer(&mut *self.w, v)?;
@@ -185,7 +221,7 @@ impl<'w> JsonOut<'w> {
         if self.ndjson {
             // Typed, so a consumer reading records can filter it out.
             if let Some(e) = error {
-                self.line(&serde_json::json!({ "type": "error", "error": e }))?;
+                self.line(&serde_json::json!({ "type": "error", "error": e }), true)?;
             }
             return Ok(());
         }
@@ -207,10 +243,34 @@ impl<'w> JsonOut<'w> {
             if self.sstables == 0 {
                 self.w.write_all(b"{\"sstables\":{")?;
             }
-            self.w.write_all(b"}}\n")?;
+            self.w.write_all(b"}")?;
+            if !self.refs.is_empty() {
+                self.w.write_all(b",\"sstable_refs\":")?;
+                serde_json::to_writer(&mut *self.w, &self.refs)?;
+            }
+            self.w.write_all(b"}\n")?;
         }
         self.w.flush()
     }
+}
+
+/// Which sstable a record is about, the same fields in every command:
+/// keyspace, table, secondary index, snapshot and backup from the data
+/// directory layout (null when unknown), generation, format and version from
+/// the file name.
+pub fn sstable_ref(d: &Descriptor) -> Map<String, Value> {
+    let loc = d.location();
+    let opt = |s: Option<String>| s.map_or(Value::Null, Value::String);
+    let mut m = Map::new();
+    m.insert("keyspace".into(), opt(loc.keyspace));
+    m.insert("table".into(), opt(loc.table));
+    m.insert("index".into(), opt(loc.index));
+    m.insert("snapshot".into(), opt(loc.snapshot));
+    m.insert("backup".into(), opt(loc.backup));
+    m.insert("generation".into(), Value::String(d.generation.to_string()));
+    m.insert("format".into(), Value::String(d.format.name().into()));
+    m.insert("version".into(), Value::String(d.version.to_string()));
+    m
 }
 
 /// Hex of bytes, lowercase.
