@@ -481,7 +481,7 @@ pub struct RewriteArgs {
     pub output_dir: PathBuf,
     #[command(flatten)]
     pub select: KeySelectArgs,
-    /// Version to write (BIG row format: ma, mb, mc, md, me, na, nb, nc, oa); default: the source's
+    /// Version to write: ma, mb, mc, md, me, na, nb, nc, oa (BIG) or da (BTI); default: the source's
     #[arg(long, value_name = "VERSION")]
     pub format_version: Option<String>,
     /// Data.db compression: none, lz4, snappy, deflate, zstd or zstd:LEVEL; default: the source's
@@ -490,9 +490,9 @@ pub struct RewriteArgs {
     /// Uncompressed bytes per compressed chunk (power of two); default: the source's, else 16KiB
     #[arg(long, value_name = "BYTES", value_parser = parse_size)]
     pub chunk_length: Option<u64>,
-    /// Promoted-index block size (Cassandra's column_index_size)
-    #[arg(long, value_name = "BYTES", value_parser = parse_size, default_value = "64KiB")]
-    pub column_index_size: u64,
+    /// Row-index block size (Cassandra's column_index_size); default: 64KiB (BIG), 16KiB (BTI)
+    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
+    pub column_index_size: Option<u64>,
 }
 
 /// `split` arguments.
@@ -509,15 +509,15 @@ pub struct SplitArgs {
     /// One sstable per line START,END of FILE: the partitions with a token in (START, END]
     #[arg(long, value_name = "FILE")]
     pub token_ranges: Option<PathBuf>,
-    /// Version to write (BIG row format, ma..oa); default: the source's
+    /// Version to write: ma..oa (BIG) or da (BTI); default: the source's
     #[arg(long, value_name = "VERSION")]
     pub format_version: Option<String>,
     /// Data.db compression: none, lz4, snappy, deflate, zstd or zstd:LEVEL; default: the source's
     #[arg(long, value_name = "ALGO")]
     pub compression: Option<String>,
-    /// Promoted-index block size (Cassandra's column_index_size)
-    #[arg(long, value_name = "BYTES", value_parser = parse_size, default_value = "64KiB")]
-    pub column_index_size: u64,
+    /// Row-index block size (Cassandra's column_index_size); default: 64KiB (BIG), 16KiB (BTI)
+    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
+    pub column_index_size: Option<u64>,
 }
 
 /// `scrub --mode` values.

@@ -330,7 +330,6 @@ pub fn supported(t: &CqlType) -> bool {
     }
 }
 
-
 fn uuid_msb_encode(hi: u64) -> u64 {
     let version = (hi >> 12) & 0xF;
     if version == 1 {
@@ -438,7 +437,10 @@ fn encode_tuple<'t>(
     if pos != v.len() {
         return None;
     }
-    let keep = fields.iter().rposition(|f| f.1.is_some()).map_or(0, |i| i + 1);
+    let keep = fields
+        .iter()
+        .rposition(|f| f.1.is_some())
+        .map_or(0, |i| i + 1);
     for (t, f) in &fields[..keep] {
         encode_element(out, t, *f)?;
     }

@@ -1392,7 +1392,8 @@ fn unhex(s: &str) -> Vec<u8> {
 /// `GenComparable.java`): sstkit encodes each value to the same bytes.
 #[test]
 fn encodings_match_cassandra() {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/bti-index/comparable-oss50.tsv");
+    let p =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/bti-index/comparable-oss50.tsv");
     let text = std::fs::read_to_string(&p).unwrap();
     let mut n = 0;
     let mut types_seen = HashSet::new();
@@ -1413,9 +1414,106 @@ fn encodings_match_cassandra() {
         types_seen.insert(f[0]);
         n += 1;
     }
-    assert!(n > 1000 && types_seen.len() > 40, "{n} values, {} types", types_seen.len());
+    assert!(
+        n > 1000 && types_seen.len() > 40,
+        "{n} values, {} types",
+        types_seen.len()
+    );
 }
 
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// True for a float/double value that is a NaN with the sign bit set (the
+/// byte-comparable form puts it first, `Float.compare` last).
+fn negative_nan(t: &CqlType, v: &[u8]) -> bool {
+    let c = ClusteringPrefix {
+        kind: BoundKind::Clustering,
+        values: vec![Some(v)],
+    };
+    has_negative_nan(std::slice::from_ref(t), &c)
+}
+
+/// Every pair of same-typed values of the Cassandra vectors: the encodings
+/// (as one-component clusterings: markers and terminator) order like
+/// `compare_value`.
+#[test]
+fn encodings_order_like_compare_for_every_type() {
+    use crate::compare::compare_value;
+    let p =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/bti-index/comparable-oss50.tsv");
+    let text = std::fs::read_to_string(&p).unwrap();
+    let mut by_type: BTreeMap<&str, Vec<Vec<u8>>> = BTreeMap::new();
+    for line in text.lines() {
+        let f: Vec<&str> = line.split('\t').collect();
+        by_type.entry(f[0]).or_default().push(unhex(f[1]));
+    }
+    let mut pairs = 0;
+    for (name, values) in &by_type {
+        let t = CqlType::parse(name).unwrap();
+        // Durations have no order (they are never keys); C* encodes their bytes.
+        if matches!(t.unreversed(), CqlType::Native(Native::Duration)) {
+            continue;
+        }
+        let values: Vec<&Vec<u8>> = values.iter().filter(|v| !negative_nan(&t, v)).collect();
+        let enc = |v: &[u8]| {
+            let mut b = Vec::new();
+            encode_component(&mut b, &t, v).unwrap();
+            b.push(TERMINATOR);
+            b
+        };
+        for a in &values {
+            for b in &values {
+                let (ea, eb) = (enc(a), enc(b));
+                assert_eq!(
+                    ea.cmp(&eb),
+                    compare_value(&t, a, b),
+                    "{name}: {a:02x?} vs {b:02x?}"
+                );
+                pairs += 1;
+            }
+        }
+    }
+    assert!(pairs > 10_000, "{pairs}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+
+    /// varint, decimal and timeuuid values of random bytes: the encodings
+    /// order like `compare_value`.
+    #[test]
+    fn numeric_encodings_order_like_compare(
+        which in 0usize..3,
+        a in prop::collection::vec(prop::sample::select(vec![0u8, 1, 9, 0x7F, 0x80, 0xFF, 0x63, 0x64]), 1..24),
+        b in prop::collection::vec(prop::sample::select(vec![0u8, 1, 9, 0x7F, 0x80, 0xFF, 0x63, 0x64]), 1..24),
+        sa in -40i32..40, sb in -40i32..40,
+    ) {
+        use crate::compare::compare_value;
+        let (t, va, vb) = match which {
+            0 => (Native::Varint, a, b),
+            1 => {
+                let mk = |s: i32, v: Vec<u8>| [s.to_be_bytes().to_vec(), v].concat();
+                (Native::Decimal, mk(sa, a), mk(sb, b))
+            }
+            _ => {
+                let mk = |v: Vec<u8>| {
+                    let mut u: Vec<u8> = v.iter().cycle().take(16).copied().collect();
+                    u[6] = (u[6] & 0x0F) | 0x10;
+                    u
+                };
+                (Native::Timeuuid, mk(a), mk(b))
+            }
+        };
+        for t in [CqlType::Native(t), CqlType::Reversed(Box::new(CqlType::Native(t)))] {
+            let enc = |v: &[u8]| {
+                let mut b = Vec::new();
+                encode_component(&mut b, &t, v).unwrap();
+                b.push(TERMINATOR);
+                b
+            };
+            prop_assert_eq!(enc(&va).cmp(&enc(&vb)), compare_value(&t, &va, &vb), "{:?} {:02x?} {:02x?}", t, va, vb);
+        }
+    }
 }

@@ -102,10 +102,7 @@ impl Indexes {
                 index_path,
                 index_len: 0,
                 summary: SummaryBuilder::new(s.min_index_interval),
-                promoted: PromotedIndex::new(
-                    s.column_index_size,
-                    s.header.clustering_fixed_lens(),
-                ),
+                promoted: PromotedIndex::new(s.column_index_size, s.header.clustering_fixed_lens()),
                 entry: Vec::new(),
             })));
         }

@@ -196,7 +196,10 @@ fn da_rewrite_matches_cassandra_bytes() {
             .iter()
             .map(|p| p.file_name().unwrap().to_string_lossy().to_string())
             .collect();
-        assert!(names.iter().all(|n| n.starts_with("da-1-bti-")), "{names:?}");
+        assert!(
+            names.iter().all(|n| n.starts_with("da-1-bti-")),
+            "{names:?}"
+        );
         if r.src.has(Component::CompressionInfo) {
             continue;
         }

@@ -462,7 +462,10 @@ fn unsupported_clustering_types_are_named() {
     use crate::clustering::{BoundKind, ClusteringPrefix};
     use crate::types::{CqlType, Native};
     // Counters cannot be clustering columns: no byte-comparable form.
-    let types = [CqlType::Native(Native::Int), CqlType::Native(Native::Counter)];
+    let types = [
+        CqlType::Native(Native::Int),
+        CqlType::Native(Native::Counter),
+    ];
     let c = ClusteringPrefix {
         kind: BoundKind::Clustering,
         values: vec![Some(&[0, 0, 0, 1][..]), Some(&[127, 0, 0, 1][..])],
