@@ -70,3 +70,6 @@ mod merge;
 mod partitions;
 // rewrite: every intact row-format sstable (fixtures, corpus) rewrites to the same data, valid.
 mod rewrite;
+
+// compact: the merged, purged output equals the merged read and the node's rows; metadata rules.
+mod compact;

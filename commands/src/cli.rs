@@ -217,6 +217,24 @@ wraps); partitions in no range are left out and counted, a partition in several 
 to the first."
     )]
     Split(SplitArgs),
+    /// Compact sstables of one table into one: merge, expire TTLs, purge old tombstones
+    #[command(
+        long_about = "Read the sstables as one table (as --merge reads them: partitions in token \
+order, each reconciled the way a read reconciles it) and write the result to one new sstable in \
+--output-dir, written like `rewrite` writes (the first input's version and compression unless \
+told otherwise).\n\n\
+As a node's compaction does, expired TTL cells become tombstones (their local deletion time is \
+the cell's creation time, as Cassandra's AbstractCell.purge writes it). With --purge, \
+tombstones whose local deletion time is older than --now minus --gc-grace are dropped (cell, \
+row, collection, range and partition tombstones, expired row markers), and so are rows and \
+partitions left empty. Every input is in the compaction and nothing else is known, so a \
+tombstone is purged by its age alone: compact every sstable of the table (or of its token \
+range) together, or a purged tombstone may let older data in a left-out sstable reappear.\n\n\
+The output's repaired-at is the inputs' minimum, pending repair and transient are kept when \
+every input agrees, the level is 0 and commit log intervals are those of every input. Prints \
+what it wrote; a progress bar on stderr when it is a terminal."
+    )]
+    Compact(CompactArgs),
     /// Check every chunk checksum and the whole-file digest of Data.db
     #[command(
         long_about = "Check every checksum of Data.db in one sequential pass: the CRC32 (Adler-32 \
@@ -488,6 +506,37 @@ pub struct RewriteArgs {
     #[arg(long, value_name = "ALGO")]
     pub compression: Option<String>,
     /// Uncompressed bytes per compressed chunk (power of two); default: the source's, else 16KiB
+    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
+    pub chunk_length: Option<u64>,
+    /// Row-index block size (Cassandra's column_index_size); default: 64KiB (BIG), 16KiB (BTI)
+    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
+    pub column_index_size: Option<u64>,
+}
+
+/// `compact` arguments.
+#[derive(Debug, Clone, Args)]
+pub struct CompactArgs {
+    #[command(flatten)]
+    pub sst: SstArgs,
+    /// Directory the new sstable is written to (created if missing); never an input's directory
+    #[arg(long, value_name = "DIR", required = true)]
+    pub output_dir: PathBuf,
+    /// Drop tombstones older than --gc-grace (judged at --now)
+    #[arg(long)]
+    pub purge: bool,
+    /// The table's gc_grace_seconds: seconds, or 10d, 3h, 30m
+    #[arg(long, value_name = "DURATION", default_value = "10d", value_parser = parse_duration)]
+    pub gc_grace: i64,
+    /// Time TTL expiry and tombstone age are judged at: seconds since the epoch or a timestamp (default: now)
+    #[arg(long, value_name = "TIME", long_help = NOW_HELP, allow_hyphen_values = true)]
+    pub now: Option<String>,
+    /// Version to write: ma..oa (BIG) or da (BTI); default: the first input's
+    #[arg(long, value_name = "VERSION")]
+    pub format_version: Option<String>,
+    /// Data.db compression: none, lz4, snappy, deflate, zstd or zstd:LEVEL; default: the first input's
+    #[arg(long, value_name = "ALGO")]
+    pub compression: Option<String>,
+    /// Uncompressed bytes per compressed chunk (power of two); default: the first input's, else 16KiB
     #[arg(long, value_name = "BYTES", value_parser = parse_size)]
     pub chunk_length: Option<u64>,
     /// Row-index block size (Cassandra's column_index_size); default: 64KiB (BIG), 16KiB (BTI)

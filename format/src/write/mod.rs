@@ -28,6 +28,7 @@ pub mod filter;
 pub mod index;
 mod indexes;
 pub mod out;
+pub mod purge;
 pub mod rows;
 pub mod salvage;
 pub mod stats;
