@@ -55,24 +55,17 @@ fn args(command: &str, data: &str) -> Option<Vec<String>> {
         "dump-index" => v(&["dump-index", data, "--promoted-index"]),
         "dump-trie" => v(&["dump-trie", data, "--rows"]),
         // The writing commands write into a scratch directory of their own.
-        "rewrite" | "split" => {
+        "rewrite" | "split" | "compact" => {
             let dir = std::env::temp_dir().join(format!(
                 "sstkit-schemas-{command}-{}-{}",
                 std::process::id(),
                 data.len() ^ data.bytes().map(usize::from).sum::<usize>()
             ));
             let dir = dir.display().to_string();
-            // A BTI source is written as BIG (sstkit does not write da).
-            let version: &[&str] = if bti {
-                &["--format-version", "oa"]
-            } else {
-                &[]
-            };
             let mut a = vec![command, data, "--output-dir", &dir];
             if command == "split" {
                 a.extend(["--max-size", "4096"]);
             }
-            a.extend(version);
             v(&a)
         }
         c => v(&[c, data]),
@@ -101,6 +94,7 @@ const COMMANDS: &[&str] = &[
     "timestamps",
     "rewrite",
     "split",
+    "compact",
 ];
 
 fn errors_of(v: &Value, schema: &Value, sub: Option<&str>) -> Vec<String> {
