@@ -265,3 +265,40 @@ fn compact_usage_errors() {
     }
     assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
 }
+
+/// `--max-size`: several outputs, in token order, each valid, together
+/// holding exactly the merged partitions.
+#[test]
+fn compact_max_size_cuts_between_partitions() {
+    let Some(dirs) = cases("oa", "merge_overwrite", 3) else {
+        return;
+    };
+    let early = "946684800";
+    let mut merged_args = vec!["dump-data", "--merge", "-o", "ndjson", "--now", early];
+    merged_args.extend(dirs.iter().map(String::as_str));
+    let merged = ndjson(&merged_args);
+    // Data.db grows a whole chunk at a time: small chunks.
+    let (_, rep) = compact(
+        &dirs,
+        "max-size",
+        &[
+            "--now",
+            early,
+            "--chunk-length",
+            "1KiB",
+            "--max-size",
+            "1KiB",
+        ],
+    );
+    let outs = rep["outputs"].as_array().unwrap();
+    assert!(outs.len() > 1, "{rep}");
+    let mut all = String::new();
+    for o in outs {
+        let p = o["output"].as_str().unwrap();
+        valid(Path::new(p));
+        assert!(o["partitions"].as_u64().unwrap() > 0, "{o}");
+        all += &ndjson(&["dump-data", "-o", "ndjson", "--now", early, p]);
+    }
+    assert_eq!(all, merged);
+    assert_eq!(rep["partitions"], rep["partitions_read"]);
+}

@@ -230,8 +230,10 @@ row, collection, range and partition tombstones, expired row markers), and so ar
 partitions left empty. Every input is in the compaction and nothing else is known, so a \
 tombstone is purged by its age alone: compact every sstable of the table (or of its token \
 range) together, or a purged tombstone may let older data in a left-out sstable reappear.\n\n\
-The output's repaired-at is the inputs' minimum, pending repair and transient are kept when \
-every input agrees, the level is 0 and commit log intervals are those of every input. Prints \
+--max-size N starts a new output sstable between partitions once the current Data.db holds N \
+bytes on disk. The output's repaired-at is the inputs' minimum, pending repair and transient \
+are kept when every input agrees, the level is 0 and commit log intervals are those of every \
+input. Prints \
 what it wrote; a progress bar on stderr when it is a terminal."
     )]
     Compact(CompactArgs),
@@ -524,6 +526,9 @@ pub struct CompactArgs {
     /// Drop tombstones older than --gc-grace (judged at --now)
     #[arg(long)]
     pub purge: bool,
+    /// Start a new output sstable once the current Data.db holds this many bytes on disk (between partitions)
+    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
+    pub max_size: Option<u64>,
     /// The table's gc_grace_seconds: seconds, or 10d, 3h, 30m
     #[arg(long, value_name = "DURATION", default_value = "10d", value_parser = parse_duration)]
     pub gc_grace: i64,

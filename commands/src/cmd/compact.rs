@@ -25,10 +25,16 @@
 //! intervals of every input, the serialization header's delta bases the
 //! minimum of the inputs' (`EncodingStats.merge`).
 //!
+//! `--max-size N` starts a new output sstable between partitions once the
+//! current Data.db holds N bytes on disk, as `split` does.
+//!
 //! Output (json default when stdout is not a terminal, text otherwise):
-//! `output`, `files`, `version`, `compression`, `inputs`, `partitions_read`
+//! `output` (the first sstable's Data.db), `outputs` (per sstable: `output`,
+//! `partitions`, `rows`, `data_bytes`, `data_file_bytes`, `bytes`), `files`,
+//! `version`, `compression`, `inputs`, `now`, `gc_before`, `partitions_read`
 //! (merged partitions), `partitions`, `rows`, `purged` (counts), `data_bytes`,
-//! `data_file_bytes`, `bytes`; schema `docs/schemas/compact.schema.json`.
+//! `data_file_bytes`, `bytes` (totals); schema
+//! `docs/schemas/compact.schema.json`.
 //!
 //! Exit status: 0 written; 2 usage (bad flags, sstables of different tables,
 //! an output directory that is an input's); 3 an input that cannot be read
@@ -43,7 +49,7 @@ use sstkit_format::statistics::SerializationHeader;
 use sstkit_format::write::bloom::{expected_keys, filter_for};
 use sstkit_format::write::copy::kept_metadata;
 use sstkit_format::write::purge::Purger;
-use sstkit_format::write::{next_generation, KeptMetadata, SstableWriter};
+use sstkit_format::write::{next_generation, KeptMetadata, SstableWriter, WriterOptions};
 
 use super::rewrite::{create_error, parse_compression, parse_version, writer_options};
 use crate::cli::{CompactArgs, OutputFormat};
@@ -92,33 +98,49 @@ pub fn run(a: &CompactArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     let header = merged_header(&inputs.schema.header, &inputs.headers);
     let kept = compaction_metadata(&stats);
     let keys: u64 = stats.iter().map(expected_keys).sum();
-    let generation = next_generation(&a.output_dir)?;
-    let mut w = SstableWriter::create(
-        &a.output_dir,
-        generation,
-        &header,
+    if a.max_size == Some(0) {
+        return Err(CmdError::Usage("--max-size must be > 0".into()));
+    }
+    let mut outputs = Outputs {
+        dir: &a.output_dir,
+        header: &header,
         kept,
-        opts.clone(),
-        filter_for(keys, opts.bloom_filter_fp_chance, &opts.version.features()),
-    )
-    .map_err(create_error)?;
+        opts: opts.clone(),
+        keys,
+        max_size: a.max_size,
+        writers: Vec::new(),
+    };
+    outputs.open().map_err(create_error)?;
     let gc_before = a.purge.then(|| now - a.gc_grace);
     let mut purger = Purger::new(now, gc_before);
     let mut bar = Progress::new("compact");
-    let copied = copy_merged(&inputs, &mut w, &mut purger, &mut bar);
+    let copied = copy_merged(&inputs, &mut outputs, &mut purger, &mut bar);
     bar.finish();
-    let (read, written_partitions) = copied?;
-    let written = w.finish()?;
+    let read = copied?;
+    let mut written = Vec::new();
+    for w in outputs.writers {
+        written.push(w.finish()?);
+    }
     if let Some(f) = common.io_stats {
         for (sst, label) in inputs.ssts.iter().zip(&inputs.labels) {
             crate::output::iostats::print(f, label, &sst.io.stats());
         }
     }
     let files: Vec<String> = written
-        .files
         .iter()
-        .map(|p| p.display().to_string())
+        .flat_map(|w| w.files.iter().map(|p| p.display().to_string()))
         .collect();
+    let sum = |f: fn(&sstkit_format::write::Written) -> u64| written.iter().map(f).sum::<u64>();
+    let (partitions, rows) = (sum(|w| w.partitions), sum(|w| w.rows));
+    let (data_bytes, data_file_bytes, bytes) = (
+        sum(|w| w.data_length),
+        sum(|w| w.data_file_length),
+        sum(|w| w.total_bytes),
+    );
+    let first_output = written
+        .first()
+        .map(|w| w.data_path.display().to_string())
+        .unwrap_or_default();
     let c = purger.counts;
     let fmt = common.output.unwrap_or(if std::io::stdout().is_terminal() {
         OutputFormat::Text
@@ -128,30 +150,49 @@ pub fn run(a: &CompactArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     if fmt == OutputFormat::Text {
         writeln!(
             out,
-            "compacted {} sstables into {} ({} {}): {} partitions read, {} written, {} rows; \
+            "compacted {} sstables into {} ({} {}{}): {} partitions read, {} written, {} rows; \
              {} expired cells became tombstones; purged {} cell tombstones, {} row tombstones \
              or expired markers, {} range tombstone markers, {} partition deletions; \
              {} bytes of data ({} on disk), {} bytes in {} files",
             inputs.ssts.len(),
-            written.data_path.display(),
+            first_output,
             opts.version,
             opts.compression.name(),
+            if written.len() > 1 {
+                format!(", and {} more sstables", written.len() - 1)
+            } else {
+                String::new()
+            },
             read,
-            written_partitions,
-            written.rows,
+            partitions,
+            rows,
             c.expired_to_tombstones,
             c.cells,
             c.rows,
             c.markers,
             c.partitions,
-            written.data_length,
-            written.data_file_length,
-            written.total_bytes,
+            data_bytes,
+            data_file_bytes,
+            bytes,
             files.len()
         )?;
     } else {
+        let each: Vec<serde_json::Value> = written
+            .iter()
+            .map(|w| {
+                json!({
+                    "output": w.data_path.display().to_string(),
+                    "partitions": w.partitions,
+                    "rows": w.rows,
+                    "data_bytes": w.data_length,
+                    "data_file_bytes": w.data_file_length,
+                    "bytes": w.total_bytes,
+                })
+            })
+            .collect();
         let v = json!({
-            "output": written.data_path.display().to_string(),
+            "output": first_output,
+            "outputs": each,
             "files": files,
             "version": opts.version.as_str(),
             "compression": opts.compression.name(),
@@ -159,8 +200,8 @@ pub fn run(a: &CompactArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             "now": now,
             "gc_before": gc_before,
             "partitions_read": read,
-            "partitions": written_partitions,
-            "rows": written.rows,
+            "partitions": partitions,
+            "rows": rows,
             "purged": {
                 "expired_to_tombstones": c.expired_to_tombstones,
                 "cells": c.cells,
@@ -168,9 +209,9 @@ pub fn run(a: &CompactArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                 "markers": c.markers,
                 "partitions": c.partitions,
             },
-            "data_bytes": written.data_length,
-            "data_file_bytes": written.data_file_length,
-            "bytes": written.total_bytes,
+            "data_bytes": data_bytes,
+            "data_file_bytes": data_file_bytes,
+            "bytes": bytes,
         });
         let text = if fmt == OutputFormat::Ndjson {
             serde_json::to_string(&v)
@@ -183,19 +224,70 @@ pub fn run(a: &CompactArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     Ok(Outcome::default())
 }
 
-/// The merged stream of `inputs`, purged, into `w`: (partitions read,
-/// partitions written). A partition left with nothing is not written.
+/// The output sstables: a new one (next free generation) once the current
+/// Data.db holds `max_size` bytes on disk, between partitions.
+struct Outputs<'a> {
+    dir: &'a std::path::Path,
+    header: &'a SerializationHeader,
+    kept: KeptMetadata,
+    opts: WriterOptions,
+    /// Partitions of all inputs: each output's bloom filter is sized for them.
+    keys: u64,
+    max_size: Option<u64>,
+    writers: Vec<SstableWriter>,
+}
+
+impl Outputs<'_> {
+    fn open(&mut self) -> sstkit_format::Result<()> {
+        let w = SstableWriter::create(
+            self.dir,
+            next_generation(self.dir)?,
+            self.header,
+            self.kept.clone(),
+            self.opts.clone(),
+            filter_for(
+                self.keys,
+                self.opts.bloom_filter_fp_chance,
+                &self.opts.version.features(),
+            ),
+        )?;
+        self.writers.push(w);
+        Ok(())
+    }
+
+    /// The writer of the next partition.
+    fn next(&mut self) -> sstkit_format::Result<&mut SstableWriter> {
+        let full = match (self.writers.last(), self.max_size) {
+            (Some(w), Some(max)) => w.partitions() > 0 && w.data_file_len() >= max,
+            (None, _) => true,
+            _ => false,
+        };
+        if full {
+            self.open()?;
+        }
+        self.writers.last_mut().ok_or_else(|| {
+            sstkit_format::Error::new(
+                sstkit_format::ErrorKind::BadValue("no output sstable".into()),
+                "compact",
+            )
+        })
+    }
+}
+
+/// The merged stream of `inputs`, purged, into `outputs`: the partitions
+/// read. A partition left with nothing is not written.
 fn copy_merged(
     inputs: &MergeInputs,
-    w: &mut SstableWriter,
+    outputs: &mut Outputs<'_>,
     purger: &mut Purger,
     bar: &mut Progress,
-) -> CmdResult<(u64, u64)> {
+) -> CmdResult<u64> {
     let schema = &inputs.schema;
     let mut merger = inputs.merger(inputs.scan_sources()?);
-    let (mut read, mut written) = (0u64, 0u64);
+    let mut read = 0u64;
     while let Some(start) = merger.next_partition()? {
         read += 1;
+        let w = outputs.next()?;
         let deletion = purger.partition_deletion(start.deletion);
         let static_row = start
             .static_row
@@ -237,12 +329,11 @@ fn copy_merged(
             w.write(&Fragment::PartitionEnd {
                 position: DataPos(0),
             })?;
-            written += 1;
         }
         let (done, total) = merger.progress();
         bar.set(done, total);
     }
-    Ok((read, written))
+    Ok(read)
 }
 
 /// The union header with the smallest delta bases of all inputs
