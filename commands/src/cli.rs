@@ -188,16 +188,17 @@ bounded by a small constant times one pass over the file."
     /// Write sstables again: filter partitions, change version, compression, index block size
     #[command(
         long_about = "Read each sstable and write its partitions to a new sstable in --output-dir: \
-Data.db, Index.db with promoted indexes, Summary.db, Statistics.db, CompressionInfo.db (or CRC.db), \
-Digest.crc32, Filter.db and TOC.txt, under temporary names renamed into place once complete (TOC.txt last); \
-any error removes every file written. The input directory is never written to.\n\n\
+Data.db, Index.db with promoted indexes and Summary.db (BIG) or Partitions.db and Rows.db (BTI da), \
+Statistics.db, CompressionInfo.db (or CRC.db), Digest.crc32, Filter.db and TOC.txt, under \
+temporary names renamed into place once complete (TOC.txt last); any error removes every file \
+written. The input directory is never written to.\n\n\
 Filters (--key, --key-hex, --keys-file, --exclude-key, --token-range) drop partitions, e.g. a \
-poisoned or oversized one. --format-version writes another BIG row-format version (ma..oa); \
---compression, --chunk-length and --column-index-size change how Data.db and Index.db are laid \
-out. Without them the source's version and compression are kept and promoted-index blocks are \
-64 KiB (Cassandra's default). Rows are written as Cassandra writes them, with the source's \
-serialization header: a rewrite with the settings Cassandra used gives its Data.db, Index.db \
-and Summary.db byte for byte.\n\n\
+poisoned or oversized one. --format-version writes another row-format version: BIG ma..oa or \
+BTI da, either way; --compression, --chunk-length and --column-index-size change how Data.db and \
+the row index are laid out. Without them the source's version and compression are kept and \
+row-index blocks are 64 KiB (BIG) or 16 KiB (BTI), Cassandra's defaults. Rows are written as \
+Cassandra writes them, with the source's serialization header: a rewrite with the settings \
+Cassandra used gives its Data.db and index files byte for byte.\n\n\
 Statistics.db is recomputed from the data (timestamps, deletion times, TTLs, histograms, \
 clustering bounds, key range, row and column counts, cardinality); repaired-at, pending repair, \
 level, originating host and commit log intervals are kept from the source.\n\n\
