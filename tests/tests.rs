@@ -73,3 +73,6 @@ mod rewrite;
 
 // compact: the merged, purged output equals the merged read and the node's rows; metadata rules.
 mod compact;
+
+// write --from ndjson: dump -> write -> dump round trips on every fixture; token order enforced.
+mod write_ndjson;

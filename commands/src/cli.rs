@@ -238,6 +238,17 @@ input. Prints \
 what it wrote; a progress bar on stderr when it is a terminal."
     )]
     Compact(CompactArgs),
+    /// Write an sstable from dump-data NDJSON records and the table's schema
+    #[command(
+        long_about = "Write one sstable in --output-dir from FILE, sstkit's own `dump-data -o ndjson` \
+records (one partition a line, docs/schemas/dump-data.schema.json), with the table's types from \
+--schema (CREATE TYPE and CREATE TABLE statements). Keys and clusterings are read from their raw \
+hex, cell values as their type's literal, timestamps, TTLs, expiry and deletion times as printed.\n\n\
+Partitions must come in token order, as dump-data prints them: a partition out of order is \
+refused with its line number and nothing is written (sort the input first). Counter cells are \
+refused. The version is oa unless --format-version says otherwise (ma..oa, da)."
+    )]
+    Write(WriteArgs),
     /// Check every chunk checksum and the whole-file digest of Data.db
     #[command(
         long_about = "Check every checksum of Data.db in one sequential pass: the CRC32 (Adler-32 \
@@ -548,6 +559,49 @@ pub struct CompactArgs {
     /// Row-index block size (Cassandra's column_index_size); default: 64KiB (BIG), 16KiB (BTI)
     #[arg(long, value_name = "BYTES", value_parser = parse_size)]
     pub column_index_size: Option<u64>,
+}
+
+/// `write --from` input formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum WriteFrom {
+    /// `dump-data -o ndjson` records
+    Ndjson,
+}
+
+/// `write` arguments.
+#[derive(Debug, Clone, Args)]
+pub struct WriteArgs {
+    /// Input format
+    #[arg(long, value_enum, required = true)]
+    pub from: WriteFrom,
+    /// The records: one partition per line
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// CQL file with the table's CREATE TABLE (and CREATE TYPE) statements
+    #[arg(long, value_name = "FILE", required = true)]
+    pub schema: PathBuf,
+    /// Directory the new sstable is written to (created if missing)
+    #[arg(long, value_name = "DIR", required = true)]
+    pub output_dir: PathBuf,
+    /// Partitioner class of the table
+    #[arg(
+        long,
+        value_name = "CLASS",
+        default_value = "org.apache.cassandra.dht.Murmur3Partitioner"
+    )]
+    pub partitioner: String,
+    /// Version to write: ma..oa (BIG) or da (BTI); default: oa
+    #[arg(long, value_name = "VERSION")]
+    pub format_version: Option<String>,
+    /// Data.db compression: none, lz4, snappy, deflate, zstd or zstd:LEVEL; default: lz4
+    #[arg(long, value_name = "ALGO")]
+    pub compression: Option<String>,
+    /// Row-index block size (Cassandra's column_index_size); default: 64KiB (BIG), 16KiB (BTI)
+    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
+    pub column_index_size: Option<u64>,
+    /// Output format of the report (default: json; text when stdout is a terminal)
+    #[arg(long, short = 'o', value_enum)]
+    pub output: Option<OutputFormat>,
 }
 
 /// `split` arguments.

@@ -425,6 +425,32 @@ pub const COMMANDS: &[CommandHelp] = &[
         ],
     },
     CommandHelp {
+        name: "write",
+        examples: &[
+            ex_elsewhere(
+                "Dump, edit the records, write them back as an sstable",
+                "sstkit write --from ndjson edited.ndjson --schema schema.cql --output-dir out",
+            ),
+            ex_elsewhere(
+                "Generated records into a BTI sstable",
+                "sstkit write --from ndjson rows.ndjson --schema schema.cql --output-dir out --format-version da",
+            ),
+        ],
+        exit: &[
+            (0, "the sstable was written"),
+            (
+                2,
+                "usage error: an unknown flag, a schema that does not parse, a malformed line or a \
+                 partition out of token order (named by its line number; nothing is written)",
+            ),
+            (
+                3,
+                "the input could not be read or the output could not be written (the partial \
+                 output is removed)",
+            ),
+        ],
+    },
+    CommandHelp {
         name: "validate-checksums",
         examples: &[
             ex(

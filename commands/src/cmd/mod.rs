@@ -24,3 +24,4 @@ pub mod timestamps;
 pub mod token;
 pub mod validate;
 pub mod validate_checksums;
+pub mod write;

@@ -452,7 +452,7 @@ fn encode_tuple<'t>(
 /// `MapType.asComparableBytes`): every element (a map's keys and values
 /// alternating: `types` is the element type, or the key and value types),
 /// then `0x38`; an empty value has no source.
-fn encode_collection(out: &mut Vec<u8>, v: &[u8], types: &[&Box<CqlType>]) -> Option<bool> {
+fn encode_collection(out: &mut Vec<u8>, v: &[u8], types: &[&CqlType]) -> Option<bool> {
     if v.is_empty() {
         return Some(false);
     }
