@@ -568,6 +568,11 @@ pub enum WriteFrom {
     Ndjson,
 }
 
+/// Long help of `write --schema`: the statements accepted are those of `--schema` (sstkit --help).
+const WRITE_SCHEMA_HELP: &str = "CQL file with the table's CREATE TABLE (and CREATE TYPE) \
+statements: the types of the records' keys and values. Accepted statements: sstkit --help, or \
+man sstkit.";
+
 /// `write` arguments.
 #[derive(Debug, Clone, Args)]
 pub struct WriteArgs {
@@ -578,7 +583,7 @@ pub struct WriteArgs {
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     /// CQL file with the table's CREATE TABLE (and CREATE TYPE) statements
-    #[arg(long, value_name = "FILE", required = true)]
+    #[arg(long, value_name = "FILE", required = true, long_help = WRITE_SCHEMA_HELP)]
     pub schema: PathBuf,
     /// Directory the new sstable is written to (created if missing)
     #[arg(long, value_name = "DIR", required = true)]
