@@ -167,7 +167,7 @@ fn usage(m: impl Into<String>) -> CmdError {
 }
 
 fn unhex(s: &str) -> CmdResult<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return Err(usage(format!("odd-length hex {s:?}")));
     }
     (0..s.len() / 2)
