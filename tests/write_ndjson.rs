@@ -100,3 +100,44 @@ fn out_of_order_partitions_are_refused_with_their_line() {
     );
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// Malformed records are usage errors naming the line, never a panic, and
+/// nothing is written.
+#[test]
+fn malformed_records_are_refused_with_their_line() {
+    let case = crate::util::fixtures().join("nb_clustering");
+    let data = &data_files(&case)[0];
+    let good = sstkit(["dump-data", "-o", "ndjson", data.to_str().unwrap()]).stdout;
+    let first = good.lines().next().unwrap().to_string();
+    let out = scratch_dir("write", "malformed");
+    for (i, bad) in [
+        "not json".to_string(),
+        first.replacen("\"raw\":\"", "\"raw\":\"é", 1),
+        first.replacen("\"raw\":\"", "\"raw\":\"0", 1),
+        first.replacen("\"timestamp\":", "\"timestamp\":\"x\",\"t\":", 1),
+        r#"{"key":{"raw":"00000001"},"clustering_elements":[{"type":"range-tombstone-change","weight":-1,"tombstone":{"timestamp":1,"deletion_time":"2026-13-45 99:00:00z"}}]}"#.to_string(),
+        r#"{"key":{"raw":"00000001"},"clustering_elements":[{"type":"clustering-row","key":{"raw":"0009"},"columns":{}}]}"#.to_string(),
+        r#"{"key":{"raw":"00000001"},"clustering_elements":[{"type":"clustering-row","key":{"raw":""},"columns":{"nope":{"timestamp":1}}}]}"#.to_string(),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let input = out.join(format!("in{i}.ndjson"));
+        std::fs::write(&input, format!("{first}\n{bad}\n")).unwrap();
+        let dir = out.join(format!("sst{i}"));
+        let r = sstkit([
+            "write",
+            "--from",
+            "ndjson",
+            input.to_str().unwrap(),
+            "--schema",
+            case.join("schema.cql").to_str().unwrap(),
+            "--output-dir",
+            dir.to_str().unwrap(),
+        ]);
+        assert_eq!(r.code, 2, "{bad}: {}", r.stderr);
+        assert!(r.stderr.contains("line 2"), "{bad}: {}", r.stderr);
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "{bad}: nothing written");
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}

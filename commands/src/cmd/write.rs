@@ -167,14 +167,14 @@ fn usage(m: impl Into<String>) -> CmdError {
 }
 
 fn unhex(s: &str) -> CmdResult<Vec<u8>> {
-    if !s.len().is_multiple_of(2) {
-        return Err(usage(format!("odd-length hex {s:?}")));
+    let bad = || usage(format!("not hex: {s:?}"));
+    let digit = |c: u8| (c as char).to_digit(16).ok_or_else(bad);
+    let b = s.as_bytes();
+    if !b.len().is_multiple_of(2) {
+        return Err(bad());
     }
-    (0..s.len() / 2)
-        .map(|i| {
-            u8::from_str_radix(&s[2 * i..2 * i + 2], 16)
-                .map_err(|_| usage(format!("bad hex {s:?}")))
-        })
+    b.chunks(2)
+        .map(|p| Ok((digit(p[0])? * 16 + digit(p[1])?) as u8))
         .collect()
 }
 
@@ -193,6 +193,9 @@ fn epoch_seconds(s: &str) -> CmdResult<i64> {
         |r: std::ops::Range<usize>| s.get(r).and_then(|x| x.parse::<i64>().ok()).ok_or_else(bad);
     let (y, m, d) = (n(0..4)?, n(5..7)?, n(8..10)?);
     let (hh, mm, ss) = (n(11..13)?, n(14..16)?, n(17..19)?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hh > 23 || mm > 59 || ss > 60 {
+        return Err(bad());
+    }
     // Days from the civil date (proleptic Gregorian calendar).
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
