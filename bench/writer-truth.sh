@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # writer-truth.sh - Cassandra's own tools judge what `sstkit rewrite` writes.
 #
-# For each BIG fixture (and each BTI `da` fixture, rewritten as `oa`):
+# For each fixture (BIG and BTI `da`), in its own version or TARGET's:
 #   1. sstkit rewrite (the fixture's compression; promoted-index blocks as the
 #      oracle wrote them: 4 KiB, 1 KiB for the *_wide cases);
 #   2. sstkit validate on the output;
@@ -23,6 +23,7 @@
 # Usage: bench/writer-truth.sh [CASE...]     (default: every nb_, oa_, da_ case)
 #   ORACLE=/tmp/writer-oracle (a private copy of shared/oracle with lib/ and .venv/)
 #   SSTKIT=target/debug/sstkit  OUT=/tmp/writer-truth  IMPORT=0|1
+#   TARGET=VERSION (e.g. da: every case written as BTI; default: the source's)
 # Prints one line per case and a summary; exit 1 when any check failed.
 set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -60,7 +61,7 @@ for c in "${cases[@]}"; do
   src_dir="$FIX/$c"; data=$(ls "$src_dir"/*-Data.db | head -1)
   o="$OUT/$c"; rm -rf "$o"; mkdir -p "$o/sst"
   cis=4KiB; case "$c" in *wide*) cis=1KiB;; esac
-  extra=(); case "$c" in da_*) extra=(--format-version oa);; esac
+  extra=(); [ -n "${TARGET:-}" ] && extra=(--format-version "$TARGET")
   if ! "$SSTKIT" rewrite -o json --column-index-size "$cis" "${extra[@]}" --output-dir "$o/sst" "$data" > "$o/rewrite.json" 2> "$o/rewrite.err"; then
     echo "$c: REWRITE FAILED: $(head -c 300 "$o/rewrite.err")"; fail=1; continue
   fi

@@ -334,7 +334,8 @@ fn schema_help_is_told_once() {
             !help.contains(detail),
             "{name} --help repeats the --schema details"
         );
-        let Some(at) = help.find("--schema <FILE>") else {
+        // The option's entry, not the usage line (where `write` names it).
+        let Some(at) = help.find("\n      --schema <FILE>") else {
             continue;
         };
         with_schema += 1;

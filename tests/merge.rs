@@ -138,7 +138,7 @@ const QUERIES: &[Q] = &[
     },
 ];
 
-fn cases(run: &str, table: &str, n: usize) -> Option<Vec<String>> {
+pub(crate) fn cases(run: &str, table: &str, n: usize) -> Option<Vec<String>> {
     let v: Vec<_> = (1..=n)
         .map(|i| fixtures().join(format!("{run}_{table}_{i}")))
         .collect();
@@ -150,7 +150,7 @@ fn cases(run: &str, table: &str, n: usize) -> Option<Vec<String>> {
     }
 }
 
-fn select(case: &str, name: &str) -> Vec<Value> {
+pub(crate) fn select(case: &str, name: &str) -> Vec<Value> {
     let text = std::fs::read_to_string(format!("{case}/select.json")).unwrap();
     let v: Value = serde_json::from_str(&text).unwrap();
     let q = v
@@ -199,11 +199,11 @@ fn column(v: &Value) -> Option<String> {
     }
 }
 
-type CqlRow = (Option<String>, Vec<(String, Option<String>)>);
+pub(crate) type CqlRow = (Option<String>, Vec<(String, Option<String>)>);
 
 /// The CQL rows of `read`/`dump-data --merge -o ndjson` output: clustering
 /// key text (`a:b`) and each column's value, statics included.
-fn project(ndjson: &str, pk: &str, cks: &[&str]) -> Vec<CqlRow> {
+pub(crate) fn project(ndjson: &str, pk: &str, cks: &[&str]) -> Vec<CqlRow> {
     let mut out = Vec::new();
     for line in ndjson.lines().filter(|l| !l.trim().is_empty()) {
         let p: Value = serde_json::from_str(line).unwrap();
@@ -247,7 +247,7 @@ fn project(ndjson: &str, pk: &str, cks: &[&str]) -> Vec<CqlRow> {
 }
 
 /// select.json rows in the same shape.
-fn expected(rows: &[Value], pk: &str, cks: &[&str]) -> Vec<CqlRow> {
+pub(crate) fn expected(rows: &[Value], pk: &str, cks: &[&str]) -> Vec<CqlRow> {
     rows.iter()
         .map(|r| {
             let o = r.as_object().unwrap();
@@ -264,7 +264,7 @@ fn expected(rows: &[Value], pk: &str, cks: &[&str]) -> Vec<CqlRow> {
         .collect()
 }
 
-fn compare(got: &[CqlRow], want: &[CqlRow], what: &str) {
+pub(crate) fn compare(got: &[CqlRow], want: &[CqlRow], what: &str) {
     let keys = |v: &[CqlRow]| v.iter().map(|r| r.0.clone()).collect::<Vec<_>>();
     assert_eq!(keys(got), keys(want), "{what}: clustering keys");
     for (g, w) in got.iter().zip(want) {
@@ -278,7 +278,7 @@ fn compare(got: &[CqlRow], want: &[CqlRow], what: &str) {
     }
 }
 
-fn cks(table: &str) -> &'static [&'static str] {
+pub(crate) fn cks(table: &str) -> &'static [&'static str] {
     if table == "merge_range" {
         &["c1", "c2"]
     } else {

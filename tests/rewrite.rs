@@ -1,8 +1,9 @@
 //! `rewrite`: the written sstables are valid and hold the same data. Every
 //! intact row-format sstable of the fixtures and of the shared corpus is
-//! rewritten (BIG sources in their own version, BTI `da` sources as `oa`)
-//! and `dump-data -o ndjson` of the result equals that of the source;
-//! `validate` passes on every output. Filters, versions and compressions;
+//! rewritten in its own version (BIG or BTI `da`), and every fixture across
+//! formats too (BIG -> `da` -> BIG, `da` -> `oa`), and `dump-data -o
+//! ndjson` of the result equals that of the source; `validate` passes on
+//! every output. Filters, versions and compressions;
 //! the output directory guard.
 
 use std::path::{Path, PathBuf};
@@ -85,20 +86,42 @@ fn fixtures_round_trip() {
     for case in fixture_cases() {
         for data in data_files(&case) {
             let tag = case.file_name().unwrap().to_string_lossy().to_string();
-            let extra: &[&str] = if is_bti(&data) {
-                &["--format-version", "oa"]
-            } else {
-                &[]
-            };
-            let out = rewrite(&data, &tag, extra);
+            let source = dump(&data, &[]);
+            let out = rewrite(&data, &tag, &[]);
             valid(&out);
-            assert_eq!(dump(&data, &[]), dump(&out, &[]), "{}", data.display());
+            assert_eq!(source, dump(&out, &[]), "{}", data.display());
             let _ = std::fs::remove_dir_all(out.parent().unwrap());
+            // Across formats: BIG -> da -> the source's version; da -> oa.
+            let version = data.file_name().unwrap().to_string_lossy()[..2].to_string();
+            let other = if is_bti(&data) { "oa" } else { "da" };
+            let across = rewrite(
+                &data,
+                &format!("{tag}-{other}"),
+                &["--format-version", other],
+            );
+            valid(&across);
+            assert_eq!(source, dump(&across, &[]), "{} as {other}", data.display());
+            if !is_bti(&data) {
+                let back = rewrite(
+                    &across,
+                    &format!("{tag}-back"),
+                    &["--format-version", &version],
+                );
+                valid(&back);
+                assert_eq!(
+                    source,
+                    dump(&back, &[]),
+                    "{} -> da -> {version}",
+                    data.display()
+                );
+                let _ = std::fs::remove_dir_all(back.parent().unwrap());
+            }
+            let _ = std::fs::remove_dir_all(across.parent().unwrap());
         }
     }
 }
 
-/// Row-format versions sstkit writes (and `da`, rewritten as `oa`).
+/// Row-format versions sstkit writes.
 fn writable(name: &str) -> bool {
     ["ma", "mb", "mc", "md", "me", "na", "nb", "nc", "oa", "da"]
         .iter()
@@ -128,13 +151,8 @@ fn corpus_round_trip() {
             if sstkit(["validate", p.to_str().unwrap()]).code != 0 {
                 continue;
             }
-            let extra: &[&str] = if is_bti(&p) {
-                &["--format-version", "oa"]
-            } else {
-                &[]
-            };
             let tag = format!("corpus-{done}");
-            let out = rewrite(&p, &tag, extra);
+            let out = rewrite(&p, &tag, &[]);
             valid(&out);
             assert_eq!(dump(&p, &[]), dump(&out, &[]), "{}", p.display());
             let _ = std::fs::remove_dir_all(out.parent().unwrap());
@@ -212,7 +230,7 @@ fn filters_versions_and_compressions() {
             "--output-dir",
             "/tmp/sstkit-rw-x",
             "--format-version",
-            "da",
+            "ka",
             ds,
         ],
         vec![

@@ -55,25 +55,47 @@ fn args(command: &str, data: &str) -> Option<Vec<String>> {
         "dump-index" => v(&["dump-index", data, "--promoted-index"]),
         "dump-trie" => v(&["dump-trie", data, "--rows"]),
         // The writing commands write into a scratch directory of their own.
-        "rewrite" | "split" => {
+        "rewrite" | "split" | "compact" => {
             let dir = std::env::temp_dir().join(format!(
                 "sstkit-schemas-{command}-{}-{}",
                 std::process::id(),
                 data.len() ^ data.bytes().map(usize::from).sum::<usize>()
             ));
             let dir = dir.display().to_string();
-            // A BTI source is written as BIG (sstkit does not write da).
-            let version: &[&str] = if bti {
-                &["--format-version", "oa"]
-            } else {
-                &[]
-            };
             let mut a = vec![command, data, "--output-dir", &dir];
             if command == "split" {
                 a.extend(["--max-size", "4096"]);
             }
-            a.extend(version);
             v(&a)
+        }
+        // Counter cells cannot be written back from NDJSON.
+        "write" if data.contains("counters") => None,
+        "write" => {
+            let dir = std::env::temp_dir().join(format!(
+                "sstkit-schemas-write-{}-{}",
+                std::process::id(),
+                data.len() ^ data.bytes().map(usize::from).sum::<usize>()
+            ));
+            std::fs::create_dir_all(&dir).expect("scratch dir");
+            let input = dir.join("in.ndjson");
+            let r = sstkit(["dump-data", "-o", "ndjson", data]);
+            std::fs::write(&input, r.stdout).expect("records");
+            let schema = std::path::Path::new(data).with_file_name("schema.cql");
+            let (i, s, o) = (
+                input.display().to_string(),
+                schema.display().to_string(),
+                dir.join("out").display().to_string(),
+            );
+            v(&[
+                "write",
+                "--from",
+                "ndjson",
+                &i,
+                "--schema",
+                &s,
+                "--output-dir",
+                &o,
+            ])
         }
         c => v(&[c, data]),
     }
@@ -101,6 +123,8 @@ const COMMANDS: &[&str] = &[
     "timestamps",
     "rewrite",
     "split",
+    "compact",
+    "write",
 ];
 
 fn errors_of(v: &Value, schema: &Value, sub: Option<&str>) -> Vec<String> {

@@ -73,3 +73,9 @@ mod explain;
 mod partitions;
 // rewrite: every intact row-format sstable (fixtures, corpus) rewrites to the same data, valid.
 mod rewrite;
+
+// compact: the merged, purged output equals the merged read and the node's rows; metadata rules.
+mod compact;
+
+// write --from ndjson: dump -> write -> dump round trips on every fixture; token order enforced.
+mod write_ndjson;

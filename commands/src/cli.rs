@@ -195,16 +195,17 @@ bounded by a small constant times one pass over the file."
     /// Write sstables again: filter partitions, change version, compression, index block size
     #[command(
         long_about = "Read each sstable and write its partitions to a new sstable in --output-dir: \
-Data.db, Index.db with promoted indexes, Summary.db, Statistics.db, CompressionInfo.db (or CRC.db), \
-Digest.crc32, Filter.db and TOC.txt, under temporary names renamed into place once complete (TOC.txt last); \
-any error removes every file written. The input directory is never written to.\n\n\
+Data.db, Index.db with promoted indexes and Summary.db (BIG) or Partitions.db and Rows.db (BTI da), \
+Statistics.db, CompressionInfo.db (or CRC.db), Digest.crc32, Filter.db and TOC.txt, under \
+temporary names renamed into place once complete (TOC.txt last); any error removes every file \
+written. The input directory is never written to.\n\n\
 Filters (--key, --key-hex, --keys-file, --exclude-key, --token-range) drop partitions, e.g. a \
-poisoned or oversized one. --format-version writes another BIG row-format version (ma..oa); \
---compression, --chunk-length and --column-index-size change how Data.db and Index.db are laid \
-out. Without them the source's version and compression are kept and promoted-index blocks are \
-64 KiB (Cassandra's default). Rows are written as Cassandra writes them, with the source's \
-serialization header: a rewrite with the settings Cassandra used gives its Data.db, Index.db \
-and Summary.db byte for byte.\n\n\
+poisoned or oversized one. --format-version writes another row-format version: BIG ma..oa or \
+BTI da, either way; --compression, --chunk-length and --column-index-size change how Data.db and \
+the row index are laid out. Without them the source's version and compression are kept and \
+row-index blocks are 64 KiB (BIG) or 16 KiB (BTI), Cassandra's defaults. Rows are written as \
+Cassandra writes them, with the source's serialization header: a rewrite with the settings \
+Cassandra used gives its Data.db and index files byte for byte.\n\n\
 Statistics.db is recomputed from the data (timestamps, deletion times, TTLs, histograms, \
 clustering bounds, key range, row and column counts, cardinality); repaired-at, pending repair, \
 level, originating host and commit log intervals are kept from the source.\n\n\
@@ -224,6 +225,37 @@ wraps); partitions in no range are left out and counted, a partition in several 
 to the first."
     )]
     Split(SplitArgs),
+    /// Compact sstables of one table into one: merge, expire TTLs, purge old tombstones
+    #[command(
+        long_about = "Read the sstables as one table (as --merge reads them: partitions in token \
+order, each reconciled the way a read reconciles it) and write the result to one new sstable in \
+--output-dir, written like `rewrite` writes (the first input's version and compression unless \
+told otherwise).\n\n\
+As a node's compaction does, expired TTL cells become tombstones (their local deletion time is \
+the cell's creation time, as Cassandra's AbstractCell.purge writes it). With --purge, \
+tombstones whose local deletion time is older than --now minus --gc-grace are dropped (cell, \
+row, collection, range and partition tombstones, expired row markers), and so are rows and \
+partitions left empty. Every input is in the compaction and nothing else is known, so a \
+tombstone is purged by its age alone: compact every sstable of the table (or of its token \
+range) together, or a purged tombstone may let older data in a left-out sstable reappear.\n\n\
+--max-size N starts a new output sstable between partitions once the current Data.db holds N \
+bytes on disk. The output's repaired-at is the inputs' minimum, pending repair and transient \
+are kept when every input agrees, the level is 0 and commit log intervals are those of every \
+input. Prints \
+what it wrote; a progress bar on stderr when it is a terminal."
+    )]
+    Compact(CompactArgs),
+    /// Write an sstable from dump-data NDJSON records and the table's schema
+    #[command(
+        long_about = "Write one sstable in --output-dir from FILE, sstkit's own `dump-data -o ndjson` \
+records (one partition a line, docs/schemas/dump-data.schema.json), with the table's types from \
+--schema (CREATE TYPE and CREATE TABLE statements). Keys and clusterings are read from their raw \
+hex, cell values as their type's literal, timestamps, TTLs, expiry and deletion times as printed.\n\n\
+Partitions must come in token order, as dump-data prints them: a partition out of order is \
+refused with its line number and nothing is written (sort the input first). Counter cells are \
+refused. The version is oa unless --format-version says otherwise (ma..oa, da)."
+    )]
+    Write(WriteArgs),
     /// Check every chunk checksum and the whole-file digest of Data.db
     #[command(
         long_about = "Check every checksum of Data.db in one sequential pass: the CRC32 (Adler-32 \
@@ -503,7 +535,7 @@ pub struct RewriteArgs {
     pub output_dir: PathBuf,
     #[command(flatten)]
     pub select: KeySelectArgs,
-    /// Version to write (BIG row format: ma, mb, mc, md, me, na, nb, nc, oa); default: the source's
+    /// Version to write: ma, mb, mc, md, me, na, nb, nc, oa (BIG) or da (BTI); default: the source's
     #[arg(long, value_name = "VERSION")]
     pub format_version: Option<String>,
     /// Data.db compression: none, lz4, snappy, deflate, zstd or zstd:LEVEL; default: the source's
@@ -512,9 +544,91 @@ pub struct RewriteArgs {
     /// Uncompressed bytes per compressed chunk (power of two); default: the source's, else 16KiB
     #[arg(long, value_name = "BYTES", value_parser = parse_size)]
     pub chunk_length: Option<u64>,
-    /// Promoted-index block size (Cassandra's column_index_size)
-    #[arg(long, value_name = "BYTES", value_parser = parse_size, default_value = "64KiB")]
-    pub column_index_size: u64,
+    /// Row-index block size (Cassandra's column_index_size); default: 64KiB (BIG), 16KiB (BTI)
+    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
+    pub column_index_size: Option<u64>,
+}
+
+/// `compact` arguments.
+#[derive(Debug, Clone, Args)]
+pub struct CompactArgs {
+    #[command(flatten)]
+    pub sst: SstArgs,
+    /// Directory the new sstable is written to (created if missing); never an input's directory
+    #[arg(long, value_name = "DIR", required = true)]
+    pub output_dir: PathBuf,
+    /// Drop tombstones older than --gc-grace (judged at --now)
+    #[arg(long)]
+    pub purge: bool,
+    /// Start a new output sstable once the current Data.db holds this many bytes on disk (between partitions)
+    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
+    pub max_size: Option<u64>,
+    /// The table's gc_grace_seconds: seconds, or 10d, 3h, 30m
+    #[arg(long, value_name = "DURATION", default_value = "10d", value_parser = parse_duration)]
+    pub gc_grace: i64,
+    /// Time TTL expiry and tombstone age are judged at: seconds since the epoch or a timestamp (default: now)
+    #[arg(long, value_name = "TIME", long_help = NOW_HELP, allow_hyphen_values = true)]
+    pub now: Option<String>,
+    /// Version to write: ma..oa (BIG) or da (BTI); default: the first input's
+    #[arg(long, value_name = "VERSION")]
+    pub format_version: Option<String>,
+    /// Data.db compression: none, lz4, snappy, deflate, zstd or zstd:LEVEL; default: the first input's
+    #[arg(long, value_name = "ALGO")]
+    pub compression: Option<String>,
+    /// Uncompressed bytes per compressed chunk (power of two); default: the first input's, else 16KiB
+    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
+    pub chunk_length: Option<u64>,
+    /// Row-index block size (Cassandra's column_index_size); default: 64KiB (BIG), 16KiB (BTI)
+    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
+    pub column_index_size: Option<u64>,
+}
+
+/// `write --from` input formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum WriteFrom {
+    /// `dump-data -o ndjson` records
+    Ndjson,
+}
+
+/// Long help of `write --schema`: the statements accepted are those of `--schema` (sstkit --help).
+const WRITE_SCHEMA_HELP: &str = "CQL file with the table's CREATE TABLE (and CREATE TYPE) \
+statements: the types of the records' keys and values. Accepted statements: sstkit --help, or \
+man sstkit.";
+
+/// `write` arguments.
+#[derive(Debug, Clone, Args)]
+pub struct WriteArgs {
+    /// Input format
+    #[arg(long, value_enum, required = true)]
+    pub from: WriteFrom,
+    /// The records: one partition per line
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// CQL file with the table's CREATE TABLE (and CREATE TYPE) statements
+    #[arg(long, value_name = "FILE", required = true, long_help = WRITE_SCHEMA_HELP)]
+    pub schema: PathBuf,
+    /// Directory the new sstable is written to (created if missing)
+    #[arg(long, value_name = "DIR", required = true)]
+    pub output_dir: PathBuf,
+    /// Partitioner class of the table
+    #[arg(
+        long,
+        value_name = "CLASS",
+        default_value = "org.apache.cassandra.dht.Murmur3Partitioner"
+    )]
+    pub partitioner: String,
+    /// Version to write: ma..oa (BIG) or da (BTI); default: oa
+    #[arg(long, value_name = "VERSION")]
+    pub format_version: Option<String>,
+    /// Data.db compression: none, lz4, snappy, deflate, zstd or zstd:LEVEL; default: lz4
+    #[arg(long, value_name = "ALGO")]
+    pub compression: Option<String>,
+    /// Row-index block size (Cassandra's column_index_size); default: 64KiB (BIG), 16KiB (BTI)
+    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
+    pub column_index_size: Option<u64>,
+    /// Output format of the report (default: json; text when stdout is a terminal)
+    #[arg(long, short = 'o', value_enum)]
+    pub output: Option<OutputFormat>,
 }
 
 /// `split` arguments.
@@ -531,15 +645,15 @@ pub struct SplitArgs {
     /// One sstable per line START,END of FILE: the partitions with a token in (START, END]
     #[arg(long, value_name = "FILE")]
     pub token_ranges: Option<PathBuf>,
-    /// Version to write (BIG row format, ma..oa); default: the source's
+    /// Version to write: ma..oa (BIG) or da (BTI); default: the source's
     #[arg(long, value_name = "VERSION")]
     pub format_version: Option<String>,
     /// Data.db compression: none, lz4, snappy, deflate, zstd or zstd:LEVEL; default: the source's
     #[arg(long, value_name = "ALGO")]
     pub compression: Option<String>,
-    /// Promoted-index block size (Cassandra's column_index_size)
-    #[arg(long, value_name = "BYTES", value_parser = parse_size, default_value = "64KiB")]
-    pub column_index_size: u64,
+    /// Row-index block size (Cassandra's column_index_size); default: 64KiB (BIG), 16KiB (BTI)
+    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
+    pub column_index_size: Option<u64>,
 }
 
 /// `scrub --mode` values.

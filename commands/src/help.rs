@@ -372,6 +372,10 @@ pub const COMMANDS: &[CommandHelp] = &[
                 "Only the partitions of a token range",
                 "sstkit rewrite --output-dir out --token-range 0,9223372036854775807 fixtures/cassandra/oa_clustering/",
             ),
+            ex(
+                "BIG to BTI: write a da sstable (Partitions.db and Rows.db instead of Index.db and Summary.db)",
+                "sstkit rewrite --output-dir out --format-version da fixtures/cassandra/nb_clustering/",
+            ),
         ],
         exit: WRITE_EXIT,
     },
@@ -388,6 +392,63 @@ pub const COMMANDS: &[CommandHelp] = &[
             ),
         ],
         exit: WRITE_EXIT,
+    },
+    CommandHelp {
+        name: "compact",
+        examples: &[
+            ex(
+                "Compact the three sstables of a table into one",
+                "sstkit compact --output-dir out fixtures/cassandra/nb_merge_range_1/ fixtures/cassandra/nb_merge_range_2/ fixtures/cassandra/nb_merge_range_3/",
+            ),
+            ex(
+                "Also drop tombstones older than one day, judged at a given time",
+                "sstkit compact --output-dir out --purge --gc-grace 1d --now 2030-01-01 fixtures/cassandra/nb_merge_range_1/ fixtures/cassandra/nb_merge_range_2/ fixtures/cassandra/nb_merge_range_3/",
+            ),
+            ex_elsewhere(
+                "Every sstable of a table's data directory, written as BTI",
+                "sstkit compact --output-dir /tmp/compacted --format-version da /var/lib/cassandra/data/ks/t-1234/",
+            ),
+        ],
+        exit: &[
+            (0, "the sstable was written"),
+            (
+                2,
+                "usage error: an unknown flag, a malformed argument, no sstable at a path, sstables \
+                 of different tables, an output directory that is an input's, or a version or \
+                 compression sstkit does not write",
+            ),
+            (
+                3,
+                "an input could not be read or the output could not be written (the partial output \
+                 is removed)",
+            ),
+        ],
+    },
+    CommandHelp {
+        name: "write",
+        examples: &[
+            ex_elsewhere(
+                "Dump, edit the records, write them back as an sstable",
+                "sstkit write --from ndjson edited.ndjson --schema schema.cql --output-dir out",
+            ),
+            ex_elsewhere(
+                "Generated records into a BTI sstable",
+                "sstkit write --from ndjson rows.ndjson --schema schema.cql --output-dir out --format-version da",
+            ),
+        ],
+        exit: &[
+            (0, "the sstable was written"),
+            (
+                2,
+                "usage error: an unknown flag, a schema that does not parse, a malformed line or a \
+                 partition out of token order (named by its line number; nothing is written)",
+            ),
+            (
+                3,
+                "the input could not be read or the output could not be written (the partial \
+                 output is removed)",
+            ),
+        ],
     },
     CommandHelp {
         name: "validate-checksums",

@@ -1,6 +1,7 @@
 //! One module per command. Each opens with a `//!` doc: purpose, example
 //! invocations, the components it reads and the IO it costs.
 
+pub mod compact;
 pub mod dump_compression_info;
 pub mod dump_data;
 pub mod dump_filter;
@@ -23,3 +24,4 @@ pub mod timestamps;
 pub mod token;
 pub mod validate;
 pub mod validate_checksums;
+pub mod write;

@@ -5,6 +5,7 @@
 //! sstkit rewrite --output-dir out nb-1-big-Data.db                      # same version and compression
 //! sstkit rewrite --output-dir out --exclude-key 42 /data/ks/t-1234/     # drop a poisoned partition
 //! sstkit rewrite --output-dir out --format-version nb --compression zstd:5 --chunk-length 64KiB oa-1-big-Data.db
+//! sstkit rewrite --output-dir out --format-version da nb-1-big-Data.db  # BIG -> BTI (and back with nb)
 //! ```
 //!
 //! Reads TOC.txt, Statistics.db (the serialization header and the metadata
@@ -17,6 +18,9 @@
 //! otherwise): `output` (the new Data.db), `files`, `version`,
 //! `compression`, `partitions_read`, `partitions`, `rows`, `data_bytes`
 //! (uncompressed Data.db), `data_file_bytes`, `bytes` (all components).
+//!
+//! Writes BIG versions `ma`..`oa` and BTI `da`, either from either (a BTI
+//! target gets Partitions.db and Rows.db instead of Index.db and Summary.db).
 //!
 //! Exit status: 0 every sstable was written; 2 usage (bad flags, an output
 //! directory that is an input's, a version sstkit does not write); 3 an
@@ -196,14 +200,14 @@ pub(crate) fn writer_options(
     version: Option<Version>,
     compression: Option<Compression>,
     chunk_length: Option<u32>,
-    column_index_size: u64,
+    column_index_size: Option<u64>,
 ) -> CmdResult<WriterOptions> {
     let f = sst.features();
     let target = match version {
         Some(v) => v,
-        None if f.trie_index || f.legacy_cells || sst.version().is_scylla_only() => {
+        None if f.legacy_cells || sst.version().is_scylla_only() => {
             return Err(CmdError::Usage(format!(
-                "{}: sstkit does not write version {}: pass --format-version (ma..oa)",
+                "{}: sstkit does not write version {}: pass --format-version (ma..oa, da)",
                 sst.data_path().display(),
                 sst.version()
             )))
@@ -215,7 +219,9 @@ pub(crate) fn writer_options(
     let mut opts = WriterOptions::new(target);
     opts.compression = compression.unwrap_or(src_c);
     opts.chunk_length = chunk_length.unwrap_or(src_chunk);
-    opts.column_index_size = column_index_size;
+    if let Some(n) = column_index_size {
+        opts.column_index_size = n;
+    }
     if let Some(v) = &st.validation {
         opts.bloom_filter_fp_chance = v.bloom_filter_fp_chance;
     }

@@ -95,7 +95,7 @@ fn salvage_writer(
     let header = sst.data_header(&st)?;
     let partitioner = crate::render::partitioner_of(sst, &st)?;
     let f = sst.features();
-    let version = if f.trie_index || f.legacy_cells || sst.version().is_scylla_only() {
+    let version = if f.legacy_cells || sst.version().is_scylla_only() {
         sstkit_format::Version::parse("oa")?
     } else {
         sst.version()

@@ -14,11 +14,18 @@
 //!   then `0x38` (row), `0x20` (start-inclusive / end-exclusive bound),
 //!   `0x60` (end-inclusive / start-exclusive bound) or `0x18` (static).
 //!
-//! Supported component types (encoding and decoding): int, smallint,
+//! Encoded component types: every type a key can have (C\* 5.0's
+//! `asComparableBytes` of each `AbstractType`, `OSS50`): int, smallint,
 //! tinyint, bigint (variable-length signed), timestamp, date, time, float,
-//! double, boolean, uuid, text, ascii, blob, and `ReversedType` of these.
-//! Other types are not encoded; decoding stops before them (see
-//! [`separator_bounds`], which stays correct, only less tight).
+//! double, boolean, uuid, timeuuid, text, ascii, blob, inet, duration
+//! (escaped bytes), varint, decimal (base-100 exponent and mantissa),
+//! tuples and UDTs, frozen lists, sets and maps, and `ReversedType` of any
+//! of these. `fixtures/bti-index/comparable-oss50.tsv` holds Cassandra's
+//! own encodings of generated values of each, which the tests compare.
+//!
+//! Decoded (for [`separator_bounds`]): the natives up to blob above and
+//! timeuuid; decoding stops before any other type, which keeps the bounds
+//! correct, only less tight.
 //!
 //! # Row-index separators as clustering bounds
 //!
@@ -172,14 +179,15 @@ fn encode_varint_length(out: &mut Vec<u8>, length: u64, negative: bool) {
 }
 
 /// Append the `IntegerType` (varint) form of the two's-complement
-/// big-endian integer `v` (Scylla `encode_varint_type`).
+/// big-endian integer `v` (`IntegerType.asComparableBytes`): a
+/// variable-length signed integer below 7 significant bytes, else the sign,
+/// the length and the bytes.
 pub fn encode_varint(out: &mut Vec<u8>, v: &[u8]) {
     let negative = v.first().is_some_and(|b| *b >= 0x80);
     let sign_byte = if negative { 0xFF } else { 0x00 };
-    let mut b = v;
-    if b.first() == Some(&sign_byte) {
-        b = &b[1..];
-    }
+    // Every leading sign-only byte goes (the sign is encoded apart).
+    let lead = v.iter().take_while(|b| **b == sign_byte).count();
+    let b = &v[lead.min(v.len().saturating_sub(1))..];
     if b.len() < 7 {
         let mut x: i64 = if negative { -1 } else { 0 };
         for &y in b {
@@ -256,8 +264,16 @@ enum Form {
     Boolean,
     /// UUID with the version first.
     Uuid,
+    /// `TimeUUIDType`: the timestamp first, then the low half byte-signed.
+    TimeUuid,
     /// Escaped bytes.
     Escaped,
+    /// Escaped bytes of a type not decoded here (inet, duration).
+    EscapedOpaque,
+    /// `IntegerType`.
+    Varint,
+    /// `DecimalType`.
+    Decimal,
 }
 
 fn form(t: &Native) -> Option<Form> {
@@ -273,7 +289,11 @@ fn form(t: &Native) -> Option<Form> {
         Native::Double => Form::Float(8),
         Native::Boolean => Form::Boolean,
         Native::Uuid => Form::Uuid,
+        Native::Timeuuid => Form::TimeUuid,
         Native::Text | Native::Ascii | Native::Blob => Form::Escaped,
+        Native::Inet | Native::Duration => Form::EscapedOpaque,
+        Native::Varint => Form::Varint,
+        Native::Decimal => Form::Decimal,
         _ => return None,
     })
 }
@@ -296,9 +316,18 @@ fn base(t: &CqlType) -> (Option<Form>, bool) {
     }
 }
 
-/// True when values of `t` can be encoded and decoded here.
+/// True when values of `t` can be encoded here.
 pub fn supported(t: &CqlType) -> bool {
-    base(t).0.is_some()
+    match t {
+        CqlType::Native(n) => form(n).is_some(),
+        CqlType::Reversed(x) | CqlType::Frozen(x) | CqlType::List(x) | CqlType::Set(x) => {
+            supported(x)
+        }
+        CqlType::Map(k, v) => supported(k) && supported(v),
+        CqlType::Tuple(ts) => ts.iter().all(supported),
+        CqlType::Udt { fields, .. } => fields.iter().all(|(_, t)| supported(t)),
+        _ => false,
+    }
 }
 
 fn uuid_msb_encode(hi: u64) -> u64 {
@@ -320,21 +349,133 @@ fn uuid_msb_decode(x: u64) -> u64 {
 }
 
 /// Append the component encoding of `v` (a non-null value of `t`),
-/// including its marker (`0x40`, or `0x3F`/`0x41` for an empty value of a
-/// fixed-size type). `None` when the type is not supported or the value is
-/// malformed.
+/// including its marker (`0x40`, or `0x3F`/`0x41` (reversed) for an empty
+/// value the type encodes as nothing). `None` when the type is not
+/// supported or the value is malformed.
 pub fn encode_component(out: &mut Vec<u8>, t: &CqlType, v: &[u8]) -> Option<()> {
-    let (f, rev) = base(t);
-    let f = f?;
-    if v.is_empty() && f != Form::Escaped {
-        out.push(if rev {
+    let marker = out.len();
+    out.push(NEXT_COMPONENT);
+    if !encode_value(out, t, v)? {
+        out[marker] = if base(t).1 {
             NEXT_COMPONENT_EMPTY_REVERSED
         } else {
             NEXT_COMPONENT_EMPTY
-        });
-        return Some(());
+        };
     }
+    Some(())
+}
+
+/// Append the byte-comparable form of `v`, a value of `t`
+/// (`AbstractType.asComparableBytes`, OSS50). `Some(false)`: the type
+/// encodes this (empty) value as no source at all, and nothing was
+/// appended. `None`: unsupported type or malformed value.
+pub fn encode_value(out: &mut Vec<u8>, t: &CqlType, v: &[u8]) -> Option<bool> {
+    match t {
+        CqlType::Reversed(x) => {
+            let start = out.len();
+            let some = encode_value(out, x, v)?;
+            for b in &mut out[start..] {
+                *b = !*b;
+            }
+            Some(some)
+        }
+        CqlType::Frozen(x) => encode_value(out, x, v),
+        CqlType::Native(n) => encode_native(out, form(n)?, v),
+        CqlType::Tuple(ts) => encode_tuple(out, ts.iter(), v),
+        CqlType::Udt { fields, .. } => encode_tuple(out, fields.iter().map(|(_, t)| t), v),
+        CqlType::List(e) | CqlType::Set(e) => encode_collection(out, v, &[e]),
+        CqlType::Map(k, val) => encode_collection(out, v, &[k, val]),
+        _ => None,
+    }
+}
+
+/// One element of a sequence (`ByteSource.Multi`): `0x3E` for a null or a
+/// value with no source, else `0x40` and the value.
+fn encode_element(out: &mut Vec<u8>, t: &CqlType, v: Option<&[u8]>) -> Option<()> {
+    let marker = out.len();
     out.push(NEXT_COMPONENT);
+    let some = match v {
+        Some(v) => encode_value(out, t, v)?,
+        None => false,
+    };
+    if !some {
+        out[marker] = NEXT_COMPONENT_NULL;
+    }
+    Some(())
+}
+
+fn read_i32(v: &[u8], at: usize) -> Option<i32> {
+    Some(i32::from_be_bytes(v.get(at..at + 4)?.try_into().ok()?))
+}
+
+/// Tuples and UDTs (`TupleType.asComparableBytesNew`): the fields up to the
+/// last non-null one, then `0x38`; an empty value has no source.
+fn encode_tuple<'t>(
+    out: &mut Vec<u8>,
+    types: impl Iterator<Item = &'t CqlType>,
+    v: &[u8],
+) -> Option<bool> {
+    if v.is_empty() {
+        return Some(false);
+    }
+    let mut fields: Vec<(&CqlType, Option<&[u8]>)> = Vec::new();
+    let mut pos = 0;
+    for t in types {
+        if pos == v.len() {
+            break;
+        }
+        let len = read_i32(v, pos)?;
+        pos += 4;
+        if len < 0 {
+            fields.push((t, None));
+        } else {
+            let f = v.get(pos..pos + len as usize)?;
+            pos += len as usize;
+            fields.push((t, Some(f)));
+        }
+    }
+    if pos != v.len() {
+        return None;
+    }
+    let keep = fields
+        .iter()
+        .rposition(|f| f.1.is_some())
+        .map_or(0, |i| i + 1);
+    for (t, f) in &fields[..keep] {
+        encode_element(out, t, *f)?;
+    }
+    out.push(TERMINATOR);
+    Some(true)
+}
+
+/// Frozen lists, sets and maps (`CollectionType.asComparableBytesListOrSet`,
+/// `MapType.asComparableBytes`): every element (a map's keys and values
+/// alternating: `types` is the element type, or the key and value types),
+/// then `0x38`; an empty value has no source.
+fn encode_collection(out: &mut Vec<u8>, v: &[u8], types: &[&CqlType]) -> Option<bool> {
+    if v.is_empty() {
+        return Some(false);
+    }
+    let n = read_i32(v, 0)?;
+    let count = usize::try_from(n).ok()?.checked_mul(types.len())?;
+    let mut pos = 4;
+    for i in 0..count {
+        let len = read_i32(v, pos)?;
+        pos += 4;
+        let len = usize::try_from(len).ok()?;
+        let e = v.get(pos..pos + len)?;
+        pos += len;
+        encode_element(out, types[i % types.len()], Some(e))?;
+    }
+    out.push(TERMINATOR);
+    Some(true)
+}
+
+fn encode_native(out: &mut Vec<u8>, f: Form, v: &[u8]) -> Option<bool> {
+    let escaped = matches!(f, Form::Escaped | Form::EscapedOpaque);
+    if v.is_empty() && !escaped {
+        return Some(false);
+    }
     let start = out.len();
     match f {
         Form::Signed(n) => {
@@ -375,21 +516,128 @@ pub fn encode_component(out: &mut Vec<u8>, t: &CqlType, v: &[u8]) -> Option<()> 
             }
             out.push(u8::from(v[0] != 0));
         }
-        Form::Uuid => {
+        Form::Uuid | Form::TimeUuid => {
             if v.len() != 16 {
                 return None;
             }
             let hi = u64::from_be_bytes(v[..8].try_into().ok()?);
-            out.extend_from_slice(&uuid_msb_encode(hi).to_be_bytes());
-            out.extend_from_slice(&v[8..]);
+            if f == Form::Uuid {
+                out.extend_from_slice(&uuid_msb_encode(hi).to_be_bytes());
+                out.extend_from_slice(&v[8..]);
+            } else {
+                // The timestamp in order, then the low half compared as
+                // signed bytes (`TimeUUIDType.compare`).
+                out.extend_from_slice(&uuid_timestamp_first(hi).to_be_bytes());
+                out.extend(v[8..].iter().map(|b| b ^ 0x80));
+            }
         }
-        Form::Escaped => escape(out, v),
+        Form::Escaped | Form::EscapedOpaque => escape(out, v),
+        Form::Varint => encode_varint(out, v),
+        Form::Decimal => encode_decimal(out, v)?,
     }
-    if rev {
-        for b in &mut out[start..] {
+    Some(true)
+}
+
+/// `TimeUUIDType.reorderTimestampBytes`: version and high time, middle,
+/// low.
+fn uuid_timestamp_first(hi: u64) -> u64 {
+    (hi << 48) | ((hi << 16) & 0xFFFF_0000_0000) | (hi >> 32)
+}
+
+/// The decimal digits of the magnitude of the two's-complement big-endian
+/// integer `v`, most significant first, without leading zeros (empty for
+/// zero), and whether it is negative.
+fn decimal_digits(v: &[u8]) -> (Vec<u8>, bool) {
+    let negative = v.first().is_some_and(|b| *b >= 0x80);
+    // Magnitude bytes: two's complement negated for a negative number.
+    let mut mag = v.to_vec();
+    if negative {
+        let mut carry = true;
+        for b in mag.iter_mut().rev() {
             *b = !*b;
+            if carry {
+                let (x, c) = b.overflowing_add(1);
+                *b = x;
+                carry = c;
+            }
         }
     }
+    // Base 10^9 limbs, least significant first.
+    const BASE: u64 = 1_000_000_000;
+    let mut limbs: Vec<u32> = Vec::new();
+    for &b in &mag {
+        let mut carry = b as u64;
+        for l in limbs.iter_mut() {
+            let x = (*l as u64) * 256 + carry;
+            *l = (x % BASE) as u32;
+            carry = x / BASE;
+        }
+        while carry > 0 {
+            limbs.push((carry % BASE) as u32);
+            carry /= BASE;
+        }
+    }
+    let mut digits = Vec::with_capacity(limbs.len() * 9);
+    for (i, l) in limbs.iter().rev().enumerate() {
+        let s = if i == 0 {
+            l.to_string()
+        } else {
+            format!("{l:09}")
+        };
+        digits.extend(s.bytes().map(|c| c - b'0'));
+    }
+    (digits, negative)
+}
+
+/// `DecimalType.asComparableBytes`: `0x80` for zero; else a header byte
+/// (sign, and sign and length of the base-100 exponent, negated for a
+/// negative number), the exponent bytes, the base-100 mantissa digits
+/// (`0x80 +` each, the first rounded towards -inf for a negative number so
+/// that the rest are positive) and `0x00`.
+fn encode_decimal(out: &mut Vec<u8>, v: &[u8]) -> Option<()> {
+    let scale = read_i32(v, 0)? as i64;
+    let unscaled = &v[4..];
+    if unscaled.is_empty() {
+        return None;
+    }
+    let (mut digits, negative) = decimal_digits(unscaled);
+    if digits.is_empty() {
+        out.push(0x80);
+        return Some(());
+    }
+    let precision = digits.len() as i64;
+    // Base-10 exponent rounded down to even, so the mantissa is 0.xx...
+    // with an even count of digits before its first non-zero pair.
+    let even = (scale - precision) & !1;
+    let exponent = i32::try_from(-even >> 1).ok()?;
+    let modulated = if negative { -exponent } else { exponent };
+    if precision - scale + even == -1 {
+        digits.insert(0, 0);
+    }
+    while digits.last() == Some(&0) {
+        digits.pop();
+    }
+    if digits.len() % 2 == 1 {
+        digits.push(0);
+    }
+    let len = 4 - (modulated.unsigned_abs().leading_zeros() / 8) as i32;
+    let header = 0x40 + if modulated < 0 { -len } else { len } + if negative { 0 } else { 0x80 };
+    out.push(header as u8);
+    for i in (0..len).rev() {
+        out.push((modulated >> (i * 8)) as u8);
+    }
+    let pairs: Vec<u8> = digits.chunks(2).map(|c| c[0] * 10 + c[1]).collect();
+    if negative {
+        // -0.P = -1 + 0.Q with Q = 100^k - P: the first digit is Q1 - 100.
+        let k = pairs.len();
+        for (i, p) in pairs.iter().enumerate() {
+            let q = if i + 1 == k { 100 - p } else { 99 - p };
+            out.push(if i == 0 { 0x80 + q - 100 } else { 0x80 + q });
+        }
+    } else {
+        out.extend(pairs.iter().map(|p| 0x80 + p));
+    }
+    out.push(0x00);
     Some(())
 }
 
@@ -487,10 +735,22 @@ fn decode_raw(t: &CqlType, b: &[u8]) -> Decoded {
             }
             None => Decoded::Truncated,
         },
+        Form::TimeUuid => match fixed(16) {
+            Some(x) => {
+                let t = u64::from_be_bytes([x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]]);
+                // The inverse of `uuid_timestamp_first`.
+                let hi = (t << 32) | ((t >> 16) & 0xFFFF_0000) | (t >> 48);
+                let mut v = hi.to_be_bytes().to_vec();
+                v.extend(x[8..16].iter().map(|b| b ^ 0x80));
+                Decoded::Complete(v, 16)
+            }
+            None => Decoded::Truncated,
+        },
         Form::Escaped => match unescape(b) {
             Some((v, n)) => Decoded::Complete(v, n),
             None => Decoded::Truncated,
         },
+        Form::EscapedOpaque | Form::Varint | Form::Decimal => Decoded::Unknown,
     }
 }
 
@@ -572,7 +832,7 @@ pub fn decode_prefix(types: &[CqlType], b: &[u8]) -> DecodedPrefix {
                 // reversed); anywhere else the byte is a separator's
                 // incremented 0x40 and bounds nothing here.
                 let (f, rev) = base(t);
-                let valid = f.is_some_and(|f| f != Form::Escaped)
+                let valid = f.is_some_and(|f| !matches!(f, Form::Escaped | Form::EscapedOpaque))
                     && rev == (m == NEXT_COMPONENT_EMPTY_REVERSED);
                 if !valid {
                     return d;

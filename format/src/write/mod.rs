@@ -1,6 +1,7 @@
 //! The sstable writer: streams fragments (what the readers yield) into a
-//! complete BIG sstable of a Cassandra row-format version (`ma`..`oa`):
-//! Data.db, Index.db with promoted indexes, Summary.db, Statistics.db,
+//! complete sstable of a Cassandra row-format version: BIG `ma`..`oa`
+//! (Data.db, Index.db with promoted indexes, Summary.db) or BTI `da`
+//! (Data.db, Partitions.db, Rows.db), with Statistics.db,
 //! CompressionInfo.db or CRC.db, Digest.crc32, a bloom filter when a
 //! [`KeyFilter`] is given, and TOC.txt.
 //!
@@ -25,7 +26,9 @@ pub mod bti;
 pub mod copy;
 pub mod filter;
 pub mod index;
+mod indexes;
 pub mod out;
+pub mod purge;
 pub mod rows;
 pub mod salvage;
 pub mod stats;
@@ -46,7 +49,7 @@ use crate::Component;
 pub use out::Compression;
 pub use stats::KeptMetadata;
 
-use index::{PromotedIndex, SummaryBuilder};
+use indexes::Indexes;
 use out::{io_err, DataOut};
 use rows::{Deltas, RowEncoder};
 use stats::Collector;
@@ -62,13 +65,13 @@ pub trait KeyFilter {
 /// How to write.
 #[derive(Debug, Clone)]
 pub struct WriterOptions {
-    /// Target version (BIG row format, `ma`..`oa`).
+    /// Target version (row format: BIG `ma`..`oa`, BTI `da`).
     pub version: Version,
     /// Data.db compression.
     pub compression: Compression,
     /// Uncompressed bytes per compressed chunk (power of two).
     pub chunk_length: u32,
-    /// Promoted-index block size (`column_index_size`).
+    /// Row-index block size (`column_index_size`).
     pub column_index_size: u64,
     /// Bloom filter false-positive chance recorded in Statistics.db.
     pub bloom_filter_fp_chance: f64,
@@ -78,31 +81,34 @@ pub struct WriterOptions {
 
 /// Cassandra's default `column_index_size` for BIG (64 KiB).
 pub const DEFAULT_COLUMN_INDEX_SIZE: u64 = 64 * 1024;
+/// Cassandra's default `column_index_size` for BTI (16 KiB).
+pub const DEFAULT_BTI_COLUMN_INDEX_SIZE: u64 = 16 * 1024;
 /// Cassandra's default chunk length (16 KiB).
 pub const DEFAULT_CHUNK_LENGTH: u32 = 16 * 1024;
 
 impl WriterOptions {
-    /// Cassandra's defaults for `version`: LZ4, 16 KiB chunks, 64 KiB index
-    /// blocks, fp chance 0.01, index interval 128.
+    /// Cassandra's defaults for `version`: LZ4, 16 KiB chunks, index
+    /// blocks of 64 KiB (BIG) or 16 KiB (BTI), fp chance 0.01, index
+    /// interval 128.
     pub fn new(version: Version) -> WriterOptions {
         WriterOptions {
             version,
             compression: Compression::Lz4,
             chunk_length: DEFAULT_CHUNK_LENGTH,
-            column_index_size: DEFAULT_COLUMN_INDEX_SIZE,
+            column_index_size: default_column_index_size(version),
             bloom_filter_fp_chance: 0.01,
             min_index_interval: 128,
         }
     }
 
-    /// Refuse what sstkit does not write: another format than BIG row
-    /// format, a chunk length that is not a power of two >= 1 KiB, a zero
-    /// index block size.
+    /// Refuse what sstkit does not write: another format than Cassandra's
+    /// row format (BIG `ma`..`oa`, BTI `da`), a chunk length that is not a
+    /// power of two >= 1 KiB, a zero index block size.
     pub fn check(&self) -> Result<()> {
         let f = self.version.features();
-        if f.legacy_cells || f.trie_index || self.version.is_scylla_only() {
+        if f.legacy_cells || self.version.is_scylla_only() {
             return Err(unsupported(format!(
-                "sstkit writes BIG row-format versions ma..oa, not {}",
+                "sstkit writes the row-format versions ma..oa (BIG) and da (BTI), not {}",
                 self.version
             )));
         }
@@ -118,6 +124,15 @@ impl WriterOptions {
             return Err(unsupported("column index size must be > 0".into()));
         }
         Ok(())
+    }
+}
+
+/// Cassandra's default `column_index_size` for the format of `version`.
+pub fn default_column_index_size(version: Version) -> u64 {
+    if version.features().trie_index {
+        DEFAULT_BTI_COLUMN_INDEX_SIZE
+    } else {
+        DEFAULT_COLUMN_INDEX_SIZE
     }
 }
 
@@ -166,16 +181,12 @@ pub struct SstableWriter {
     deltas: Deltas,
     kept: KeptMetadata,
     data: Option<DataOut>,
-    index: std::io::BufWriter<std::fs::File>,
-    index_len: u64,
+    indexes: Option<Indexes>,
     created: Vec<PathBuf>,
     finished: bool,
-    summary: SummaryBuilder,
     collector: Collector,
-    promoted: PromotedIndex,
     enc: RowEncoder,
     buf: Vec<u8>,
-    entry: Vec<u8>,
     filter: Option<Box<dyn KeyFilter>>,
     part: Option<Partition>,
     last_key: Option<Vec<u8>>,
@@ -216,8 +227,9 @@ pub fn next_generation(dir: &Path) -> Result<u64> {
 }
 
 impl SstableWriter {
-    /// Start an sstable `<version>-<generation>-big-*` in `dir`, with the
-    /// source's serialization `header` and `kept` metadata.
+    /// Start an sstable `<version>-<generation>-big-*` (`-bti-*` for `da`)
+    /// in `dir`, with the source's serialization `header` and `kept`
+    /// metadata.
     pub fn create(
         dir: &Path,
         generation: u64,
@@ -228,7 +240,12 @@ impl SstableWriter {
     ) -> Result<SstableWriter> {
         opts.check()?;
         let features = opts.version.features();
-        let prefix = format!("{}-{}-big-", opts.version, generation);
+        let kind = if features.trie_index {
+            crate::version::FormatKind::Bti
+        } else {
+            crate::version::FormatKind::Big
+        };
+        let prefix = format!("{}-{}-{}-", opts.version, generation, kind.name());
         for c in [Component::Toc, Component::Data] {
             let p = dir.join(format!("{prefix}{}", c.suffix()));
             if p.exists() {
@@ -253,18 +270,30 @@ impl SstableWriter {
         let partitioner = crate::token::Partitioner::parse(&kept.partitioner).ok();
         let deltas = Deltas(schema.deltas);
         let mut created = Vec::new();
-        let data_tmp = dir.join(format!("{TMP}{prefix}Data.db"));
-        let index_tmp = dir.join(format!("{TMP}{prefix}Index.db"));
-        let data = DataOut::create(&data_tmp, opts.compression.clone(), opts.chunk_length)?;
-        created.push(data_tmp);
-        let index = match std::fs::File::create(&index_tmp) {
-            Ok(f) => f,
+        let tmp = |suffix: &str| dir.join(format!("{TMP}{prefix}{suffix}"));
+        let setup = indexes::Setup {
+            tmp: &tmp,
+            header,
+            partitioner: partitioner.as_ref(),
+            column_index_size: opts.column_index_size,
+            min_index_interval: opts.min_index_interval,
+            features: &features,
+        };
+        let indexes = Indexes::create(&setup, &mut created).and_then(|ix| {
+            let data_tmp = tmp("Data.db");
+            let data = DataOut::create(&data_tmp, opts.compression.clone(), opts.chunk_length)?;
+            created.push(data_tmp);
+            Ok((ix, data))
+        });
+        let (indexes, data) = match indexes {
+            Ok(x) => x,
             Err(e) => {
-                let _ = std::fs::remove_file(&created[0]);
-                return Err(io_err(e, &index_tmp));
+                for p in &created {
+                    let _ = std::fs::remove_file(p);
+                }
+                return Err(e);
             }
         };
-        created.push(index_tmp);
         Ok(SstableWriter {
             dir: dir.to_path_buf(),
             prefix,
@@ -272,16 +301,12 @@ impl SstableWriter {
             deltas,
             kept,
             data: Some(data),
-            index: std::io::BufWriter::with_capacity(1 << 16, index),
-            index_len: 0,
+            indexes: Some(indexes),
             created,
             finished: false,
-            summary: SummaryBuilder::new(opts.min_index_interval),
             collector: Collector::new(header),
-            promoted: PromotedIndex::new(opts.column_index_size, header.clustering_fixed_lens()),
             enc: RowEncoder::default(),
             buf: Vec::with_capacity(1 << 16),
-            entry: Vec::new(),
             filter,
             part: None,
             last_key: None,
@@ -374,7 +399,7 @@ impl SstableWriter {
                 })?;
                 if !has_static {
                     let h = self.data_position() - start;
-                    self.promoted.reset(h);
+                    self.indexes()?.rows_start(h);
                 }
             }
             Fragment::StaticRow(r) => {
@@ -391,7 +416,7 @@ impl SstableWriter {
                     self.rows += 1;
                 }
                 let h = self.data_position() - start;
-                self.promoted.reset(h);
+                self.indexes()?.rows_start(h);
             }
             Fragment::Row(r) => {
                 self.ensure_static()?;
@@ -404,8 +429,9 @@ impl SstableWriter {
                 self.write_bytes(|w, buf| w.enc.row(buf, &w.schema, &w.deltas, r, prev_size))?;
                 let end = self.data_position() - start;
                 let open = self.part.as_ref().and_then(|p| p.open);
-                self.promoted
-                    .add(&r.clustering, pos, end, open, &self.features);
+                let features = self.features;
+                self.indexes()?
+                    .unfiltered(&r.clustering, pos, end, open, open, &features)?;
                 if let Some(p) = self.part.as_mut() {
                     p.prev = pos;
                 }
@@ -423,11 +449,14 @@ impl SstableWriter {
                 self.write_bytes(|w, buf| w.enc.marker(buf, &w.schema, &w.deltas, m, prev_size))?;
                 let end = self.data_position() - start;
                 let open = m.open_deletion();
+                let mut before = None;
                 if let Some(p) = self.part.as_mut() {
                     p.prev = pos;
-                    p.open = open;
+                    before = std::mem::replace(&mut p.open, open);
                 }
-                self.promoted.add(&m.bound, pos, end, open, &self.features);
+                let features = self.features;
+                self.indexes()?
+                    .unfiltered(&m.bound, pos, end, before, open, &features)?;
                 self.collector.marker(m);
             }
             Fragment::PartitionEnd { .. } => {
@@ -438,21 +467,10 @@ impl SstableWriter {
                 self.data()?
                     .write(&[crate::data::model::flags::END_OF_PARTITION])?;
                 let end = self.data_position() - p.start;
-                let mut entry = std::mem::take(&mut self.entry);
-                entry.clear();
-                self.promoted.finish_entry(
-                    &mut entry,
-                    &p.key,
-                    p.start,
-                    &p.deletion,
-                    end,
-                    &self.features,
-                );
-                self.summary.add(&p.key, self.index_len);
-                let path = self.created[1].clone();
-                self.index.write_all(&entry).map_err(|e| io_err(e, &path))?;
-                self.index_len += entry.len() as u64;
-                self.entry = entry;
+                let features = self.features;
+                self.indexes()?
+                    .partition_end(&p.key, p.start, &p.deletion, end, &features)
+                    .map_err(|e| e.in_file(&self.path_of("Data.db")))?;
                 self.collector.partition_end(&p.key, end);
                 if let Some(fb) = self.filter.as_mut() {
                     fb.add(&p.key);
@@ -491,6 +509,16 @@ impl SstableWriter {
         self.write(&Fragment::StaticRow(empty))
     }
 
+    fn indexes(&mut self) -> Result<&mut Indexes> {
+        match self.indexes.as_mut() {
+            Some(ix) => Ok(ix),
+            None => Err(Error::new(
+                ErrorKind::BadValue("writing after finish".into()),
+                "fragment order",
+            )),
+        }
+    }
+
     fn order_error(&self, m: &str) -> Error {
         Error::new(ErrorKind::BadValue(m.to_string()), "fragment order")
             .in_component(Component::Data)
@@ -515,12 +543,10 @@ impl SstableWriter {
             return Err(self.order_error("finished twice"));
         };
         let ds = data.finish(&self.features)?;
-        let index_path = self.created[1].clone();
-        self.index.flush().map_err(|e| io_err(e, &index_path))?;
-        self.index
-            .get_ref()
-            .sync_all()
-            .map_err(|e| io_err(e, &index_path))?;
+        let Some(indexes) = self.indexes.take() else {
+            return Err(self.order_error("finished twice"));
+        };
+        let index_names = indexes.finish(&mut |suffix, bytes| self.put_file(suffix, bytes))?;
         let ratio = if self.opts.compression == Compression::None {
             -1.0
         } else if ds.data_length == 0 {
@@ -536,21 +562,18 @@ impl SstableWriter {
             self.opts.bloom_filter_fp_chance,
             ratio,
         );
-        let summary = self.summary.serialize();
         let (cc, cbytes) = ds.checksum_component.clone();
         self.put_file(cc.suffix(), &cbytes)?;
         self.put_file("Statistics.db", &stats)?;
-        self.put_file("Summary.db", &summary)?;
         self.put_file("Digest.crc32", ds.digest.to_string().as_bytes())?;
         let mut toc: Vec<&str> = vec![
             cc.suffix(),
             "Data.db",
             "Digest.crc32",
-            "Index.db",
             "Statistics.db",
-            "Summary.db",
             "TOC.txt",
         ];
+        toc.extend(index_names);
         if let Some(fb) = self.filter.take() {
             self.put_file("Filter.db", &fb.serialize())?;
             toc.push("Filter.db");

@@ -461,7 +461,11 @@ fn very_deep_tries() {
 fn unsupported_clustering_types_are_named() {
     use crate::clustering::{BoundKind, ClusteringPrefix};
     use crate::types::{CqlType, Native};
-    let types = [CqlType::Native(Native::Int), CqlType::Native(Native::Inet)];
+    // Counters cannot be clustering columns: no byte-comparable form.
+    let types = [
+        CqlType::Native(Native::Int),
+        CqlType::Native(Native::Counter),
+    ];
     let c = ClusteringPrefix {
         kind: BoundKind::Clustering,
         values: vec![Some(&[0, 0, 0, 1][..]), Some(&[127, 0, 0, 1][..])],
@@ -470,7 +474,7 @@ fn unsupported_clustering_types_are_named() {
     let e = r
         .add_block_clusterings(&types, &c, &c, 0, DeletionTime::LIVE)
         .unwrap_err();
-    assert!(e.to_string().contains("inet"), "{e}");
+    assert!(e.to_string().contains("counter"), "{e}");
     let ok = [CqlType::Native(Native::Int), CqlType::Native(Native::Text)];
     r.add_block_clusterings(&ok, &c, &c, 0, DeletionTime::LIVE)
         .unwrap();

@@ -1,0 +1,393 @@
+//! `sstkit compact SSTABLE... --output-dir DIR`: offline compaction of
+//! sstables of one table into one new sstable.
+//!
+//! ```text
+//! sstkit compact --output-dir out /data/ks/t-1234/                        # merge every sstable of the table
+//! sstkit compact --output-dir out --purge --gc-grace 1d --now 2026-11-01 a-Data.db b-Data.db
+//! ```
+//!
+//! The inputs are read as one table through the `--merge` machinery
+//! ([`crate::merged`]): partitions in token order, each reconciled as a
+//! read would (newer cells win, deletions shadow older data). What a
+//! compaction adds is [`sstkit_format::write::purge`]: expired TTL cells
+//! become tombstones (local deletion time = creation time, as Cassandra's
+//! `AbstractCell.purge`), and with `--purge` tombstones whose local deletion
+//! time is older than `--now - --gc-grace` are dropped. Every input is in
+//! the compaction and nothing else is known, so a tombstone is purgeable by
+//! its age alone (Cassandra's purge evaluator with no overlapping sstable
+//! left out): compact every sstable of the table (or of the token range)
+//! together before purging.
+//!
+//! The output's metadata follows Cassandra's rules for a compaction's
+//! output: repaired-at is the inputs' minimum (0, unrepaired, if any input
+//! is), pending repair and transient kept only when every input has the
+//! same, level 0 (an offline compaction has no leveled target), commit log
+//! intervals of every input, the serialization header's delta bases the
+//! minimum of the inputs' (`EncodingStats.merge`).
+//!
+//! `--max-size N` starts a new output sstable between partitions once the
+//! current Data.db holds N bytes on disk, as `split` does.
+//!
+//! Output (json default when stdout is not a terminal, text otherwise):
+//! `output` (the first sstable's Data.db), `outputs` (per sstable: `output`,
+//! `partitions`, `rows`, `data_bytes`, `data_file_bytes`, `bytes`), `files`,
+//! `version`, `compression`, `inputs`, `now`, `gc_before`, `partitions_read`
+//! (merged partitions), `partitions`, `rows`, `purged` (counts), `data_bytes`,
+//! `data_file_bytes`, `bytes` (totals); schema
+//! `docs/schemas/compact.schema.json`.
+//!
+//! Exit status: 0 written; 2 usage (bad flags, sstables of different tables,
+//! an output directory that is an input's); 3 an input that cannot be read
+//! or an output that cannot be written (the partial output is removed).
+
+use std::io::{IsTerminal, Write};
+
+use serde_json::json;
+use sstkit_format::data::{DataPos, Fragment};
+use sstkit_format::merge::Unit;
+use sstkit_format::statistics::SerializationHeader;
+use sstkit_format::write::bloom::{expected_keys, filter_for};
+use sstkit_format::write::copy::kept_metadata;
+use sstkit_format::write::purge::Purger;
+use sstkit_format::write::{next_generation, KeptMetadata, SstableWriter, WriterOptions};
+
+use super::rewrite::{create_error, parse_compression, parse_version, writer_options};
+use crate::cli::{CompactArgs, OutputFormat};
+use crate::merged::MergeInputs;
+use crate::progress::Progress;
+use crate::{CmdError, CmdResult, Outcome};
+
+/// Run the command.
+pub fn run(a: &CompactArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
+    let common = &a.sst.common;
+    let version = parse_version(a.format_version.as_deref())?;
+    let compression = parse_compression(a.compression.as_deref())?;
+    let chunk_length = match a.chunk_length {
+        None => None,
+        Some(n) if n.is_power_of_two() && (1024..=(1 << 30)).contains(&n) => Some(n as u32),
+        Some(n) => {
+            return Err(CmdError::Usage(format!(
+                "--chunk-length {n}: a power of two from 1KiB to 1GiB"
+            )))
+        }
+    };
+    if a.gc_grace < 0 {
+        return Err(CmdError::Usage("--gc-grace must not be negative".into()));
+    }
+    let now = crate::now_secs(a.now.as_deref())?;
+    crate::prepare_output_dir(&a.output_dir, &a.sst.sstables, &common.walk)?;
+    let descs = crate::resolve_sstables_walk(&a.sst.sstables, &common.walk)?;
+    let mut schema = crate::SchemaSource::new(common.schema.as_deref())?;
+    let inputs = MergeInputs::open(descs, crate::io_options(&common.io)?, &mut schema)?;
+    let stats = inputs
+        .ssts
+        .iter()
+        .map(crate::render::read_statistics)
+        .collect::<Result<Vec<_>, _>>()?;
+    let (Some(first), Some(first_st)) = (inputs.ssts.first(), stats.first()) else {
+        return Err(CmdError::Usage("no sstable to compact".into()));
+    };
+    let opts = writer_options(
+        first,
+        first_st,
+        version,
+        compression,
+        chunk_length,
+        a.column_index_size,
+    )?;
+    let header = merged_header(&inputs.schema.header, &inputs.headers);
+    let kept = compaction_metadata(&stats);
+    let keys: u64 = stats.iter().map(expected_keys).sum();
+    if a.max_size == Some(0) {
+        return Err(CmdError::Usage("--max-size must be > 0".into()));
+    }
+    let mut outputs = Outputs {
+        dir: &a.output_dir,
+        header: &header,
+        kept,
+        opts: opts.clone(),
+        keys,
+        max_size: a.max_size,
+        writers: Vec::new(),
+    };
+    outputs.open().map_err(create_error)?;
+    let gc_before = a.purge.then(|| now - a.gc_grace);
+    let mut purger = Purger::new(now, gc_before);
+    let mut bar = Progress::new("compact");
+    let copied = copy_merged(&inputs, &mut outputs, &mut purger, &mut bar);
+    bar.finish();
+    let read = copied?;
+    let mut written = Vec::new();
+    for w in outputs.writers {
+        written.push(w.finish()?);
+    }
+    if let Some(f) = common.io_stats {
+        for (sst, label) in inputs.ssts.iter().zip(&inputs.labels) {
+            crate::output::iostats::print(f, label, &sst.io.stats());
+        }
+    }
+    let files: Vec<String> = written
+        .iter()
+        .flat_map(|w| w.files.iter().map(|p| p.display().to_string()))
+        .collect();
+    let sum = |f: fn(&sstkit_format::write::Written) -> u64| written.iter().map(f).sum::<u64>();
+    let (partitions, rows) = (sum(|w| w.partitions), sum(|w| w.rows));
+    let (data_bytes, data_file_bytes, bytes) = (
+        sum(|w| w.data_length),
+        sum(|w| w.data_file_length),
+        sum(|w| w.total_bytes),
+    );
+    let first_output = written
+        .first()
+        .map(|w| w.data_path.display().to_string())
+        .unwrap_or_default();
+    let c = purger.counts;
+    let fmt = common.output.unwrap_or(if std::io::stdout().is_terminal() {
+        OutputFormat::Text
+    } else {
+        OutputFormat::Json
+    });
+    if fmt == OutputFormat::Text {
+        writeln!(
+            out,
+            "compacted {} sstables into {} ({} {}{}): {} partitions read, {} written, {} rows; \
+             {} expired cells became tombstones; purged {} cell tombstones, {} row tombstones \
+             or expired markers, {} range tombstone markers, {} partition deletions; \
+             {} bytes of data ({} on disk), {} bytes in {} files",
+            inputs.ssts.len(),
+            first_output,
+            opts.version,
+            opts.compression.name(),
+            if written.len() > 1 {
+                format!(", and {} more sstables", written.len() - 1)
+            } else {
+                String::new()
+            },
+            read,
+            partitions,
+            rows,
+            c.expired_to_tombstones,
+            c.cells,
+            c.rows,
+            c.markers,
+            c.partitions,
+            data_bytes,
+            data_file_bytes,
+            bytes,
+            files.len()
+        )?;
+    } else {
+        let each: Vec<serde_json::Value> = written
+            .iter()
+            .map(|w| {
+                json!({
+                    "output": w.data_path.display().to_string(),
+                    "partitions": w.partitions,
+                    "rows": w.rows,
+                    "data_bytes": w.data_length,
+                    "data_file_bytes": w.data_file_length,
+                    "bytes": w.total_bytes,
+                })
+            })
+            .collect();
+        let v = json!({
+            "output": first_output,
+            "outputs": each,
+            "files": files,
+            "version": opts.version.as_str(),
+            "compression": opts.compression.name(),
+            "inputs": inputs.labels,
+            "now": now,
+            "gc_before": gc_before,
+            "partitions_read": read,
+            "partitions": partitions,
+            "rows": rows,
+            "purged": {
+                "expired_to_tombstones": c.expired_to_tombstones,
+                "cells": c.cells,
+                "rows": c.rows,
+                "markers": c.markers,
+                "partitions": c.partitions,
+            },
+            "data_bytes": data_bytes,
+            "data_file_bytes": data_file_bytes,
+            "bytes": bytes,
+        });
+        let text = if fmt == OutputFormat::Ndjson {
+            serde_json::to_string(&v)
+        } else {
+            serde_json::to_string_pretty(&v)
+        }
+        .map_err(|e| CmdError::Output(std::io::Error::other(e)))?;
+        writeln!(out, "{text}")?;
+    }
+    Ok(Outcome::default())
+}
+
+/// The output sstables: a new one (next free generation) once the current
+/// Data.db holds `max_size` bytes on disk, between partitions.
+struct Outputs<'a> {
+    dir: &'a std::path::Path,
+    header: &'a SerializationHeader,
+    kept: KeptMetadata,
+    opts: WriterOptions,
+    /// Partitions of all inputs: each output's bloom filter is sized for them.
+    keys: u64,
+    max_size: Option<u64>,
+    writers: Vec<SstableWriter>,
+}
+
+impl Outputs<'_> {
+    fn open(&mut self) -> sstkit_format::Result<()> {
+        let w = SstableWriter::create(
+            self.dir,
+            next_generation(self.dir)?,
+            self.header,
+            self.kept.clone(),
+            self.opts.clone(),
+            filter_for(
+                self.keys,
+                self.opts.bloom_filter_fp_chance,
+                &self.opts.version.features(),
+            ),
+        )?;
+        self.writers.push(w);
+        Ok(())
+    }
+
+    /// The writer of the next partition.
+    fn next(&mut self) -> sstkit_format::Result<&mut SstableWriter> {
+        let full = match (self.writers.last(), self.max_size) {
+            (Some(w), Some(max)) => w.partitions() > 0 && w.data_file_len() >= max,
+            (None, _) => true,
+            _ => false,
+        };
+        if full {
+            self.open()?;
+        }
+        self.writers.last_mut().ok_or_else(|| {
+            sstkit_format::Error::new(
+                sstkit_format::ErrorKind::BadValue("no output sstable".into()),
+                "compact",
+            )
+        })
+    }
+}
+
+/// The merged stream of `inputs`, purged, into `outputs`: the partitions
+/// read. A partition left with nothing is not written.
+fn copy_merged(
+    inputs: &MergeInputs,
+    outputs: &mut Outputs<'_>,
+    purger: &mut Purger,
+    bar: &mut Progress,
+) -> CmdResult<u64> {
+    let schema = &inputs.schema;
+    let mut merger = inputs.merger(inputs.scan_sources()?);
+    let mut read = 0u64;
+    while let Some(start) = merger.next_partition()? {
+        read += 1;
+        let w = outputs.next()?;
+        let deletion = purger.partition_deletion(start.deletion);
+        let static_row = start
+            .static_row
+            .and_then(|r| purger.row(r))
+            .filter(|r| !r.is_empty());
+        let begin = |w: &mut SstableWriter| {
+            w.write(&Fragment::PartitionStart {
+                key: &start.key,
+                deletion,
+                position: DataPos(0),
+            })
+        };
+        let mut started = false;
+        if !deletion.is_live() || static_row.is_some() {
+            begin(w)?;
+            started = true;
+            if let Some(r) = &static_row {
+                w.write(&Fragment::StaticRow(r.view(schema)))?;
+            }
+        }
+        while let Some(u) = merger.next_unfiltered()? {
+            let f = match u {
+                Unit::Row(r) => purger.row(r).map(Unit::Row),
+                Unit::Marker(m) => purger.marker(m).map(Unit::Marker),
+                _ => None,
+            };
+            let Some(u) = f else { continue };
+            if !started {
+                begin(w)?;
+                started = true;
+            }
+            match &u {
+                Unit::Row(r) => w.write(&Fragment::Row(r.view(schema)))?,
+                Unit::Marker(m) => w.write(&Fragment::Marker(m.view()))?,
+                _ => {}
+            }
+        }
+        if started {
+            w.write(&Fragment::PartitionEnd {
+                position: DataPos(0),
+            })?;
+        }
+        let (done, total) = merger.progress();
+        bar.set(done, total);
+    }
+    Ok(read)
+}
+
+/// The union header with the smallest delta bases of all inputs
+/// (`EncodingStats.merge`), so that every value written has a delta.
+fn merged_header(
+    union: &SerializationHeader,
+    headers: &[SerializationHeader],
+) -> SerializationHeader {
+    let mut h = union.clone();
+    for x in headers {
+        if x.min_timestamp < h.min_timestamp {
+            h.min_timestamp = x.min_timestamp;
+            h.raw_deltas.0 = x.raw_deltas.0;
+        }
+        if x.min_local_deletion_time < h.min_local_deletion_time {
+            h.min_local_deletion_time = x.min_local_deletion_time;
+            h.raw_deltas.1 = x.raw_deltas.1;
+        }
+        if x.min_ttl < h.min_ttl {
+            h.min_ttl = x.min_ttl;
+            h.raw_deltas.2 = x.raw_deltas.2;
+        }
+    }
+    h
+}
+
+/// The metadata of a compaction's output (see the module docs).
+fn compaction_metadata(stats: &[sstkit_format::statistics::Statistics]) -> KeptMetadata {
+    let each: Vec<KeptMetadata> = stats.iter().map(kept_metadata).collect();
+    let mut k = each.first().cloned().unwrap_or_default();
+    k.repaired_at = each.iter().map(|m| m.repaired_at).min().unwrap_or(0);
+    if each.iter().any(|m| m.pending_repair != k.pending_repair) {
+        k.pending_repair = None;
+    }
+    k.is_transient = each.iter().all(|m| m.is_transient);
+    k.level = 0;
+    k.originating_host_id = None;
+    let mut intervals: Vec<_> = each
+        .iter()
+        .flat_map(|m| m.commit_log_intervals.iter().copied())
+        .collect();
+    intervals.sort();
+    let mut merged: Vec<(_, _)> = Vec::new();
+    for (lo, hi) in intervals {
+        match merged.last_mut() {
+            Some((_, last_hi)) if lo <= *last_hi => *last_hi = (*last_hi).max(hi),
+            _ => merged.push((lo, hi)),
+        }
+    }
+    k.commit_log_intervals = merged;
+    k.token_space_coverage = each
+        .iter()
+        .map(|m| m.token_space_coverage)
+        .filter(|c| !c.is_nan())
+        .fold(f64::NAN, f64::max);
+    k
+}

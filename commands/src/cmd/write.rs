@@ -1,0 +1,505 @@
+//! `sstkit write --from ndjson FILE --schema schema.cql --output-dir DIR`:
+//! an sstable from sstkit's own `dump-data -o ndjson` records.
+//!
+//! ```text
+//! sstkit dump-data -o ndjson nb-1-big-Data.db > p.ndjson   # edit, filter, generate...
+//! sstkit write --from ndjson p.ndjson --schema schema.cql --output-dir out --format-version da
+//! ```
+//!
+//! Each line is one partition in the `dump-data` NDJSON form
+//! (`docs/schemas/dump-data.schema.json`, `$defs/line`): keys and
+//! clusterings from their `raw` hex, cell values parsed as their type's
+//! literal (`value` strings are CQL literals or Cassandra's string form),
+//! timestamps, TTLs, expiry and deletion times as printed (deletion times to
+//! the second, as the dump shows them). The table's types come from
+//! `--schema` (CREATE TYPE and CREATE TABLE statements); the partitioner is
+//! Murmur3 unless `--partitioner` says otherwise.
+//!
+//! Partitions must come in token order (as `dump-data` prints them); one
+//! out of order is refused with its line number (exit 2), and nothing is
+//! written: sort the input first. Counter cells are refused (their shards
+//! are not a value that can be written back).
+//!
+//! Output (json default when stdout is not a terminal): `output`, `files`,
+//! `version`, `compression`, `partitions`, `rows`, `data_bytes`,
+//! `data_file_bytes`, `bytes`. Exit status: 0 written; 2 usage (bad flags or
+//! schema, a malformed or out-of-order line); 3 the input cannot be read or
+//! the output written.
+
+use std::io::{BufRead, IsTerminal, Write};
+
+use serde_json::{json, Map, Value};
+use sstkit_format::clustering::BoundKind;
+use sstkit_format::data::model::cell_flags;
+use sstkit_format::data::{DataPos, Fragment, LivenessInfo, MarkerDeletion, RowDeletion};
+use sstkit_format::deletion::DeletionTime;
+use sstkit_format::merge::{MCell, MColumnData, MMarker, MRow, MergedSchema};
+use sstkit_format::read::OwnedClustering;
+use sstkit_format::schema::{legacy_header, TableSchema};
+use sstkit_format::types::CqlType;
+use sstkit_format::value::parse_cql_literal;
+use sstkit_format::write::bloom::filter_for;
+use sstkit_format::write::{next_generation, KeptMetadata, SstableWriter, WriterOptions};
+use sstkit_format::Version;
+
+use super::rewrite::{create_error, parse_compression, parse_version};
+use crate::cli::{OutputFormat, WriteArgs};
+use crate::{CmdError, CmdResult, Outcome};
+
+/// Run the command.
+pub fn run(a: &WriteArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
+    let version = parse_version(a.format_version.as_deref())?
+        .unwrap_or(Version::parse("oa").map_err(|e| CmdError::Usage(e.kind.to_string()))?);
+    let mut opts = WriterOptions::new(version);
+    if let Some(c) = parse_compression(a.compression.as_deref())? {
+        opts.compression = c;
+    }
+    if let Some(n) = a.column_index_size {
+        opts.column_index_size = n;
+    }
+    let text = std::fs::read_to_string(&a.schema)
+        .map_err(|e| CmdError::Usage(format!("--schema {}: {e}", a.schema.display())))?;
+    let table = TableSchema::from_cql(&text)
+        .map_err(|e| CmdError::Usage(format!("--schema {}: {}", a.schema.display(), e.kind)))?;
+    let header = legacy_header(&table);
+    let features = version.features();
+    let schema = MergedSchema::union(&[("schema", &header)], features)
+        .map_err(|e| CmdError::Usage(e.kind.to_string()))?;
+    let kept = KeptMetadata {
+        partitioner: a.partitioner.clone(),
+        ..Default::default()
+    };
+    let input = open_input(&a.file)?;
+    let lines = std::io::BufReader::new(input).lines().count() as u64;
+    std::fs::create_dir_all(&a.output_dir).map_err(|e| {
+        usage(format!(
+            "cannot create output directory {}: {e}",
+            a.output_dir.display()
+        ))
+    })?;
+    let mut w = SstableWriter::create(
+        &a.output_dir,
+        next_generation(&a.output_dir)?,
+        &header,
+        kept,
+        opts.clone(),
+        filter_for(lines, opts.bloom_filter_fp_chance, &features),
+    )
+    .map_err(create_error)?;
+    let input = open_input(&a.file)?;
+    for (i, line) in std::io::BufReader::new(input).lines().enumerate() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = |m: String| CmdError::Usage(format!("{} line {}: {m}", a.file.display(), i + 1));
+        let v: Value = serde_json::from_str(&line).map_err(|e| at(e.to_string()))?;
+        write_partition(&mut w, &schema, &v).map_err(|e| match e {
+            CmdError::Usage(m) => at(m),
+            CmdError::Format(f) if matches!(f.kind, sstkit_format::ErrorKind::BadValue(_)) => {
+                at(f.kind.to_string())
+            }
+            e => e,
+        })?;
+    }
+    let written = w.finish()?;
+    let files: Vec<String> = written
+        .files
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    let fmt = a.output.unwrap_or(if std::io::stdout().is_terminal() {
+        OutputFormat::Text
+    } else {
+        OutputFormat::Json
+    });
+    if fmt == OutputFormat::Text {
+        writeln!(
+            out,
+            "wrote {} ({} {}): {} partitions, {} rows, {} bytes of data ({} on disk), {} bytes in {} files",
+            written.data_path.display(),
+            version,
+            opts.compression.name(),
+            written.partitions,
+            written.rows,
+            written.data_length,
+            written.data_file_length,
+            written.total_bytes,
+            files.len()
+        )?;
+    } else {
+        let v = json!({
+            "output": written.data_path.display().to_string(),
+            "files": files,
+            "version": version.as_str(),
+            "compression": opts.compression.name(),
+            "partitions": written.partitions,
+            "rows": written.rows,
+            "data_bytes": written.data_length,
+            "data_file_bytes": written.data_file_length,
+            "bytes": written.total_bytes,
+        });
+        let text = if fmt == OutputFormat::Ndjson {
+            serde_json::to_string(&v)
+        } else {
+            serde_json::to_string_pretty(&v)
+        }
+        .map_err(|e| CmdError::Output(std::io::Error::other(e)))?;
+        writeln!(out, "{text}")?;
+    }
+    Ok(Outcome::default())
+}
+
+fn open_input(p: &std::path::Path) -> CmdResult<std::fs::File> {
+    std::fs::File::open(p).map_err(|e| {
+        CmdError::from(
+            sstkit_format::Error::new(
+                sstkit_format::ErrorKind::Io(e.kind(), e.to_string()),
+                "input records",
+            )
+            .in_file(p),
+        )
+    })
+}
+
+fn usage(m: impl Into<String>) -> CmdError {
+    CmdError::Usage(m.into())
+}
+
+fn unhex(s: &str) -> CmdResult<Vec<u8>> {
+    let bad = || usage(format!("not hex: {s:?}"));
+    let digit = |c: u8| (c as char).to_digit(16).ok_or_else(bad);
+    let b = s.as_bytes();
+    if !b.len().is_multiple_of(2) {
+        return Err(bad());
+    }
+    b.chunks(2)
+        .map(|p| Ok((digit(p[0])? * 16 + digit(p[1])?) as u8))
+        .collect()
+}
+
+/// `YYYY-MM-DD HH:MM:SSz` (the dump's form) as seconds since the epoch.
+fn epoch_seconds(s: &str) -> CmdResult<i64> {
+    let b = s.as_bytes();
+    let bad = || {
+        usage(format!(
+            "not a time of the form YYYY-MM-DD HH:MM:SSz: {s:?}"
+        ))
+    };
+    if b.len() != 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b' ' || b[19] != b'z' {
+        return Err(bad());
+    }
+    let n =
+        |r: std::ops::Range<usize>| s.get(r).and_then(|x| x.parse::<i64>().ok()).ok_or_else(bad);
+    let (y, m, d) = (n(0..4)?, n(5..7)?, n(8..10)?);
+    let (hh, mm, ss) = (n(11..13)?, n(14..16)?, n(17..19)?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hh > 23 || mm > 59 || ss > 60 {
+        return Err(bad());
+    }
+    // Days from the civil date (proleptic Gregorian calendar).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * ((m + 9) % 12) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    Ok((era * 146_097 + doe - 719_468) * 86_400 + hh * 3600 + mm * 60 + ss)
+}
+
+fn int(v: &Value, what: &str) -> CmdResult<i64> {
+    v.get(what)
+        .and_then(Value::as_i64)
+        .ok_or_else(|| usage(format!("no integer {what:?} in {v}")))
+}
+
+fn text<'v>(v: &'v Value, what: &str) -> CmdResult<&'v str> {
+    v.get(what)
+        .and_then(Value::as_str)
+        .ok_or_else(|| usage(format!("no string {what:?} in {v}")))
+}
+
+/// `$TOMBSTONE` (`{}` = none).
+fn tombstone(v: Option<&Value>) -> CmdResult<DeletionTime> {
+    match v {
+        Some(t) if t.as_object().is_some_and(|o| !o.is_empty()) => Ok(DeletionTime {
+            marked_for_delete_at: int(t, "timestamp")?,
+            local_deletion_time: epoch_seconds(text(t, "deletion_time")?)?,
+        }),
+        _ => Ok(DeletionTime::LIVE),
+    }
+}
+
+/// `"3600s"`.
+fn ttl(s: &str) -> CmdResult<i64> {
+    s.strip_suffix('s')
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| usage(format!("not a TTL: {s:?}")))
+}
+
+/// A clustering's `raw`: 2-byte-length-prefixed components.
+fn clustering(raw: &str) -> CmdResult<Vec<Option<Vec<u8>>>> {
+    let b = unhex(raw)?;
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let len = b
+            .get(i..i + 2)
+            .map(|x| u16::from_be_bytes([x[0], x[1]]) as usize)
+            .ok_or_else(|| usage(format!("truncated clustering {raw:?}")))?;
+        let v = b
+            .get(i + 2..i + 2 + len)
+            .ok_or_else(|| usage(format!("truncated clustering {raw:?}")))?;
+        out.push(Some(v.to_vec()));
+        i += 2 + len;
+    }
+    Ok(out)
+}
+
+/// A value literal of `ty` (`""` is the empty value).
+fn value(ty: &CqlType, s: &str) -> CmdResult<Vec<u8>> {
+    if s.is_empty() {
+        return Ok(Vec::new());
+    }
+    parse_cql_literal(ty, s).map_err(|e| usage(format!("{} value {s:?}: {}", ty.cql(), e.kind)))
+}
+
+/// `$CELL` of a value of type `ty` (path: an element of a complex column).
+fn cell(c: &Value, ty: &CqlType, path: Option<Vec<u8>>) -> CmdResult<MCell> {
+    if c.get("type").and_then(Value::as_str) == Some("counter-shards") {
+        return Err(usage("counter cells cannot be written from NDJSON"));
+    }
+    let timestamp = int(c, "timestamp")?;
+    let mut m = MCell {
+        flags: 0,
+        timestamp,
+        local_deletion_time: None,
+        ttl: None,
+        path,
+        value: Vec::new(),
+        counter_column: false,
+    };
+    if let Some(d) = c.get("deletion_time").and_then(Value::as_str) {
+        m.flags |= cell_flags::IS_DELETED | cell_flags::HAS_EMPTY_VALUE;
+        m.local_deletion_time = Some(epoch_seconds(d)?);
+        return Ok(m);
+    }
+    if let Some(t) = c.get("ttl").and_then(Value::as_str) {
+        m.flags |= cell_flags::IS_EXPIRING;
+        m.ttl = Some(ttl(t)?);
+        m.local_deletion_time = Some(epoch_seconds(text(c, "expiry")?)?);
+    }
+    m.value = match c.get("value").and_then(Value::as_str) {
+        Some(s) => value(ty, s)?,
+        None => Vec::new(),
+    };
+    if m.value.is_empty() {
+        m.flags |= cell_flags::HAS_EMPTY_VALUE;
+    }
+    Ok(m)
+}
+
+/// `$COLUMNS` of the static (or a clustered) row.
+fn columns(
+    cols: &Map<String, Value>,
+    schema: &MergedSchema,
+    is_static: bool,
+) -> CmdResult<Vec<MColumnData>> {
+    let set = if is_static {
+        &schema.data.static_columns
+    } else {
+        &schema.data.regular_columns
+    };
+    let mut out = Vec::new();
+    for col in set.columns() {
+        let Some(v) = cols.get(&col.def.name) else {
+            continue;
+        };
+        let ty = &col.def.ty;
+        if !col.complex {
+            out.push(MColumnData::Simple {
+                column: col.index,
+                cell: cell(v, ty, None)?,
+            });
+            continue;
+        }
+        let deletion = tombstone(v.get("tombstone"))?;
+        let mut cells = Vec::new();
+        let u = ty.unreversed();
+        let value_type = u.cell_value_type();
+        for e in v
+            .get("cells")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let key = text(e, "key")?;
+            let (path, vt) = match u {
+                CqlType::Udt { fields, .. } => {
+                    let i = fields
+                        .iter()
+                        .position(|f| f.0 == key)
+                        .ok_or_else(|| usage(format!("no field {key:?} in {}", u.cql())))?;
+                    ((i as i16).to_be_bytes().to_vec(), fields[i].1.clone())
+                }
+                _ => {
+                    let pt = u
+                        .path_type()
+                        .ok_or_else(|| usage(format!("{} has no element paths", u.cql())))?;
+                    (
+                        value(&pt, key)?,
+                        value_type.clone().unwrap_or_else(|| u.clone()),
+                    )
+                }
+            };
+            let c = e
+                .get("value")
+                .ok_or_else(|| usage(format!("no value in {e}")))?;
+            cells.push(cell(c, &vt, Some(path))?);
+        }
+        out.push(MColumnData::Complex {
+            column: col.index,
+            deletion: (!deletion.is_live()).then_some(deletion),
+            cells,
+        });
+    }
+    if let Some(name) = cols
+        .keys()
+        .find(|n| !set.columns().iter().any(|c| &c.def.name == *n))
+    {
+        return Err(usage(format!("column {name:?} is not in the schema")));
+    }
+    Ok(out)
+}
+
+fn row(clustering: OwnedClustering, cells: Vec<MColumnData>) -> MRow {
+    MRow {
+        position: DataPos(0),
+        size: 0,
+        source: 0,
+        clustering,
+        liveness: None,
+        deletion: None,
+        scylla_shadowable_deletion: None,
+        cells,
+    }
+}
+
+/// A range tombstone change: the deletion in force changes from `open` to
+/// `to` at `values` (before the key's rows for weight -1, after for 1).
+fn marker(
+    values: Vec<Option<Vec<u8>>>,
+    weight: i64,
+    open: DeletionTime,
+    to: DeletionTime,
+) -> Option<MMarker> {
+    let before = weight < 0;
+    let (kind, deletion) = match (open.is_live(), to.is_live()) {
+        (true, true) => return None,
+        (true, false) if before => (BoundKind::InclStartBound, MarkerDeletion::Bound(to)),
+        (true, false) => (BoundKind::ExclStartBound, MarkerDeletion::Bound(to)),
+        (false, true) if before => (BoundKind::ExclEndBound, MarkerDeletion::Bound(open)),
+        (false, true) => (BoundKind::InclEndBound, MarkerDeletion::Bound(open)),
+        (false, false) if before => (
+            BoundKind::ExclEndInclStartBoundary,
+            MarkerDeletion::Boundary {
+                end: open,
+                start: to,
+            },
+        ),
+        (false, false) => (
+            BoundKind::InclEndExclStartBoundary,
+            MarkerDeletion::Boundary {
+                end: open,
+                start: to,
+            },
+        ),
+    };
+    Some(MMarker {
+        position: DataPos(0),
+        source: 0,
+        bound: OwnedClustering { kind, values },
+        deletion,
+    })
+}
+
+fn write_partition(w: &mut SstableWriter, schema: &MergedSchema, p: &Value) -> CmdResult<()> {
+    let key = unhex(text(p.get("key").unwrap_or(&Value::Null), "raw")?)?;
+    let deletion = tombstone(p.get("tombstone"))?;
+    w.write(&Fragment::PartitionStart {
+        key: &key,
+        deletion,
+        position: DataPos(0),
+    })?;
+    if let Some(s) = p.get("static_row").and_then(Value::as_object) {
+        let r = row(
+            OwnedClustering {
+                kind: BoundKind::StaticClustering,
+                values: Vec::new(),
+            },
+            columns(s, schema, true)?,
+        );
+        w.write(&Fragment::StaticRow(r.view(schema)))?;
+    }
+    let mut open = DeletionTime::LIVE;
+    for e in p
+        .get("clustering_elements")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let values = match e.get("key") {
+            Some(k) => clustering(text(k, "raw")?)?,
+            None => Vec::new(),
+        };
+        match e.get("type").and_then(Value::as_str) {
+            Some("clustering-row") => {
+                let cols = e.get("columns").and_then(Value::as_object);
+                let empty = Map::new();
+                let mut r = row(
+                    OwnedClustering {
+                        kind: BoundKind::Clustering,
+                        values,
+                    },
+                    columns(cols.unwrap_or(&empty), schema, false)?,
+                );
+                if let Some(m) = e.get("marker") {
+                    let (ttl, exp) = match m.get("ttl").and_then(Value::as_str) {
+                        Some(t) => (Some(ttl(t)?), Some(epoch_seconds(text(m, "expiry")?)?)),
+                        None => (None, None),
+                    };
+                    r.liveness = Some(LivenessInfo {
+                        timestamp: int(m, "timestamp")?,
+                        ttl,
+                        local_expiration_time: exp,
+                        expired: false,
+                    });
+                }
+                let d = tombstone(e.get("tombstone"))?;
+                if !d.is_live() {
+                    r.deletion = Some(RowDeletion {
+                        time: d,
+                        shadowable: false,
+                    });
+                }
+                w.write(&Fragment::Row(r.view(schema)))?;
+            }
+            Some("range-tombstone-change") => {
+                let to = tombstone(e.get("tombstone"))?;
+                let weight = e.get("weight").and_then(Value::as_i64).unwrap_or(-1);
+                if let Some(m) = marker(values, weight, open, to) {
+                    w.write(&Fragment::Marker(m.view()))?;
+                }
+                open = to;
+            }
+            other => return Err(usage(format!("unknown clustering element type {other:?}"))),
+        }
+    }
+    if !open.is_live() {
+        return Err(usage(
+            "a range tombstone is still open at the partition end",
+        ));
+    }
+    w.write(&Fragment::PartitionEnd {
+        position: DataPos(0),
+    })?;
+    Ok(())
+}
