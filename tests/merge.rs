@@ -7,6 +7,10 @@
 //!   node's (the json output projected to CQL rows by this test).
 //! * `dump-data --merge` of every merge table: the same projection equals
 //!   the `all` query.
+//! * `dump-data --merge -o sstabledump` of every merge table equals
+//!   Cassandra's sstabledump of the sstable a node's `nodetool compact` made
+//!   of the same sstables (`fixtures/make-compaction-expected.py`), and
+//!   `compact` of them dumps as that sstable, positions included.
 //! * Sstables of different tables: exit 2, naming both files.
 
 use serde_json::Value;
@@ -647,4 +651,99 @@ fn mixed_versions_merge() {
         assert_eq!(mixed, same, "{table}: nb + oa + da");
         assert!(!mixed.is_empty());
     }
+}
+
+/// `dump-data --merge -o sstabledump` equals Cassandra's sstabledump of the
+/// node's own compaction of the same sstables (gc_grace of ten years, so the
+/// compaction purged nothing), judged at the compaction's time. Only the
+/// `position` fields differ: ours are the source sstables' offsets. And
+/// `sstkit compact` of the same sstables dumps exactly as the node's
+/// compacted sstable, positions included.
+#[test]
+fn merge_and_compact_equal_cassandras_compaction() {
+    fn without_positions(v: Value) -> Value {
+        match v {
+            Value::Object(m) => Value::Object(
+                m.into_iter()
+                    .filter(|(k, _)| k != "position")
+                    .map(|(k, v)| (k, without_positions(v)))
+                    .collect(),
+            ),
+            Value::Array(a) => Value::Array(a.into_iter().map(without_positions).collect()),
+            v => v,
+        }
+    }
+    let mut compared = 0;
+    for run in ["nb", "oa", "da"] {
+        for (table, n) in [
+            ("merge_overwrite", 3),
+            ("merge_partition_delete", 3),
+            ("merge_range", 3),
+            ("merge_collections", 3),
+            ("deletes_merge", 2),
+        ] {
+            let Some(dirs) = cases(run, table, n) else {
+                continue;
+            };
+            let truth = std::path::Path::new(&dirs[0]).join("compacted-sstabledump.json.gz");
+            let Ok(file) = std::fs::File::open(&truth) else {
+                eprintln!("skipping {run}_{table}: no compacted-sstabledump.json.gz");
+                continue;
+            };
+            let want: Value = serde_json::from_reader(flate2::read::GzDecoder::new(file)).unwrap();
+            let meta: Value = serde_json::from_str(
+                &std::fs::read_to_string(std::path::Path::new(&dirs[0]).join("compacted.json"))
+                    .unwrap(),
+            )
+            .unwrap();
+            let now = meta["compacted_at"].as_i64().unwrap().to_string();
+            let mut args: Vec<String> = vec![
+                "dump-data".to_string(),
+                "--merge".into(),
+                "--now".into(),
+                now.clone(),
+                "-o".into(),
+                "sstabledump".into(),
+            ];
+            args.extend(dirs.iter().cloned());
+            let got = sstkit(&args);
+            assert_eq!(got.code, 0, "{run}_{table}: {}", got.stderr);
+            let got: Value = serde_json::from_str(&got.stdout).unwrap();
+            assert_eq!(
+                without_positions(got),
+                without_positions(want.clone()),
+                "{run}_{table}: the merge differs from Cassandra's compaction"
+            );
+            // `sstkit compact` writes the node's sstable: positions included.
+            let out_dir =
+                crate::util::scratch_dir("compaction", &format!("{run}_{table}")).join("compacted");
+            let mut args = vec![
+                "compact".to_string(),
+                "--now".into(),
+                now.clone(),
+                "--output-dir".into(),
+                out_dir.display().to_string(),
+            ];
+            args.extend(dirs.iter().cloned());
+            let done = sstkit(&args);
+            assert_eq!(done.code, 0, "{run}_{table}: {}", done.stderr);
+            let dump = sstkit([
+                "dump-data",
+                "--now",
+                now.as_str(),
+                "-o",
+                "sstabledump",
+                out_dir.to_str().unwrap(),
+            ]);
+            assert_eq!(dump.code, 0, "{run}_{table}: {}", dump.stderr);
+            let ours: Value = serde_json::from_str(&dump.stdout).unwrap();
+            let _ = std::fs::remove_dir_all(out_dir.parent().unwrap());
+            assert_eq!(
+                ours, want,
+                "{run}_{table}: sstkit compact differs from Cassandra's compaction"
+            );
+            compared += 1;
+        }
+    }
+    assert!(compared > 0 || !fixtures().join("nb_merge_range_1").is_dir());
 }

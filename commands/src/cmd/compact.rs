@@ -23,7 +23,7 @@
 //! is), pending repair and transient kept only when every input has the
 //! same, level 0 (an offline compaction has no leveled target), commit log
 //! intervals of every input, the serialization header's delta bases the
-//! minimum of the inputs' (`EncodingStats.merge`).
+//! minimum of the inputs' Statistics.db values (`SerializationHeader.make`).
 //!
 //! `--max-size N` starts a new output sstable between partitions once the
 //! current Data.db holds N bytes on disk, as `split` does.
@@ -95,7 +95,7 @@ pub fn run(a: &CompactArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         chunk_length,
         a.column_index_size,
     )?;
-    let header = merged_header(&inputs.schema.header, &inputs.headers);
+    let header = merged_header(&inputs.schema.header, &stats);
     let kept = compaction_metadata(&stats);
     let keys: u64 = stats.iter().map(expected_keys).sum();
     if a.max_size == Some(0) {
@@ -336,27 +336,53 @@ fn copy_merged(
     Ok(read)
 }
 
-/// The union header with the smallest delta bases of all inputs
-/// (`EncodingStats.merge`), so that every value written has a delta.
+/// The union header with the delta bases Cassandra gives a compaction's
+/// output (`SerializationHeader.make`): the minimum timestamp, local
+/// deletion time and TTL of the inputs' Statistics.db, not of their headers
+/// (flush headers can be less precise), so the output's deltas, and so its
+/// bytes, are the node's.
 fn merged_header(
     union: &SerializationHeader,
-    headers: &[SerializationHeader],
+    stats: &[sstkit_format::statistics::Statistics],
 ) -> SerializationHeader {
+    use sstkit_format::statistics::header::{DELETION_TIME_EPOCH, TIMESTAMP_EPOCH};
+    use sstkit_format::statistics::NO_DELETION_TIME;
     let mut h = union.clone();
-    for x in headers {
-        if x.min_timestamp < h.min_timestamp {
-            h.min_timestamp = x.min_timestamp;
-            h.raw_deltas.0 = x.raw_deltas.0;
-        }
-        if x.min_local_deletion_time < h.min_local_deletion_time {
-            h.min_local_deletion_time = x.min_local_deletion_time;
-            h.raw_deltas.1 = x.raw_deltas.1;
-        }
-        if x.min_ttl < h.min_ttl {
-            h.min_ttl = x.min_ttl;
-            h.raw_deltas.2 = x.raw_deltas.2;
-        }
-    }
+    // An input without STATS (none sstkit can compact) keeps the union header.
+    let Some(stats) = stats
+        .iter()
+        .map(|s| s.stats.as_ref())
+        .collect::<Option<Vec<_>>>()
+    else {
+        return h;
+    };
+    let Some(ts) = stats.iter().map(|s| s.min_timestamp).min() else {
+        return h;
+    };
+    // EncodingStats maps "none" (NO_TIMESTAMP, NO_DELETION_TIME) to its epochs.
+    h.min_timestamp = if ts == i64::MIN { TIMESTAMP_EPOCH } else { ts };
+    let ldt = stats
+        .iter()
+        .map(|s| s.min_local_deletion_time.unwrap_or(NO_DELETION_TIME))
+        .min()
+        .unwrap_or(NO_DELETION_TIME);
+    h.min_local_deletion_time = if ldt == NO_DELETION_TIME {
+        DELETION_TIME_EPOCH
+    } else {
+        ldt
+    };
+    h.min_ttl = stats
+        .iter()
+        .map(|s| s.min_ttl.unwrap_or(0))
+        .min()
+        .unwrap_or(0) as i64;
+    // As EncodingStats.Serializer writes them: the timestamp delta as a
+    // 64-bit vint, the other two as 32-bit ones.
+    h.raw_deltas = (
+        h.min_timestamp.wrapping_sub(TIMESTAMP_EPOCH) as u64,
+        (h.min_local_deletion_time - DELETION_TIME_EPOCH) as i32 as u32 as u64,
+        h.min_ttl as i32 as u32 as u64,
+    );
     h
 }
 
