@@ -73,3 +73,6 @@ mod explain;
 mod partitions;
 // rewrite: every intact row-format sstable (fixtures, corpus) rewrites to the same data, valid.
 mod rewrite;
+
+// Object storage input (s3://) against a moto server: equal to local reads, errors.
+mod s3;
