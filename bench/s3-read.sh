@@ -74,7 +74,7 @@ try:
     def logged():
         log.flush()
         with open(log.name) as f:
-            return [m.group(1, 2) for m in re.finditer(r'"(GET|HEAD|PUT|POST) (\S+) HTTP', f.read())]
+            return [m.group(1, 2) for m in re.finditer(r'(GET|HEAD|PUT|POST) (\S+) HTTP', f.read())]
 
     local = os.path.join(sst, data)
     entries = [json.loads(l) for l in
@@ -87,8 +87,7 @@ try:
     picks = [rng.choice(rows) for _ in range(n)]
 
     def kind(method, path):
-        if method == "GET" and ("list-type=2" in path or path.rstrip("/").count("/") <= 1
-                                or "prefix=" in path):
+        if method == "GET" and "list-type=2" in path:
             return "LIST"
         return method
 

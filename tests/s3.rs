@@ -323,6 +323,8 @@ fn missing_objects_buckets_and_remote_outputs_are_clear_errors() {
     let r = moto.sstkit(&["info", "s3://no-such-bucket-sstkit/x/nb-1-big-Data.db"]);
     assert_eq!(r.code, 3, "{}", r.stderr);
     assert!(r.stderr.contains("no-such-bucket-sstkit"), "{}", r.stderr);
+    assert!(r.stderr.contains("no such bucket"), "{}", r.stderr);
+    assert!(!r.stderr.contains("<?xml"), "{}", r.stderr);
     assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
 
     // An empty prefix: no sstables, the prefix named.

@@ -289,12 +289,27 @@ fn io_error(url: &str, what: &str, e: object_store::Error) -> std::io::Error {
             ),
         ),
         other => {
-            let msg = plain(&other);
-            let kind = if msg.contains("NoSuchBucket") {
+            // The store's XML answer names the error code: kept out of the
+            // message, looked at for the kind.
+            let full = other.to_string();
+            let msg = plain(
+                &full
+                    .split("<?xml")
+                    .next()
+                    .unwrap_or("")
+                    .trim_end_matches([':', ' ']),
+            );
+            let kind = if full.contains("NoSuchBucket") {
                 K::NotFound
-            } else if msg.contains("AccessDenied") || msg.contains("403 Forbidden") {
-                K::PermissionDenied
-            } else if msg.contains("InvalidAccessKeyId") || msg.contains("SignatureDoesNotMatch") {
+            } else if [
+                "AccessDenied",
+                "403 Forbidden",
+                "InvalidAccessKeyId",
+                "SignatureDoesNotMatch",
+            ]
+            .iter()
+            .any(|c| full.contains(c))
+            {
                 K::PermissionDenied
             } else {
                 K::Other
