@@ -1,5 +1,5 @@
 //! Object storage (`s3://bucket/key`, `http(s)://host/path`): the backend
-//! behind [`super::file::OpenFile`] for paths that are URLs.
+//! behind the IO layer's open files (`OpenFile`) for paths that are URLs.
 //!
 //! One process-wide backend owns a tokio current-thread runtime and one
 //! `object_store` client per bucket (or host); every request is a
