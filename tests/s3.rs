@@ -49,6 +49,11 @@ impl Drop for Moto {
 impl Moto {
     /// Start the server, or None (with a message) when it cannot start.
     fn start(test: &str) -> Option<Moto> {
+        Moto::start_with(test, &[])
+    }
+
+    /// [`Moto::start`] with more environment for the server.
+    fn start_with(test: &str, env: &[(&str, &str)]) -> Option<Moto> {
         let py = python();
         let probe = Command::new(&py)
             .args(["-c", "import moto.server, boto3"])
@@ -74,6 +79,7 @@ impl Moto {
                 "-p",
                 &port.to_string(),
             ])
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -130,6 +136,11 @@ for d, _, files in os.walk(root):
 
     /// Run sstkit against this server (fixed test credentials, no profile).
     fn sstkit(&self, args: &[&str]) -> Run {
+        self.sstkit_as("test", "test", args)
+    }
+
+    /// [`Moto::sstkit`] with the credentials `id`, `secret`.
+    fn sstkit_as(&self, id: &str, secret: &str, args: &[&str]) -> Run {
         let out = Command::new(env!("CARGO_BIN_EXE_sstkit"))
             .arg("--s3-endpoint")
             .arg(&self.endpoint)
@@ -137,8 +148,8 @@ for d, _, files in os.walk(root):
             .current_dir(repo())
             .env("COLUMNS", "80")
             .env_remove("NO_COLOR")
-            .env("AWS_ACCESS_KEY_ID", "test")
-            .env("AWS_SECRET_ACCESS_KEY", "test")
+            .env("AWS_ACCESS_KEY_ID", id)
+            .env("AWS_SECRET_ACCESS_KEY", secret)
             .env("AWS_REGION", "us-east-1")
             .env_remove("AWS_PROFILE")
             .env_remove("AWS_ENDPOINT_URL")
@@ -346,6 +357,29 @@ fn missing_objects_buckets_and_remote_outputs_are_clear_errors() {
         assert!(r.stderr.contains("local directory"), "{cmd}: {}", r.stderr);
     }
     let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn refused_credentials_are_said_without_the_secret() {
+    // moto checks signatures against its IAM users from the first request.
+    let env = [("INITIAL_NO_AUTH_ACTION_COUNT", "0")];
+    let Some(moto) = Moto::start_with("refused_credentials_are_said_without_the_secret", &env)
+    else {
+        return;
+    };
+    let secret = "sEcReT-value-that-must-not-be-printed";
+    let url = format!("s3://{BUCKET}/data/nb-1-big-Data.db");
+    let r = moto.sstkit_as("AKIANOSUCHKEY0000000", secret, &["info", &url]);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(!r.stderr.contains(secret), "{}", r.stderr);
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("credentials were refused")
+            || r.stderr.contains("authentication failed")
+            || r.stderr.contains("access denied"),
+        "{}",
+        r.stderr
+    );
 }
 
 impl Moto {

@@ -462,7 +462,8 @@ pub fn list_dir(p: &Path) -> std::io::Result<Vec<Entry>> {
 /// List the objects whose names start with `prefix` in the directory `dir`
 /// (an sstable's components: one LIST that starts after `dir/prefix` and
 /// stops at the first other name); lengths go to the cache. Nothing is
-/// requested when `dir` was listed already.
+/// requested when `dir` was listed already, nor for `http(s)://` (no
+/// listing there: each component's length is a HEAD).
 pub fn list_sstable(dir: &Path, prefix: &str) -> std::io::Result<Vec<String>> {
     let u = Url::parse(dir)?;
     let be = backend()?;
@@ -487,6 +488,10 @@ pub fn list_sstable(dir: &Path, prefix: &str) -> std::io::Result<Vec<String>> {
             .filter(|rest| !rest.contains('/'))
             .map(|rest| format!("{prefix}{rest}"))
             .collect());
+    }
+    if u.scheme.starts_with("http") {
+        // A plain web server has no listing: lengths come from HEADs.
+        return Ok(Vec::new());
     }
     let store = store(&u)?;
     let dir_path = u.obj_path();
