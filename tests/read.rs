@@ -132,12 +132,24 @@ pub(crate) fn read(sst: &Path, key_hex: &str, args: &[String]) -> (Option<Value>
     (part, stats(&r.stderr))
 }
 
-/// The `--io-stats=json` lines of stderr.
+/// The `--io-stats=json` lines of stderr, without `latency_us` (wall time,
+/// different in every run; the counters are compared whole).
 pub(crate) fn stats(stderr: &str) -> Vec<Value> {
+    let strip = |c: &mut Value, l: &str| {
+        let had = c.as_object_mut().and_then(|o| o.remove("latency_us"));
+        assert!(had.is_some(), "latency_us in every counter set: {l}");
+    };
     stderr
         .lines()
         .filter(|l| l.starts_with('{'))
-        .map(|l| serde_json::from_str(l).expect("--io-stats=json line is JSON"))
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).expect("--io-stats=json line is JSON");
+            if let Some(o) = v["components"].as_object_mut() {
+                o.values_mut().for_each(|c| strip(c, l));
+            }
+            strip(&mut v["total"], l);
+            v
+        })
         .collect()
 }
 

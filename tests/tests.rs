@@ -79,3 +79,6 @@ mod compact;
 
 // write --from ndjson: dump -> write -> dump round trips on every fixture; token order enforced.
 mod write_ndjson;
+
+// Object storage input (s3://) against a moto server: equal to local reads, errors.
+mod s3;

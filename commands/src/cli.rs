@@ -43,6 +43,9 @@ pub struct Cli {
         default_value = "auto"
     )]
     pub color: ColorWhen,
+    /// Endpoint of an S3-compatible store for s3:// paths (e.g. http://127.0.0.1:9000; default: AWS_ENDPOINT_URL, else AWS)
+    #[arg(long, global = true, value_name = "URL")]
+    pub s3_endpoint: Option<String>,
 }
 
 /// `--color` values.

@@ -483,7 +483,7 @@ mod tests {
         for f in &files {
             let res = CompressionInfo::parse(&f.read(), &f.features()).and_then(|c| {
                 if let Some(p) = f.sibling("Data.db") {
-                    let len = std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+                    let len = crate::io::store::file_len(&p).unwrap_or(0);
                     c.check_file_len(len)?;
                     for i in 0..c.chunk_count() {
                         c.chunk_range(i, len)?;

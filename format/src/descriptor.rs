@@ -16,7 +16,17 @@ use std::path::{Path, PathBuf};
 
 use crate::component::Component;
 use crate::error::{Error, ErrorKind, Result};
+use crate::io::store;
 use crate::version::{FormatKind, Version};
+
+/// `s3://b/dir/` as `s3://b/dir` (so joined names get one `/`); local
+/// paths as given.
+fn trim_url_slash(p: &Path) -> PathBuf {
+    match p.to_str() {
+        Some(s) if store::is_url(p) && s.ends_with('/') => PathBuf::from(s.trim_end_matches('/')),
+        _ => p.to_path_buf(),
+    }
+}
 
 /// A generation id.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -166,22 +176,22 @@ impl Descriptor {
 pub fn find_sstables(args: &[PathBuf]) -> Result<Vec<Descriptor>> {
     let mut out: Vec<Descriptor> = Vec::new();
     for arg in args {
-        let meta = std::fs::metadata(arg).map_err(|e| Error::from(e).in_file(arg))?;
-        if meta.is_dir() {
+        let is_dir = store::is_dir_arg(arg).map_err(|e| Error::from(e).in_file(arg))?;
+        if is_dir {
+            // A URL prefix given with a trailing `/` names the same directory.
+            let dir = trim_url_slash(arg);
             let mut found: Vec<(Descriptor, bool)> = Vec::new();
             // An sstable too old to read, reported when nothing else is found.
             let mut too_old: Option<Error> = None;
-            let rd = std::fs::read_dir(arg).map_err(|e| Error::from(e).in_file(arg))?;
-            for ent in rd {
-                let ent = ent.map_err(|e| Error::from(e).in_file(arg))?;
-                let name = ent.file_name();
-                let Some(name) = name.to_str() else { continue };
-                let p = match parse_file_name(arg, name) {
+            let ents = store::list_dir(&dir).map_err(|e| Error::from(e).in_file(arg))?;
+            for ent in ents {
+                let name = ent.name.as_str();
+                let p = match parse_file_name(&dir, name) {
                     Ok(p) => p,
                     Err(e) => {
                         let old = matches!(e.kind, ErrorKind::UnknownVersion(_));
                         if old && too_old.is_none() && name.ends_with("-Data.db") {
-                            too_old = Some(e.in_file(&ent.path()));
+                            too_old = Some(e.in_file(&ent.path));
                         }
                         continue;
                     }
@@ -348,9 +358,9 @@ impl Discovery {
 pub fn find_sstables_with(args: &[PathBuf], how: &Discovery) -> Result<Vec<Descriptor>> {
     let mut dirs: Vec<PathBuf> = Vec::new();
     for arg in args {
-        let meta = std::fs::metadata(arg).map_err(|e| Error::from(e).in_file(arg))?;
-        if meta.is_dir() && how.recursive {
-            walk(arg, how, &mut dirs)?;
+        let is_dir = store::is_dir_arg(arg).map_err(|e| Error::from(e).in_file(arg))?;
+        if is_dir && how.recursive {
+            walk(&trim_url_slash(arg), how, &mut dirs)?;
         } else {
             dirs.push(arg.clone());
         }
@@ -360,7 +370,7 @@ pub fn find_sstables_with(args: &[PathBuf], how: &Discovery) -> Result<Vec<Descr
         // A sub-directory without sstables is not an error when walking.
         let found = match find_sstables(std::slice::from_ref(&d)) {
             Ok(f) => f,
-            Err(e) if how.recursive && d.is_dir() && !args.contains(&d) => {
+            Err(e) if how.recursive && (store::is_url(&d) || d.is_dir()) && !args.contains(&d) => {
                 if matches!(e.kind, ErrorKind::UnknownVersion(_)) {
                     return Err(e);
                 }
@@ -380,18 +390,16 @@ pub fn find_sstables_with(args: &[PathBuf], how: &Discovery) -> Result<Vec<Descr
 /// `dir` and its sub-directories, depth first in name order.
 fn walk(dir: &Path, how: &Discovery, out: &mut Vec<PathBuf>) -> Result<()> {
     out.push(dir.to_path_buf());
-    let rd = std::fs::read_dir(dir).map_err(|e| Error::from(e).in_file(dir))?;
+    let ents = store::list_dir(dir).map_err(|e| Error::from(e).in_file(dir))?;
     let mut subs: Vec<PathBuf> = Vec::new();
-    for ent in rd {
-        let ent = ent.map_err(|e| Error::from(e).in_file(dir))?;
-        let Ok(ft) = ent.file_type() else { continue };
-        if !ft.is_dir() {
+    for ent in ents {
+        if !ent.is_dir {
             continue;
         }
-        let name = ent.file_name();
+        let name = ent.name.as_str();
         let skip = (name == "snapshots" && !how.snapshots) || (name == "backups" && !how.backups);
         if !skip {
-            subs.push(ent.path());
+            subs.push(ent.path);
         }
     }
     subs.sort();

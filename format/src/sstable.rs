@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::component::Component;
 use crate::descriptor::Descriptor;
 use crate::error::{Error, ErrorKind, Result};
-use crate::io::{IoLayer, IoOptions};
+use crate::io::{store, IoLayer, IoOptions};
 use crate::toc::{Toc, TocEntry};
 use crate::version::{Features, Version};
 
@@ -31,6 +31,10 @@ pub struct Sstable {
     /// legacy Data.db decoder reads the cells with. See
     /// [`Sstable::set_table_schema`].
     table_schema: Option<std::sync::Arc<crate::schema::TableSchema>>,
+    /// CompressionInfo.db, parsed once: every reader of Data.db (and the
+    /// truncation check before them) shares it, so it is read once (one
+    /// request less per read from object storage).
+    compression: std::cell::OnceCell<crate::compression::CompressionInfo>,
 }
 
 impl Sstable {
@@ -42,10 +46,13 @@ impl Sstable {
     /// Open the sstable named by `desc`; every read uses `opts`.
     pub fn open_with(desc: Descriptor, opts: IoOptions) -> Result<Sstable> {
         let toc_path = desc.component_path(Component::Toc);
+        // Object storage: one LIST of the components gives every length.
+        store::prepare_sstable(&desc.dir, &desc.prefix)
+            .map_err(|e| Error::from(e).in_file(&desc.data_path()))?;
         let mut paths = HashMap::new();
         paths.insert(Component::Toc, toc_path.clone());
         let probe = IoLayer::with_options(paths, opts);
-        let (toc, from_file) = if toc_path.is_file() {
+        let (toc, from_file) = if store::is_file(&toc_path) {
             let bytes = probe.read_all(Component::Toc)?;
             (Toc::parse(&bytes).map_err(|e| e.in_file(&toc_path))?, true)
         } else {
@@ -67,6 +74,7 @@ impl Sstable {
             toc_from_file: from_file,
             io,
             table_schema: None,
+            compression: std::cell::OnceCell::new(),
         })
     }
 
@@ -182,6 +190,19 @@ impl Sstable {
         self.io.read_all(c).map_err(|e| e.in_file(&self.path(c)))
     }
 
+    /// CompressionInfo.db decoded (read and parsed on the first call, then
+    /// kept for the life of the sstable).
+    pub fn compression_info(&self) -> Result<&crate::compression::CompressionInfo> {
+        if let Some(ci) = self.compression.get() {
+            return Ok(ci);
+        }
+        let c = Component::CompressionInfo;
+        let bytes = self.read_component(c)?;
+        let ci = crate::compression::CompressionInfo::parse(&bytes, &self.features())
+            .map_err(|e| e.in_file(&self.path(c)))?;
+        Ok(self.compression.get_or_init(|| ci))
+    }
+
     /// [`Sstable::read_component`] without a heap copy where the file can
     /// be mapped ([`crate::io::IoLayer::map_all`]).
     pub fn map_component(&self, c: Component) -> Result<crate::io::Bytes> {
@@ -198,12 +219,17 @@ pub fn present_components(desc: &Descriptor) -> Result<Vec<TocEntry>> {
     } else {
         desc.dir.as_path()
     };
-    let rd = std::fs::read_dir(dir).map_err(|e| Error::from(e).in_file(dir))?;
+    let names: Vec<String> = match store::prepare_sstable(dir, &desc.prefix) {
+        Ok(Some(listed)) => listed,
+        Ok(None) => store::list_dir(dir)
+            .map_err(|e| Error::from(e).in_file(dir))?
+            .into_iter()
+            .map(|e| e.name)
+            .collect(),
+        Err(e) => return Err(Error::from(e).in_file(dir)),
+    };
     let mut entries = Vec::new();
-    for ent in rd {
-        let ent = ent.map_err(|e| Error::from(e).in_file(dir))?;
-        let name = ent.file_name();
-        let Some(name) = name.to_str() else { continue };
+    for name in &names {
         if let Some(rest) = name.strip_prefix(desc.prefix.as_str()) {
             if let Some(c) = Component::from_suffix(rest) {
                 entries.push(TocEntry {

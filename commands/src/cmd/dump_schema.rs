@@ -35,7 +35,12 @@ pub fn names_from_path(sst: &Sstable) -> Option<(String, String)> {
     if let Some((ks, t)) = &sst.desc.ks_table {
         return Some((ks.clone(), t.clone()));
     }
-    let dir = std::fs::canonicalize(&sst.desc.dir).ok()?;
+    // A URL names its folders as given (there is nothing to resolve).
+    let dir = if sstkit_format::io::store::is_url(&sst.desc.dir) {
+        sst.desc.dir.clone()
+    } else {
+        std::fs::canonicalize(&sst.desc.dir).ok()?
+    };
     let table_dir = dir.file_name()?.to_str()?;
     let (table, id) = table_dir.rsplit_once('-')?;
     if id.len() != 32 || !id.bytes().all(|b| b.is_ascii_hexdigit()) || table.is_empty() {

@@ -37,7 +37,7 @@ pub fn run(a: &SstArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                 .iter()
                 .map(|e| {
                     let p = sst.desc.path_of(&e.name);
-                    let size = std::fs::metadata(&p).ok().map(|m| m.len());
+                    let size = sstkit_format::io::store::file_len(&p);
                     (e.name.clone(), e.component.map(|c| c.name()), size)
                 })
                 .collect();

@@ -54,9 +54,7 @@ fn collect(sst: &Sstable, gc_before: i64) -> CmdResult<Value> {
     );
     let mut comps = Map::new();
     for e in &sst.toc.entries {
-        let size = std::fs::metadata(sst.desc.path_of(&e.name))
-            .ok()
-            .map(|m| m.len());
+        let size = sstkit_format::io::store::file_len(&sst.desc.path_of(&e.name));
         comps.insert(e.name.clone(), json!(size));
     }
     o.insert("components".into(), Value::Object(comps));

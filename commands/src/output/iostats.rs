@@ -1,6 +1,8 @@
 //! `--io-stats`: IO counters per sstable, printed to stderr so stdout stays
 //! clean. Table form, or one JSON object per sstable:
 //! `{"sstable": path, "components": {"<name>": {"reads", "bytes", ...}}, "total": {...}}`.
+//! `latency_us` is the wall time of the physical reads (for object storage,
+//! the GETs' round trips).
 
 use std::io::Write;
 
@@ -19,6 +21,7 @@ fn counters(c: &ComponentIo) -> Value {
         "cache_hits": c.cache_hits,
         "cache_misses": c.cache_misses,
         "cache_evictions": c.cache_evictions,
+        "latency_us": c.latency_us,
     })
 }
 
@@ -35,7 +38,10 @@ pub fn to_json(path: &str, s: &IoStats) -> Value {
 /// (chunks and the cache concern only some components): one short line
 /// per component fits a terminal where nine columns of numbers do not.
 fn summary(c: &ComponentIo) -> String {
-    let mut parts = vec![format!("{} reads, {} bytes", c.reads, c.bytes)];
+    let mut parts = vec![format!(
+        "{} reads, {} bytes, {} µs",
+        c.reads, c.bytes, c.latency_us
+    )];
     if c.chunks_decompressed > 0 {
         parts.push(format!(
             "{} chunks, {} -> {} bytes",

@@ -105,16 +105,14 @@ impl std::fmt::Debug for DataSource<'_> {
 
 impl<'s> DataSource<'s> {
     /// Open the Data.db of `sst`. Reads and parses CompressionInfo.db when the
-    /// sstable has one (one read); Data.db itself is read lazily.
+    /// sstable has one (one read, by the first opener:
+    /// [`Sstable::compression_info`]); Data.db itself is read lazily.
     pub fn open(sst: &'s Sstable) -> Result<DataSource<'s>> {
         sst.require(Component::Data)?;
         let path = sst.path(Component::Data);
         let file_len = sst.io.len(Component::Data).map_err(|e| e.in_file(&path))?;
         let compression = if sst.has(Component::CompressionInfo) {
-            let bytes = sst.read_component(Component::CompressionInfo)?;
-            let ci_path = sst.path(Component::CompressionInfo);
-            let info =
-                CompressionInfo::parse(&bytes, &sst.features()).map_err(|e| e.in_file(&ci_path))?;
+            let info = sst.compression_info()?.clone();
             let dec = ChunkDecompressor::new(&info, &sst.features());
             Some(Compressed {
                 info,

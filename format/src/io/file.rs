@@ -8,9 +8,17 @@ use super::IoMode;
 /// Memory alignment of O_DIRECT buffers (at least any device's logical block).
 const DIRECT_ALIGN: usize = 4096;
 
+/// Where the bytes come from.
+enum Source {
+    Local(File),
+    /// An object in object storage: every read is a ranged GET.
+    #[cfg(feature = "object-store")]
+    Remote(super::remote::Object),
+}
+
 /// One open component file.
 pub(crate) struct OpenFile {
-    file: File,
+    src: Source,
     pub(crate) len: u64,
     mode: IoMode,
     map: Option<memmap2::Mmap>,
@@ -29,6 +37,9 @@ impl std::fmt::Debug for OpenFile {
 impl OpenFile {
     /// Open `path` for reading in `mode`.
     pub(crate) fn open(path: &Path, mode: IoMode) -> std::io::Result<OpenFile> {
+        if super::store::is_url(path) {
+            return Self::open_remote(path, mode);
+        }
         let file = match mode {
             IoMode::Direct => open_direct(path)?,
             _ => File::open(path)?,
@@ -43,11 +54,42 @@ impl OpenFile {
             None
         };
         Ok(OpenFile {
-            file,
+            src: Source::Local(file),
             len,
             mode,
             map,
         })
+    }
+
+    /// An object in object storage (never mapped; `direct` reads as `pread`
+    /// does, its aligned lengths clipped at the end of the object).
+    #[cfg(feature = "object-store")]
+    fn open_remote(path: &Path, mode: IoMode) -> std::io::Result<OpenFile> {
+        let obj = super::remote::Object::open(path)?;
+        Ok(OpenFile {
+            len: obj.len,
+            src: Source::Remote(obj),
+            mode,
+            map: None,
+        })
+    }
+
+    #[cfg(not(feature = "object-store"))]
+    fn open_remote(path: &Path, _mode: IoMode) -> std::io::Result<OpenFile> {
+        Err(super::store::unsupported(path))
+    }
+
+    /// The local file, or the error of a remote object asked for a
+    /// local-only operation.
+    fn local(&self) -> std::io::Result<&File> {
+        match &self.src {
+            Source::Local(f) => Ok(f),
+            #[cfg(feature = "object-store")]
+            Source::Remote(_) => Err(std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                "not a local file",
+            )),
+        }
     }
 
     /// Read up to `len` bytes at `off` and append them to `out`; fewer only
@@ -63,6 +105,11 @@ impl OpenFile {
         if avail == 0 {
             return Ok(0);
         }
+        #[cfg(feature = "object-store")]
+        if let Source::Remote(obj) = &self.src {
+            obj.get_into(off..off + avail as u64, out)?;
+            return Ok(avail);
+        }
         match (&self.map, self.mode) {
             (Some(m), _) => {
                 let s = off as usize;
@@ -73,7 +120,7 @@ impl OpenFile {
             _ => {
                 let start = out.len();
                 out.resize(start + avail, 0);
-                read_exact_at(&self.file, &mut out[start..], off)?;
+                read_exact_at(self.local()?, &mut out[start..], off)?;
                 Ok(avail)
             }
         }
@@ -100,13 +147,20 @@ impl OpenFile {
         // sealed; a concurrent truncation would fault (SIGBUS). Cassandra and
         // Scylla never truncate a sealed sstable (deleting it keeps the
         // mapping valid).
-        unsafe { memmap2::Mmap::map(&self.file) }
+        unsafe { memmap2::Mmap::map(self.local()?) }
     }
 
     /// `pread` exactly `buf.len()` bytes at `off` into `buf` (modes pread
     /// and mmap; no zero-filling, no intermediate buffer).
     pub(crate) fn read_exact_into(&self, off: u64, buf: &mut [u8]) -> std::io::Result<()> {
-        read_exact_at(&self.file, buf, off)
+        #[cfg(feature = "object-store")]
+        if let Source::Remote(obj) = &self.src {
+            let mut v = Vec::with_capacity(buf.len());
+            obj.get_into(off..off + buf.len() as u64, &mut v)?;
+            buf.copy_from_slice(&v);
+            return Ok(());
+        }
+        read_exact_at(self.local()?, buf, off)
     }
 
     /// O_DIRECT: read `len` bytes (aligned) into an aligned buffer, keep the
@@ -123,7 +177,7 @@ impl OpenFile {
         let buf = &mut raw[skew..skew + len];
         let mut got = 0usize;
         while got < avail {
-            match pread(&self.file, &mut buf[got..], off + got as u64) {
+            match pread(self.local()?, &mut buf[got..], off + got as u64) {
                 Ok(0) => break,
                 Ok(n) => got += n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}

@@ -35,6 +35,15 @@
 //!   into one reused buffer, `mmap` slices of the mapping); counted like a
 //!   scan. Checksum validation uses it.
 //!
+//! # Object storage
+//!
+//! A component path that is a URL (`s3://bucket/key`, `http(s)://…`; see
+//! [`store`], and [`remote`] with the `object-store` feature) is read with
+//! ranged GETs instead of `pread`: every rule above applies unchanged (one
+//! physical read is one GET, `mmap` and `direct` read as `pread` does), so
+//! the counters of a remote read equal those of the same read of a local
+//! copy. Object lengths come from listings or one HEAD, cached.
+//!
 //! # The index cache
 //!
 //! [`IoLayer::read_cached`] serves Index.db through an LRU of `unit`-sized
@@ -70,8 +79,11 @@ mod options;
 mod parts;
 mod point;
 mod readahead;
+#[cfg(feature = "object-store")]
+pub mod remote;
 mod scan;
 mod stats;
+pub mod store;
 #[cfg(test)]
 mod tests;
 
@@ -189,7 +201,7 @@ impl IoLayer {
 
     /// True when the component's file exists on disk.
     pub fn exists(&self, c: Component) -> bool {
-        self.paths.get(&c).is_some_and(|p| p.is_file())
+        self.paths.get(&c).is_some_and(|p| store::is_file(p))
     }
 
     fn missing(&self, c: Component) -> Error {

@@ -55,12 +55,19 @@ impl IoLayer {
         let file: &OpenFile = &of;
         let f = &f;
         // Per range: (start, where the scan stopped, state, error and its
-        // offset when it was an I/O error).
-        type Done<S> = (u64, u64, S, Option<(Error, Option<u64>)>);
+        // offset when it was an I/O error, time spent reading).
+        type Done<S> = (
+            u64,
+            u64,
+            S,
+            Option<(Error, Option<u64>)>,
+            std::time::Duration,
+        );
         // Scan one range (on whichever thread).
         let work = |r: std::ops::Range<u64>, mut s: S| -> Done<S> {
             let mut buf: Vec<u8> = Vec::new();
             let mut pos = r.start;
+            let mut took = std::time::Duration::ZERO;
             while pos < r.end {
                 let n = (block as u64).min(r.end - pos) as usize;
                 let bytes = match file.mapped(pos, n) {
@@ -69,18 +76,22 @@ impl IoLayer {
                         if buf.len() < n {
                             buf.resize(n, 0);
                         }
-                        if let Err((e, at)) = read_in_pieces(file, pos, &mut buf[..n], max_io) {
-                            return (r.start, pos + n as u64, s, Some((e.into(), Some(at))));
+                        match read_in_pieces(file, pos, &mut buf[..n], max_io) {
+                            Ok(t) => took += t,
+                            Err((e, at)) => {
+                                let err = Some((e.into(), Some(at)));
+                                return (r.start, pos + n as u64, s, err, took);
+                            }
                         }
                         &buf[..n]
                     }
                 };
                 if let Err(e) = f(&mut s, pos, bytes) {
-                    return (r.start, pos + n as u64, s, Some((e, None)));
+                    return (r.start, pos + n as u64, s, Some((e, None)), took);
                 }
                 pos += n as u64;
             }
-            (r.start, pos, s, None)
+            (r.start, pos, s, None, took)
         };
         let work = &work;
         // The first range on this thread, the others on threads of their own.
@@ -106,7 +117,7 @@ impl IoLayer {
         let mut out = Vec::with_capacity(done.len());
         let mut first_err = None;
         for d in done {
-            let (start, reached, s, err) = match d {
+            let (start, reached, s, err, took) = match d {
                 Ok(d) => d,
                 // The OS refused a thread: the range was not scanned.
                 Err(e) => {
@@ -126,6 +137,7 @@ impl IoLayer {
                 self.count_scan_reads(c, n);
                 pos += n as u64;
             }
+            self.stats.borrow_mut().record_latency(c, took);
             if let (None, Some((e, at))) = (&first_err, err) {
                 first_err = Some(match at {
                     Some(_) => self.locate(c, e, at),

@@ -76,10 +76,14 @@ impl IoLayer {
                 IoMode::Direct => self.opts.align_up(n),
                 _ => n,
             };
+            let t0 = std::time::Instant::now();
             let got = of
                 .read_into(pos, req as usize, &mut out)
                 .map_err(|e| self.locate(c, Error::from(e), Some(pos)))?;
-            self.stats.borrow_mut().record_read(c, got as u64, kind);
+            let mut st = self.stats.borrow_mut();
+            st.record_read(c, got as u64, kind);
+            st.record_latency(c, t0.elapsed());
+            drop(st);
             if got == 0 {
                 break;
             }
@@ -138,8 +142,10 @@ impl IoLayer {
             let piece = (n - q).min(self.opts.max_io as usize);
             let at = start + q as u64;
             self.stats.borrow_mut().record_read(c, piece as u64, kind);
+            let t0 = std::time::Instant::now();
             of.read_exact_into(at, &mut buf[q..q + piece])
                 .map_err(|e| self.locate(c, Error::from(e), Some(at)))?;
+            self.stats.borrow_mut().record_latency(c, t0.elapsed());
             q += piece;
         }
         Ok(())

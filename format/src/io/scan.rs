@@ -48,9 +48,11 @@ impl IoLayer {
             buf.clear();
             let a0 = self.opts.align_down(pos);
             let want = self.opts.align_up(pos + n as u64 - a0) as usize;
+            let t0 = std::time::Instant::now();
             let got = of
                 .read_into(a0, want, &mut buf)
                 .map_err(|e| self.locate(c, Error::from(e), Some(a0)))?;
+            self.stats.borrow_mut().record_latency(c, t0.elapsed());
             let s = (pos - a0) as usize;
             if got < s + n {
                 let e = Error::at(
@@ -132,8 +134,9 @@ impl IoLayer {
                 buf.resize(n, 0);
             }
             self.count_scan_reads(c, n);
-            read_in_pieces(of, pos, &mut buf[..n], max_io)
+            let took = read_in_pieces(of, pos, &mut buf[..n], max_io)
                 .map_err(|(e, at)| self.locate(c, Error::from(e), Some(at)))?;
+            self.stats.borrow_mut().record_latency(c, took);
             f(pos, &buf[..n])?;
             pos += n as u64;
         }
@@ -142,15 +145,17 @@ impl IoLayer {
 }
 /// Fill `buf` from `pos` with reads of at most `max_io` bytes (what a scan
 /// block is made of); an error comes with the offset of the failed read.
+/// Returns the time the reads took.
 pub(super) fn read_in_pieces(
     file: &OpenFile,
     pos: u64,
     buf: &mut [u8],
     max_io: usize,
-) -> std::result::Result<(), (std::io::Error, u64)> {
+) -> std::result::Result<std::time::Duration, (std::io::Error, u64)> {
+    let t0 = std::time::Instant::now();
     for (i, piece) in buf.chunks_mut(max_io.max(1)).enumerate() {
         let at = pos + (i * max_io.max(1)) as u64;
         file.read_exact_into(at, piece).map_err(|e| (e, at))?;
     }
-    Ok(())
+    Ok(t0.elapsed())
 }

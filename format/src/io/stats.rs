@@ -22,6 +22,9 @@ pub struct ComponentIo {
     pub cache_misses: u64,
     /// Cache evictions.
     pub cache_evictions: u64,
+    /// Time spent in the physical reads (microseconds, wall clock; for
+    /// object storage the GETs' latency).
+    pub latency_us: u64,
 }
 
 impl std::ops::AddAssign for ComponentIo {
@@ -34,6 +37,7 @@ impl std::ops::AddAssign for ComponentIo {
         self.cache_hits += o.cache_hits;
         self.cache_misses += o.cache_misses;
         self.cache_evictions += o.cache_evictions;
+        self.latency_us += o.latency_us;
     }
 }
 
@@ -49,6 +53,13 @@ impl IoStats {
         let s = &mut self.per[c.ordinal()];
         s.reads += 1;
         s.bytes += bytes;
+    }
+
+    /// Add the wall time of physical reads of `c`.
+    pub fn record_latency(&mut self, c: Component, d: std::time::Duration) {
+        let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+        let s = &mut self.per[c.ordinal()];
+        s.latency_us = s.latency_us.saturating_add(us);
     }
 
     /// Counters of one component.
@@ -105,6 +116,7 @@ impl ComponentIo {
             cache_hits: self.cache_hits.saturating_sub(before.cache_hits),
             cache_misses: self.cache_misses.saturating_sub(before.cache_misses),
             cache_evictions: self.cache_evictions.saturating_sub(before.cache_evictions),
+            latency_us: self.latency_us.saturating_sub(before.latency_us),
         }
     }
 }

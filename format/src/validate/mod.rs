@@ -510,7 +510,7 @@ fn resume<'a>(
 fn check_components(sst: &Sstable, report: &mut Report) {
     for e in &sst.toc.entries {
         let Some(c) = e.component else { continue };
-        if c != Component::Toc && !sst.desc.path_of(&e.name).is_file() {
+        if c != Component::Toc && !crate::io::store::is_file(&sst.desc.path_of(&e.name)) {
             report.problems.push(Problem::new(
                 ProblemClass::MissingComponent,
                 c,
