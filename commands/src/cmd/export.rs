@@ -26,8 +26,8 @@ use std::sync::Arc;
 use arrow_array::types::{Decimal128Type, Decimal256Type};
 use arrow_array::{
     Array, ArrayRef, BinaryArray, BooleanArray, Date32Array, FixedSizeBinaryArray,
-    FixedSizeListArray, Float32Array, Float64Array, Int16Array, Int32Array, Int64Array,
-    Int8Array, ListArray, MapArray, PrimitiveArray, RecordBatch, StringArray, StructArray,
+    FixedSizeListArray, Float32Array, Float64Array, Int16Array, Int32Array, Int64Array, Int8Array,
+    ListArray, MapArray, PrimitiveArray, RecordBatch, StringArray, StructArray,
     Time64NanosecondArray, TimestampMillisecondArray,
 };
 use arrow_buffer::{i256, NullBuffer, OffsetBuffer};
@@ -101,12 +101,12 @@ fn base(ty: &CqlType) -> &CqlType {
 pub fn arrow_field(name: &str, ty: &CqlType, d: Decimals) -> Field {
     let f = Field::new(name, arrow_type(ty, d), true);
     match base(ty) {
-        CqlType::Native(Native::Uuid | Native::Timeuuid | Native::LexicalUuid) => f.with_metadata(
-            std::collections::HashMap::from([(
+        CqlType::Native(Native::Uuid | Native::Timeuuid | Native::LexicalUuid) => {
+            f.with_metadata(std::collections::HashMap::from([(
                 "ARROW:extension:name".to_string(),
                 "arrow.uuid".to_string(),
-            )]),
-        ),
+            )]))
+        }
         _ => f,
     }
 }
@@ -114,10 +114,7 @@ pub fn arrow_field(name: &str, ty: &CqlType, d: Decimals) -> Field {
 /// The fields of a tuple or UDT's struct: UDT field names, tuple `0`, `1`...
 fn struct_fields(ty: &CqlType, d: Decimals) -> Fields {
     match base(ty) {
-        CqlType::Udt { fields, .. } => fields
-            .iter()
-            .map(|(n, t)| arrow_field(n, t, d))
-            .collect(),
+        CqlType::Udt { fields, .. } => fields.iter().map(|(n, t)| arrow_field(n, t, d)).collect(),
         CqlType::Tuple(ts) => ts
             .iter()
             .enumerate()
@@ -187,9 +184,7 @@ pub fn arrow_type(ty: &CqlType, d: Decimals) -> DataType {
             Native::Duration => DataType::Struct(duration_fields()),
             _ => DataType::Binary,
         },
-        CqlType::List(t) | CqlType::Set(t) => {
-            DataType::List(Arc::new(arrow_field("item", t, d)))
-        }
+        CqlType::List(t) | CqlType::Set(t) => DataType::List(Arc::new(arrow_field("item", t, d))),
         CqlType::Map(k, v) => DataType::Map(Arc::new(map_entries(k, v, d)), false),
         t @ (CqlType::Tuple(_) | CqlType::Udt { .. }) => DataType::Struct(struct_fields(t, d)),
         CqlType::Vector(t, n) => {
@@ -237,7 +232,17 @@ pub fn build_array(ty: &CqlType, vals: &[Option<&Value>], d: Decimals) -> Result
                     .map(|v| match v {
                         Some(Value::Text(s) | Value::Ascii(s)) => Some(s.clone()),
                         Some(Value::BadText(b)) => Some(String::from_utf8_lossy(b).into_owned()),
-                        Some(Value::Inet(ip)) => Some(ip.to_string()),
+                        // Java's text (`InetAddress.getHostAddress`), as SELECT JSON prints it.
+                        Some(v @ Value::Inet(_)) => {
+                            let mut s = String::new();
+                            render(
+                                &CqlType::Native(Native::Inet),
+                                &v.to_bytes(),
+                                Form::Str,
+                                &mut s,
+                            );
+                            Some(s)
+                        }
                         _ => None,
                     })
                     .collect::<StringArray>(),
@@ -282,8 +287,11 @@ pub fn build_array(ty: &CqlType, vals: &[Option<&Value>], d: Decimals) -> Result
                 let months: Int32Array = part(0).into_iter().map(|x| x.map(|x| x as i32)).collect();
                 let days: Int32Array = part(1).into_iter().map(|x| x.map(|x| x as i32)).collect();
                 let nanos: Int64Array = part(2).into_iter().collect();
-                let valid =
-                    NullBuffer::from(vals.iter().map(|v| matches!(v, Some(Value::Duration { .. }))).collect::<Vec<_>>());
+                let valid = NullBuffer::from(
+                    vals.iter()
+                        .map(|v| matches!(v, Some(Value::Duration { .. })))
+                        .collect::<Vec<_>>(),
+                );
                 Arc::new(
                     StructArray::try_new(
                         duration_fields(),
@@ -382,11 +390,18 @@ pub fn build_array(ty: &CqlType, vals: &[Option<&Value>], d: Decimals) -> Result
                 .map(|v| matches!(v, Some(Value::Tuple { .. } | Value::Udt { .. })))
                 .collect::<Vec<bool>>();
             if children.is_empty() {
-                Arc::new(StructArray::new_empty_fields(vals.len(), Some(NullBuffer::from(valid))))
+                Arc::new(StructArray::new_empty_fields(
+                    vals.len(),
+                    Some(NullBuffer::from(valid)),
+                ))
             } else {
                 Arc::new(
-                    StructArray::try_new(struct_fields(t, d), children, Some(NullBuffer::from(valid)))
-                        .map_err(|e| e.to_string())?,
+                    StructArray::try_new(
+                        struct_fields(t, d),
+                        children,
+                        Some(NullBuffer::from(valid)),
+                    )
+                    .map_err(|e| e.to_string())?,
                 )
             }
         }
@@ -470,8 +485,7 @@ fn decimal_array(n: Native, vals: &[Option<&Value>], d: Decimals) -> Result<Arra
     };
     let rescaled = |v: &Value, target: i8, digits: u32| -> Result<i256, String> {
         let (b, scale) = parts(v).ok_or("not a decimal")?;
-        let mut x = i256_of(&b)
-            .ok_or_else(|| format!("{} does not fit --decimals", text(v)))?;
+        let mut x = i256_of(&b).ok_or_else(|| format!("{} does not fit --decimals", text(v)))?;
         let target = i32::from(target);
         if scale > target {
             return Err(format!(
@@ -496,11 +510,7 @@ fn decimal_array(n: Native, vals: &[Option<&Value>], d: Decimals) -> Result<Arra
     };
     let scale_of = |s: i8| if n == Native::Varint { 0 } else { s };
     Ok(match d {
-        Decimals::Text => Arc::new(
-            vals.iter()
-                .map(|v| v.map(text))
-                .collect::<StringArray>(),
-        ),
+        Decimals::Text => Arc::new(vals.iter().map(|v| v.map(text)).collect::<StringArray>()),
         Decimals::D128(s) => {
             let s = scale_of(s);
             let mut out = Vec::with_capacity(vals.len());
@@ -672,10 +682,15 @@ struct Settings {
 
 impl<'a> Part<'a> {
     /// A file output at `path`, written as `path`'s temporary sibling.
-    fn file(path: &Path, schema: &SchemaRef, s: &Settings, meta: Vec<(String, String)>) -> CmdResult<Part<'a>> {
-        let name = path
-            .file_name()
-            .ok_or_else(|| CmdError::Usage(format!("--output {}: not a file name", path.display())))?;
+    fn file(
+        path: &Path,
+        schema: &SchemaRef,
+        s: &Settings,
+        meta: Vec<(String, String)>,
+    ) -> CmdResult<Part<'a>> {
+        let name = path.file_name().ok_or_else(|| {
+            CmdError::Usage(format!("--output {}: not a file name", path.display()))
+        })?;
         let tmp = path.with_file_name(format!(
             ".{}.tmp-{}",
             name.to_string_lossy(),
@@ -688,8 +703,8 @@ impl<'a> Part<'a> {
         let writer = match s.format {
             ExportFormat::Parquet => {
                 use parquet::basic::{Compression, ZstdLevel};
-                use parquet::file::properties::{EnabledStatistics, WriterProperties};
                 use parquet::file::metadata::KeyValue;
+                use parquet::file::properties::{EnabledStatistics, WriterProperties};
                 let c = match s.compression {
                     ExportCompression::Zstd => Compression::ZSTD(ZstdLevel::default()),
                     ExportCompression::Snappy => Compression::SNAPPY,
@@ -706,9 +721,7 @@ impl<'a> Part<'a> {
                     )
                     .set_created_by(format!("sstkit {}", env!("CARGO_PKG_VERSION")))
                     .set_key_value_metadata(Some(
-                        meta.into_iter()
-                            .map(|(k, v)| KeyValue::new(k, v))
-                            .collect(),
+                        meta.into_iter().map(|(k, v)| KeyValue::new(k, v)).collect(),
                     ))
                     .build();
                 Writer::Parquet(
@@ -822,10 +835,12 @@ fn to_batch(
                 None => None,
             });
         }
-        let refs: Vec<Option<&Value>> = vals.iter().map(|v| v.as_ref().and_then(some_value)).collect();
-        let a = build_array(&c.ty, &refs, d).map_err(|e| {
-            CmdError::Usage(format!("export: column {}: {e}", c.name))
-        })?;
+        let refs: Vec<Option<&Value>> = vals
+            .iter()
+            .map(|v| v.as_ref().and_then(some_value))
+            .collect();
+        let a = build_array(&c.ty, &refs, d)
+            .map_err(|e| CmdError::Usage(format!("export: column {}: {e}", c.name)))?;
         arrays.push(a);
     }
     RecordBatch::try_new(schema.clone(), arrays).map_err(arrow_err)
@@ -848,15 +863,28 @@ fn cqlsh_text(ty: &CqlType, b: &[u8], out: &mut String) {
     let mut s = String::new();
     render(ty, b, Form::Cqlsh, &mut s);
     if matches!(base(ty), CqlType::Native(Native::Boolean)) {
-        s = if s == "true" { "True".into() } else if s == "false" { "False".into() } else { s };
+        s = if s == "true" {
+            "True".into()
+        } else if s == "false" {
+            "False".into()
+        } else {
+            s
+        };
     }
     match s.strip_prefix('\'').and_then(|r| r.strip_suffix('\'')) {
-        Some(inner) if matches!(base(ty), CqlType::Native(_)) => out.push_str(&inner.replace("''", "'")),
+        Some(inner) if matches!(base(ty), CqlType::Native(_)) => {
+            out.push_str(&inner.replace("''", "'"))
+        }
         _ => out.push_str(&s),
     }
 }
 
-fn write_csv_rows(w: &mut Box<dyn Write + '_>, plan: &Plan, cols: &[ColBuf], rows: usize) -> CmdResult<()> {
+fn write_csv_rows(
+    w: &mut Box<dyn Write + '_>,
+    plan: &Plan,
+    cols: &[ColBuf],
+    rows: usize,
+) -> CmdResult<()> {
     let mut line = String::new();
     let mut v = String::new();
     for i in 0..rows {
@@ -1139,7 +1167,9 @@ pub fn run(a: &ExportArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         ));
     }
     if ranges.is_some() && a.format != ExportFormat::Parquet {
-        return Err(CmdError::Usage("--partition-by: only with --format parquet".into()));
+        return Err(CmdError::Usage(
+            "--partition-by: only with --format parquet".into(),
+        ));
     }
     if a.row_group_rows == 0 {
         return Err(CmdError::Usage("--row-group-rows: at least 1".into()));
@@ -1151,7 +1181,8 @@ pub fn run(a: &ExportArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     let mut schema_src = crate::SchemaSource::new(a.schema.as_deref())?.names(true);
     // Opened as a merge in both modes: the sstables must be of one table, and
     // the union of their columns is the output's columns.
-    let inputs = crate::merged::MergeInputs::open(descs, crate::io_options(&a.io)?, &mut schema_src)?;
+    let inputs =
+        crate::merged::MergeInputs::open(descs, crate::io_options(&a.io)?, &mut schema_src)?;
     if !a.merge && inputs.ssts.len() > 1 {
         eprintln!(
             "sstkit: export of {} sstables without --merge: rows are written per sstable, \
@@ -1170,13 +1201,19 @@ pub fn run(a: &ExportArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     };
     let mut parts = Vec::new();
     if let Some(n) = ranges {
-        if inputs.partitioner.name() != "org.apache.cassandra.dht.Murmur3Partitioner" {
+        if !matches!(
+            inputs.partitioner,
+            sstkit_format::token::Partitioner::Murmur3
+        ) {
             return Err(CmdError::Usage(
                 "--partition-by token-range: only for Murmur3Partitioner tables".into(),
             ));
         }
         std::fs::create_dir_all(&a.output).map_err(|e| {
-            CmdError::Output(io::Error::new(e.kind(), format!("{}: {e}", a.output.display())))
+            CmdError::Output(io::Error::new(
+                e.kind(),
+                format!("{}: {e}", a.output.display()),
+            ))
         })?;
         for i in 0..n {
             let (s, e) = range_bounds(i, n);
