@@ -905,6 +905,10 @@ fn write_csv_rows(
     Ok(())
 }
 
+/// For one header (by address): the output slot of each static and each
+/// regular column, by its index in data order.
+type Slots = (usize, Vec<Option<usize>>, Vec<Option<usize>>);
+
 /// The sink that collects live rows into the outputs.
 struct ExportSink<'a> {
     plan: Plan,
@@ -924,7 +928,7 @@ struct ExportSink<'a> {
     regulars: Vec<Option<Vec<u8>>>,
     rows_in_partition: u64,
     /// Per header (by address) the slot of each static / regular column in data order.
-    slots: Option<(usize, Vec<Option<usize>>, Vec<Option<usize>>)>,
+    slots: Option<Slots>,
     scratch: Vec<u8>,
     /// A failure while writing a batch (the Sink methods return io errors).
     error: Option<CmdError>,
