@@ -57,7 +57,10 @@ const READ_EXIT: &[ExitCode] = &[
 
 /// Commands that write sstables.
 const EXPORT_EXIT: &[ExitCode] = &[
-    (0, "every row was exported and the output renamed into place"),
+    (
+        0,
+        "every row was exported and the output renamed into place",
+    ),
     (
         2,
         "usage error: an unknown flag, a malformed argument, no sstable at a path, sstables of \
