@@ -26,8 +26,17 @@ fn scratch(name: &str) -> PathBuf {
 /// Run `export_check.py MODE DATA TRUTH...`: None when a reader is missing
 /// (the message printed), else whether the rows were equal (stderr shown).
 fn check(mode: &str, data: &Path, truths: &[PathBuf]) -> Option<bool> {
+    check_with(mode, data, truths, false)
+}
+
+/// [`check`]; `subset`: only the columns the truth selects.
+fn check_with(mode: &str, data: &Path, truths: &[PathBuf], subset: bool) -> Option<bool> {
     let py = std::env::var("SSTKIT_PYTHON").unwrap_or_else(|_| "python3".into());
-    let out = Command::new(&py)
+    let mut cmd = Command::new(&py);
+    if subset {
+        cmd.env("EXPORT_CHECK_SUBSET", "1");
+    }
+    let out = cmd
         .arg(repo().join("tests/export_check.py"))
         .arg(mode)
         .arg(data)
@@ -77,12 +86,15 @@ fn typed_cases() -> Vec<PathBuf> {
 
 /// The `all` query of a case's select.json, one row per line.
 fn truth_file(case: &Path, dir: &Path) -> Option<PathBuf> {
+    query_file(case, dir, "all")
+}
+
+/// Query `name` of a case's select.json, one row per line.
+fn query_file(case: &Path, dir: &Path, name: &str) -> Option<PathBuf> {
     let text = crate::dump_data::expected(case, "select.json")?;
-    let (_, rows) = select_queries(&text)
-        .into_iter()
-        .find(|(n, _)| n == "all")?;
+    let (_, rows) = select_queries(&text).into_iter().find(|(n, _)| n == name)?;
     let p = dir.join(format!(
-        "{}.select.jsonl",
+        "{}.{name}.jsonl",
         case.file_name()?.to_string_lossy()
     ));
     std::fs::write(&p, rows.join("\n") + "\n").unwrap();
@@ -155,6 +167,7 @@ fn parquet_and_arrow_stream_equal_select_json_and_dump_cql() {
 fn merged_export_equals_select_json() {
     let dir = scratch("merge");
     let mut checked = 0;
+    let mut with_metadata = 0;
     for run in ["nb", "oa", "da"] {
         for (table, n) in [
             ("merge_overwrite", 3),
@@ -189,9 +202,44 @@ fn merged_export_equals_select_json() {
                 Some(ok) => assert!(ok, "{run}_{table}: merged export differs from select.json"),
             }
             checked += 1;
+            // writetime() and ttl() as the node returned them, at the query's time.
+            let Some(wt) = query_file(&dirs[0], &dir, "writetime") else {
+                continue;
+            };
+            let cj: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(dirs[0].join("case.json")).unwrap())
+                    .unwrap();
+            let Some(now) = cj["select"]["queried_at_s"]
+                .as_i64()
+                .or_else(|| truth_now(&dirs[0]))
+            else {
+                eprintln!("{run}_{table}: no query time recorded, writetime not checked");
+                continue;
+            };
+            let mut args = args.clone();
+            args.splice(
+                1..1,
+                [
+                    "--with-metadata".to_string(),
+                    "--now".into(),
+                    now.to_string(),
+                ],
+            );
+            let r = sstkit(&args);
+            assert_eq!(r.code, 0, "{run}_{table} --with-metadata: {}", r.stderr);
+            let ok = check_with("parquet", &pq, &[wt], true).unwrap_or(true);
+            assert!(
+                ok,
+                "{run}_{table}: writetime/ttl columns differ from select.json"
+            );
+            with_metadata += 1;
         }
     }
     assert!(checked > 0, "no merge fixture");
+    assert!(
+        with_metadata > 0,
+        "no writetime query in the merge fixtures"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

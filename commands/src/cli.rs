@@ -389,6 +389,9 @@ pub struct ExportArgs {
     /// Only partitions whose token is in (START,END]
     #[arg(long, value_name = "START,END", allow_hyphen_values = true)]
     pub token_range: Option<String>,
+    /// Add writetime(c) (Int64, microseconds) and ttl(c) (Int32, seconds left at --now) columns for every simple static and regular column
+    #[arg(long)]
+    pub with_metadata: bool,
     /// decimal and varint columns: text (exact Java BigDecimal / BigInteger text), or decimal128:S / decimal256:S (fixed scale S; a value that does not fit is an error)
     #[arg(long, value_name = "RULE", default_value = "text")]
     pub decimals: String,

@@ -559,12 +559,19 @@ struct Plan {
     /// Names of the static columns (output order), then of the regulars.
     statics: Vec<String>,
     regulars: Vec<String>,
+    /// `--with-metadata`: the static then regular slots (statics first,
+    /// regulars after them) with `writetime(c)` and `ttl(c)` columns.
+    meta: Vec<usize>,
 }
 
 impl Plan {
     /// The columns of the table whose (union) header is `h`, named after
     /// `schema` when it is this table's.
-    fn new(h: &SerializationHeader, schema: Option<&sstkit_format::schema::TableSchema>) -> Plan {
+    fn new(
+        h: &SerializationHeader,
+        schema: Option<&sstkit_format::schema::TableSchema>,
+        with_metadata: bool,
+    ) -> Plan {
         let pk_types = key_types(&h.partition_key_type);
         let fits = schema.filter(|s| {
             s.clustering.len() == h.clustering_types.len()
@@ -609,12 +616,42 @@ impl Plan {
         };
         let n_ck = h.clustering_types.len();
         let statics = group(&mut cols, &h.static_columns);
+        let first_value = cols.len() - statics.len();
         let regulars = group(&mut cols, &h.regular_columns);
+        let mut meta = Vec::new();
+        if with_metadata {
+            // CQL has writetime() and ttl() of simple (frozen included), non-counter columns.
+            let simple: Vec<(usize, OutCol)> = cols[first_value..]
+                .iter()
+                .cloned()
+                .enumerate()
+                .filter(|(_, c)| {
+                    let def = h
+                        .static_columns
+                        .iter()
+                        .chain(&h.regular_columns)
+                        .find(|d| d.name == c.name);
+                    def.is_some_and(|d| !d.ty.is_multi_cell() && !d.ty.is_counter())
+                })
+                .collect();
+            for (slot, c) in simple {
+                meta.push(slot);
+                cols.push(OutCol {
+                    name: format!("writetime({})", c.name),
+                    ty: CqlType::Native(Native::Bigint),
+                });
+                cols.push(OutCol {
+                    name: format!("ttl({})", c.name),
+                    ty: CqlType::Native(Native::Int),
+                });
+            }
+        }
         Plan {
             cols,
             n_ck,
             statics,
             regulars,
+            meta,
         }
     }
 
@@ -926,6 +963,8 @@ struct ExportSink<'a> {
     open_range: DeletionTime,
     statics: Vec<Option<Vec<u8>>>,
     regulars: Vec<Option<Vec<u8>>>,
+    /// Write time and remaining TTL of each static, then regular, slot.
+    times: Vec<Option<(i64, Option<i32>)>>,
     rows_in_partition: u64,
     /// Per header (by address) the slot of each static / regular column in data order.
     slots: Option<Slots>,
@@ -959,6 +998,17 @@ pub fn range_bounds(i: u64, n: u64) -> (i64, i64) {
 }
 
 impl ExportSink<'_> {
+    /// Forget the regular values (and their times) of the last row.
+    fn clear_regulars(&mut self) {
+        for v in &mut self.regulars {
+            *v = None;
+        }
+        let ns = self.plan.statics.len();
+        for t in self.times.iter_mut().skip(ns) {
+            *t = None;
+        }
+    }
+
     fn slots_for(&mut self, h: &SerializationHeader) {
         let id = h as *const SerializationHeader as usize;
         if self.slots.as_ref().is_some_and(|s| s.0 == id) {
@@ -983,10 +1033,10 @@ impl ExportSink<'_> {
         let Some((_, sslot, rslot)) = &self.slots else {
             return false;
         };
-        let (slot_of, out) = if is_static {
-            (sslot, &mut self.statics)
+        let (slot_of, out, base) = if is_static {
+            (sslot, &mut self.statics, 0)
         } else {
-            (rslot, &mut self.regulars)
+            (rslot, &mut self.regulars, self.plan.statics.len())
         };
         for data in &live.columns {
             let col = data.column();
@@ -1004,6 +1054,16 @@ impl ExportSink<'_> {
             }
             let b = live_value(&mut self.scratch, col.def.ty.unreversed(), data);
             out[slot] = Some(b.to_vec());
+            if let LiveColumn::Simple { cell, .. } = data {
+                // ttl() is what remains at `now` (`localDeletionTime - nowInSec`).
+                let ttl = cell
+                    .is_expiring()
+                    .then(|| cell.local_deletion_time.map(|l| (l - self.now) as i32))
+                    .flatten();
+                if let Some(t) = self.times.get_mut(base + slot) {
+                    *t = Some((cell.timestamp, ttl));
+                }
+            }
         }
         true
     }
@@ -1026,6 +1086,20 @@ impl ExportSink<'_> {
         for v in self.statics.iter().chain(&self.regulars) {
             if let Some(b) = c.next() {
                 b.push(v.as_deref());
+            }
+        }
+        for &slot in &self.plan.meta {
+            let t = self.times.get(slot).copied().flatten();
+            if let Some(b) = c.next() {
+                b.push(t.map(|t| t.0.to_be_bytes()).as_ref().map(|b| &b[..]));
+            }
+            if let Some(b) = c.next() {
+                b.push(
+                    t.and_then(|t| t.1)
+                        .map(i32::to_be_bytes)
+                        .as_ref()
+                        .map(|b| &b[..]),
+                );
             }
         }
         part.rows += 1;
@@ -1074,6 +1148,9 @@ impl Sink for ExportSink<'_> {
         self.statics.resize(self.plan.statics.len(), None);
         self.regulars.clear();
         self.regulars.resize(self.plan.regulars.len(), None);
+        self.times.clear();
+        self.times
+            .resize(self.plan.statics.len() + self.plan.regulars.len(), None);
         self.rows_in_partition = 0;
         Ok(())
     }
@@ -1086,9 +1163,7 @@ impl Sink for ExportSink<'_> {
 
     fn row(&mut self, t: &Table<'_>, row: &Row<'_>) -> io::Result<()> {
         let covering = stronger(self.partition_deletion, self.open_range);
-        for v in &mut self.regulars {
-            *v = None;
-        }
+        self.clear_regulars();
         if self.live_values(row, covering, false) {
             self.emit(t, Some(&row.clustering))?;
         }
@@ -1111,9 +1186,7 @@ impl Sink for ExportSink<'_> {
             && self.plan.n_ck > 0
             && self.statics.iter().any(Option::is_some)
         {
-            for v in &mut self.regulars {
-                *v = None;
-            }
+            self.clear_regulars();
             self.emit(t, None)?;
         }
         Ok(())
@@ -1198,7 +1271,7 @@ pub fn run(a: &ExportArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         );
     }
     let names = inputs.ssts.first().and_then(|s| s.table_schema());
-    let plan = Plan::new(&inputs.schema.header, names);
+    let plan = Plan::new(&inputs.schema.header, names, a.with_metadata);
     let schema = plan.schema(decimals);
     let settings = Settings {
         format: a.format,
@@ -1270,6 +1343,7 @@ pub fn run(a: &ExportArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         open_range: DeletionTime::LIVE,
         statics: Vec::new(),
         regulars: Vec::new(),
+        times: Vec::new(),
         rows_in_partition: 0,
         slots: None,
         scratch: Vec::new(),
