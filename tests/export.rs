@@ -430,3 +430,74 @@ fn csv_as_cqlsh_copy_writes_it() {
         body[0]
     );
 }
+
+/// Tombstones of each kind in Cassandra's sstabledump of a case.
+fn sstabledump_tombstones(case: &Path) -> std::collections::BTreeMap<String, usize> {
+    let text = crate::dump_data::expected(case, "sstabledump.json").expect("sstabledump.json");
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut n = std::collections::BTreeMap::new();
+    let mut add = |k: &str| *n.entry(k.to_string()).or_insert(0) += 1;
+    for p in doc.as_array().unwrap() {
+        if p["partition"].get("deletion_info").is_some() {
+            add("partition");
+        }
+        for r in p["rows"].as_array().into_iter().flatten() {
+            match r["type"].as_str() {
+                Some("range_tombstone_bound") if r.get("start").is_some() => add("range"),
+                Some("range_tombstone_boundary") => add("range"),
+                Some("row" | "static_block") => {
+                    if r.get("deletion_info").is_some() {
+                        add("row");
+                    }
+                    for c in r["cells"].as_array().into_iter().flatten() {
+                        let Some(d) = c.get("deletion_info") else {
+                            continue;
+                        };
+                        // A collection deletion has a marked_deleted time; a cell tombstone a tstamp.
+                        if d.get("marked_deleted").is_some() {
+                            add("collection");
+                        } else {
+                            add("cell");
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    n
+}
+
+#[test]
+fn tombstone_stream_holds_what_sstabledump_shows() {
+    let dir = scratch("tombs");
+    let mut checked = 0;
+    for case in fixture_cases() {
+        let name = case.file_name().unwrap().to_string_lossy().to_string();
+        if !(name.ends_with("_deletes") || name.ends_with("_range_tombstones")) {
+            continue;
+        }
+        let tombs = dir.join(format!("{name}.csv"));
+        let r = sstkit([
+            "export".as_ref(),
+            "-f".as_ref(),
+            "csv".as_ref(),
+            "-o".as_ref(),
+            dir.join(format!("{name}.rows.csv")).as_os_str(),
+            "--tombstones".as_ref(),
+            tombs.as_os_str(),
+            case.as_os_str(),
+        ]);
+        assert_eq!(r.code, 0, "{name}: {}", r.stderr);
+        let text = std::fs::read_to_string(&tombs).unwrap();
+        let mut got = std::collections::BTreeMap::new();
+        for line in text.split("\r\n").skip(1).filter(|l| !l.is_empty()) {
+            let kind = line.split(',').next().unwrap().to_string();
+            *got.entry(kind).or_insert(0) += 1;
+        }
+        assert_eq!(got, sstabledump_tombstones(&case), "{name}");
+        checked += 1;
+    }
+    assert!(checked >= 2, "no deletes fixture");
+    let _ = std::fs::remove_dir_all(&dir);
+}

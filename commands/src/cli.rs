@@ -392,6 +392,9 @@ pub struct ExportArgs {
     /// Add writetime(c) (Int64, microseconds) and ttl(c) (Int32, seconds left at --now) columns for every simple static and regular column
     #[arg(long)]
     pub with_metadata: bool,
+    /// Also write the tombstones to FILE, in the same format: kind (partition, range, row, collection, cell), key, clustering range, column, deletion time
+    #[arg(long, value_name = "FILE")]
+    pub tombstones: Option<PathBuf>,
     /// decimal and varint columns: text (exact Java BigDecimal / BigInteger text), or decimal128:S / decimal256:S (fixed scale S; a value that does not fit is an error)
     #[arg(long, value_name = "RULE", default_value = "text")]
     pub decimals: String,

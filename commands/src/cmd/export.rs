@@ -35,7 +35,7 @@ use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 use sstkit_format::clustering::ClusteringPrefix;
 use sstkit_format::cur::Cur;
 use sstkit_format::data::live::{live_row, stronger};
-use sstkit_format::data::{RangeTombstoneMarker, Row};
+use sstkit_format::data::{ColumnData, RangeTombstoneMarker, Row};
 use sstkit_format::deletion::DeletionTime;
 use sstkit_format::statistics::SerializationHeader;
 use sstkit_format::token::Token;
@@ -655,6 +655,37 @@ impl Plan {
         }
     }
 
+    /// The columns of the `--tombstones` stream: kind, the partition key
+    /// columns, the clustering range (CQL text of each bound, and whether it
+    /// is inclusive), the column of a cell or collection deletion, and the
+    /// deletion time.
+    fn tombstones(data: &Plan, n_pk: usize) -> Plan {
+        let text = || CqlType::Native(Native::Text);
+        let boolean = || CqlType::Native(Native::Boolean);
+        let col = |name: &str, ty: CqlType| OutCol {
+            name: name.into(),
+            ty,
+        };
+        let mut cols = vec![col("kind", text())];
+        cols.extend(data.cols[..n_pk].iter().cloned());
+        cols.extend([
+            col("start", text()),
+            col("start_inclusive", boolean()),
+            col("end", text()),
+            col("end_inclusive", boolean()),
+            col("column", text()),
+            col("marked_for_delete_at", CqlType::Native(Native::Bigint)),
+            col("local_deletion_time", CqlType::Native(Native::Timestamp)),
+        ]);
+        Plan {
+            cols,
+            n_ck: 0,
+            statics: vec![],
+            regulars: vec![],
+            meta: vec![],
+        }
+    }
+
     fn schema(&self, d: Decimals) -> SchemaRef {
         Arc::new(Schema::new(
             self.cols
@@ -883,6 +914,35 @@ fn to_batch(
     RecordBatch::try_new(schema.clone(), arrays).map_err(arrow_err)
 }
 
+/// The CSV header line of `plan`'s columns (with its CRLF).
+fn csv_header(plan: &Plan) -> String {
+    let mut s = String::new();
+    for (i, c) in plan.cols.iter().enumerate() {
+        if i > 0 {
+            s.push(',');
+        }
+        csv_field(&mut s, &c.name);
+    }
+    s.push_str("\r\n");
+    s
+}
+
+/// A clustering prefix as CQL text: its components as cqlsh prints them,
+/// separated by `, ` (empty for an unbounded bound).
+fn clustering_text(t: &Table<'_>, c: &ClusteringPrefix<'_>) -> String {
+    let mut s = String::new();
+    for (i, v) in c.values.iter().enumerate() {
+        if i > 0 {
+            s.push_str(", ");
+        }
+        match (v, t.header.clustering_types.get(i)) {
+            (Some(b), Some(ty)) => render(ty.unreversed(), b, Form::Cqlsh, &mut s),
+            _ => s.push_str("null"),
+        }
+    }
+    s
+}
+
 /// One CSV field (RFC 4180: quoted when it holds a comma, quote or line break).
 fn csv_field(out: &mut String, v: &str) {
     if v.contains([',', '"', '\n', '\r']) {
@@ -973,6 +1033,19 @@ struct ExportSink<'a> {
     error: Option<CmdError>,
     /// Rows written.
     rows: u64,
+    /// `--tombstones`: the stream's columns, schema and output.
+    tombs: Option<(Plan, SchemaRef, Part<'a>)>,
+    /// The open range tombstone's start bound (CQL text, inclusive).
+    open_bound: Option<(String, bool)>,
+}
+
+/// One record of the `--tombstones` stream.
+struct Tomb<'t> {
+    kind: &'t str,
+    start: Option<(&'t str, bool)>,
+    end: Option<(&'t str, bool)>,
+    column: Option<&'t str>,
+    deletion: DeletionTime,
 }
 
 /// The output (of `n`) holding token `t`: `n` equal slices of the Murmur3
@@ -998,6 +1071,96 @@ pub fn range_bounds(i: u64, n: u64) -> (i64, i64) {
 }
 
 impl ExportSink<'_> {
+    /// Add a record to the `--tombstones` stream.
+    fn tomb(&mut self, t: Tomb<'_>) -> io::Result<()> {
+        let Some((plan, schema, part)) = &mut self.tombs else {
+            return Ok(());
+        };
+        let mut c = part.cols.iter_mut();
+        let mut put = |v: Option<&[u8]>| {
+            if let Some(b) = c.next() {
+                b.push(v);
+            }
+        };
+        put(Some(t.kind.as_bytes()));
+        for k in &self.key {
+            put(Some(k));
+        }
+        for b in [t.start, t.end] {
+            put(b.map(|b| b.0.as_bytes()));
+            put(b.map(|b| if b.1 { &[1u8][..] } else { &[0u8][..] }));
+        }
+        put(t.column.map(str::as_bytes));
+        put(Some(&t.deletion.marked_for_delete_at.to_be_bytes()));
+        put(Some(
+            &(t.deletion.local_deletion_time.saturating_mul(1000)).to_be_bytes(),
+        ));
+        part.rows += 1;
+        if part.rows >= BATCH_ROWS {
+            if let Err(e) = part.flush_rows(plan, schema, self.decimals) {
+                let msg = e.to_string();
+                self.error = Some(e);
+                return Err(io::Error::other(msg));
+            }
+        }
+        Ok(())
+    }
+
+    /// The deletions inside `row` (its own, its collections', its tombstone cells).
+    fn row_tombstones(&mut self, t: &Table<'_>, row: &Row<'_>, is_static: bool) -> io::Result<()> {
+        if self.tombs.is_none() {
+            return Ok(());
+        }
+        let ck = if is_static {
+            None
+        } else {
+            Some(clustering_text(t, &row.clustering))
+        };
+        let at = ck.as_deref().map(|c| (c, true));
+        if let Some(d) = row.deletion {
+            self.tomb(Tomb {
+                kind: "row",
+                start: at,
+                end: at,
+                column: None,
+                deletion: d.time,
+            })?;
+        }
+        for cd in &row.cells {
+            let (column, complex, cells) = match cd {
+                ColumnData::Simple { column, cell } => (column, None, std::slice::from_ref(cell)),
+                ColumnData::Complex {
+                    column,
+                    complex_deletion,
+                    cells,
+                } => (column, *complex_deletion, &cells[..]),
+            };
+            let name = column.def.name.as_str();
+            if let Some(d) = complex {
+                self.tomb(Tomb {
+                    kind: "collection",
+                    start: at,
+                    end: at,
+                    column: Some(name),
+                    deletion: d,
+                })?;
+            }
+            for c in cells.iter().filter(|c| c.is_deleted()) {
+                self.tomb(Tomb {
+                    kind: "cell",
+                    start: at,
+                    end: at,
+                    column: Some(name),
+                    deletion: DeletionTime {
+                        marked_for_delete_at: c.timestamp,
+                        local_deletion_time: c.local_deletion_time.unwrap_or(i64::MAX),
+                    },
+                })?;
+            }
+        }
+        Ok(())
+    }
+
     /// Forget the regular values (and their times) of the last row.
     fn clear_regulars(&mut self) {
         for v in &mut self.regulars {
@@ -1144,6 +1307,16 @@ impl Sink for ExportSink<'_> {
         }
         self.partition_deletion = *deletion;
         self.open_range = DeletionTime::LIVE;
+        self.open_bound = None;
+        if !deletion.is_live() {
+            self.tomb(Tomb {
+                kind: "partition",
+                start: None,
+                end: None,
+                column: None,
+                deletion: *deletion,
+            })?;
+        }
         self.statics.clear();
         self.statics.resize(self.plan.statics.len(), None);
         self.regulars.clear();
@@ -1155,13 +1328,15 @@ impl Sink for ExportSink<'_> {
         Ok(())
     }
 
-    fn static_row(&mut self, _t: &Table<'_>, row: &Row<'_>, _position: u64) -> io::Result<()> {
+    fn static_row(&mut self, t: &Table<'_>, row: &Row<'_>, _position: u64) -> io::Result<()> {
+        self.row_tombstones(t, row, true)?;
         // Range tombstones never cover the static row.
         self.live_values(row, self.partition_deletion, true);
         Ok(())
     }
 
     fn row(&mut self, t: &Table<'_>, row: &Row<'_>) -> io::Result<()> {
+        self.row_tombstones(t, row, false)?;
         let covering = stronger(self.partition_deletion, self.open_range);
         self.clear_regulars();
         if self.live_values(row, covering, false) {
@@ -1170,12 +1345,30 @@ impl Sink for ExportSink<'_> {
         Ok(())
     }
 
-    fn marker(&mut self, _t: &Table<'_>, m: &RangeTombstoneMarker<'_>) -> io::Result<()> {
-        if m.close_deletion().is_some() {
+    fn marker(&mut self, t: &Table<'_>, m: &RangeTombstoneMarker<'_>) -> io::Result<()> {
+        use sstkit_format::clustering::BoundKind as K;
+        let bound = if self.tombs.is_some() {
+            clustering_text(t, &m.bound)
+        } else {
+            String::new()
+        };
+        if let Some(d) = m.close_deletion() {
             self.open_range = DeletionTime::LIVE;
+            let incl = matches!(m.kind(), K::InclEndBound | K::InclEndExclStartBoundary);
+            if let Some((start, start_incl)) = self.open_bound.take() {
+                self.tomb(Tomb {
+                    kind: "range",
+                    start: Some((&start, start_incl)),
+                    end: Some((&bound, incl)),
+                    column: None,
+                    deletion: d,
+                })?;
+            }
         }
         if let Some(d) = m.open_deletion() {
             self.open_range = d;
+            let incl = matches!(m.kind(), K::InclStartBound | K::ExclEndInclStartBoundary);
+            self.open_bound = Some((bound, incl));
         }
         Ok(())
     }
@@ -1312,21 +1505,24 @@ pub fn run(a: &ExportArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     } else {
         parts.push(Part::file(&a.output, &schema, &settings, vec![])?);
     }
+    let tombs = match &a.tombstones {
+        Some(path) => {
+            let n_pk = key_types(&inputs.schema.header.partition_key_type).len();
+            let tplan = Plan::tombstones(&plan, n_pk);
+            let tschema = tplan.schema(decimals);
+            let mut part = Part::file(path, &tschema, &settings, vec![])?;
+            if let Some(Writer::Csv(w)) = &mut part.writer {
+                w.write_all(csv_header(&tplan).as_bytes())?;
+            }
+            Some((tplan, tschema, part))
+        }
+        None => None,
+    };
     if a.format == ExportFormat::Csv {
-        let header = plan
-            .cols
-            .iter()
-            .map(|c| {
-                let mut s = String::new();
-                csv_field(&mut s, &c.name);
-                s
-            })
-            .collect::<Vec<_>>()
-            .join(",");
+        let header = csv_header(&plan);
         for p in &mut parts {
             if let Some(Writer::Csv(w)) = &mut p.writer {
                 w.write_all(header.as_bytes())?;
-                w.write_all(b"\r\n")?;
             }
         }
     }
@@ -1349,6 +1545,8 @@ pub fn run(a: &ExportArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         scratch: Vec::new(),
         error: None,
         rows: 0,
+        tombs,
+        open_bound: None,
     };
     let r = if a.merge {
         let table = Table {
@@ -1385,6 +1583,10 @@ pub fn run(a: &ExportArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     for p in &mut sink.parts {
         p.flush_rows(&sink.plan, &sink.schema, decimals)?;
         p.finish()?;
+    }
+    if let Some((plan, schema, part)) = &mut sink.tombs {
+        part.flush_rows(plan, schema, decimals)?;
+        part.finish()?;
     }
     Ok(Outcome::default())
 }
