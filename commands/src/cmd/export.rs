@@ -43,11 +43,13 @@ use sstkit_format::types::{CqlType, Native};
 use sstkit_format::value::{decode, decode_counter, Value};
 use sstkit_format::Component;
 
-use crate::cli::{DataOutputFormat, DumpDataArgs, ExportArgs, ExportCompression, ExportFormat};
+use crate::cli::{
+    DataOutputFormat, DumpDataArgs, ExportArgs, ExportCompression, ExportFormat, KeySelectArgs,
+};
 use crate::dump::cql::{key_components, key_types, live_value};
 use crate::dump::select::{self, Selection};
-use crate::dump::values::{render, Form};
 use crate::dump::{Sink, Table};
+use crate::render::{render, Form};
 use crate::{CmdError, CmdResult, Outcome};
 
 /// Rows per batch handed to a writer.
@@ -1400,11 +1402,10 @@ fn dump_args(a: &ExportArgs) -> DumpDataArgs {
         sstables: a.sstables.clone(),
         output: Some(DataOutputFormat::Cql),
         io_stats: None,
-        key: vec![],
-        key_hex: vec![],
-        keys_file: None,
-        exclude_key: vec![],
-        token_range: a.token_range.clone(),
+        select: KeySelectArgs {
+            token_range: a.token_range.clone(),
+            ..Default::default()
+        },
         limit: None,
         keys_only: false,
         tombstones_only: false,
@@ -1449,7 +1450,7 @@ pub fn run(a: &ExportArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     }
     let dd = dump_args(a);
     let descs = crate::resolve_sstables_walk(&a.sstables, &a.walk)?;
-    let spec = select::Spec::from_args(&dd)?;
+    let spec = select::Spec::from_args(&dd.select)?;
     let now_secs = crate::now_secs(a.now.as_deref())?;
     let mut schema_src = crate::SchemaSource::new(a.schema.as_deref())?.names(true);
     // Opened as a merge in both modes: the sstables must be of one table, and
