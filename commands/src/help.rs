@@ -465,6 +465,8 @@ pub const COMMANDS: &[CommandHelp] = &[
                  output is removed)",
             ),
         ],
+    },
+    CommandHelp {
         name: "export",
         examples: &[
             ex_elsewhere(

@@ -1413,6 +1413,7 @@ fn dump_args(a: &ExportArgs) -> DumpDataArgs {
         now: a.now.clone(),
         reverse: false,
         merge: a.merge,
+        explain: false,
         schema: a.schema.clone(),
         io: a.io.clone(),
         walk: a.walk.clone(),
