@@ -24,7 +24,7 @@ use crate::util::{fixture_cases, sstkit};
 
 /// The queries of a select.json text: name and rows, each row exactly as
 /// the node printed it (the file holds one row per line).
-fn select_queries(text: &str) -> Vec<(String, Vec<String>)> {
+pub(crate) fn select_queries(text: &str) -> Vec<(String, Vec<String>)> {
     let mut out = Vec::new();
     let mut name = String::new();
     let mut rows: Option<Vec<String>> = None;
@@ -84,7 +84,7 @@ fn truth_all(case: &Path) -> Option<Vec<String>> {
 
 /// `--now` for a case (see the module doc), or None when nothing in it
 /// expires or is deleted (the truth does not depend on the time).
-fn truth_now(case: &Path) -> Option<i64> {
+pub(crate) fn truth_now(case: &Path) -> Option<i64> {
     let meta = std::fs::read_to_string(case.join("sstablemetadata.txt")).ok()?;
     let line = meta
         .lines()

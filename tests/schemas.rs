@@ -265,6 +265,8 @@ fn every_command_has_a_schema() {
         .filter(|l| !l.starts_with(' '))
         .filter_map(|l| l.split_whitespace().next())
         .filter(|c| *c != "help")
+        // export writes Parquet, Arrow IPC or CSV, never JSON.
+        .filter(|c| *c != "export")
         .collect();
     for c in listed {
         let file = format!("{c}.schema.json");

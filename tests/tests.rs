@@ -21,6 +21,9 @@ mod metadata_viewer;
 // dump-data: every output format against the Cassandra fixtures.
 mod dump_data;
 
+// export: Parquet / Arrow / CSV read back by DuckDB and pyarrow equal select.json; row groups, token ranges.
+mod export;
+
 // --output cql: the live CQL rows equal what a node returned (select.json); --now.
 mod cql;
 

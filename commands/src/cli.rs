@@ -259,6 +259,18 @@ refused with its line number and nothing is written (sort the input first). Coun
 refused. The version is oa unless --format-version says otherwise (ma..oa, da)."
     )]
     Write(WriteArgs),
+    /// Export the live CQL rows to Parquet, Arrow IPC or CSV
+    #[command(
+        long_about = "Export the CQL row view of the sstables (the rows SELECT * returns at --now: \
+partition key, clustering and regular columns as columns) to Parquet, Arrow IPC or CSV, for \
+DuckDB, Polars, Spark or Trino.\n\n\
+Without --merge each sstable's rows are written as they are in it (not reconciled with the \
+other sstables; a note on stderr says so when there are several). CQL types map to Arrow types \
+without loss (README: 'export'); decimal and varint columns are text unless --decimals says \
+otherwise. Rows are written in batches; memory is bounded by one row group. The output is \
+written under a temporary name and renamed at the end: a failed export leaves no file."
+    )]
+    Export(ExportArgs),
     /// Check every chunk checksum and the whole-file digest of Data.db
     #[command(
         long_about = "Check every checksum of Data.db in one sequential pass: the CRC32 (Adler-32 \
@@ -335,6 +347,80 @@ what shadowed it (a newer timestamp; Cassandra's tie-break rule for equal timest
 row, collection, range or partition deletion; expiry at --now). A row is absent when it holds \
 no live marker and no live cell. --output text (one line per item) or ndjson/json (one JSON \
 object per item, docs/schemas/explain.schema.json); other formats are refused.";
+/// `export` output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// Apache Parquet file
+    Parquet,
+    /// Arrow IPC file (a stream with --output -)
+    Arrow,
+    /// CSV (RFC 4180, header line; values as cqlsh COPY TO writes them)
+    Csv,
+}
+
+/// Parquet compression codec of `export`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportCompression {
+    /// zstd (level 3)
+    Zstd,
+    /// snappy
+    Snappy,
+    /// lz4 (LZ4_RAW)
+    Lz4,
+    /// no compression
+    None,
+}
+
+/// `export` arguments.
+#[derive(Debug, Clone, Args)]
+pub struct ExportArgs {
+    /// Sstables: a path to any component, or a directory
+    #[arg(value_name = "SSTABLE", required = true, long_help = INPUTS)]
+    pub sstables: Vec<PathBuf>,
+    /// Output format
+    #[arg(long, short = 'f', value_enum)]
+    pub format: ExportFormat,
+    /// Output file ('-': stdout, for arrow (IPC stream) and csv); a directory with --partition-by
+    #[arg(long, short = 'o', value_name = "FILE_OR_DIR")]
+    pub output: PathBuf,
+    /// Read the sstables as one table: rows reconciled across them
+    #[arg(long)]
+    pub merge: bool,
+    #[arg(long, value_name = "TIME", long_help = NOW_HELP, allow_hyphen_values = true)]
+    /// What is live: TTLs are judged at this time (default: now)
+    pub now: Option<String>,
+    /// Only partitions whose token is in (START,END]
+    #[arg(long, value_name = "START,END", allow_hyphen_values = true)]
+    pub token_range: Option<String>,
+    /// Add writetime(c) (Int64, microseconds) and ttl(c) (Int32, seconds left at --now) columns for every simple static and regular column
+    #[arg(long)]
+    pub with_metadata: bool,
+    /// Also write the tombstones to FILE, in the same format: kind (partition, range, row, collection, cell), key, clustering range, column, deletion time
+    #[arg(long, value_name = "FILE")]
+    pub tombstones: Option<PathBuf>,
+    /// decimal and varint columns: text (exact Java BigDecimal / BigInteger text), or decimal128:S / decimal256:S (fixed scale S; a value that does not fit is an error)
+    #[arg(long, value_name = "RULE", default_value = "text")]
+    pub decimals: String,
+    /// Parquet: rows per row group
+    #[arg(long, value_name = "N", default_value = "1048576")]
+    pub row_group_rows: usize,
+    /// Parquet: a row group ends once its data reaches about this many bytes (in memory)
+    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
+    pub row_group_bytes: Option<u64>,
+    /// Parquet compression
+    #[arg(long, value_enum, default_value = "zstd")]
+    pub compression: ExportCompression,
+    /// Parquet: write N files into the --output directory, one per token range (part-00000-of-N.parquet ...)
+    #[arg(long, value_name = "token-range:N")]
+    pub partition_by: Option<String>,
+    #[arg(long, value_name = "FILE", long_help = SCHEMA_HELP)]
+    /// CQL file with the table's CREATE TABLE (column names)
+    pub schema: Option<PathBuf>,
+    #[command(flatten)]
+    pub io: IoArgs,
+    #[command(flatten)]
+    pub walk: WalkArgs,
+}
 
 /// `dump-data` arguments.
 #[derive(Debug, Clone, Args)]

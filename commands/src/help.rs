@@ -56,6 +56,22 @@ const READ_EXIT: &[ExitCode] = &[
 ];
 
 /// Commands that write sstables.
+const EXPORT_EXIT: &[ExitCode] = &[
+    (
+        0,
+        "every row was exported and the output renamed into place",
+    ),
+    (
+        2,
+        "usage error: an unknown flag, a malformed argument, no sstable at a path, sstables of \
+         different tables, or a value that does not fit --decimals",
+    ),
+    (
+        3,
+        "an input could not be read, or the output could not be written; no output file is left",
+    ),
+];
+
 const WRITE_EXIT: &[ExitCode] = &[
     (0, "every sstable was written"),
     (
@@ -449,6 +465,28 @@ pub const COMMANDS: &[CommandHelp] = &[
                  output is removed)",
             ),
         ],
+    },
+    CommandHelp {
+        name: "export",
+        examples: &[
+            ex_elsewhere(
+                "The live rows of a table's sstables, reconciled, to one Parquet file",
+                "sstkit export --merge -f parquet -o t.parquet /var/lib/cassandra/data/ks/t-1234/",
+            ),
+            ex(
+                "CSV as cqlsh COPY TO writes it, on stdout",
+                "sstkit export -f csv -o - fixtures/cassandra/nb_collections/",
+            ),
+            ex_elsewhere(
+                "An Arrow IPC file, with decimals as Decimal128(38, 6)",
+                "sstkit export -f arrow --decimals decimal128:6 -o t.arrow fixtures/cassandra/nb_all_types/",
+            ),
+            ex_elsewhere(
+                "Eight Parquet files, one per token range, for eight workers",
+                "sstkit export --merge -f parquet --partition-by token-range:8 -o out/ /var/lib/cassandra/data/ks/t-1234/",
+            ),
+        ],
+        exit: EXPORT_EXIT,
     },
     CommandHelp {
         name: "validate-checksums",

@@ -248,7 +248,7 @@ fn run_merged(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
 
 /// The merged partitions `sel` wants, to `sink`; `--limit` counts printed
 /// partitions.
-fn drive_merged(
+pub(crate) fn drive_merged(
     a: &DumpDataArgs,
     inputs: &crate::merged::MergeInputs,
     t: &Table<'_>,
@@ -463,7 +463,7 @@ fn dump_one(
 }
 
 /// Read the selected partitions and feed them to `sink`.
-fn drive(
+pub(crate) fn drive(
     a: &DumpDataArgs,
     sst: &Sstable,
     t: &Table<'_>,

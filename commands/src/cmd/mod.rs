@@ -13,6 +13,7 @@ pub mod dump_summary;
 pub mod dump_toc;
 pub mod dump_trie;
 pub mod expired_blockers;
+pub mod export;
 pub mod generate;
 pub mod info;
 pub mod partitions;

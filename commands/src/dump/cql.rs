@@ -149,7 +149,7 @@ impl Layout {
 }
 
 /// The types of a partition key's components.
-fn key_types(t: &CqlType) -> Vec<CqlType> {
+pub(crate) fn key_types(t: &CqlType) -> Vec<CqlType> {
     match t {
         CqlType::Composite(ts) => ts.clone(),
         t => vec![t.clone()],
@@ -176,7 +176,7 @@ fn slots<'n>(
 /// The components of a partition key (`CompositeType` framing: 2-byte
 /// length, value, end-of-component byte each); `None` when the bytes do not
 /// frame.
-fn key_components<'k>(t: &CqlType, key: &'k [u8]) -> Option<Vec<&'k [u8]>> {
+pub(crate) fn key_components<'k>(t: &CqlType, key: &'k [u8]) -> Option<Vec<&'k [u8]>> {
     let CqlType::Composite(ts) = t else {
         return Some(vec![key]);
     };
@@ -208,24 +208,32 @@ fn push_element(buf: &mut Vec<u8>, v: Option<&[u8]>) {
     }
 }
 
-/// Append `toJSONString` of the live data of one column: a simple cell's
-/// value, or a non-frozen collection / UDT serialized from its live elements
-/// the way the node does for a result set (`serializeForNativeProtocol`) and
-/// rendered as its frozen form.
+/// Append `toJSONString` of the live data of one column (see [`live_value`]).
 fn push_column(out: &mut String, scratch: &mut Vec<u8>, col: &Column, data: &LiveColumn<'_, '_>) {
     let ty = col.def.ty.unreversed();
-    match data {
-        LiveColumn::Simple { cell, .. } => {
-            if col.counter {
-                // The node returns a counter's total (`CounterContext.total`).
-                let mut cur = Cur::new(cell.value, Component::Data, 0);
-                if let Ok(c) = decode_counter(&mut cur) {
-                    out.push_str(&c.total.to_string());
-                    return;
-                }
-            }
-            push_value(out, ty, cell.value);
+    if let (true, LiveColumn::Simple { cell, .. }) = (col.counter, data) {
+        // The node returns a counter's total (`CounterContext.total`).
+        let mut cur = Cur::new(cell.value, Component::Data, 0);
+        if let Ok(c) = decode_counter(&mut cur) {
+            out.push_str(&c.total.to_string());
+            return;
         }
+    }
+    let b = live_value(scratch, ty, data);
+    render(ty, b, Form::Json, out);
+}
+
+/// The value of the live data of one column of type `ty` (unreversed): a
+/// simple cell's value, or a non-frozen collection / UDT serialized from its
+/// live elements into `scratch` the way the node does for a result set
+/// (`serializeForNativeProtocol`), i.e. as its frozen form.
+pub(crate) fn live_value<'v>(
+    scratch: &'v mut Vec<u8>,
+    ty: &CqlType,
+    data: &'v LiveColumn<'_, '_>,
+) -> &'v [u8] {
+    match data {
+        LiveColumn::Simple { cell, .. } => cell.value,
         LiveColumn::Complex { cells, .. } => {
             scratch.clear();
             match ty {
@@ -259,7 +267,7 @@ fn push_column(out: &mut String, scratch: &mut Vec<u8>, col: &Column, data: &Liv
                     }
                 }
             }
-            render(ty, scratch, Form::Json, out);
+            scratch
         }
     }
 }
