@@ -86,16 +86,7 @@ fn args(command: &str, data: &str) -> Option<Vec<String>> {
                 schema.display().to_string(),
                 dir.join("out").display().to_string(),
             );
-            v(&[
-                "write",
-                "--from",
-                "ndjson",
-                &i,
-                "--schema",
-                &s,
-                "--output-dir",
-                &o,
-            ])
+            v(&["write", "--from", &i, "--schema", &s, "--output-dir", &o])
         }
         c => v(&[c, data]),
     }

@@ -80,7 +80,7 @@ mod rewrite;
 // compact: the merged, purged output equals the merged read and the node's rows; metadata rules.
 mod compact;
 
-// write --from ndjson: dump -> write -> dump round trips on every fixture; token order enforced.
+// write: dump -> write -> dump round trips on every fixture (file or pipe); token order enforced.
 mod write_ndjson;
 
 // Object storage input (s3://) against a moto server: equal to local reads, errors.

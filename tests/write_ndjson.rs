@@ -1,6 +1,7 @@
-//! `write --from ndjson`: `dump-data -o ndjson` of every fixture written back
-//! with its schema.cql gives an sstable whose dump is the same (counter
-//! tables are refused); out-of-order input is refused with its line number.
+//! `write`: `dump-data -o ndjson` of every fixture written back with its
+//! schema.cql gives an sstable whose dump is the same (counter tables are
+//! refused); `dump-data -o ndjson | write --from - --like SSTABLE` round
+//! trips through a pipe; out-of-order input is refused with its line number.
 
 use std::path::Path;
 
@@ -43,7 +44,6 @@ fn dump_write_dump_round_trips() {
                 "-o",
                 "json",
                 "--from",
-                "ndjson",
                 input.to_str().unwrap(),
                 "--schema",
                 schema.to_str().unwrap(),
@@ -84,7 +84,6 @@ fn out_of_order_partitions_are_refused_with_their_line() {
     let r = sstkit([
         "write",
         "--from",
-        "ndjson",
         input.to_str().unwrap(),
         "--schema",
         case.join("schema.cql").to_str().unwrap(),
@@ -128,7 +127,6 @@ fn malformed_records_are_refused_with_their_line() {
         let r = sstkit([
             "write",
             "--from",
-            "ndjson",
             input.to_str().unwrap(),
             "--schema",
             case.join("schema.cql").to_str().unwrap(),
@@ -140,4 +138,63 @@ fn malformed_records_are_refused_with_their_line() {
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "{bad}: nothing written");
     }
     let _ = std::fs::remove_dir_all(&out);
+}
+
+/// `dump-data -o ndjson SSTABLE | sstkit write --from - --like SSTABLE`: the
+/// types, partitioner, version and compression come from the sstable, and
+/// the written sstable dumps as the source, for every fixture of each run.
+#[test]
+fn pipe_round_trip_with_like() {
+    use std::io::Write as _;
+    use std::process::{Command, Stdio};
+    let mut done = 0;
+    for case in fixture_cases() {
+        let name = case.file_name().unwrap().to_string_lossy().to_string();
+        if name.contains("counter")
+            || !name.ends_with("_collections") && !name.ends_with("_deletes")
+        {
+            continue;
+        }
+        for data in data_files(&case) {
+            let r = sstkit(["dump-data", "-o", "ndjson", data.to_str().unwrap()]);
+            assert_eq!(r.code, 0, "{name}: {}", r.stderr);
+            let out = scratch_dir("write-pipe", &name);
+            let mut child = Command::new(env!("CARGO_BIN_EXE_sstkit"))
+                .args(["write", "-o", "json", "--from", "-", "--like"])
+                .arg(&data)
+                .arg("--output-dir")
+                .arg(&out)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(r.stdout.as_bytes())
+                .unwrap();
+            let w = child.wait_with_output().unwrap();
+            let stderr = String::from_utf8_lossy(&w.stderr);
+            assert_eq!(w.status.code(), Some(0), "{name}: {stderr}");
+            let v: Value = serde_json::from_slice(&w.stdout).unwrap();
+            let written = Path::new(v["output"].as_str().unwrap()).to_path_buf();
+            let src_version = &data.file_name().unwrap().to_string_lossy()[..2];
+            assert_eq!(v["version"], src_version, "{name}: --like's version");
+            assert_eq!(dump(&written), dump(&data), "{name}");
+            // The spooled copy of stdin is gone: only the sstable's files remain.
+            assert!(
+                std::fs::read_dir(&out).unwrap().all(|e| !e
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with('.')),
+                "{name}: temporary files left"
+            );
+            let _ = std::fs::remove_dir_all(&out);
+            done += 1;
+        }
+    }
+    assert!(done >= 6 || !crate::util::fixtures().is_dir(), "{done}");
 }

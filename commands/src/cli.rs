@@ -250,13 +250,18 @@ what it wrote; a progress bar on stderr when it is a terminal."
     Compact(CompactArgs),
     /// Write an sstable from dump-data NDJSON records and the table's schema
     #[command(
-        long_about = "Write one sstable in --output-dir from FILE, sstkit's own `dump-data -o ndjson` \
-records (one partition a line, docs/schemas/dump-data.schema.json), with the table's types from \
---schema (CREATE TYPE and CREATE TABLE statements). Keys and clusterings are read from their raw \
-hex, cell values as their type's literal, timestamps, TTLs, expiry and deletion times as printed.\n\n\
+        long_about = "Write one sstable in --output-dir from --from FILE (`-`: stdin), sstkit's own \
+`dump-data -o ndjson` records (one partition a line, docs/schemas/dump-data.schema.json), so \
+`sstkit dump-data -o ndjson SSTABLE | sstkit write --from - --like SSTABLE --output-dir DIR` round \
+trips. The table's types come from --schema (CREATE TYPE and CREATE TABLE statements) or from \
+the serialization header of an sstable of the table (--like, which also gives the partitioner, \
+version and compression unless flags say otherwise). Keys and clusterings are read from their \
+raw hex, cell values as their type's literal, timestamps, TTLs, expiry and deletion times as \
+printed.\n\n\
 Partitions must come in token order, as dump-data prints them: a partition out of order is \
 refused with its line number and nothing is written (sort the input first). Counter cells are \
-refused. The version is oa unless --format-version says otherwise (ma..oa, da)."
+refused. Stdin is first copied to a temporary file in --output-dir (the filter is sized from the \
+number of partitions), removed at the end."
     )]
     Write(WriteArgs),
     /// Export the live CQL rows to Parquet, Arrow IPC or CSV
@@ -672,7 +677,7 @@ pub struct CompactArgs {
     pub column_index_size: Option<u64>,
 }
 
-/// `write --from` input formats.
+/// `write --input-format` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum WriteFrom {
     /// `dump-data -o ndjson` records
@@ -686,30 +691,32 @@ man sstkit.";
 
 /// `write` arguments.
 #[derive(Debug, Clone, Args)]
+#[command(group(clap::ArgGroup::new("table_types").required(true).args(["schema", "like"])))]
 pub struct WriteArgs {
-    /// Input format
-    #[arg(long, value_enum, required = true)]
-    pub from: WriteFrom,
-    /// The records: one partition per line
-    #[arg(value_name = "FILE")]
-    pub file: PathBuf,
+    /// The records, one partition per line; `-` reads stdin
+    #[arg(long, value_name = "FILE", required = true)]
+    pub from: PathBuf,
+    /// Format of the records
+    #[arg(long, value_enum, value_name = "FORMAT", default_value = "ndjson")]
+    pub input_format: WriteFrom,
     /// CQL file with the table's CREATE TABLE (and CREATE TYPE) statements
-    #[arg(long, value_name = "FILE", required = true, long_help = WRITE_SCHEMA_HELP)]
-    pub schema: PathBuf,
+    #[arg(long, value_name = "FILE", long_help = WRITE_SCHEMA_HELP)]
+    pub schema: Option<PathBuf>,
+    /// An sstable of the table: its serialization header gives the types, and its partitioner,
+    /// version and compression are the defaults
+    #[arg(long, value_name = "SSTABLE")]
+    pub like: Option<PathBuf>,
     /// Directory the new sstable is written to (created if missing)
     #[arg(long, value_name = "DIR", required = true)]
     pub output_dir: PathBuf,
-    /// Partitioner class of the table
-    #[arg(
-        long,
-        value_name = "CLASS",
-        default_value = "org.apache.cassandra.dht.Murmur3Partitioner"
-    )]
-    pub partitioner: String,
-    /// Version to write: ma..oa (BIG) or da (BTI); default: oa
+    /// Partitioner class of the table; default: --like's, else Murmur3Partitioner
+    #[arg(long, value_name = "CLASS")]
+    pub partitioner: Option<String>,
+    /// Version to write: ma..oa (BIG) or da (BTI); default: --like's, else oa
     #[arg(long, value_name = "VERSION")]
     pub format_version: Option<String>,
-    /// Data.db compression: none, lz4, snappy, deflate, zstd or zstd:LEVEL; default: lz4
+    /// Data.db compression: none, lz4, snappy, deflate, zstd or zstd:LEVEL; default: --like's,
+    /// else lz4
     #[arg(long, value_name = "ALGO")]
     pub compression: Option<String>,
     /// Row-index block size (Cassandra's column_index_size); default: 64KiB (BIG), 16KiB (BTI)

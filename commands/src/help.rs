@@ -444,12 +444,16 @@ pub const COMMANDS: &[CommandHelp] = &[
         name: "write",
         examples: &[
             ex_elsewhere(
-                "Dump, edit the records, write them back as an sstable",
-                "sstkit write --from ndjson edited.ndjson --schema schema.cql --output-dir out",
+                "Dump, edit the records, write them back as an sstable of the same table",
+                "sstkit write --from edited.ndjson --like nb-1-big-Data.db --output-dir out",
+            ),
+            ex_elsewhere(
+                "Round trip through a pipe",
+                "sstkit dump-data -o ndjson nb-1-big-Data.db | sstkit write --from - --like nb-1-big-Data.db --output-dir out",
             ),
             ex_elsewhere(
                 "Generated records into a BTI sstable",
-                "sstkit write --from ndjson rows.ndjson --schema schema.cql --output-dir out --format-version da",
+                "sstkit write --from rows.ndjson --schema schema.cql --output-dir out --format-version da",
             ),
         ],
         exit: &[

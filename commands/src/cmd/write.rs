@@ -1,9 +1,10 @@
-//! `sstkit write --from ndjson FILE --schema schema.cql --output-dir DIR`:
-//! an sstable from sstkit's own `dump-data -o ndjson` records.
+//! `sstkit write --from FILE (--schema schema.cql | --like SSTABLE) --output-dir DIR`:
+//! an sstable from sstkit's own `dump-data -o ndjson` records (`-`: stdin).
 //!
 //! ```text
 //! sstkit dump-data -o ndjson nb-1-big-Data.db > p.ndjson   # edit, filter, generate...
-//! sstkit write --from ndjson p.ndjson --schema schema.cql --output-dir out --format-version da
+//! sstkit write --from p.ndjson --schema schema.cql --output-dir out --format-version da
+//! sstkit dump-data -o ndjson nb-1-big-Data.db | sstkit write --from - --like nb-1-big-Data.db --output-dir out
 //! ```
 //!
 //! Each line is one partition in the `dump-data` NDJSON form
@@ -12,8 +13,10 @@
 //! literal (`value` strings are CQL literals or Cassandra's string form),
 //! timestamps, TTLs, expiry and deletion times as printed (deletion times to
 //! the second, as the dump shows them). The table's types come from
-//! `--schema` (CREATE TYPE and CREATE TABLE statements); the partitioner is
-//! Murmur3 unless `--partitioner` says otherwise.
+//! `--schema` (CREATE TYPE and CREATE TABLE statements) or from the
+//! serialization header of `--like`'s sstable, which also gives the default
+//! partitioner, version and compression; otherwise the partitioner is
+//! Murmur3 and the version `oa`.
 //!
 //! Partitions must come in token order (as `dump-data` prints them); one
 //! out of order is refused with its line number (exit 2), and nothing is
@@ -48,35 +51,59 @@ use crate::{CmdError, CmdResult, Outcome};
 
 /// Run the command.
 pub fn run(a: &WriteArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
-    let version = parse_version(a.format_version.as_deref())?
-        .unwrap_or(Version::parse("oa").map_err(|e| CmdError::Usage(e.kind.to_string()))?);
+    let like = a.like.as_deref().map(Like::open).transpose()?;
+    let version = match parse_version(a.format_version.as_deref())? {
+        Some(v) => v,
+        None => match &like {
+            Some(l) if !l.version.features().legacy_cells && !l.version.is_scylla_only() => {
+                l.version
+            }
+            _ => Version::parse("oa").map_err(|e| CmdError::Usage(e.kind.to_string()))?,
+        },
+    };
     let mut opts = WriterOptions::new(version);
+    if let Some((c, chunk)) = like.as_ref().and_then(|l| l.compression.clone()) {
+        opts.compression = c;
+        opts.chunk_length = chunk;
+    }
     if let Some(c) = parse_compression(a.compression.as_deref())? {
         opts.compression = c;
     }
     if let Some(n) = a.column_index_size {
         opts.column_index_size = n;
     }
-    let text = std::fs::read_to_string(&a.schema)
-        .map_err(|e| CmdError::Usage(format!("--schema {}: {e}", a.schema.display())))?;
-    let table = TableSchema::from_cql(&text)
-        .map_err(|e| CmdError::Usage(format!("--schema {}: {}", a.schema.display(), e.kind)))?;
-    let header = legacy_header(&table);
+    let header = match (&like, &a.schema) {
+        (Some(l), _) => l.header.clone(),
+        (None, Some(path)) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| CmdError::Usage(format!("--schema {}: {e}", path.display())))?;
+            let table = TableSchema::from_cql(&text)
+                .map_err(|e| CmdError::Usage(format!("--schema {}: {}", path.display(), e.kind)))?;
+            legacy_header(&table)
+        }
+        (None, None) => return Err(usage("--schema or --like is required")),
+    };
     let features = version.features();
     let schema = MergedSchema::union(&[("schema", &header)], features)
         .map_err(|e| CmdError::Usage(e.kind.to_string()))?;
+    let partitioner = match (&a.partitioner, &like) {
+        (Some(p), _) => p.clone(),
+        (None, Some(l)) => l.partitioner.clone(),
+        (None, None) => "org.apache.cassandra.dht.Murmur3Partitioner".to_string(),
+    };
     let kept = KeptMetadata {
-        partitioner: a.partitioner.clone(),
+        partitioner,
         ..Default::default()
     };
-    let input = open_input(&a.file)?;
-    let lines = std::io::BufReader::new(input).lines().count() as u64;
     std::fs::create_dir_all(&a.output_dir).map_err(|e| {
         usage(format!(
             "cannot create output directory {}: {e}",
             a.output_dir.display()
         ))
     })?;
+    let source = Source::new(&a.from, &a.output_dir)?;
+    let input = open_input(source.path())?;
+    let lines = std::io::BufReader::new(input).lines().count() as u64;
     let mut w = SstableWriter::create(
         &a.output_dir,
         next_generation(&a.output_dir)?,
@@ -86,13 +113,13 @@ pub fn run(a: &WriteArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         filter_for(lines, opts.bloom_filter_fp_chance, &features),
     )
     .map_err(create_error)?;
-    let input = open_input(&a.file)?;
+    let input = open_input(source.path())?;
     for (i, line) in std::io::BufReader::new(input).lines().enumerate() {
         let line = line?;
         if line.trim().is_empty() {
             continue;
         }
-        let at = |m: String| CmdError::Usage(format!("{} line {}: {m}", a.file.display(), i + 1));
+        let at = |m: String| CmdError::Usage(format!("{} line {}: {m}", source.name(), i + 1));
         let v: Value = serde_json::from_str(&line).map_err(|e| at(e.to_string()))?;
         write_partition(&mut w, &schema, &v).map_err(|e| match e {
             CmdError::Usage(m) => at(m),
@@ -148,6 +175,93 @@ pub fn run(a: &WriteArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         writeln!(out, "{text}")?;
     }
     Ok(Outcome::default())
+}
+
+/// What `--like SSTABLE` gives: the table's types, and the defaults of the
+/// partitioner, version and compression.
+struct Like {
+    header: sstkit_format::statistics::SerializationHeader,
+    partitioner: String,
+    version: Version,
+    compression: Option<(sstkit_format::write::Compression, u32)>,
+}
+
+impl Like {
+    fn open(path: &std::path::Path) -> CmdResult<Like> {
+        let ds = crate::resolve_sstables(&[path.to_path_buf()])?;
+        let [d] = ds.as_slice() else {
+            return Err(usage(format!(
+                "--like {}: {} sstables there; name one",
+                path.display(),
+                ds.len()
+            )));
+        };
+        let sst = sstkit_format::Sstable::open(d.clone())?;
+        let st = crate::render::read_statistics(&sst)?;
+        let mut header = sst.data_header(&st)?;
+        // The records carry absolute times; the epochs as delta bases, as
+        // for --schema, suit any of them.
+        use sstkit_format::statistics::header::{DELETION_TIME_EPOCH, TIMESTAMP_EPOCH};
+        header.min_timestamp = TIMESTAMP_EPOCH;
+        header.min_local_deletion_time = DELETION_TIME_EPOCH;
+        header.min_ttl = 0;
+        header.raw_deltas = (0, 0, 0);
+        Ok(Like {
+            partitioner: st.validation.as_ref().map_or_else(
+                || "org.apache.cassandra.dht.Murmur3Partitioner".to_string(),
+                |v| v.partitioner.clone(),
+            ),
+            version: sst.version(),
+            compression: sstkit_format::write::copy::source_compression(&sst)?,
+            header,
+        })
+    }
+}
+
+/// The records' file, or stdin copied to a temporary file in the output
+/// directory (read twice: once to size the filter), removed on drop.
+struct Source {
+    path: std::path::PathBuf,
+    spooled: bool,
+}
+
+impl Source {
+    fn new(from: &std::path::Path, dir: &std::path::Path) -> CmdResult<Source> {
+        if from != std::path::Path::new("-") {
+            return Ok(Source {
+                path: from.to_path_buf(),
+                spooled: false,
+            });
+        }
+        let path = dir.join(format!(".sstkit-write-stdin-{}.ndjson", std::process::id()));
+        let src = Source {
+            path,
+            spooled: true,
+        };
+        let mut f = std::fs::File::create(&src.path)?;
+        std::io::copy(&mut std::io::stdin().lock(), &mut f)?;
+        Ok(src)
+    }
+
+    fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    fn name(&self) -> String {
+        if self.spooled {
+            "stdin".to_string()
+        } else {
+            self.path.display().to_string()
+        }
+    }
+}
+
+impl Drop for Source {
+    fn drop(&mut self) {
+        if self.spooled {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
 }
 
 fn open_input(p: &std::path::Path) -> CmdResult<std::fs::File> {
