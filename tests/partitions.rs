@@ -682,6 +682,26 @@ fn keyspace_table_filters_and_sstable_refs_on_every_command() {
             .collect()
     };
     let set = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect();
+    // A snapshot's sstables (hard links of the live ones) are totalled apart.
+    let r = sstkit(["partitions", "-o", "json", "-r", "--snapshots", root_s]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let tables: Vec<(String, u64)> = v["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["table"].as_str().unwrap().to_string(),
+                t["sstables"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert!(
+        tables.contains(&("shop.orders".to_string(), 1))
+            && tables.contains(&("shop.orders (snapshot s1)".to_string(), 1)),
+        "{tables:?}"
+    );
     for command in [
         "dump-toc",
         "info",
