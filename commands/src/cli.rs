@@ -629,18 +629,8 @@ pub struct RewriteArgs {
     pub output_dir: PathBuf,
     #[command(flatten)]
     pub select: KeySelectArgs,
-    /// Version to write: ma, mb, mc, md, me, na, nb, nc, oa (BIG) or da (BTI); default: the source's
-    #[arg(long, value_name = "VERSION")]
-    pub format_version: Option<String>,
-    /// Data.db compression: none, lz4, snappy, deflate, zstd or zstd:LEVEL; default: the source's
-    #[arg(long, value_name = "ALGO")]
-    pub compression: Option<String>,
-    /// Uncompressed bytes per compressed chunk (power of two); default: the source's, else 16KiB
-    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
-    pub chunk_length: Option<u64>,
-    /// Row-index block size (Cassandra's column_index_size); default: 64KiB (BIG), 16KiB (BTI)
-    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
-    pub column_index_size: Option<u64>,
+    #[command(flatten)]
+    pub writer: WriterArgs,
 }
 
 /// `compact` arguments.
@@ -663,13 +653,22 @@ pub struct CompactArgs {
     /// Time TTL expiry and tombstone age are judged at: seconds since the epoch or a timestamp (default: now)
     #[arg(long, value_name = "TIME", long_help = NOW_HELP, allow_hyphen_values = true)]
     pub now: Option<String>,
-    /// Version to write: ma..oa (BIG) or da (BTI); default: the first input's
+    #[command(flatten)]
+    pub writer: WriterArgs,
+}
+
+/// How the writing commands (rewrite, split, compact, write) lay out what
+/// they write; each flag unset keeps the source's (compact: the first
+/// input's; write: --like's, else oa and lz4).
+#[derive(Debug, Clone, Args)]
+pub struct WriterArgs {
+    /// Version to write: ma, mb, mc, md, me, na, nb, nc, oa (BIG) or da (BTI); default: the source's
     #[arg(long, value_name = "VERSION")]
     pub format_version: Option<String>,
-    /// Data.db compression: none, lz4, snappy, deflate, zstd or zstd:LEVEL; default: the first input's
+    /// Data.db compression: none, lz4, snappy, deflate, zstd or zstd:LEVEL; default: the source's
     #[arg(long, value_name = "ALGO")]
     pub compression: Option<String>,
-    /// Uncompressed bytes per compressed chunk (power of two); default: the first input's, else 16KiB
+    /// Uncompressed bytes per compressed chunk (power of two); default: the source's, else 16KiB
     #[arg(long, value_name = "BYTES", value_parser = parse_size)]
     pub chunk_length: Option<u64>,
     /// Row-index block size (Cassandra's column_index_size); default: 64KiB (BIG), 16KiB (BTI)
@@ -712,16 +711,8 @@ pub struct WriteArgs {
     /// Partitioner class of the table; default: --like's, else Murmur3Partitioner
     #[arg(long, value_name = "CLASS")]
     pub partitioner: Option<String>,
-    /// Version to write: ma..oa (BIG) or da (BTI); default: --like's, else oa
-    #[arg(long, value_name = "VERSION")]
-    pub format_version: Option<String>,
-    /// Data.db compression: none, lz4, snappy, deflate, zstd or zstd:LEVEL; default: --like's,
-    /// else lz4
-    #[arg(long, value_name = "ALGO")]
-    pub compression: Option<String>,
-    /// Row-index block size (Cassandra's column_index_size); default: 64KiB (BIG), 16KiB (BTI)
-    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
-    pub column_index_size: Option<u64>,
+    #[command(flatten)]
+    pub writer: WriterArgs,
     /// Output format of the report (default: json; text when stdout is a terminal)
     #[arg(long, short = 'o', value_enum)]
     pub output: Option<OutputFormat>,
@@ -741,15 +732,8 @@ pub struct SplitArgs {
     /// One sstable per line START,END of FILE: the partitions with a token in (START, END]
     #[arg(long, value_name = "FILE")]
     pub token_ranges: Option<PathBuf>,
-    /// Version to write: ma..oa (BIG) or da (BTI); default: the source's
-    #[arg(long, value_name = "VERSION")]
-    pub format_version: Option<String>,
-    /// Data.db compression: none, lz4, snappy, deflate, zstd or zstd:LEVEL; default: the source's
-    #[arg(long, value_name = "ALGO")]
-    pub compression: Option<String>,
-    /// Row-index block size (Cassandra's column_index_size); default: 64KiB (BIG), 16KiB (BTI)
-    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
-    pub column_index_size: Option<u64>,
+    #[command(flatten)]
+    pub writer: WriterArgs,
 }
 
 /// `scrub --mode` values.

@@ -448,8 +448,8 @@ pub const COMMANDS: &[CommandHelp] = &[
                 "sstkit write --from edited.ndjson --like nb-1-big-Data.db --output-dir out",
             ),
             ex_elsewhere(
-                "Round trip through a pipe",
-                "sstkit dump-data -o ndjson nb-1-big-Data.db | sstkit write --from - --like nb-1-big-Data.db --output-dir out",
+                "Records from stdin, e.g. piped from `sstkit dump-data -o ndjson nb-1-big-Data.db`",
+                "sstkit write --from - --like nb-1-big-Data.db --output-dir out",
             ),
             ex_elsewhere(
                 "Generated records into a BTI sstable",

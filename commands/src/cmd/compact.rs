@@ -51,7 +51,7 @@ use sstkit_format::write::copy::kept_metadata;
 use sstkit_format::write::purge::Purger;
 use sstkit_format::write::{next_generation, KeptMetadata, SstableWriter, WriterOptions};
 
-use super::rewrite::{create_error, parse_compression, parse_version, writer_options};
+use super::rewrite::{create_error, Writer};
 use crate::cli::{CompactArgs, OutputFormat};
 use crate::merged::MergeInputs;
 use crate::progress::Progress;
@@ -60,17 +60,7 @@ use crate::{CmdError, CmdResult, Outcome};
 /// Run the command.
 pub fn run(a: &CompactArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     let common = &a.sst.common;
-    let version = parse_version(a.format_version.as_deref())?;
-    let compression = parse_compression(a.compression.as_deref())?;
-    let chunk_length = match a.chunk_length {
-        None => None,
-        Some(n) if n.is_power_of_two() && (1024..=(1 << 30)).contains(&n) => Some(n as u32),
-        Some(n) => {
-            return Err(CmdError::Usage(format!(
-                "--chunk-length {n}: a power of two from 1KiB to 1GiB"
-            )))
-        }
-    };
+    let w = Writer::parse(&a.writer)?;
     if a.gc_grace < 0 {
         return Err(CmdError::Usage("--gc-grace must not be negative".into()));
     }
@@ -87,14 +77,7 @@ pub fn run(a: &CompactArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     let (Some(first), Some(first_st)) = (inputs.ssts.first(), stats.first()) else {
         return Err(CmdError::Usage("no sstable to compact".into()));
     };
-    let opts = writer_options(
-        first,
-        first_st,
-        version,
-        compression,
-        chunk_length,
-        a.column_index_size,
-    )?;
+    let opts = w.options(first, first_st)?;
     let header = merged_header(&inputs.schema.header, &stats);
     let kept = compaction_metadata(&stats);
     let keys: u64 = stats.iter().map(expected_keys).sum();

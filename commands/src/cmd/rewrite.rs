@@ -45,38 +45,11 @@ use crate::{for_each_sstable, CmdError, CmdResult, Emit, Outcome};
 /// Run the command.
 pub fn run(a: &RewriteArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     let spec = Spec::from_args(&a.select)?;
-    let version = match &a.format_version {
-        None => None,
-        Some(v) => {
-            Some(Version::parse(v).map_err(|e| CmdError::Usage(format!("--format-version: {e}")))?)
-        }
-    };
-    let compression = match &a.compression {
-        None => None,
-        Some(c) => Some(
-            Compression::parse(c).map_err(|m| CmdError::Usage(format!("--compression: {m}")))?,
-        ),
-    };
-    let chunk_length = match a.chunk_length {
-        None => None,
-        Some(n) if n.is_power_of_two() && (1024..=(1 << 30)).contains(&n) => Some(n as u32),
-        Some(n) => {
-            return Err(CmdError::Usage(format!(
-                "--chunk-length {n}: a power of two from 1KiB to 1GiB"
-            )))
-        }
-    };
+    let w = Writer::parse(&a.writer)?;
     for_each_source(&a.sst, &a.output_dir, out, |sst, st, t, emit| {
         let header = t.header;
         let sel = Selection::resolve(&spec, t)?;
-        let opts = writer_options(
-            sst,
-            st,
-            version,
-            compression.clone(),
-            chunk_length,
-            a.column_index_size,
-        )?;
+        let opts = w.options(sst, st)?;
         let target = opts.version;
         let generation = next_generation(&a.output_dir)?;
         let mut w = SstableWriter::create(
@@ -189,6 +162,51 @@ pub(crate) fn parse_version(v: Option<&str>) -> CmdResult<Option<Version>> {
 pub(crate) fn parse_compression(c: Option<&str>) -> CmdResult<Option<Compression>> {
     c.map(|c| Compression::parse(c).map_err(|m| CmdError::Usage(format!("--compression: {m}"))))
         .transpose()
+}
+
+/// The writing flags, checked once (`WriterArgs`, parsed).
+#[derive(Debug, Clone)]
+pub(crate) struct Writer {
+    pub version: Option<Version>,
+    pub compression: Option<Compression>,
+    pub chunk_length: Option<u32>,
+    pub column_index_size: Option<u64>,
+}
+
+impl Writer {
+    pub(crate) fn parse(a: &crate::cli::WriterArgs) -> CmdResult<Writer> {
+        let chunk_length = match a.chunk_length {
+            None => None,
+            Some(n) if n.is_power_of_two() && (1024..=(1 << 30)).contains(&n) => Some(n as u32),
+            Some(n) => {
+                return Err(CmdError::Usage(format!(
+                    "--chunk-length {n}: a power of two from 1KiB to 1GiB"
+                )))
+            }
+        };
+        Ok(Writer {
+            version: parse_version(a.format_version.as_deref())?,
+            compression: parse_compression(a.compression.as_deref())?,
+            chunk_length,
+            column_index_size: a.column_index_size,
+        })
+    }
+
+    /// [`writer_options`] for `sst` with these flags.
+    pub(crate) fn options(
+        &self,
+        sst: &Sstable,
+        st: &sstkit_format::statistics::Statistics,
+    ) -> CmdResult<WriterOptions> {
+        writer_options(
+            sst,
+            st,
+            self.version,
+            self.compression.clone(),
+            self.chunk_length,
+            self.column_index_size,
+        )
+    }
 }
 
 /// How to write what `sst` holds: the given version, compression and chunk

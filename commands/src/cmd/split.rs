@@ -30,9 +30,7 @@ use sstkit_format::write::bloom::{expected_keys, filter_for};
 use sstkit_format::write::copy::{copy_routed, kept_metadata, Route};
 use sstkit_format::write::{next_generation, KeptMetadata, SstableWriter, WriterOptions};
 
-use super::rewrite::{
-    create_error, data_len, for_each_source, parse_compression, parse_version, writer_options,
-};
+use super::rewrite::{create_error, data_len, for_each_source, Writer};
 use crate::cli::{OutputFormat, SplitArgs};
 use crate::dump::select::{Selection, Spec};
 use crate::dump::Table;
@@ -135,8 +133,7 @@ fn read_ranges(f: &PathBuf) -> CmdResult<Vec<String>> {
 
 /// Run the command.
 pub fn run(a: &SplitArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
-    let version = parse_version(a.format_version.as_deref())?;
-    let compression = parse_compression(a.compression.as_deref())?;
+    let w = Writer::parse(&a.writer)?;
     let specs = match &a.token_ranges {
         Some(f) => read_ranges(f)?
             .iter()
@@ -149,14 +146,7 @@ pub fn run(a: &SplitArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     }
     for_each_source(&a.sst, &a.output_dir, out, |sst, st, t, emit| {
         let header = t.header;
-        let opts = writer_options(
-            sst,
-            st,
-            version,
-            compression.clone(),
-            None,
-            a.column_index_size,
-        )?;
+        let opts = w.options(sst, st)?;
         // Checked up front: a version or chunk length sstkit does not write.
         opts.check().map_err(create_error)?;
         let outputs = Outputs {

@@ -45,14 +45,15 @@ use sstkit_format::write::bloom::filter_for;
 use sstkit_format::write::{next_generation, KeptMetadata, SstableWriter, WriterOptions};
 use sstkit_format::Version;
 
-use super::rewrite::{create_error, parse_compression, parse_version};
+use super::rewrite::{create_error, Writer};
 use crate::cli::{OutputFormat, WriteArgs};
 use crate::{CmdError, CmdResult, Outcome};
 
 /// Run the command.
 pub fn run(a: &WriteArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     let like = a.like.as_deref().map(Like::open).transpose()?;
-    let version = match parse_version(a.format_version.as_deref())? {
+    let w = Writer::parse(&a.writer)?;
+    let version = match w.version {
         Some(v) => v,
         None => match &like {
             Some(l) if !l.version.features().legacy_cells && !l.version.is_scylla_only() => {
@@ -66,10 +67,13 @@ pub fn run(a: &WriteArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         opts.compression = c;
         opts.chunk_length = chunk;
     }
-    if let Some(c) = parse_compression(a.compression.as_deref())? {
+    if let Some(c) = w.compression.clone() {
         opts.compression = c;
     }
-    if let Some(n) = a.column_index_size {
+    if let Some(n) = w.chunk_length {
+        opts.chunk_length = n;
+    }
+    if let Some(n) = w.column_index_size {
         opts.column_index_size = n;
     }
     let header = match (&like, &a.schema) {
