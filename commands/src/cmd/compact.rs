@@ -51,7 +51,7 @@ use sstkit_format::write::copy::kept_metadata;
 use sstkit_format::write::purge::Purger;
 use sstkit_format::write::{next_generation, KeptMetadata, SstableWriter, WriterOptions};
 
-use super::rewrite::{create_error, Writer};
+use super::rewrite::{create_error, output_json, Writer};
 use crate::cli::{CompactArgs, OutputFormat};
 use crate::merged::MergeInputs;
 use crate::progress::Progress;
@@ -160,19 +160,7 @@ pub fn run(a: &CompactArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             files.len()
         )?;
     } else {
-        let each: Vec<serde_json::Value> = written
-            .iter()
-            .map(|w| {
-                json!({
-                    "output": w.data_path.display().to_string(),
-                    "partitions": w.partitions,
-                    "rows": w.rows,
-                    "data_bytes": w.data_length,
-                    "data_file_bytes": w.data_file_length,
-                    "bytes": w.total_bytes,
-                })
-            })
-            .collect();
+        let each: Vec<serde_json::Value> = written.iter().map(output_json).collect();
         let v = json!({
             "output": first_output,
             "outputs": each,

@@ -164,6 +164,18 @@ pub(crate) fn parse_compression(c: Option<&str>) -> CmdResult<Option<Compression
         .transpose()
 }
 
+/// One written sstable in a report's `outputs` (split, compact).
+pub(crate) fn output_json(w: &sstkit_format::write::Written) -> serde_json::Value {
+    serde_json::json!({
+        "output": w.data_path.display().to_string(),
+        "partitions": w.partitions,
+        "rows": w.rows,
+        "data_bytes": w.data_length,
+        "data_file_bytes": w.data_file_length,
+        "bytes": w.total_bytes,
+    })
+}
+
 /// The writing flags, checked once (`WriterArgs`, parsed).
 #[derive(Debug, Clone)]
 pub(crate) struct Writer {

@@ -30,7 +30,7 @@ use sstkit_format::write::bloom::{expected_keys, filter_for};
 use sstkit_format::write::copy::{copy_routed, kept_metadata, Route};
 use sstkit_format::write::{next_generation, KeptMetadata, SstableWriter, WriterOptions};
 
-use super::rewrite::{create_error, data_len, for_each_source, Writer};
+use super::rewrite::{create_error, data_len, for_each_source, output_json, Writer};
 use crate::cli::{OutputFormat, SplitArgs};
 use crate::dump::select::{Selection, Spec};
 use crate::dump::Table;
@@ -206,19 +206,7 @@ pub fn run(a: &SplitArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             }
             emit.text(&s)?;
         } else {
-            let outs: Vec<_> = written
-                .iter()
-                .map(|w| {
-                    json!({
-                        "output": w.data_path.display().to_string(),
-                        "partitions": w.partitions,
-                        "rows": w.rows,
-                        "data_bytes": w.data_length,
-                        "data_file_bytes": w.data_file_length,
-                        "bytes": w.total_bytes,
-                    })
-                })
-                .collect();
+            let outs: Vec<_> = written.iter().map(output_json).collect();
             emit.json.object(&json!({
                 "partitions_read": counts.read,
                 "partitions": counts.written,

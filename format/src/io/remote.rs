@@ -19,8 +19,9 @@
 //! [`set_endpoint`] (`--s3-endpoint`) or `AWS_ENDPOINT_URL` for
 //! S3-compatible stores (path-style requests; `http://` allowed when given
 //! explicitly). Transient failures (5xx, throttling, timeouts) are retried
-//! by `object_store` with exponential backoff: at most [`MAX_RETRIES`]
-//! retries, 100 ms doubling to at most 2 s each, none started after 30 s.
+//! by `object_store` with bounded exponential backoff (`retry()`: at most
+//! [`MAX_RETRIES`] retries, and none after its timeout), so a flaky store
+//! slows a read down but never hangs it.
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
