@@ -194,6 +194,23 @@ pub fn wrap(text: &str, first: &str, rest: &str, width: usize) -> String {
     out
 }
 
+/// `text` cut to `width` columns by an ellipsis in the middle: a path or
+/// table name is told apart by its start (keyspace, folder) and its end
+/// (table, snapshot, generation) alike.
+pub fn ellipsize_middle(text: &str, width: usize) -> String {
+    let len = text.chars().count();
+    if len <= width {
+        return text.to_string();
+    }
+    let keep = width.saturating_sub(1);
+    let head = keep / 3;
+    let tail = keep - head;
+    let mut out: String = text.chars().take(head).collect();
+    out.push('…');
+    out.extend(text.chars().skip(len - tail));
+    out
+}
+
 /// A note on stderr (`sstkit: ...`), in `style` when stderr is coloured.
 pub fn note(style: Style, text: &str) {
     eprintln!("sstkit: {}", paint(color(Stream::Stderr), style, text));
@@ -201,6 +218,17 @@ pub fn note(style: Style, text: &str) {
 
 #[cfg(test)]
 mod tests {
+    use super::ellipsize_middle;
+
+    #[test]
+    fn long_names_keep_their_start_and_end() {
+        assert_eq!(ellipsize_middle("shop.orders", 20), "shop.orders");
+        let cut = ellipsize_middle("shop.orders_by_customer (snapshot s1)", 16);
+        assert_eq!(cut.chars().count(), 16);
+        assert_eq!(cut, "shop.…apshot s1)");
+        assert_eq!(ellipsize_middle("abcdef", 1), "…");
+    }
+
     use super::*;
 
     #[test]

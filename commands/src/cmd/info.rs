@@ -397,7 +397,8 @@ pub(crate) fn stats_histogram_bars(
     out
 }
 
-/// Plain aligned columns: numbers right-aligned, the first column cut to fit.
+/// Plain aligned columns: numbers right-aligned, the first column cut in
+/// the middle to fit.
 struct Columns {
     head: Vec<String>,
     rows: Vec<Vec<String>>,
@@ -429,13 +430,7 @@ impl Columns {
             let mut l = String::new();
             for (i, c) in cells.iter().enumerate().take(n) {
                 if i == 0 {
-                    let cut: String = if c.chars().count() > w[0] {
-                        // The end of a path or name tells more than its start.
-                        let skip = c.chars().count() + 1 - w[0];
-                        std::iter::once('…').chain(c.chars().skip(skip)).collect()
-                    } else {
-                        c.clone()
-                    };
+                    let cut = crate::term::ellipsize_middle(c, w[0]);
                     l.push_str(&format!("{cut:<width$}", width = w[0]));
                 } else {
                     l.push_str(&format!("  {c:>width$}", width = w[i]));
