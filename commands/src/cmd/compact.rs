@@ -46,12 +46,12 @@ use serde_json::json;
 use sstkit_format::data::{DataPos, Fragment};
 use sstkit_format::merge::Unit;
 use sstkit_format::statistics::SerializationHeader;
-use sstkit_format::write::bloom::{expected_keys, filter_for};
+use sstkit_format::write::bloom::expected_keys;
 use sstkit_format::write::copy::kept_metadata;
 use sstkit_format::write::purge::Purger;
-use sstkit_format::write::{next_generation, KeptMetadata, SstableWriter, WriterOptions};
+use sstkit_format::write::{KeptMetadata, SstableWriter};
 
-use super::rewrite::{create_error, output_json, Writer};
+use super::rewrite::{create_error, output_json, Outputs, Writer};
 use crate::cli::{CompactArgs, OutputFormat};
 use crate::merged::MergeInputs;
 use crate::progress::Progress;
@@ -90,14 +90,13 @@ pub fn run(a: &CompactArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         kept,
         opts: opts.clone(),
         keys,
-        max_size: a.max_size,
         writers: Vec::new(),
     };
     outputs.open().map_err(create_error)?;
     let gc_before = a.purge.then(|| now - a.gc_grace);
     let mut purger = Purger::new(now, gc_before);
     let mut bar = Progress::new("compact");
-    let copied = copy_merged(&inputs, &mut outputs, &mut purger, &mut bar);
+    let copied = copy_merged(&inputs, &mut outputs, a.max_size, &mut purger, &mut bar);
     bar.finish();
     let read = copied?;
     let mut written = Vec::new();
@@ -195,61 +194,13 @@ pub fn run(a: &CompactArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     Ok(Outcome::default())
 }
 
-/// The output sstables: a new one (next free generation) once the current
-/// Data.db holds `max_size` bytes on disk, between partitions.
-struct Outputs<'a> {
-    dir: &'a std::path::Path,
-    header: &'a SerializationHeader,
-    kept: KeptMetadata,
-    opts: WriterOptions,
-    /// Partitions of all inputs: each output's bloom filter is sized for them.
-    keys: u64,
-    max_size: Option<u64>,
-    writers: Vec<SstableWriter>,
-}
-
-impl Outputs<'_> {
-    fn open(&mut self) -> sstkit_format::Result<()> {
-        let w = SstableWriter::create(
-            self.dir,
-            next_generation(self.dir)?,
-            self.header,
-            self.kept.clone(),
-            self.opts.clone(),
-            filter_for(
-                self.keys,
-                self.opts.bloom_filter_fp_chance,
-                &self.opts.version.features(),
-            ),
-        )?;
-        self.writers.push(w);
-        Ok(())
-    }
-
-    /// The writer of the next partition.
-    fn next(&mut self) -> sstkit_format::Result<&mut SstableWriter> {
-        let full = match (self.writers.last(), self.max_size) {
-            (Some(w), Some(max)) => w.partitions() > 0 && w.data_file_len() >= max,
-            (None, _) => true,
-            _ => false,
-        };
-        if full {
-            self.open()?;
-        }
-        self.writers.last_mut().ok_or_else(|| {
-            sstkit_format::Error::new(
-                sstkit_format::ErrorKind::BadValue("no output sstable".into()),
-                "compact",
-            )
-        })
-    }
-}
-
 /// The merged stream of `inputs`, purged, into `outputs`: the partitions
-/// read. A partition left with nothing is not written.
+/// read. A partition left with nothing is not written. A new output opens
+/// once the current Data.db holds `max_size` bytes, between partitions.
 fn copy_merged(
     inputs: &MergeInputs,
     outputs: &mut Outputs<'_>,
+    max_size: Option<u64>,
     purger: &mut Purger,
     bar: &mut Progress,
 ) -> CmdResult<u64> {
@@ -258,7 +209,7 @@ fn copy_merged(
     let mut read = 0u64;
     while let Some(start) = merger.next_partition()? {
         read += 1;
-        let w = outputs.next()?;
+        let w = outputs.sized(max_size)?;
         let deletion = purger.partition_deletion(start.deletion);
         let static_row = start
             .static_row

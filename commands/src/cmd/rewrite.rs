@@ -258,6 +258,54 @@ pub(crate) fn writer_options(
     Ok(opts)
 }
 
+/// Output sstables of one header in one directory, opened on demand, each
+/// with the next free generation and a bloom filter sized for `keys`
+/// (the partitions of all sources, an upper bound for any one output).
+pub(crate) struct Outputs<'a> {
+    pub dir: &'a std::path::Path,
+    pub header: &'a sstkit_format::statistics::SerializationHeader,
+    pub kept: sstkit_format::write::KeptMetadata,
+    pub opts: WriterOptions,
+    pub keys: u64,
+    pub writers: Vec<SstableWriter>,
+}
+
+impl Outputs<'_> {
+    /// Open one more output; its index in `writers`.
+    pub fn open(&mut self) -> sstkit_format::Result<usize> {
+        let w = SstableWriter::create(
+            self.dir,
+            next_generation(self.dir)?,
+            self.header,
+            self.kept.clone(),
+            self.opts.clone(),
+            filter_for(
+                self.keys,
+                self.opts.bloom_filter_fp_chance,
+                &self.opts.version.features(),
+            ),
+        )?;
+        self.writers.push(w);
+        Ok(self.writers.len() - 1)
+    }
+
+    /// The writer of the next partition: the last one, or a new one when
+    /// there is none yet or the last one's Data.db holds `max_size` bytes.
+    pub fn sized(&mut self, max_size: Option<u64>) -> sstkit_format::Result<&mut SstableWriter> {
+        let full = match (self.writers.last(), max_size) {
+            (Some(w), Some(max)) => w.partitions() > 0 && w.data_file_len() >= max,
+            (Some(_), None) => false,
+            (None, _) => true,
+        };
+        let i = if full {
+            self.open()?
+        } else {
+            self.writers.len() - 1
+        };
+        Ok(&mut self.writers[i])
+    }
+}
+
 /// A writer error: options sstkit cannot write are usage errors.
 pub(crate) fn create_error(e: sstkit_format::Error) -> CmdError {
     match &e.kind {

@@ -25,48 +25,16 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use serde_json::json;
-use sstkit_format::statistics::SerializationHeader;
-use sstkit_format::write::bloom::{expected_keys, filter_for};
+use sstkit_format::write::bloom::expected_keys;
 use sstkit_format::write::copy::{copy_routed, kept_metadata, Route};
-use sstkit_format::write::{next_generation, KeptMetadata, SstableWriter, WriterOptions};
+use sstkit_format::write::SstableWriter;
 
-use super::rewrite::{create_error, data_len, for_each_source, output_json, Writer};
+use super::rewrite::{create_error, data_len, for_each_source, output_json, Outputs, Writer};
 use crate::cli::{OutputFormat, SplitArgs};
 use crate::dump::select::{Selection, Spec};
 use crate::dump::Table;
 use crate::progress::Progress;
 use crate::{CmdError, CmdResult, Outcome};
-
-/// Opens output sstables on demand, each with the next free generation.
-struct Outputs<'a> {
-    dir: &'a std::path::Path,
-    header: &'a SerializationHeader,
-    kept: KeptMetadata,
-    opts: WriterOptions,
-    /// Partitions of the source: each output's bloom filter is sized for them.
-    keys: u64,
-    writers: Vec<SstableWriter>,
-}
-
-impl Outputs<'_> {
-    fn open(&mut self) -> sstkit_format::Result<()> {
-        let g = next_generation(self.dir)?;
-        let w = SstableWriter::create(
-            self.dir,
-            g,
-            self.header,
-            self.kept.clone(),
-            self.opts.clone(),
-            filter_for(
-                self.keys,
-                self.opts.bloom_filter_fp_chance,
-                &self.opts.version.features(),
-            ),
-        )?;
-        self.writers.push(w);
-        Ok(())
-    }
-}
 
 struct BySize<'a> {
     out: Outputs<'a>,
@@ -75,15 +43,7 @@ struct BySize<'a> {
 
 impl Route for BySize<'_> {
     fn writer(&mut self, _key: &[u8]) -> sstkit_format::Result<Option<&mut SstableWriter>> {
-        let full = self
-            .out
-            .writers
-            .last()
-            .is_none_or(|w| w.partitions() > 0 && w.data_file_len() >= self.max);
-        if full {
-            self.out.open()?;
-        }
-        Ok(self.out.writers.last_mut())
+        self.out.sized(Some(self.max)).map(Some)
     }
 }
 
@@ -103,8 +63,7 @@ impl Route for ByRange<'_, '_> {
         let slot = match self.slots[i] {
             Some(s) => s,
             None => {
-                self.out.open()?;
-                let s = self.out.writers.len() - 1;
+                let s = self.out.open()?;
                 self.slots[i] = Some(s);
                 s
             }
