@@ -3,8 +3,11 @@
 //! by each test on a free 127.0.0.1 port and killed when the test ends
 //! (also on failure: [`Moto`]'s drop). Fixture sstables are uploaded with
 //! boto3; reads through `s3://` must equal local reads, output and IO
-//! request counts (per component) alike. The tests skip with a message
-//! when Python, moto or boto3 is missing or the server does not start.
+//! request counts (per component) alike, with the same IO flags, except
+//! TOC.txt: the LIST of an sstable's components replaces it, so only the
+//! commands that show or check it read it from object storage. The tests
+//! skip with a message when Python, moto or boto3 is missing or the server
+//! does not start.
 
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -188,7 +191,7 @@ fn layout(name: &str) -> PathBuf {
 }
 
 /// The `--io-stats=json` lines of stderr: per component, (reads, bytes).
-fn io_counts(stderr: &str) -> Vec<Vec<(String, u64, u64)>> {
+pub(crate) fn io_counts(stderr: &str) -> Vec<Vec<(String, u64, u64)>> {
     stderr
         .lines()
         .filter(|l| l.starts_with('{'))
@@ -206,6 +209,27 @@ fn io_counts(stderr: &str) -> Vec<Vec<(String, u64, u64)>> {
                 })
                 .collect()
         })
+        .collect()
+}
+
+/// `counts` without the TOC's, after checking that TOC.txt was read (once,
+/// whole) when `read` and not at all otherwise.
+pub(crate) fn without_toc(
+    counts: Vec<Vec<(String, u64, u64)>>,
+    read: bool,
+) -> Vec<Vec<(String, u64, u64)>> {
+    let toc_reads: u64 = counts
+        .iter()
+        .flatten()
+        .filter(|(c, _, _)| c == "toc")
+        .map(|(_, r, _)| r)
+        .sum();
+    if !counts.is_empty() {
+        assert_eq!(toc_reads, u64::from(read), "TOC.txt reads in {counts:?}");
+    }
+    counts
+        .into_iter()
+        .map(|op| op.into_iter().filter(|(c, _, _)| c != "toc").collect())
         .collect()
 }
 
@@ -244,7 +268,15 @@ fn reads_through_s3_equal_local_reads_and_their_io() {
     let url_root = format!("s3://{BUCKET}/data");
     // Remote output with its URLs turned into the local paths.
     let localise = |t: &str| t.replace(&url_root, &local_root);
-    let io = ["--io-unit", "4096", "--max-io", "65536"];
+    // Explicit flags: remote inputs have larger defaults.
+    let io = [
+        "--io-unit",
+        "4096",
+        "--max-io",
+        "65536",
+        "--read-ahead",
+        "1MiB",
+    ];
     for (i, case) in CASES.iter().enumerate() {
         let rel = format!("ks/{case}-{:032x}", i + 1);
         let dir = root.join(&rel);
@@ -281,6 +313,9 @@ fn reads_through_s3_equal_local_reads_and_their_io() {
                     "{case}: {ra:?} output"
                 );
                 let (lc, rc) = (io_counts(&lr.stderr), io_counts(&rr.stderr));
+                // TOC.txt: read remotely only by the commands showing it.
+                let toc_shown = ["info", "dump-toc"].contains(&args[0]);
+                let (lc, rc) = (without_toc(lc, true), without_toc(rc, toc_shown));
                 assert_eq!(
                     lc, rc,
                     "{case}: {ra:?}: IO counts (reads, bytes) per component"
@@ -302,6 +337,57 @@ fn reads_through_s3_equal_local_reads_and_their_io() {
         v["sstables"].as_object().map(|o| o.len()),
         Some(CASES.len())
     );
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn remote_inputs_default_to_large_reads_and_read_no_toc_to_open() {
+    let Some(moto) = Moto::start("remote_inputs_default_to_large_reads_and_read_no_toc_to_open")
+    else {
+        return;
+    };
+    let root = layout("defaults");
+    moto.upload(BUCKET, &root, "data");
+    // Uncompressed, so Data.db (265 KB) is over the local 128 KiB read.
+    let rel = format!("ks/nb_clustering_nocompress-{:032x}", 2);
+    let data = data_files(&root.join(&rel));
+    let local = s(&data[0]);
+    let name = data[0].file_name().unwrap().to_str().unwrap();
+    let remote = format!("s3://{BUCKET}/data/{rel}/{name}");
+    let key = first_key_hex(&crate::util::sstkit(["info", "-o", "json", &local]), &local);
+    let remote_defaults = [
+        "--io-unit",
+        "1MiB",
+        "--max-io",
+        "8MiB",
+        "--read-ahead",
+        "8MiB",
+    ];
+    for args in [
+        vec!["dump-data", "-o", "json", "--io-stats=json"],
+        vec!["read", "-o", "ndjson", "--io-stats=json", "--key-hex", &key],
+    ] {
+        let rr = moto.sstkit(&[args.as_slice(), &[remote.as_str()]].concat());
+        let lr =
+            crate::util::sstkit([args.as_slice(), &remote_defaults, &[local.as_str()]].concat());
+        let ld = crate::util::sstkit([args.as_slice(), &[local.as_str()]].concat());
+        for r in [&rr, &lr, &ld] {
+            assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        }
+        assert_eq!(rr.stdout.replace(&remote, &local), lr.stdout, "{args:?}");
+        let rc = without_toc(io_counts(&rr.stderr), false);
+        assert_eq!(rc, without_toc(io_counts(&lr.stderr), true), "{args:?}");
+        let total =
+            |c: &[Vec<(String, u64, u64)>]| -> u64 { c.iter().flatten().map(|(_, r, _)| r).sum() };
+        // Scanning Data.db takes 3 local reads of 128 KiB, 1 remote one.
+        let local_default = without_toc(io_counts(&ld.stderr), true);
+        if args[0] == "dump-data" {
+            assert!(
+                total(&rc) < total(&local_default),
+                "{args:?}: remote {rc:?} vs local {local_default:?}"
+            );
+        }
+    }
     let _ = std::fs::remove_dir_all(&root);
 }
 

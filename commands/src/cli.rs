@@ -806,15 +806,15 @@ pub struct IoArgs {
     /// How files are read: pread (default), mmap, or direct (O_DIRECT, aligned buffers)
     #[arg(long, value_enum, default_value = "pread", help_heading = "IO")]
     pub io_mode: IoModeArg,
-    /// Read unit: reads are aligned to and sized in multiples of it (512 B .. 1 MiB, power of two)
-    #[arg(long, value_name = "BYTES", default_value = "4KiB", value_parser = parse_size, help_heading = "IO")]
-    pub io_unit: u64,
-    /// Largest single read after coalescing adjacent units
-    #[arg(long, value_name = "BYTES", default_value = "128KiB", value_parser = parse_size, help_heading = "IO")]
-    pub max_io: u64,
-    /// Read-ahead for sequential scans (bounded reads never use it)
-    #[arg(long, value_name = "BYTES", default_value = "1MiB", value_parser = parse_size, help_heading = "IO")]
-    pub read_ahead: u64,
+    /// Read unit: reads are aligned to and sized in multiples of it (512 B .. 1 MiB, power of two) [default: 4KiB; object storage: 1MiB unless --max-io is given]
+    #[arg(long, value_name = "BYTES", value_parser = parse_size, help_heading = "IO")]
+    pub io_unit: Option<u64>,
+    /// Largest single read after coalescing adjacent units [default: 128KiB; object storage: 8MiB unless --io-unit is given]
+    #[arg(long, value_name = "BYTES", value_parser = parse_size, help_heading = "IO")]
+    pub max_io: Option<u64>,
+    /// Read-ahead for sequential scans (bounded reads never use it) [default: 1MiB; object storage: 8MiB]
+    #[arg(long, value_name = "BYTES", value_parser = parse_size, help_heading = "IO")]
+    pub read_ahead: Option<u64>,
     /// Size of the index page cache (Index.db pages and parsed promoted-index blocks)
     #[arg(long, value_name = "BYTES", default_value = "8MiB", value_parser = parse_size, help_heading = "IO")]
     pub index_cache_size: u64,

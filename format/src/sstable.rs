@@ -1,8 +1,11 @@
 //! An opened sstable: its descriptor, its TOC and the IO layer over its files.
 //!
-//! Opening reads only TOC.txt (one read). Components are opened lazily by the
-//! commands that need them; a component the TOC does not list, or whose file
-//! is absent, gives [`ErrorKind::MissingComponent`] naming it.
+//! Opening a local sstable reads only TOC.txt (one read). Opening one in
+//! object storage reads nothing: the LIST of its components names them all,
+//! so TOC.txt is read only when a command needs its text
+//! ([`Sstable::toc_txt`]). Components are opened lazily by the commands that
+//! need them; a component the TOC does not list, or whose file is absent,
+//! gives [`ErrorKind::MissingComponent`] naming it.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -19,11 +22,15 @@ use crate::version::{Features, Version};
 pub struct Sstable {
     /// Names and version.
     pub desc: Descriptor,
-    /// The TOC (read from TOC.txt, or reconstructed from the files present
-    /// when there is none; see [`Sstable::toc_from_file`]).
+    /// The components the readers use: TOC.txt's; for object storage the
+    /// components the LIST found (TOC.txt is then read by
+    /// [`Sstable::toc_txt`] only); without TOC.txt, the files present.
     pub toc: Toc,
-    /// True when `toc` came from TOC.txt.
+    /// True when the sstable has a TOC.txt.
     pub toc_from_file: bool,
+    /// TOC.txt as written, when `toc` came from a listing instead (read on
+    /// the first [`Sstable::toc_txt`]).
+    toc_txt: Option<std::cell::OnceCell<Toc>>,
     /// The IO layer: every read goes through it.
     pub io: IoLayer,
     /// The table schema given by the user (a CQL file), for versions whose
@@ -47,16 +54,28 @@ impl Sstable {
     pub fn open_with(desc: Descriptor, opts: IoOptions) -> Result<Sstable> {
         let toc_path = desc.component_path(Component::Toc);
         // Object storage: one LIST of the components gives every length.
-        store::prepare_sstable(&desc.dir, &desc.prefix)
+        let listed = store::prepare_sstable(&desc.dir, &desc.prefix)
             .map_err(|e| Error::from(e).in_file(&desc.data_path()))?;
+        let toc_name = format!("{}{}", desc.prefix, Component::Toc.suffix());
         let mut paths = HashMap::new();
         paths.insert(Component::Toc, toc_path.clone());
         let probe = IoLayer::with_options(paths, opts);
-        let (toc, from_file) = if store::is_file(&toc_path) {
-            let bytes = probe.read_all(Component::Toc)?;
-            (Toc::parse(&bytes).map_err(|e| e.in_file(&toc_path))?, true)
-        } else {
-            (discover(&desc)?, false)
+        let (toc, from_file, toc_txt) = match listed {
+            // The listing names every component: TOC.txt's GET can wait for
+            // a command that needs its text.
+            Some(names) if names.contains(&toc_name) => (
+                Toc {
+                    entries: components_named(&desc, &names),
+                },
+                true,
+                Some(std::cell::OnceCell::new()),
+            ),
+            _ if store::is_file(&toc_path) => {
+                let bytes = probe.read_all(Component::Toc)?;
+                let toc = Toc::parse(&bytes).map_err(|e| e.in_file(&toc_path))?;
+                (toc, true, None)
+            }
+            _ => (discover(&desc)?, false, None),
         };
         let mut paths = HashMap::new();
         for e in &toc.entries {
@@ -72,10 +91,31 @@ impl Sstable {
             desc,
             toc,
             toc_from_file: from_file,
+            toc_txt,
             io,
             table_schema: None,
             compression: std::cell::OnceCell::new(),
         })
+    }
+
+    /// The TOC as TOC.txt lists it, for the commands that show or check it
+    /// (`dump-toc`, `info`, `validate`): [`Sstable::toc`] itself, except for
+    /// an sstable in object storage, whose TOC.txt is read (one GET) on the
+    /// first call. Without TOC.txt, the files present.
+    pub fn toc_txt(&self) -> Result<&Toc> {
+        let Some(cell) = &self.toc_txt else {
+            return Ok(&self.toc);
+        };
+        if let Some(t) = cell.get() {
+            return Ok(t);
+        }
+        let path = self.desc.component_path(Component::Toc);
+        let bytes = self
+            .io
+            .read_all(Component::Toc)
+            .map_err(|e| e.in_file(&path))?;
+        let toc = Toc::parse(&bytes).map_err(|e| e.in_file(&path))?;
+        Ok(cell.get_or_init(|| toc))
     }
 
     /// Open the sstable that `path` (any of its components) belongs to.
@@ -228,8 +268,14 @@ pub fn present_components(desc: &Descriptor) -> Result<Vec<TocEntry>> {
             .collect(),
         Err(e) => return Err(Error::from(e).in_file(dir)),
     };
+    Ok(components_named(desc, &names))
+}
+
+/// The entries of `names` (file names) that are components of the sstable
+/// (its prefix and a known suffix), in component order.
+fn components_named(desc: &Descriptor, names: &[String]) -> Vec<TocEntry> {
     let mut entries = Vec::new();
-    for name in &names {
+    for name in names {
         if let Some(rest) = name.strip_prefix(desc.prefix.as_str()) {
             if let Some(c) = Component::from_suffix(rest) {
                 entries.push(TocEntry {
@@ -240,7 +286,7 @@ pub fn present_components(desc: &Descriptor) -> Result<Vec<TocEntry>> {
         }
     }
     entries.sort_by_key(|e| e.component);
-    Ok(entries)
+    entries
 }
 
 /// Without TOC.txt, list the files that share the sstable's prefix.

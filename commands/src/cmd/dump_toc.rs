@@ -32,7 +32,7 @@ pub fn run(a: &SstArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         out,
         |sst, emit| {
             let rows: Vec<(String, Option<&str>, Option<u64>)> = sst
-                .toc
+                .toc_txt()?
                 .entries
                 .iter()
                 .map(|e| {

@@ -53,7 +53,7 @@ fn collect(sst: &Sstable, gc_before: i64) -> CmdResult<Value> {
         json!(st.validation.as_ref().map(|v| v.partitioner.clone())),
     );
     let mut comps = Map::new();
-    for e in &sst.toc.entries {
+    for e in &sst.toc_txt()?.entries {
         let size = sstkit_format::io::store::file_len(&sst.desc.path_of(&e.name));
         comps.insert(e.name.clone(), json!(size));
     }

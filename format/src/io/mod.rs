@@ -42,7 +42,10 @@
 //! ranged GETs instead of `pread`: every rule above applies unchanged (one
 //! physical read is one GET, `mmap` and `direct` read as `pread` does), so
 //! the counters of a remote read equal those of the same read of a local
-//! copy. Object lengths come from listings or one HEAD, cached.
+//! copy with the same options. The options differ by default, though:
+//! [`IoOptions::remote`] gives remote reads larger units, reads and
+//! read-ahead windows (a GET costs a round trip) unless the user set them.
+//! Object lengths come from listings or one HEAD, cached.
 //!
 //! # The index cache
 //!
@@ -87,7 +90,7 @@ pub mod store;
 #[cfg(test)]
 mod tests;
 
-pub use options::{IoMode, IoOptions, ReadKind};
+pub use options::{IoMode, IoOptions, ReadKind, RemoteIo};
 pub use stats::{ComponentIo, IoStats};
 
 use std::cell::RefCell;
@@ -165,8 +168,14 @@ impl IoLayer {
     }
 
     /// A layer with `opts` (see [`IoOptions::checked`]; unchecked values are
-    /// clamped to something usable).
+    /// clamped to something usable), or with
+    /// [`IoOptions::for_object_storage`] when the files are URLs.
     pub fn with_options(paths: HashMap<Component, PathBuf>, opts: IoOptions) -> Self {
+        let opts = if paths.values().any(|p| store::is_url(p)) {
+            opts.for_object_storage()
+        } else {
+            opts
+        };
         let opts = opts.checked().unwrap_or_else(|_| {
             let unit = opts
                 .unit

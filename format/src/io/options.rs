@@ -39,6 +39,36 @@ pub struct IoOptions {
     pub read_ahead: u64,
     /// Capacity of the index cache in bytes (0: no cache across operations).
     pub index_cache_bytes: u64,
+    /// What replaces `unit`, `max_io` and `read_ahead` when the sstable is
+    /// in object storage (see [`IoOptions::for_object_storage`]).
+    pub remote: RemoteIo,
+}
+
+/// IO settings for object storage inputs that differ from local ones: a GET
+/// costs a round trip of milliseconds whatever its size up to a few MB, a
+/// local read microseconds, so remote reads are fewer and larger. `None`
+/// keeps the local value (the user set that flag).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RemoteIo {
+    /// `(unit, max_io)`: a pair, so that a user's `--io-unit` or `--max-io`
+    /// never meets a default of the other that contradicts it.
+    pub unit_and_max_io: Option<(u64, u64)>,
+    /// Read-ahead window of scans.
+    pub read_ahead: Option<u64>,
+}
+
+impl RemoteIo {
+    /// The object storage defaults: 1 MiB units, 8 MiB reads and windows.
+    pub const DEFAULT: RemoteIo = RemoteIo {
+        unit_and_max_io: Some((1 << 20, 8 << 20)),
+        read_ahead: Some(8 << 20),
+    };
+
+    /// No override: object storage reads as local files do.
+    pub const SAME_AS_LOCAL: RemoteIo = RemoteIo {
+        unit_and_max_io: None,
+        read_ahead: None,
+    };
 }
 
 impl Default for IoOptions {
@@ -49,6 +79,7 @@ impl Default for IoOptions {
             max_io: 128 * 1024,
             read_ahead: 1024 * 1024,
             index_cache_bytes: 8 * 1024 * 1024,
+            remote: RemoteIo::DEFAULT,
         }
     }
 }
@@ -77,6 +108,21 @@ impl IoOptions {
         }
         self.max_io -= self.max_io % self.unit;
         Ok(self)
+    }
+
+    /// The options for an sstable in object storage: `remote`'s values
+    /// replace the local ones they are set for.
+    pub fn for_object_storage(self) -> IoOptions {
+        let (unit, max_io) = self
+            .remote
+            .unit_and_max_io
+            .unwrap_or((self.unit, self.max_io));
+        IoOptions {
+            unit,
+            max_io,
+            read_ahead: self.remote.read_ahead.unwrap_or(self.read_ahead),
+            ..self
+        }
     }
 
     pub(super) fn align_down(&self, x: u64) -> u64 {

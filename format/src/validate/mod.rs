@@ -506,9 +506,10 @@ fn resume<'a>(
 
 /// Components: each one the TOC lists must exist (a `missing_component`
 /// error); a component file next to the sstable that the TOC does not list
-/// is an `unlisted_component` note.
-fn check_components(sst: &Sstable, report: &mut Report) {
-    for e in &sst.toc.entries {
+/// is an `unlisted_component` note. Fails when TOC.txt cannot be read.
+fn check_components(sst: &Sstable, report: &mut Report) -> Result<()> {
+    let toc = sst.toc_txt()?;
+    for e in &toc.entries {
         let Some(c) = e.component else { continue };
         if c != Component::Toc && !crate::io::store::is_file(&sst.desc.path_of(&e.name)) {
             report.problems.push(Problem::new(
@@ -525,12 +526,12 @@ fn check_components(sst: &Sstable, report: &mut Report) {
             true,
             Some("no TOC.txt: the components are the files present".into()),
         );
-        return;
+        return Ok(());
     }
     match crate::sstable::present_components(&sst.desc) {
         Ok(files) => {
             for f in files {
-                let listed = sst.toc.entries.iter().any(|e| e.name == f.name);
+                let listed = toc.entries.iter().any(|e| e.name == f.name);
                 if let (false, Some(c)) = (listed, f.component) {
                     report.problems.push(Problem::new(
                         ProblemClass::UnlistedComponent,
@@ -550,6 +551,7 @@ fn check_components(sst: &Sstable, report: &mut Report) {
             )),
         ),
     }
+    Ok(())
 }
 
 /// The checksum pass ([`validate_checksums_with`]): its findings as
@@ -692,7 +694,7 @@ pub fn validate(
         ..Report::default()
     };
     let features = sst.features();
-    check_components(sst, &mut report);
+    check_components(sst, &mut report)?;
     let bad_chunks = match opts.checksums {
         Some(co) => check_checksums(sst, co, &mut report),
         None => {
