@@ -13,8 +13,8 @@
 #   warm   the same process, the same lookup again (index pages and blocks cached).
 # For each it prints the requests the server logged (GET, HEAD, LIST), the bytes the GETs
 # returned (sstkit's --io-stats), and sstkit's reads per component. The cold count is the
-# whole process: the LIST of the sstable's components, the GETs of TOC, Statistics, Filter,
-# Summary, CompressionInfo, the index and the data.
+# whole process: the LIST of the sstable's components (it stands for TOC.txt), the GETs of
+# Statistics, Filter, Summary, CompressionInfo, the index and the data.
 #
 # Environment: N (default 5), SEED (default 42), SSTKIT (a prebuilt binary; default: cargo
 # build --release, then target/release/sstkit), EXTRA (more flags for every read).
