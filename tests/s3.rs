@@ -1,8 +1,9 @@
-//! Object storage input against a real S3-compatible server: the `moto`
-//! server (PyPI `moto[server]`, pinned in .ci/requirements.txt) is started
-//! by each test on a free 127.0.0.1 port and killed when the test ends
-//! (also on failure: [`Moto`]'s drop). Fixture sstables are uploaded with
-//! boto3; reads through `s3://` must equal local reads, output and IO
+//! Object storage input against real servers: the `moto` S3 server (PyPI
+//! `moto[server]`) and, for `http://`, a WebDAV server (PyPI `wsgidav`),
+//! both pinned in .ci/requirements.txt, started by each test on a free
+//! 127.0.0.1 port and killed when the test ends (also on failure: their
+//! drop). Fixture sstables are uploaded with boto3 (or served from a local
+//! copy); reads through `s3://` must equal local reads, output and IO
 //! request counts (per component) alike, with the same IO flags, except
 //! TOC.txt: the LIST of an sstable's components replaces it, so only the
 //! commands that show or check it read it from object storage. The tests
@@ -264,11 +265,29 @@ fn reads_through_s3_equal_local_reads_and_their_io() {
     };
     let root = layout("equal");
     moto.upload(BUCKET, &root, "data");
-    let local_root = s(&root);
     let url_root = format!("s3://{BUCKET}/data");
+    // The LIST of an sstable's components names them for a file argument too.
+    assert_remote_equals_local(&root, &url_root, true, &|a| moto.sstkit(a));
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// Reads of the tree `root` (made by [`layout`]) through `url_root`, where
+/// a server serves it, equal local reads of it: output and IO counts per
+/// component, for every case and command, given the Data.db and given the
+/// directory, then `-r` from the root. The IO flags are explicit (remote
+/// inputs have larger defaults). TOC.txt is read remotely only when the
+/// command shows it or the sstable's components were not listed: a
+/// directory argument always is, a file argument when `lists_files` (S3's
+/// LIST; a web server is asked one HEAD per component instead).
+fn assert_remote_equals_local(
+    root: &Path,
+    url_root: &str,
+    lists_files: bool,
+    remote_sstkit: &dyn Fn(&[&str]) -> Run,
+) {
+    let local_root = s(root);
     // Remote output with its URLs turned into the local paths.
-    let localise = |t: &str| t.replace(&url_root, &local_root);
-    // Explicit flags: remote inputs have larger defaults.
+    let localise = |t: &str| t.replace(url_root, &local_root);
     let io = [
         "--io-unit",
         "4096",
@@ -297,25 +316,27 @@ fn reads_through_s3_equal_local_reads_and_their_io() {
             vec!["read", "-o", "ndjson", "--io-stats=json", "--key-hex", &key],
         ];
         for args in &runs {
-            for (l, r) in [(&local, &remote), (&local_dir, &remote_dir)] {
+            for (l, r, listed) in [
+                (&local, &remote, lists_files),
+                (&local_dir, &remote_dir, true),
+            ] {
                 let mut la: Vec<&str> = args.clone();
                 la.extend(io);
                 let mut ra = la.clone();
                 la.push(l);
                 ra.push(r);
                 let lr = crate::util::sstkit(&la);
-                let rr = moto.sstkit(&ra);
+                let rr = remote_sstkit(&ra);
                 assert_eq!(lr.code, 0, "{case}: local {la:?}: {}", lr.stderr);
-                assert_eq!(rr.code, 0, "{case}: s3 {ra:?}: {}", rr.stderr);
+                assert_eq!(rr.code, 0, "{case}: remote {ra:?}: {}", rr.stderr);
                 assert_eq!(
                     timeless(&lr.stdout),
                     timeless(&localise(&rr.stdout)),
                     "{case}: {ra:?} output"
                 );
                 let (lc, rc) = (io_counts(&lr.stderr), io_counts(&rr.stderr));
-                // TOC.txt: read remotely only by the commands showing it.
                 let toc_shown = ["info", "dump-toc"].contains(&args[0]);
-                let (lc, rc) = (without_toc(lc, true), without_toc(rc, toc_shown));
+                let (lc, rc) = (without_toc(lc, true), without_toc(rc, toc_shown || !listed));
                 assert_eq!(
                     lc, rc,
                     "{case}: {ra:?}: IO counts (reads, bytes) per component"
@@ -328,7 +349,7 @@ fn reads_through_s3_equal_local_reads_and_their_io() {
     }
     // A prefix walked as a data directory, with the same results.
     let lr = crate::util::sstkit(["info", "-r", "-o", "json", &local_root]);
-    let rr = moto.sstkit(&["info", "-r", "-o", "json", &format!("{url_root}/")]);
+    let rr = remote_sstkit(&["info", "-r", "-o", "json", &format!("{url_root}/")]);
     assert_eq!(lr.code, 0, "{}", lr.stderr);
     assert_eq!(rr.code, 0, "{}", rr.stderr);
     assert_eq!(timeless(&lr.stdout), timeless(&localise(&rr.stdout)));
@@ -337,6 +358,87 @@ fn reads_through_s3_equal_local_reads_and_their_io() {
         v["sstables"].as_object().map(|o| o.len()),
         Some(CASES.len())
     );
+}
+
+/// A WebDAV server (PyPI `wsgidav` on `cheroot`, pinned in
+/// .ci/requirements.txt) sharing a local directory read over `http://`:
+/// ranged GETs, HEAD, and PROPFIND for listings (what `object_store`'s HTTP
+/// store asks). Killed on drop.
+struct Dav {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Dav {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Dav {
+    /// Share `root`, or None (with a message) when the server cannot start.
+    fn start(test: &str, root: &Path) -> Option<Dav> {
+        let py = python();
+        let probe = Command::new(&py)
+            .args(["-c", "import wsgidav.server.server_cli, cheroot"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        if !probe.is_ok_and(|s| s.success()) {
+            eprintln!(
+                "skipping {test}: {py} has no wsgidav/cheroot (pip install -r .ci/requirements.txt, or set SSTKIT_PYTHON)"
+            );
+            return None;
+        }
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .ok()?;
+        let child = Command::new(&py)
+            .args(["-m", "wsgidav.server.server_cli", "--no-config", "-q"])
+            .args(["--auth", "anonymous", "--host", "127.0.0.1"])
+            .args(["--port", &port.to_string(), "--root"])
+            .arg(root)
+            .current_dir(root)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn();
+        let Ok(child) = child else {
+            eprintln!("skipping {test}: cannot run {py} -m wsgidav.server.server_cli");
+            return None;
+        };
+        let dav = Dav {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+        };
+        let t0 = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if t0.elapsed() > Duration::from_secs(30) {
+                eprintln!("skipping {test}: the WebDAV server did not listen within 30 s");
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Some(dav)
+    }
+}
+
+#[test]
+fn reads_through_http_equal_local_reads_and_their_io() {
+    let root = layout("http");
+    let Some(dav) = Dav::start("reads_through_http_equal_local_reads_and_their_io", &root) else {
+        let _ = std::fs::remove_dir_all(&root);
+        return;
+    };
+    assert_remote_equals_local(&root, &dav.url, false, &|a| crate::util::sstkit(a));
+    // A missing object names its URL (exit 3).
+    let url = format!("{}/ks/nb_clustering-{:032x}/nb-9-big-Data.db", dav.url, 1);
+    let r = crate::util::sstkit(["info", &url]);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(r.stderr.contains(&url), "{}", r.stderr);
+    drop(dav);
     let _ = std::fs::remove_dir_all(&root);
 }
 

@@ -231,6 +231,10 @@ fn store(u: &Url) -> std::io::Result<Arc<dyn ObjectStore>> {
         "s3" | "s3a" => s3_store(&u.bucket)?,
         "http" | "https" => object_store::http::HttpBuilder::new()
             .with_url(&id)
+            // Plain http is refused unless allowed, and the URL asked for it.
+            .with_client_options(
+                object_store::ClientOptions::new().with_allow_http(u.scheme == "http"),
+            )
             .with_retry(retry())
             .build()
             .map(|s| Arc::new(s) as Arc<dyn ObjectStore>)
