@@ -442,6 +442,151 @@ fn reads_through_http_equal_local_reads_and_their_io() {
     let _ = std::fs::remove_dir_all(&root);
 }
 
+/// The Azure Blob Storage emulator Azurite (npm `azurite`, installed by
+/// .ci/run; `SSTKIT_AZURITE` names its `azurite-blob`, else it is looked
+/// for on PATH), in memory, killed on drop. Uploads use the PyPI
+/// `azure-storage-blob` client.
+struct Azurite {
+    child: Child,
+    endpoint: String,
+}
+
+impl Drop for Azurite {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Azurite's account, and the well-known key every emulator client uses.
+const AZURITE_ACCOUNT: &str = "devstoreaccount1";
+const AZURITE_KEY: &str =
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+
+impl Azurite {
+    /// Start the emulator, or None (with a message) when it cannot start.
+    fn start(test: &str) -> Option<Azurite> {
+        let bin = std::env::var("SSTKIT_AZURITE")
+            .ok()
+            .filter(|p| !p.is_empty())
+            .unwrap_or_else(|| "azurite-blob".into());
+        let py = python();
+        let probe = Command::new(&py)
+            .args(["-c", "import azure.storage.blob"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        if !probe.is_ok_and(|s| s.success()) {
+            eprintln!("skipping {test}: {py} has no azure-storage-blob (pip install -r .ci/requirements.txt)");
+            return None;
+        }
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .ok()?;
+        let child = Command::new(&bin)
+            .args(["--blobHost", "127.0.0.1", "--blobPort", &port.to_string()])
+            .args(["--inMemoryPersistence", "--silent", "--skipApiVersionCheck"])
+            .current_dir(std::env::temp_dir())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn();
+        let Ok(child) = child else {
+            eprintln!(
+                "skipping {test}: cannot run {bin} (npm install azurite, set SSTKIT_AZURITE)"
+            );
+            return None;
+        };
+        let az = Azurite {
+            child,
+            endpoint: format!("http://127.0.0.1:{port}"),
+        };
+        let t0 = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if t0.elapsed() > Duration::from_secs(30) {
+                eprintln!("skipping {test}: Azurite did not listen within 30 s");
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Some(az)
+    }
+
+    /// Create `container` and upload every file under `dir` (recursively)
+    /// at `prefix/<path relative to dir>`.
+    fn upload(&self, container: &str, dir: &Path, prefix: &str) {
+        let script = r#"
+import os, sys
+from azure.storage.blob import BlobServiceClient
+endpoint, account, key, container, root, prefix = sys.argv[1:7]
+conn = (f"DefaultEndpointsProtocol=http;AccountName={account};AccountKey={key};"
+        f"BlobEndpoint={endpoint}/{account};")
+c = BlobServiceClient.from_connection_string(conn).create_container(container)
+for d, _, files in os.walk(root):
+    for f in files:
+        p = os.path.join(d, f)
+        with open(p, "rb") as fh:
+            c.upload_blob(prefix + "/" + os.path.relpath(p, root), fh)
+"#;
+        let out = Command::new(python())
+            .args([
+                "-c",
+                script,
+                &self.endpoint,
+                AZURITE_ACCOUNT,
+                AZURITE_KEY,
+                container,
+            ])
+            .arg(dir)
+            .arg(prefix)
+            .output()
+            .expect("run the upload script");
+        assert!(
+            out.status.success(),
+            "upload failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// Run sstkit against the emulator (`object_store`'s emulator settings).
+    fn sstkit(&self, args: &[&str]) -> Run {
+        let out = Command::new(env!("CARGO_BIN_EXE_sstkit"))
+            .args(args)
+            .current_dir(repo())
+            .env("COLUMNS", "80")
+            .env_remove("NO_COLOR")
+            .env("AZURE_STORAGE_USE_EMULATOR", "true")
+            .env("AZURITE_BLOB_STORAGE_URL", &self.endpoint)
+            .output()
+            .expect("run sstkit");
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+}
+
+#[test]
+fn reads_through_azure_equal_local_reads_and_their_io() {
+    let Some(az) = Azurite::start("reads_through_azure_equal_local_reads_and_their_io") else {
+        return;
+    };
+    let root = layout("azure");
+    az.upload("sstkit", &root, "data");
+    assert_remote_equals_local(&root, "az://sstkit/data", true, &|a| az.sstkit(a));
+    // A missing blob names its URL (exit 3).
+    let url = format!(
+        "az://sstkit/data/ks/nb_clustering-{:032x}/nb-9-big-Data.db",
+        1
+    );
+    let r = az.sstkit(&["info", &url]);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(r.stderr.contains(&url), "{}", r.stderr);
+    let _ = std::fs::remove_dir_all(&root);
+}
+
 #[test]
 fn remote_inputs_default_to_large_reads_and_read_no_toc_to_open() {
     let Some(moto) = Moto::start("remote_inputs_default_to_large_reads_and_read_no_toc_to_open")

@@ -1,4 +1,5 @@
-//! Object storage (`s3://bucket/key`, `http(s)://host/path`): the backend
+//! Object storage (`s3://bucket/key`, `az://container/key`, `gs://bucket/key`,
+//! `http(s)://host/path`): the backend
 //! behind the IO layer's open files (`OpenFile`) for paths that are URLs.
 //!
 //! One process-wide backend owns a tokio current-thread runtime and one
@@ -18,7 +19,8 @@
 //! `AWS_DEFAULT_REGION`, else the profile's, else `us-east-1`;
 //! [`set_endpoint`] (`--s3-endpoint`) or `AWS_ENDPOINT_URL` for
 //! S3-compatible stores (path-style requests; `http://` allowed when given
-//! explicitly). Transient failures (5xx, throttling, timeouts) are retried
+//! explicitly). Azure and Google Cloud Storage take the `object_store`
+//! crate's own environment variables (`AZURE_*`, `GOOGLE_*`). Transient failures (5xx, throttling, timeouts) are retried
 //! by `object_store` with bounded exponential backoff (`retry()`: at most
 //! [`MAX_RETRIES`] retries, and none after its timeout), so a flaky store
 //! slows a read down but never hangs it.
@@ -239,11 +241,23 @@ fn store(u: &Url) -> std::io::Result<Arc<dyn ObjectStore>> {
             .build()
             .map(|s| Arc::new(s) as Arc<dyn ObjectStore>)
             .map_err(|e| std::io::Error::other(format!("{id}: {}", plain(&e))))?,
+        "gs" => object_store::gcp::GoogleCloudStorageBuilder::from_env()
+            .with_url(&id)
+            .with_retry(retry())
+            .build()
+            .map(|s| Arc::new(s) as Arc<dyn ObjectStore>)
+            .map_err(|e| std::io::Error::other(format!("{id}: {}", plain(&e))))?,
+        "az" | "abfs" | "abfss" => object_store::azure::MicrosoftAzureBuilder::from_env()
+            .with_url(&id)
+            .with_retry(retry())
+            .build()
+            .map(|s| Arc::new(s) as Arc<dyn ObjectStore>)
+            .map_err(|e| std::io::Error::other(format!("{id}: {}", plain(&e))))?,
         other => {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::Unsupported,
                 format!(
-                    "{}: {other}:// is not supported by this build (s3:// and http(s):// are)",
+                    "{}: {other}:// is not supported (s3://, gs://, az://, abfs(s):// and http(s):// are)",
                     u.full()
                 ),
             ))

@@ -1,5 +1,5 @@
 //! Where an sstable's files live: a local path, or an object storage URL
-//! (`s3://bucket/key`, `http(s)://host/path`; see [`super::remote`] when the
+//! (`s3://bucket/key`, `az://`, `gs://`, `http(s)://host/path`; see [`super::remote`] when the
 //! `object-store` feature is on). The path questions the finders and
 //! openers ask (is it a file, how long, what is in this directory) go
 //! through here, so that a prefix in a bucket works as a directory does.
