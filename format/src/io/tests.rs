@@ -432,3 +432,37 @@ fn option_checks() {
     .unwrap();
     assert_eq!(o.max_io, 8192);
 }
+
+#[test]
+fn object_storage_inputs_take_larger_reads_unless_the_user_set_them() {
+    let d = IoOptions::default();
+    let r = d.for_object_storage();
+    assert_eq!(
+        (r.unit, r.max_io, r.read_ahead),
+        (1 << 20, 8 << 20, 8 << 20)
+    );
+    assert_eq!(r.index_cache_bytes, d.index_cache_bytes);
+    // Flags the user gave (no override left) hold for URLs too.
+    let user = IoOptions {
+        unit: 8192,
+        remote: RemoteIo {
+            unit_and_max_io: None,
+            ..RemoteIo::DEFAULT
+        },
+        ..d
+    };
+    let r = user.for_object_storage();
+    assert_eq!((r.unit, r.max_io, r.read_ahead), (8192, d.max_io, 8 << 20));
+    let same = IoOptions {
+        remote: RemoteIo::SAME_AS_LOCAL,
+        ..d
+    };
+    assert_eq!(same.for_object_storage(), same);
+    // A layer over URLs uses them (files open lazily: nothing is fetched),
+    // one over local paths keeps the local values.
+    let url = HashMap::from([(Component::Data, PathBuf::from("s3://b/k/nb-1-big-Data.db"))]);
+    assert_eq!(IoLayer::with_options(url, d).options().unit, 1 << 20);
+    let (l, p, _) = layer(10, d);
+    assert_eq!(l.options().unit, 4096);
+    let _ = std::fs::remove_file(p);
+}
