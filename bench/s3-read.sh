@@ -16,6 +16,9 @@
 # whole process: the LIST of the sstable's components (it stands for TOC.txt), the GETs of
 # Statistics, Filter, Summary, CompressionInfo, the index and the data.
 #
+# sstkit's object storage defaults apply (--io-unit 1MiB --max-io 8MiB); EXTRA='--io-unit 4KiB
+# --max-io 128KiB' measures the local ones.
+#
 # Environment: N (default 5), SEED (default 42), SSTKIT (a prebuilt binary; default: cargo
 # build --release, then target/release/sstkit), EXTRA (more flags for every read).
 set -euo pipefail
