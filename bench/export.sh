@@ -11,11 +11,15 @@
 #   rows/s   rows in the Parquet file (its footer) / best wall time
 #   max RSS  largest maximum resident set size of the N runs (/usr/bin/time %M)
 #
-# CQLite (`cargo install cqlite-cli --locked --root /tmp/cqlite`, or $CQLITE): the same
-# measure of its Parquet export of the same sstable directory (`CQLITE_ARGS` overrides
-# the arguments; OUT and DIR are substituted), then the ratio of the throughputs. When
-# the binary is absent or its export fails, the reason is printed and only sstkit's
-# figures are given. Target (issue 20): >= 3x CQLite.
+# CQLite (`cargo install cqlite-cli --locked --root /tmp/cqlite`, or $CQLITE; 0.18.0
+# measured): the same measure of its Parquet export of the same sstable, then the ratio of
+# the throughputs. CQLite's `read-sstable` has no Parquet output, so its query mode is
+# used: `cqlite --schema SCHEMA --data-dir D -e 'SELECT * FROM KS.T' --out parquet -o OUT`,
+# with D a data directory (D/KS/T-<id>/) of links to the sstable's files and KS.T the
+# CREATE TABLE of SCHEMA (default SSTABLE_DIR/schema.cql). `CQLITE_ARGS` replaces those
+# arguments (split on spaces, no quoting; OUT and DIR are substituted). When the binary
+# is absent or its export fails, the reason is printed and only sstkit's figures are
+# given. Target (issue 20): >= 3x CQLite.
 #
 # Usage:
 #   bench/export.sh [options] [SSTABLE_DIR]
@@ -26,7 +30,7 @@
 #     -h, --help    this text
 #
 # Environment: CARGO_TARGET_DIR, SSTKIT (use this binary, implies --no-build), CQLITE,
-# CQLITE_ARGS, SSTKIT_PYTHON (a python with pyarrow, to count the Parquet rows; else
+# CQLITE_ARGS, SCHEMA, SSTKIT_PYTHON (a python with pyarrow, to count the Parquet rows; else
 # python3).
 set -euo pipefail
 
@@ -116,13 +120,26 @@ if [[ ! -x "$CQLITE" ]]; then
   exit 0
 fi
 COUT="$TMP/cqlite.parquet"
-ARGS="${CQLITE_ARGS:-export --format parquet --output OUT DIR}"
-ARGS="${ARGS//OUT/$COUT}"
-ARGS="${ARGS//DIR/$DIR}"
-# shellcheck disable=SC2086
-if time_runs "$TMP/cqlite" taskset -c "$CORE" "$CQLITE" $ARGS; then
+if [[ -n "${CQLITE_ARGS:-}" ]]; then
+  ARGS="${CQLITE_ARGS//OUT/$COUT}"
+  read -r -a CARGS <<< "${ARGS//DIR/$DIR}"
+else
+  SCHEMA="${SCHEMA:-$DIR/schema.cql}"
+  KS_TABLE="$(sed -n 's/^ *CREATE TABLE \(IF NOT EXISTS \)\{0,1\}\([A-Za-z0-9_]*\.[A-Za-z0-9_]*\).*/\2/Ip' "$SCHEMA" 2>/dev/null | head -1)"
+  if [[ -z "$KS_TABLE" ]]; then
+    echo "cqlite:   no CREATE TABLE ks.table in $SCHEMA (set SCHEMA or CQLITE_ARGS); skipped"
+    exit 0
+  fi
+  TABLE_DIR="$TMP/data/${KS_TABLE%.*}/${KS_TABLE#*.}-00000000000000000000000000000001"
+  mkdir -p "$TABLE_DIR"
+  PREFIX="$(basename "$DATA")"
+  for f in "$DIR/${PREFIX%Data.db}"*; do ln -s "$(realpath "$f")" "$TABLE_DIR/"; done
+  CARGS=(--schema "$SCHEMA" --data-dir "$TMP/data" -e "SELECT * FROM $KS_TABLE"
+         --out parquet -o "$COUT" --overwrite)
+fi
+if time_runs "$TMP/cqlite" taskset -c "$CORE" "$CQLITE" "${CARGS[@]}"; then
   CROWS="$(parquet_rows "$COUT")"
-  summarize "cqlite ($ARGS)" "$TMP/cqlite" "$CROWS"
+  summarize "cqlite" "$TMP/cqlite" "$CROWS"
   CQLITE_BEST="$(sort -n "$TMP/cqlite" | head -1 | cut -d' ' -f1)"
   python3 -c "import sys; c, s = float(sys.argv[1]), float(sys.argv[2]); print(f'speedup:  sstkit export is {c/s:.1f}x CQLite (target 3x)')" "$CQLITE_BEST" "$SSTKIT_BEST"
 else
