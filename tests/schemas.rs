@@ -191,6 +191,72 @@ fn io_stats_lines_match_their_schema() {
     }
 }
 
+/// `write --io-stats=json` prints the reads of its `--like` sstable in the
+/// schema `rewrite --io-stats=json` prints its source's; with `--schema` it
+/// reads no sstable and prints no line.
+#[test]
+fn write_io_stats_lines_match_rewrites() {
+    let schema = load("io-stats.schema.json");
+    let data = data_file("nb_collections");
+    let dir = std::env::temp_dir().join(format!("sstkit-schemas-write-io-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let input = dir.join("in.ndjson");
+    std::fs::write(&input, sstkit(["dump-data", "-o", "ndjson", &data]).stdout).expect("records");
+    let (i, o) = (input.display().to_string(), dir.display().to_string());
+    let lines = |stderr: &str| -> Vec<Value> {
+        stderr
+            .lines()
+            .filter(|l| l.starts_with('{'))
+            .map(|l| serde_json::from_str(l).expect("io-stats JSON"))
+            .collect()
+    };
+    let rewrite = sstkit([
+        "rewrite",
+        &data,
+        "--output-dir",
+        &format!("{o}/rw"),
+        "--io-stats=json",
+    ]);
+    let write = sstkit([
+        "write",
+        "--from",
+        &i,
+        "--like",
+        &data,
+        "--output-dir",
+        &format!("{o}/w"),
+        "--io-stats=json",
+    ]);
+    for (what, r) in [("rewrite", &rewrite), ("write", &write)] {
+        assert_eq!(r.code, 0, "{what}: {}", r.stderr);
+        let v = lines(&r.stderr);
+        assert_eq!(v.len(), 1, "{what}: {}", r.stderr);
+        let e = errors_of(&v[0], &schema, None);
+        assert!(e.is_empty(), "{what}: {e:?}");
+        assert_eq!(v[0]["sstable"], data.as_str(), "{what}");
+        assert!(
+            v[0]["components"]["statistics"]["reads"].as_u64() > Some(0),
+            "{what}: {}",
+            v[0]
+        );
+    }
+    let cql = std::path::Path::new(&data).with_file_name("schema.cql");
+    let r = sstkit([
+        "write",
+        "--from",
+        &i,
+        "--schema",
+        &cql.display().to_string(),
+        "--output-dir",
+        &format!("{o}/s"),
+        "--io-stats=json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(lines(&r.stderr).is_empty(), "{}", r.stderr);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The schemas are strict enough to notice a changed field: a report with a
 /// field's type changed, or a required field removed, fails.
 #[test]

@@ -261,7 +261,9 @@ printed.\n\n\
 Partitions must come in token order, as dump-data prints them: a partition out of order is \
 refused with its line number and nothing is written (sort the input first). Counter cells are \
 refused. Stdin is first copied to a temporary file in --output-dir (the filter is sized from the \
-number of partitions), removed at the end."
+number of partitions), removed at the end.\n\n\
+Prints what it wrote (paths, partitions, rows, bytes); a progress bar on stderr when it is a \
+terminal."
     )]
     Write(WriteArgs),
     /// Export the live CQL rows to Parquet, Arrow IPC or CSV
@@ -716,6 +718,9 @@ pub struct WriteArgs {
     /// Output format of the report (default: json; text when stdout is a terminal)
     #[arg(long, short = 'o', value_enum)]
     pub output: Option<OutputFormat>,
+    /// Print the IO counters of the --like sstable to stderr (table, or json); --schema reads no sstable
+    #[arg(long, value_name = "FORMAT", num_args = 0..=1, default_missing_value = "table")]
+    pub io_stats: Option<IoStatsFormat>,
 }
 
 /// `split` arguments.

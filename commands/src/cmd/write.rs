@@ -25,7 +25,11 @@
 //!
 //! Output (json default when stdout is not a terminal): `output`, `files`,
 //! `version`, `compression`, `partitions`, `rows`, `data_bytes`,
-//! `data_file_bytes`, `bytes`. Exit status: 0 written; 2 usage (bad flags or
+//! `data_file_bytes`, `bytes`. `--io-stats` prints the reads of the `--like`
+//! sstable (`docs/schemas/io-stats.schema.json`); a progress bar over the
+//! records' bytes is drawn when stderr is a terminal.
+//!
+//! Exit status: 0 written; 2 usage (bad flags or
 //! schema, a malformed or out-of-order line); 3 the input cannot be read or
 //! the output written.
 
@@ -47,6 +51,7 @@ use sstkit_format::Version;
 
 use super::rewrite::{create_error, Writer};
 use crate::cli::{OutputFormat, WriteArgs};
+use crate::progress::Progress;
 use crate::{CmdError, CmdResult, Outcome};
 
 /// Run the command.
@@ -118,22 +123,15 @@ pub fn run(a: &WriteArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     )
     .map_err(create_error)?;
     let input = open_input(source.path())?;
-    for (i, line) in std::io::BufReader::new(input).lines().enumerate() {
-        let line = line?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let at = |m: String| CmdError::Usage(format!("{} line {}: {m}", source.name(), i + 1));
-        let v: Value = serde_json::from_str(&line).map_err(|e| at(e.to_string()))?;
-        write_partition(&mut w, &schema, &v).map_err(|e| match e {
-            CmdError::Usage(m) => at(m),
-            CmdError::Format(f) if matches!(f.kind, sstkit_format::ErrorKind::BadValue(_)) => {
-                at(f.kind.to_string())
-            }
-            e => e,
-        })?;
-    }
+    let total = input.metadata().map_or(0, |m| m.len());
+    let mut bar = Progress::new("write");
+    let copied = write_records(&mut w, &schema, input, &source, |p| bar.set(p, total));
+    bar.finish();
+    copied?;
     let written = w.finish()?;
+    if let (Some(f), Some(l)) = (a.io_stats, &like) {
+        crate::output::iostats::print(f, &crate::sstable_label(&l.sst), &l.sst.io.stats());
+    }
     let files: Vec<String> = written
         .files
         .iter()
@@ -181,6 +179,41 @@ pub fn run(a: &WriteArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     Ok(Outcome::default())
 }
 
+/// Write each line of `input` as a partition; `progress` gets the bytes
+/// consumed so far.
+fn write_records(
+    w: &mut SstableWriter,
+    schema: &MergedSchema,
+    input: std::fs::File,
+    source: &Source,
+    mut progress: impl FnMut(u64),
+) -> CmdResult<()> {
+    let mut input = std::io::BufReader::new(input);
+    let (mut line, mut consumed) = (String::new(), 0u64);
+    for i in 1.. {
+        line.clear();
+        let n = input.read_line(&mut line)?;
+        if n == 0 {
+            break;
+        }
+        consumed += n as u64;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = |m: String| CmdError::Usage(format!("{} line {i}: {m}", source.name()));
+        let v: Value = serde_json::from_str(&line).map_err(|e| at(e.to_string()))?;
+        write_partition(w, schema, &v).map_err(|e| match e {
+            CmdError::Usage(m) => at(m),
+            CmdError::Format(f) if matches!(f.kind, sstkit_format::ErrorKind::BadValue(_)) => {
+                at(f.kind.to_string())
+            }
+            e => e,
+        })?;
+        progress(consumed);
+    }
+    Ok(())
+}
+
 /// What `--like SSTABLE` gives: the table's types, and the defaults of the
 /// partitioner, version and compression.
 struct Like {
@@ -188,6 +221,8 @@ struct Like {
     partitioner: String,
     version: Version,
     compression: Option<(sstkit_format::write::Compression, u32)>,
+    /// The sstable, kept for `--io-stats`.
+    sst: sstkit_format::Sstable,
 }
 
 impl Like {
@@ -218,6 +253,7 @@ impl Like {
             version: sst.version(),
             compression: sstkit_format::write::copy::source_compression(&sst)?,
             header,
+            sst,
         })
     }
 }
