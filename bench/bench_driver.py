@@ -2,7 +2,7 @@
 """Write benchmark sstables with the Cassandra 5.0 oracle harness, without the JSON dumps.
 
     <harness>/.venv/bin/python bench_driver.py --harness DIR --workloads FILE --out DIR \
-        [--run nb] [--tables a,b] [--dump] [--keep-work]
+        [--run nb] [--tables a,b] [--dump] [--no-metadata] [--keep-work]
 
 Uses the harness's own make_corpus.py (imported from --harness, a writable copy of
 ../shared/oracle) for everything it does per format run -- start the node, run the workload
@@ -55,6 +55,8 @@ def main():
     ap.add_argument("--dump", action="store_true",
                     help="also sstabledump (JSON, -d) each case, gzip'd over 1 MB (slow, big)")
     ap.add_argument("--keep-work", action="store_true", help="keep the node's /tmp work dir")
+    ap.add_argument("--no-metadata", action="store_true",
+                    help="skip sstablemetadata (one JVM start per case)")
     args = ap.parse_args()
 
     sys.path.insert(0, str(Path(args.harness).resolve()))
@@ -78,7 +80,7 @@ def main():
         t1 = time.time()
         if args.dump:
             mc.dump_case(c, 1e6)               # sstabledump, -d, sstablemetadata + case.json
-        else:
+        elif not args.no_metadata:
             data = f"{c['sstable']}-Data.db"
             rc, err = mc.run_tool(["sstablemetadata", data], d / "sstablemetadata.txt", d)
             c["tools"] = {"sstablemetadata.txt": {"rc": rc, "seconds": round(time.time() - t1, 1)}}
