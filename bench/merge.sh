@@ -3,8 +3,8 @@
 # `read --merge` against the 8 single-sstable reads of the same row, `dump-data --merge`
 # against a dump of the same table compacted into one sstable, and peak RSS.
 #
-#   bench/merge.sh                          # BENCH_SCALE=1: a 1,000,000-row partition, ~4 min
-#   BENCH_SCALE=0.01 bench/merge.sh         # 1% of the rows: ~1-2 minutes
+#   bench/merge.sh                          # BENCH_SCALE=1: a 1,000,000-row partition, ~10 min
+#   BENCH_SCALE=0.01 bench/merge.sh         # 1% of the rows: ~2 minutes (1 of them node start)
 #
 # 1. Data (skipped when BENCH_DIR already has it, unless MAKE=1): a node of the oracle harness
 #    (under `flock /tmp/oracle-node.lock`: one node at a time on a machine) runs
@@ -13,9 +13,11 @@
 #    `nodetool compact`ed into one. Into BENCH_DIR: nb_merged_1..8, nb_compacted.
 # 2. bench/merge_measure.py prints the figures (see its doc).
 #
-# Env: BENCH_SCALE (1), BENCH_DIR (/tmp/sstkit-bench-merge-<scale>), MAKE=1, SSTKIT, BUILD=1,
-#      LOOKUPS (300), RUNS (3), BENCH_METADATA=1 (also sstablemetadata of each sstable), SSTKIT_BENCH_WORK (/tmp/sstkit-oracle-bench), ORACLE_DIR,
-#      SSTKIT_ORACLE_WORK (/tmp/sstkit-oracle), ORACLE_HEAP (3G).
+# Env: BENCH_SCALE (1), BENCH_DIR (/tmp/sstkit-bench-merge-<scale>), MAKE=1 (make the data
+#      again), MEASURE=0 (only make the data), SSTKIT, BUILD=1, LOOKUPS (150), RUNS (3),
+#      BENCH_METADATA=1 (also sstablemetadata of each sstable), SSTKIT_BENCH_WORK
+#      (/tmp/sstkit-oracle-bench), ORACLE_DIR, SSTKIT_ORACLE_WORK (/tmp/sstkit-oracle),
+#      ORACLE_HEAP (3G).
 set -euo pipefail
 BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$BENCH/.." && pwd)"
@@ -47,5 +49,6 @@ if [[ "${MAKE:-0}" == 1 || ! -f "$BENCH_DIR/bench-summary.json" ]]; then
   log "data done in $(( $(date +%s) - start )) s"
 fi
 
-python3 "$BENCH/merge_measure.py" "$BIN" "$BENCH_DIR" --lookups "${LOOKUPS:-300}" \
+[[ "${MEASURE:-1}" == 1 ]] || exit 0
+python3 "$BENCH/merge_measure.py" "$BIN" "$BENCH_DIR" --lookups "${LOOKUPS:-150}" \
   --runs "${RUNS:-3}"

@@ -100,7 +100,7 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("sstkit")
     ap.add_argument("bench_dir")
-    ap.add_argument("--lookups", type=int, default=300)
+    ap.add_argument("--lookups", type=int, default=150)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--seed", type=int, default=7)
     a = ap.parse_args()

@@ -9,7 +9,8 @@
 #
 # Cassandra's side: bench/make-bench-data.sh logs the node's own major
 # compaction of the same table ("compact N s"); with CASSANDRA_LOG=that log
-# the script prints it beside sstkit's time (same data, same machine).
+# the script prints it beside sstkit's time (same data, same machine). bench/upgrade.sh
+# times Cassandra's offline sstableupgrade against `rewrite` in the same run.
 #
 # Usage: bench/rewrite.sh [SSTABLE]   (env: RUNS=3, SSTKIT=..., BUILD=1,
 #        OUT=/tmp/sstkit-bench-rewrite, ARGS="--compression lz4", CASSANDRA_LOG=...)
