@@ -4,7 +4,7 @@
 # against a dump of the same table compacted into one sstable, and peak RSS.
 #
 #   bench/merge.sh                          # BENCH_SCALE=1: a 1,000,000-row partition, ~10 min
-#   BENCH_SCALE=0.01 bench/merge.sh         # 1% of the rows: ~2 minutes (1 of them node start)
+#   BENCH_SCALE=0.01 bench/merge.sh         # 1% of the rows: about 70 s, mostly the node
 #
 # 1. Data (skipped when BENCH_DIR already has it, unless MAKE=1): a node of the oracle harness
 #    (under `flock /tmp/oracle-node.lock`: one node at a time on a machine) runs
