@@ -109,6 +109,7 @@ dump_of "${c_out[0]}" "$OUT/cassandra.ndjson"
 dump_of "$OUT/sstkit" "$OUT/sstkit.ndjson"
 if cmp -s "$OUT/cassandra.ndjson" "$OUT/sstkit.ndjson"; then
   echo "dump-data -o ndjson: sstableupgrade's oa sstable == sstkit rewrite's ($(wc -l <"$OUT/sstkit.ndjson") partitions)"
+  rm -f "$OUT"/*.ndjson            # GBs; kept only when they differ
 else
   n="$(python3 -c 'import sys; print(sum(a != b for a, b in zip(open(sys.argv[1]), open(sys.argv[2]))))' \
     "$OUT/cassandra.ndjson" "$OUT/sstkit.ndjson")"
