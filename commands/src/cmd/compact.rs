@@ -220,6 +220,7 @@ fn copy_merged(
                 key: &start.key,
                 deletion,
                 position: DataPos(0),
+                header_end: None,
             })
         };
         let mut started = false;

@@ -54,7 +54,7 @@
 use std::io::{self, Write};
 
 use sstkit_format::component::Component;
-use sstkit_format::data::{Fragment, Lazy, ScanReader};
+use sstkit_format::data::{Fragment, ScanReader};
 use sstkit_format::statistics::Statistics;
 use sstkit_format::token::Partitioner;
 use sstkit_format::Sstable;
@@ -634,7 +634,7 @@ fn one_partition(
             let next = if lazy {
                 match reader.next_lazy()? {
                     // Clustered rows go to the sink undecoded.
-                    Some(Lazy::Row(r)) if !r.is_static() => {
+                    Some(Fragment::Row(r)) => {
                         if !started {
                             sink.partition_start(t, &key, &deletion, r.position.0)?;
                             started = true;
@@ -642,7 +642,7 @@ fn one_partition(
                         sink.lazy_row(t, r).map_err(Stop::Err)?;
                         continue;
                     }
-                    Some(other) => Some(other.into_fragment()?),
+                    Some(other) => Some(other.into_decoded()?),
                     None => None,
                 }
             } else {

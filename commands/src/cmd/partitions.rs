@@ -391,6 +391,7 @@ fn from_data(sst: &Sstable, keys: &Keys, now: i64, emit: &mut EmitFn<'_>) -> Cmd
                 key: k,
                 deletion,
                 position,
+                ..
             }) => {
                 key.clear();
                 key.extend_from_slice(k);

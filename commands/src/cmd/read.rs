@@ -87,12 +87,12 @@ use std::time::Instant;
 
 use serde_json::{json, Value};
 use sstkit_format::component::Component;
-use sstkit_format::data::{ColumnData, RangeTombstoneMarker, Row};
+use sstkit_format::data::{ColumnData, Fragment, RangeTombstoneMarker, Row};
 use sstkit_format::deletion::DeletionTime;
 use sstkit_format::io::IoStats;
 use sstkit_format::read::{
-    Absence, BigIndex, BoundedReader, ClusteringBound, Event, PartitionHandle, ReadOptions,
-    ReadPlan, ReversedReader, Slice,
+    Absence, BigIndex, BoundedReader, ClusteringBound, PartitionHandle, ReadOptions, ReadPlan,
+    ReversedReader, Slice, Visitor,
 };
 use sstkit_format::statistics::{SerializationHeader, Statistics};
 use sstkit_format::token::Partitioner;
@@ -591,31 +591,33 @@ impl<'a, 't> Feed<'a, 't> {
         }
     }
 
-    fn event(&mut self, ev: Event<'_>) -> CmdResult<()> {
+    fn event(&mut self, ev: Fragment<'_, &Row<'_>, &RangeTombstoneMarker<'_>>) -> CmdResult<()> {
         let t = self.table;
         match ev {
-            Event::PartitionStart {
+            Fragment::PartitionStart {
                 key,
                 deletion,
+                position,
                 header_end,
-                ..
             } => {
+                // Bounded and reversed reads always know where the header ends.
+                let header_end = header_end.unwrap_or(position);
                 self.header_end = header_end.0;
                 self.started = true;
                 self.sink.partition_start(t, key, &deletion, header_end.0)?
             }
-            Event::StaticRow(r) => match self.cols {
+            Fragment::StaticRow(r) => match self.cols {
                 Some(c) => self
                     .sink
                     .static_row(t, &filter_columns(r, c), self.header_end)?,
                 None => self.sink.static_row(t, r, self.header_end)?,
             },
-            Event::Row(r) => match self.cols {
+            Fragment::Row(r) => match self.cols {
                 Some(c) => self.sink.row(t, &filter_columns(r, c))?,
                 None => self.sink.row(t, r)?,
             },
-            Event::Marker(m) => self.sink.marker(t, m)?,
-            Event::PartitionEnd { .. } => {
+            Fragment::Marker(m) => self.sink.marker(t, m)?,
+            Fragment::PartitionEnd { .. } => {
                 self.started = false;
                 self.sink.partition_end(t)?
             }
@@ -644,7 +646,7 @@ impl Reader<'_> {
         h: &mut PartitionHandle,
         slice: &Slice,
         opts: &ReadOptions,
-        f: &mut dyn FnMut(Event<'_>) -> Result<(), E>,
+        f: &mut Visitor<'_, E>,
     ) -> Result<ReadPlan, E> {
         match self {
             Reader::Forward(r) => r.read(h, slice, opts, f),

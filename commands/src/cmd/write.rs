@@ -582,6 +582,7 @@ fn write_partition(w: &mut SstableWriter, schema: &MergedSchema, p: &Value) -> C
         key: &key,
         deletion,
         position: DataPos(0),
+        header_end: None,
     })?;
     if let Some(s) = p.get("static_row").and_then(Value::as_object) {
         let r = row(

@@ -260,12 +260,12 @@ pub trait Sink {
         false
     }
     /// A clustered row whose columns are decoded as the sink consumes them
-    /// ([`LazyRow::visit`]); only called when [`Sink::takes_lazy_rows`].
+    /// ([`Row::visit`]); only called when [`Sink::takes_lazy_rows`].
     /// On a decoding error the sink takes back what it wrote of the row
     /// and returns the error. The default decodes the row whole and hands
     /// it to [`Sink::row`].
     fn lazy_row(&mut self, t: &Table<'_>, row: LazyRow<'_>) -> Result<(), crate::CmdError> {
-        let row = row.into_row()?;
+        let row = row.into_decoded()?;
         Ok(self.row(t, &row)?)
     }
     /// A range tombstone bound or boundary.

@@ -39,8 +39,8 @@ use crate::error::Result;
 use crate::version::Features;
 
 use super::model::{
-    cell_flags as cf, flags as rf, Cell, ColumnData, Fragment, LivenessInfo, MarkerDeletion,
-    RangeTombstoneMarker, Row, RowDeletion, RowFlags, EXPIRED_LIVENESS_TTL,
+    cell_flags as cf, flags as rf, Cell, ColumnData, Fragment, LazyRow, LivenessInfo,
+    MarkerDeletion, RangeTombstoneMarker, Row, RowDeletion, RowFlags, EXPIRED_LIVENESS_TTL,
 };
 use super::schema::{Column, ColumnSet, DataSchema, DeltaBase};
 use super::DataPos;
@@ -517,7 +517,7 @@ fn push<T>(v: &mut Vec<T>, x: T) {
 }
 
 /// A receiver of a row's column data, called in data order as
-/// [`LazyRow::visit`] decodes it: no `Vec` of cells is built in between.
+/// [`LazyRow`]'s [`Row::visit`] decodes it: no `Vec` of cells is built in between.
 ///
 /// A complex column is `complex_start`, one `element` per cell (in path
 /// order), then `complex_end`. The cells borrow the reader's window, like
@@ -549,43 +549,32 @@ pub(crate) trait RowHome {
     fn spare(&self) -> &std::cell::RefCell<Spare>;
 }
 
-/// A row whose head is decoded (everything but the column data) and whose
-/// columns are decoded as they are consumed: by a [`ColumnVisitor`]
-/// ([`LazyRow::visit`], no intermediate vectors) or into a [`Row`]
-/// ([`LazyRow::into_row`]). Errors in the column data surface then.
-///
-/// The fields mean what they mean in [`Row`].
-pub struct LazyRow<'a> {
-    /// Uncompressed position of the row's flags byte.
-    pub position: DataPos,
-    /// Total bytes of the unfiltered, flags to last cell byte.
-    pub size: u64,
-    /// Clustering values ([`BoundKind::StaticClustering`] for the static row).
-    pub clustering: ClusteringPrefix<'a>,
-    /// Flags as stored.
-    pub flags: RowFlags,
-    /// `row_size` as stored.
-    pub row_size: u64,
-    /// `prev_unfiltered_size` as stored.
-    pub prev_unfiltered_size: u64,
-    /// Primary-key liveness (row marker), if any.
-    pub liveness: Option<LivenessInfo>,
-    /// Row deletion, if any.
-    pub deletion: Option<RowDeletion>,
-    /// Scylla's shadowable row tombstone, if any.
-    pub scylla_shadowable_deletion: Option<DeletionTime>,
-    columns: Columns<'a>,
-    home: Option<&'a dyn RowHome>,
+/// The column data of a [`LazyRow`]: still encoded (decoded when the row is
+/// consumed, errors reported to the reader it came from), or already
+/// decoded (rows of pre-3.0 files, which are converted whole).
+pub struct Pending<'a>(PendingInner<'a>);
+
+enum PendingInner<'a> {
+    Encoded {
+        columns: Columns<'a>,
+        home: Option<&'a dyn RowHome>,
+    },
+    Decoded(Vec<ColumnData<'a>>),
 }
 
-impl std::fmt::Debug for LazyRow<'_> {
+impl std::fmt::Debug for Pending<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LazyRow")
-            .field("position", &self.position)
-            .field("size", &self.size)
-            .field("clustering", &self.clustering)
-            .field("flags", &self.flags)
-            .finish_non_exhaustive()
+        match &self.0 {
+            PendingInner::Encoded { .. } => f.debug_struct("Pending").finish_non_exhaustive(),
+            PendingInner::Decoded(cells) => f.debug_tuple("Decoded").field(cells).finish(),
+        }
+    }
+}
+
+impl<'a> From<Row<'a>> for LazyRow<'a> {
+    /// A decoded row in the lazy form.
+    fn from(r: Row<'a>) -> Self {
+        r.map_cells(|cells| Pending(PendingInner::Decoded(cells)))
     }
 }
 
@@ -704,47 +693,12 @@ impl<'a> ColumnVisitor<'a> for Collect<'a, '_> {
     }
 }
 
-impl<'a> LazyRow<'a> {
-    /// True for the static row.
-    pub fn is_static(&self) -> bool {
-        self.flags.is_static()
-    }
-
-    /// Decode the column data into `v`. An error here (corrupt column data)
-    /// fuses the reader the row came from, as `next_fragment` would have.
-    pub fn visit<V: ColumnVisitor<'a>>(mut self, v: &mut V) -> Result<()> {
-        let r = self.columns.visit(v);
-        let values = std::mem::take(&mut self.clustering.values);
-        match self.home {
-            Some(h) => {
-                h.spare().borrow_mut().keep_values(values);
-                r.map_err(|e| h.fail(e))
-            }
-            None => r,
-        }
-    }
-
-    /// Decode the column data into a [`Row`] (the allocations come from the
-    /// reader's spares).
-    pub fn into_row(self) -> Result<Row<'a>> {
-        match self.home {
-            Some(h) => {
-                let r = self.collect(&mut h.spare().borrow_mut());
-                r.map_err(|e| h.fail(e))
-            }
-            None => self.collect(&mut Spare::default()),
-        }
-    }
-
-    /// [`LazyRow::into_row`] with the allocations from `spare`.
+impl<'a> Columns<'a> {
+    /// Decode every column into a vector, in allocations taken from `spare`.
     #[inline(always)]
-    fn collect(self, spare: &mut Spare) -> Result<Row<'a>> {
+    fn collect(self, spare: &mut Spare) -> Result<Vec<ColumnData<'a>>> {
         // Each present column takes at least one byte, which bounds the capacity.
-        let cap = self
-            .columns
-            .present
-            .count_hint()
-            .min(self.columns.body.remaining());
+        let cap = self.present.count_hint().min(self.body.remaining());
         let mut cells: Vec<ColumnData<'a>> = reuse(std::mem::take(&mut spare.cells));
         cells.reserve(cap);
         let mut c = Collect {
@@ -752,18 +706,54 @@ impl<'a> LazyRow<'a> {
             complex: (None, Vec::new()),
             spare,
         };
-        self.columns.visit(&mut c)?;
-        Ok(Row {
-            position: self.position,
-            size: self.size,
-            clustering: self.clustering,
-            flags: self.flags,
-            row_size: self.row_size,
-            prev_unfiltered_size: self.prev_unfiltered_size,
-            liveness: self.liveness,
-            deletion: self.deletion,
-            scylla_shadowable_deletion: self.scylla_shadowable_deletion,
-            cells: c.cells,
+        self.visit(&mut c)?;
+        Ok(c.cells)
+    }
+}
+
+impl<'a> LazyRow<'a> {
+    /// Decode the column data into `v`. An error here (corrupt column data)
+    /// fuses the reader the row came from, as `next_fragment` would have.
+    pub fn visit<V: ColumnVisitor<'a>>(self, v: &mut V) -> Result<()> {
+        let Row {
+            mut clustering,
+            cells: Pending(pending),
+            ..
+        } = self;
+        match pending {
+            PendingInner::Encoded { columns, home } => {
+                let r = columns.visit(v);
+                match home {
+                    Some(h) => {
+                        let values = std::mem::take(&mut clustering.values);
+                        h.spare().borrow_mut().keep_values(values);
+                        r.map_err(|e| h.fail(e))
+                    }
+                    None => r,
+                }
+            }
+            PendingInner::Decoded(cells) => {
+                super::model::visit_decoded(&cells, v);
+                Ok(())
+            }
+        }
+    }
+
+    /// Decode the column data into a [`Row`] (the allocations come from the
+    /// reader's spares).
+    pub fn into_decoded(self) -> Result<Row<'a>> {
+        self.try_map_cells(|Pending(pending)| match pending {
+            PendingInner::Encoded {
+                columns,
+                home: Some(h),
+            } => columns
+                .collect(&mut h.spare().borrow_mut())
+                .map_err(|e| h.fail(e)),
+            PendingInner::Encoded {
+                columns,
+                home: None,
+            } => columns.collect(&mut Spare::default()),
+            PendingInner::Decoded(cells) => Ok(cells),
         })
     }
 }
@@ -776,7 +766,11 @@ pub(crate) fn decode_row<'a>(
     position: DataPos,
     spare: &mut Spare,
 ) -> Result<Row<'a>> {
-    decode_row_head(cur, schema, position, spare, None)?.collect(spare)
+    let row = decode_row_head(cur, schema, position, spare, None)?;
+    row.try_map_cells(|Pending(pending)| match pending {
+        PendingInner::Encoded { columns, .. } => columns.collect(spare),
+        PendingInner::Decoded(cells) => Ok(cells),
+    })
 }
 
 /// Decode a row's head from a cursor holding exactly its bytes (as
@@ -876,16 +870,18 @@ pub(crate) fn decode_row_head<'a>(
         liveness,
         deletion,
         scylla_shadowable_deletion,
-        columns: Columns {
-            body,
-            present,
-            set: columns,
-            deltas: d,
-            liveness,
-            has_complex_deletion: flags & rf::HAS_COMPLEX_DELETION != 0,
-            row_size,
-        },
-        home,
+        cells: Pending(PendingInner::Encoded {
+            columns: Columns {
+                body,
+                present,
+                set: columns,
+                deltas: d,
+                liveness,
+                has_complex_deletion: flags & rf::HAS_COMPLEX_DELETION != 0,
+                row_size,
+            },
+            home,
+        }),
     })
 }
 

@@ -461,6 +461,7 @@ impl LegacyState {
                 key,
                 deletion: *deletion,
                 position: DataPos(*position),
+                header_end: None,
             },
             OFrag::End { position } => Fragment::PartitionEnd {
                 position: DataPos(*position),

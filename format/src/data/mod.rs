@@ -71,13 +71,13 @@ mod tests;
 #[cfg(test)]
 mod corpus_tests;
 
-pub use decode::{ColumnVisitor, LazyRow, Spare};
+pub use decode::{ColumnVisitor, Pending, Spare};
 pub use live::{live_row, LiveColumn, LiveRow};
 pub use model::{
-    Cell, ColumnData, Fragment, LivenessInfo, MarkerDeletion, RangeTombstoneMarker, Row,
+    Cell, ColumnData, Fragment, LazyRow, LivenessInfo, MarkerDeletion, RangeTombstoneMarker, Row,
     RowDeletion, RowFlags,
 };
-pub use reader::{Finding, FindingKind, Lazy, PartitionReader, ReaderOptions, ScanReader};
+pub use reader::{Finding, FindingKind, PartitionReader, ReaderOptions, ScanReader};
 pub use schema::{Column, ColumnSet, DataSchema, DeltaBase};
 pub use source::DataSource;
 

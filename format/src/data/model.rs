@@ -16,7 +16,7 @@ use std::fmt;
 use crate::clustering::{BoundKind, ClusteringPrefix};
 use crate::deletion::DeletionTime;
 
-use super::decode::Spare;
+use super::decode::{Pending, Spare};
 use super::schema::Column;
 use super::DataPos;
 
@@ -66,9 +66,21 @@ pub mod cell_flags {
     pub const USE_ROW_TTL: u8 = 0x10;
 }
 
-/// One decoded piece of a partition.
+/// One piece of a partition, as every reader yields it.
+///
+/// How a row and a marker are held is a type parameter, so one type serves
+/// every reader:
+///
+/// * `Fragment<'a>`: rows decoded in full ([`Row`]), owned; what
+///   `ScanReader::next_fragment`, the pre-3.0 reader and the BTI and
+///   index-less scans yield.
+/// * `Fragment<'a, LazyRow<'a>>`: rows whose columns are decoded as they
+///   are consumed ([`LazyRow`]); what `ScanReader::next_lazy` yields.
+/// * `Fragment<'a, &'a Row<'a>, &'a RangeTombstoneMarker<'a>>`: rows and
+///   markers lent to a visitor, as the bounded and reversed reads
+///   (`crate::read`) hand them out.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Fragment<'a> {
+pub enum Fragment<'a, R = Row<'a>, M = RangeTombstoneMarker<'a>> {
     /// Partition header: key and partition-level deletion.
     PartitionStart {
         /// The partition key as serialized by the key type (single
@@ -78,14 +90,19 @@ pub enum Fragment<'a> {
         deletion: DeletionTime,
         /// Position of the key-length field (the partition's start).
         position: DataPos,
+        /// Where the partition header and its static row end
+        /// (sstabledump's partition position), when the reader knows it
+        /// already: the bounded and reversed reads do, a scan reaches the
+        /// static row only after this fragment.
+        header_end: Option<DataPos>,
     },
     /// The static row (first after the header iff the table has static columns).
-    StaticRow(Row<'a>),
+    StaticRow(R),
     /// A clustered row (or the single row of a table without clustering columns).
-    Row(Row<'a>),
+    Row(R),
     /// A range tombstone bound or boundary.
-    Marker(RangeTombstoneMarker<'a>),
-    /// The END_OF_PARTITION byte.
+    Marker(M),
+    /// The END_OF_PARTITION byte (a bounded read: where reading stopped).
     PartitionEnd {
         /// Position of the END_OF_PARTITION byte (the partition's last byte).
         position: DataPos,
@@ -103,7 +120,9 @@ impl Fragment<'_> {
         s.keep(self);
         s
     }
+}
 
+impl<'a, C> Fragment<'a, Row<'a, C>> {
     /// Uncompressed position where this fragment starts.
     pub fn position(&self) -> DataPos {
         match self {
@@ -112,6 +131,53 @@ impl Fragment<'_> {
             }
             Fragment::StaticRow(r) | Fragment::Row(r) => r.position,
             Fragment::Marker(m) => m.position,
+        }
+    }
+}
+
+impl<'a> Fragment<'a, LazyRow<'a>> {
+    /// The fragment with its row decoded in full (the allocations come from
+    /// the reader's spares; an error in the column data fuses the reader).
+    pub fn into_decoded(self) -> crate::error::Result<Fragment<'a>> {
+        Ok(match self {
+            Fragment::StaticRow(r) => Fragment::StaticRow(r.into_decoded()?),
+            Fragment::Row(r) => Fragment::Row(r.into_decoded()?),
+            Fragment::PartitionStart {
+                key,
+                deletion,
+                position,
+                header_end,
+            } => Fragment::PartitionStart {
+                key,
+                deletion,
+                position,
+                header_end,
+            },
+            Fragment::Marker(m) => Fragment::Marker(m),
+            Fragment::PartitionEnd { position } => Fragment::PartitionEnd { position },
+        })
+    }
+}
+
+impl<'a> From<Fragment<'a>> for Fragment<'a, LazyRow<'a>> {
+    /// A decoded fragment in the lazy form (its row's columns already decoded).
+    fn from(f: Fragment<'a>) -> Self {
+        match f {
+            Fragment::StaticRow(r) => Fragment::StaticRow(r.into()),
+            Fragment::Row(r) => Fragment::Row(r.into()),
+            Fragment::PartitionStart {
+                key,
+                deletion,
+                position,
+                header_end,
+            } => Fragment::PartitionStart {
+                key,
+                deletion,
+                position,
+                header_end,
+            },
+            Fragment::Marker(m) => Fragment::Marker(m),
+            Fragment::PartitionEnd { position } => Fragment::PartitionEnd { position },
         }
     }
 }
@@ -166,9 +232,13 @@ impl RowFlags {
     }
 }
 
-/// A row (static or clustered).
+/// A row (static or clustered): its head, and its column data as `C`.
+///
+/// `C` is how far the columns are decoded: `Vec<ColumnData>` (the default,
+/// a decoded row) or [`Pending`] (a [`LazyRow`], decoded as it is
+/// consumed). [`Row::visit`] and [`Row::into_decoded`] work on both.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Row<'a> {
+pub struct Row<'a, C = Vec<ColumnData<'a>>> {
     /// Uncompressed position of the row's flags byte.
     pub position: DataPos,
     /// Total bytes of the unfiltered, flags to last cell byte.
@@ -189,47 +259,113 @@ pub struct Row<'a> {
     pub deletion: Option<RowDeletion>,
     /// Scylla's shadowable row tombstone (extended flag 0x80), if any.
     pub scylla_shadowable_deletion: Option<DeletionTime>,
-    /// Present columns, in data order.
+    /// The column data. Decoded: the present columns, in data order.
     ///
     /// One `Vec` per row (and one per complex column); cells and values
     /// themselves are borrowed. A caller that hands the fragment back
     /// ([`Fragment::into_spare`], `ScanReader::recycle`) has the next rows
     /// reuse these vectors instead of allocating.
-    pub cells: Vec<ColumnData<'a>>,
+    pub cells: C,
 }
 
-impl<'a> Row<'a> {
+/// A row whose head is decoded (everything but the column data) and whose
+/// columns are decoded as they are consumed: by a
+/// [`ColumnVisitor`](super::ColumnVisitor) ([`Row::visit`], no intermediate
+/// vectors) or into a decoded [`Row`] ([`Row::into_decoded`]). Errors in the
+/// column data surface then.
+pub type LazyRow<'a> = Row<'a, Pending<'a>>;
+
+impl<'a, C> Row<'a, C> {
     /// True for the static row.
     pub fn is_static(&self) -> bool {
         self.flags.is_static()
     }
 
-    /// Hand the decoded columns to `v`, in order, with the calls
-    /// [`LazyRow::visit`](super::LazyRow::visit) makes while decoding: a
-    /// writer that implements [`ColumnVisitor`](super::ColumnVisitor) serves
-    /// both.
-    pub fn visit_columns<V: super::ColumnVisitor<'a>>(&self, v: &mut V) {
-        for cd in &self.cells {
-            match cd {
-                ColumnData::Simple { column, cell } => v.simple(column, cell),
-                ColumnData::Complex {
-                    column,
-                    complex_deletion,
-                    cells,
-                } => {
-                    v.complex_start(column, *complex_deletion, cells.len());
-                    for c in cells {
-                        v.element(column, c);
-                    }
-                    v.complex_end(column);
-                }
-            }
+    /// The same head with the column data `f` makes of this row's.
+    #[inline(always)]
+    pub(crate) fn try_map_cells<D, E>(
+        self,
+        f: impl FnOnce(C) -> Result<D, E>,
+    ) -> Result<Row<'a, D>, E> {
+        let Row {
+            position,
+            size,
+            clustering,
+            flags,
+            row_size,
+            prev_unfiltered_size,
+            liveness,
+            deletion,
+            scylla_shadowable_deletion,
+            cells,
+        } = self;
+        Ok(Row {
+            position,
+            size,
+            clustering,
+            flags,
+            row_size,
+            prev_unfiltered_size,
+            liveness,
+            deletion,
+            scylla_shadowable_deletion,
+            cells: f(cells)?,
+        })
+    }
+
+    /// [`Row::try_map_cells`] for a conversion that cannot fail.
+    #[inline(always)]
+    pub(crate) fn map_cells<D>(self, f: impl FnOnce(C) -> D) -> Row<'a, D> {
+        match self.try_map_cells(|c| Ok::<D, std::convert::Infallible>(f(c))) {
+            Ok(r) => r,
+            Err(never) => match never {},
         }
+    }
+}
+
+impl<'a> Row<'a> {
+    /// Hand the decoded columns to `v`, in order, with the calls
+    /// [`LazyRow`]'s [`Row::visit`] makes while decoding: a writer that
+    /// implements [`ColumnVisitor`](super::ColumnVisitor) serves both.
+    pub fn visit_columns<V: super::ColumnVisitor<'a>>(&self, v: &mut V) {
+        visit_decoded(&self.cells, v)
+    }
+
+    /// [`Row::visit_columns`], consuming the row (the same call as a
+    /// [`LazyRow`]'s; a decoded row cannot fail).
+    pub fn visit<V: super::ColumnVisitor<'a>>(self, v: &mut V) -> crate::error::Result<()> {
+        self.visit_columns(v);
+        Ok(())
+    }
+
+    /// The row itself (the same call as a [`LazyRow`]'s).
+    pub fn into_decoded(self) -> crate::error::Result<Row<'a>> {
+        Ok(self)
     }
 
     /// The data of the column named `name`, if present in this row.
     pub fn column(&self, name: &str) -> Option<&ColumnData<'a>> {
         self.cells.iter().find(|c| c.column().name() == name)
+    }
+}
+
+/// Hand decoded column data to `v` as [`LazyRow`]'s [`Row::visit`] would.
+pub(crate) fn visit_decoded<'a, V: super::ColumnVisitor<'a>>(cells: &[ColumnData<'a>], v: &mut V) {
+    for cd in cells {
+        match cd {
+            ColumnData::Simple { column, cell } => v.simple(column, cell),
+            ColumnData::Complex {
+                column,
+                complex_deletion,
+                cells,
+            } => {
+                v.complex_start(column, *complex_deletion, cells.len());
+                for c in cells {
+                    v.element(column, c);
+                }
+                v.complex_end(column);
+            }
+        }
     }
 }
 

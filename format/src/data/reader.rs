@@ -36,9 +36,9 @@ use crate::sstable::Sstable;
 use crate::statistics::SerializationHeader;
 use crate::version::Features;
 
-use super::decode::{self, Head, LazyRow, RowHome, Spare};
+use super::decode::{self, Head, RowHome, Spare};
 use super::legacy::{Layout, LegacyState, Step};
-use super::model::Fragment;
+use super::model::{Fragment, LazyRow};
 use super::schema::DataSchema;
 use super::source::{DataSource, DEFAULT_BLOCK_SIZE, DEFAULT_MAX_WINDOW};
 use super::DataPos;
@@ -114,26 +114,6 @@ enum Plan {
     Row { len: usize },
     Marker { len: usize },
     End,
-}
-
-/// What [`ScanReader::next_lazy`] hands out.
-#[derive(Debug)]
-pub enum Lazy<'a> {
-    /// A static or clustered row, its columns not decoded yet.
-    Row(LazyRow<'a>),
-    /// Anything else (and every fragment of a legacy file).
-    Other(Fragment<'a>),
-}
-
-impl<'a> Lazy<'a> {
-    /// The fragment, decoded in full.
-    pub fn into_fragment(self) -> Result<Fragment<'a>> {
-        match self {
-            Lazy::Other(f) => Ok(f),
-            Lazy::Row(r) if r.is_static() => r.into_row().map(Fragment::StaticRow),
-            Lazy::Row(r) => r.into_row().map(Fragment::Row),
-        }
-    }
 }
 
 /// The shared machinery of both readers.
@@ -516,6 +496,7 @@ impl Inner<'_> {
                     key,
                     deletion,
                     position,
+                    header_end: None,
                 }
             }
             Plan::Static { .. } => Fragment::StaticRow(decode::decode_row(
@@ -552,10 +533,10 @@ impl Inner<'_> {
     }
 
     /// [`Inner::decode`], rows left lazy.
-    fn decode_lazy(&self, plan: Plan) -> Result<Lazy<'_>> {
+    fn decode_lazy(&self, plan: Plan) -> Result<Fragment<'_, LazyRow<'_>>> {
         let len = match plan {
             Plan::Static { len } | Plan::Row { len } => len,
-            other => return self.decode(other).map(Lazy::Other),
+            other => return self.decode(other).map(Fragment::from),
         };
         let position = DataPos(self.src.position().0 - len as u64);
         let bytes = self.src.behind(len);
@@ -574,12 +555,16 @@ impl Inner<'_> {
                 "decoded length differs from the measured length",
             ));
         }
-        Ok(Lazy::Row(row))
+        Ok(if matches!(plan, Plan::Static { .. }) {
+            Fragment::StaticRow(row)
+        } else {
+            Fragment::Row(row)
+        })
     }
 
-    fn next_lazy(&mut self) -> Result<Option<Lazy<'_>>> {
+    fn next_lazy(&mut self) -> Result<Option<Fragment<'_, LazyRow<'_>>>> {
         if self.failed.get() || self.legacy.is_some() {
-            return Ok(self.next_fragment()?.map(Lazy::Other));
+            return Ok(self.next_fragment()?.map(Fragment::from));
         }
         let plan = match self.prepare(false) {
             Ok(Some(p)) => p,
@@ -830,10 +815,10 @@ impl<'s> ScanReader<'s> {
 
     /// [`ScanReader::next_fragment`], with rows (static or clustered) left
     /// undecoded past their head ([`LazyRow`]): a caller that renders
-    /// cells as they are decoded ([`LazyRow::visit`]) skips building a
-    /// [`Row`](super::Row). Legacy (pre-3.0) files give only
-    /// [`Lazy::Other`].
-    pub fn next_lazy(&mut self) -> Result<Option<Lazy<'_>>> {
+    /// cells as they are decoded ([`Row::visit`](super::Row::visit)) skips
+    /// building a decoded [`Row`](super::Row). Rows of legacy (pre-3.0)
+    /// files come decoded already, in the same form.
+    pub fn next_lazy(&mut self) -> Result<Option<Fragment<'_, LazyRow<'_>>>> {
         self.inner.next_lazy()
     }
 

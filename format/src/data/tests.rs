@@ -117,6 +117,7 @@ fn ttl_row_like_worked_example_14_1() {
             key,
             deletion,
             position,
+            ..
         } => {
             assert_eq!(key, &[0, 0, 0, 1]);
             assert!(deletion.is_live());

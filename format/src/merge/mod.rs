@@ -458,6 +458,7 @@ pub fn unit_of(f: &Fragment<'_>, map: &ColumnMap, source: usize) -> Unit {
             key,
             deletion,
             position,
+            ..
         } => Unit::Start {
             key: key.to_vec(),
             deletion: *deletion,

@@ -99,37 +99,15 @@ pub struct ReadPlan {
     pub markers: u64,
 }
 
-/// What a read produces, in order: `PartitionStart`, `StaticRow`?,
-/// (`Row` | `Marker`)*, `PartitionEnd`.
-#[derive(Debug)]
-pub enum Event<'a> {
-    /// The partition: key, deletion, and where its header (and static row)
-    /// ends (sstabledump's partition position).
-    PartitionStart {
-        /// Serialized key.
-        key: &'a [u8],
-        /// Partition deletion.
-        deletion: DeletionTime,
-        /// Partition start.
-        position: DataPos,
-        /// End of the header and static row.
-        header_end: DataPos,
-    },
-    /// The static row (tables with static columns).
-    StaticRow(&'a Row<'a>),
-    /// A row in the slice.
-    Row(&'a Row<'a>),
-    /// A range tombstone marker in the slice, or a synthetic bound at its edge.
-    Marker(&'a RangeTombstoneMarker<'a>),
-    /// The end of the partition's output.
-    PartitionEnd {
-        /// Where reading stopped.
-        position: DataPos,
-    },
-}
-
-/// The consumer of events.
-pub type Visitor<'f, E> = dyn FnMut(Event<'_>) -> std::result::Result<(), E> + 'f;
+/// The consumer of what a read produces, in order: `PartitionStart` (with
+/// `header_end`: where the header and static row end, sstabledump's
+/// partition position), `StaticRow`?, (`Row` | `Marker`)*, `PartitionEnd`
+/// (where reading stopped). Rows and markers are lent: a marker may be a
+/// synthetic bound at the slice's edge.
+pub type Visitor<'f, E> = dyn for<'x> FnMut(
+        Fragment<'x, &'x Row<'x>, &'x RangeTombstoneMarker<'x>>,
+    ) -> std::result::Result<(), E>
+    + 'f;
 
 /// What does not change between reads.
 struct Ctx<'s> {
@@ -349,7 +327,7 @@ impl<'b> Clip<'b> {
         if let (Some((b, kind)), Some(d)) = (self.edge(true), self.open) {
             let m = synthetic(kind, &b.values, d, position);
             self.plan.markers += 1;
-            f(Event::Marker(&m))?;
+            f(Fragment::Marker(&m))?;
         }
         Ok(())
     }
@@ -368,7 +346,7 @@ impl<'b> Clip<'b> {
             Place::Past => Ok(false),
             Place::Inside => {
                 self.start(r.position, f)?;
-                f(Event::Row(r))?;
+                f(Fragment::Row(r))?;
                 self.plan.rows += 1;
                 if self.plan.rows >= self.limit {
                     self.limited = true;
@@ -376,7 +354,7 @@ impl<'b> Clip<'b> {
                         let m =
                             synthetic(BoundKind::InclEndBound, &r.clustering.values, d, r.position);
                         self.plan.markers += 1;
-                        f(Event::Marker(&m))?;
+                        f(Fragment::Marker(&m))?;
                     }
                     return Ok(false);
                 }
@@ -401,9 +379,9 @@ impl<'b> Clip<'b> {
         if place == Place::Inside {
             self.start(m.position, f)?;
             if self.reversed {
-                f(Event::Marker(&m.reversed()))?;
+                f(Fragment::Marker(&m.reversed()))?;
             } else {
-                f(Event::Marker(m))?;
+                f(Fragment::Marker(m))?;
             }
             self.plan.markers += 1;
         }
@@ -430,7 +408,7 @@ impl<'b> Clip<'b> {
         if let (Some((b, kind)), Some(d)) = (self.edge(false), open) {
             let m = synthetic(kind, &b.values, d, position);
             self.plan.markers += 1;
-            f(Event::Marker(&m))?;
+            f(Fragment::Marker(&m))?;
         }
         Ok(())
     }
@@ -515,17 +493,17 @@ pub(super) fn emit_header<E: From<Error>>(
         }
     };
     let header_end = DataPos(pos.0 + bytes.len() as u64);
-    f(Event::PartitionStart {
+    f(Fragment::PartitionStart {
         key,
         deletion,
         position: pos,
-        header_end,
+        header_end: Some(header_end),
     })?;
     match r.next_fragment().map_err(|e| shift(e, pos))? {
         Some(Fragment::StaticRow(row)) => {
             let mut row = row.clone();
             row.position = DataPos(row.position.0 + pos.0);
-            f(Event::StaticRow(&row))
+            f(Fragment::StaticRow(&row))
         }
         _ => Err(E::from(bad(
             "static row",
@@ -734,11 +712,11 @@ fn read_indexed<E: From<Error>>(
         };
         emit_header(sst, &ctx.header, &bytes, key, pos, f)?;
     } else {
-        f(Event::PartitionStart {
+        f(Fragment::PartitionStart {
             key,
             deletion: ri.deletion(),
             position: pos,
-            header_end,
+            header_end: Some(header_end),
         })?;
     }
 
@@ -767,7 +745,7 @@ fn read_indexed<E: From<Error>>(
         None => header_end,
     };
     clip.finish(stop, f)?;
-    f(Event::PartitionEnd { position: stop })
+    f(Fragment::PartitionEnd { position: stop })
 }
 
 fn read_whole<E: From<Error>>(
@@ -819,15 +797,15 @@ fn read_whole<E: From<Error>>(
             Fragment::StaticRow(r) => DataPos(r.position.0 + r.size),
             other => other.position(),
         };
-        f(Event::PartitionStart {
+        f(Fragment::PartitionStart {
             key: &h.key,
             deletion,
             position: h.position,
-            header_end,
+            header_end: Some(header_end),
         })?;
         match first {
             Fragment::StaticRow(r) => {
-                f(Event::StaticRow(&r))?;
+                f(Fragment::StaticRow(&r))?;
                 None
             }
             Fragment::Row(r) => {
@@ -859,7 +837,7 @@ fn read_whole<E: From<Error>>(
         None => drive(reader, clip, None, None, f)?,
     };
     clip.finish(stop, f)?;
-    f(Event::PartitionEnd { position: stop })
+    f(Fragment::PartitionEnd { position: stop })
 }
 
 #[cfg(test)]

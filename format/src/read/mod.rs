@@ -45,7 +45,7 @@ pub use crate::lookup::{
     Absence, IndexBlock, OwnedClustering, PartitionHandle, PartitionIndex, RowIndex,
 };
 pub use big::{BigIndex, BigIndexScan, BigRowIndex};
-pub use bounded::{BoundedReader, Event, ReadOptions, ReadPlan};
+pub use bounded::{BoundedReader, ReadOptions, ReadPlan, Visitor};
 pub use reversed::ReversedReader;
 
 use crate::clustering::{BoundKind, ClusteringPrefix};

@@ -88,7 +88,7 @@ use super::bounded::{
     bad, emit_header, shift, slice_blocks, Clip, Visitor, COALESCE_GAP, MAX_CACHED_HEADER,
     NS_HEADER,
 };
-use super::{Event, PartitionHandle, ReadOptions, ReadPlan, RowIndex, Slice};
+use super::{PartitionHandle, ReadOptions, ReadPlan, RowIndex, Slice};
 
 impl BoundKind {
     /// The kind a bound takes in a reversed stream: start and end bounds
@@ -649,11 +649,11 @@ fn read_indexed<E: From<Error>>(
         };
         emit_header(sst, ctx.header, &bytes, key, pos, f)?;
     } else {
-        f(Event::PartitionStart {
+        f(Fragment::PartitionStart {
             key,
             deletion: ri.deletion(),
             position: pos,
-            header_end: DataPos(header_end),
+            header_end: Some(DataPos(header_end)),
         })?;
     }
 
@@ -703,7 +703,7 @@ fn read_indexed<E: From<Error>>(
         }
     }
     clip.finish(stop, f)?;
-    f(Event::PartitionEnd { position: stop })
+    f(Fragment::PartitionEnd { position: stop })
 }
 
 /// A partition without row index: read whole, reversed.
@@ -766,22 +766,22 @@ fn read_whole<E: From<Error>>(
             Some(Fragment::StaticRow(mut row)) => {
                 row.position = DataPos(row.position.0 + pos);
                 let he = DataPos(row.position.0 + row.size);
-                f(Event::PartitionStart {
+                f(Fragment::PartitionStart {
                     key: &h.key,
                     deletion,
                     position: h.position,
-                    header_end: he,
+                    header_end: Some(he),
                 })?;
-                f(Event::StaticRow(&row))?;
+                f(Fragment::StaticRow(&row))?;
                 (he, (he.0 - pos) as usize)
             }
             Some(_) => {
                 let he = DataPos(pos + first as u64);
-                f(Event::PartitionStart {
+                f(Fragment::PartitionStart {
                     key: &h.key,
                     deletion,
                     position: h.position,
-                    header_end: he,
+                    header_end: Some(he),
                 })?;
                 (he, first)
             }
@@ -806,7 +806,7 @@ fn read_whole<E: From<Error>>(
         }
     };
     clip.finish(stop, f)?;
-    f(Event::PartitionEnd { position: stop })
+    f(Fragment::PartitionEnd { position: stop })
 }
 
 #[cfg(test)]
@@ -815,6 +815,7 @@ mod tests {
     use std::path::{Path, PathBuf};
 
     use super::*;
+    use crate::data::Row;
     use crate::deletion::DeletionTime;
     use crate::io::IoOptions;
     use crate::read::{BigIndex, BoundedReader, ClusteringBound, PartitionIndex};
@@ -870,18 +871,18 @@ mod tests {
 
     /// An event as text, without the positions of synthetic markers (they
     /// differ between directions).
-    fn text(e: &Event<'_>) -> String {
+    fn text(e: &Fragment<'_, &Row<'_>, &RangeTombstoneMarker<'_>>) -> String {
         match e {
-            Event::Row(r) => format!("row {:?} {:?}", r.position, r.clustering),
-            Event::Marker(m) => format!("marker {:?} {:?}", m.bound, m.deletion),
-            Event::StaticRow(r) => format!("static {:?}", r.cells),
-            Event::PartitionStart {
+            Fragment::Row(r) => format!("row {:?} {:?}", r.position, r.clustering),
+            Fragment::Marker(m) => format!("marker {:?} {:?}", m.bound, m.deletion),
+            Fragment::StaticRow(r) => format!("static {:?}", r.cells),
+            Fragment::PartitionStart {
                 key,
                 deletion,
                 header_end,
                 ..
             } => format!("start {key:?} {deletion:?} {header_end:?}"),
-            Event::PartitionEnd { .. } => "end".into(),
+            Fragment::PartitionEnd { .. } => "end".into(),
         }
     }
 
@@ -945,23 +946,24 @@ mod tests {
                     let mut h = idx.find(key).unwrap().unwrap();
                     let mut rows: Vec<Vec<Option<Vec<u8>>>> = Vec::new();
                     let mut all = Vec::new();
-                    let mut visit = |e: Event<'_>| -> Result<()> {
-                        if let Event::Row(r) = &e {
-                            rows.push(
-                                r.clustering
-                                    .values
-                                    .iter()
-                                    .map(|v| v.map(<[u8]>::to_vec))
-                                    .collect(),
-                            );
-                        }
-                        let r = match &e {
-                            Event::Marker(m) => Some(text(&Event::Marker(&m.reversed()))),
-                            _ => None,
+                    let mut visit =
+                        |e: Fragment<'_, &Row<'_>, &RangeTombstoneMarker<'_>>| -> Result<()> {
+                            if let Fragment::Row(r) = &e {
+                                rows.push(
+                                    r.clustering
+                                        .values
+                                        .iter()
+                                        .map(|v| v.map(<[u8]>::to_vec))
+                                        .collect(),
+                                );
+                            }
+                            let r = match &e {
+                                Fragment::Marker(m) => Some(text(&Fragment::Marker(&m.reversed()))),
+                                _ => None,
+                            };
+                            all.push((text(&e), r));
+                            Ok(())
                         };
-                        all.push((text(&e), r));
-                        Ok(())
-                    };
                     fwd.read(&mut h, &Slice::all(), &ReadOptions::default(), &mut visit)
                         .unwrap();
                     let mut slices = vec![Slice::all()];
@@ -995,23 +997,27 @@ mod tests {
                     for slice in &slices {
                         let mut h = idx.find(key).unwrap().unwrap();
                         let mut f = Vec::new();
-                        let mut visit = |e: Event<'_>| -> Result<()> {
-                            let r = match &e {
-                                Event::Marker(m) => Some(text(&Event::Marker(&m.reversed()))),
-                                _ => None,
+                        let mut visit =
+                            |e: Fragment<'_, &Row<'_>, &RangeTombstoneMarker<'_>>| -> Result<()> {
+                                let r = match &e {
+                                    Fragment::Marker(m) => {
+                                        Some(text(&Fragment::Marker(&m.reversed())))
+                                    }
+                                    _ => None,
+                                };
+                                f.push((text(&e), r));
+                                Ok(())
                             };
-                            f.push((text(&e), r));
-                            Ok(())
-                        };
                         let fp = fwd
                             .read(&mut h, slice, &ReadOptions::default(), &mut visit)
                             .unwrap();
                         let mut h = idx.find(key).unwrap().unwrap();
                         let mut r = Vec::new();
-                        let mut visit = |e: Event<'_>| -> Result<()> {
-                            r.push(text(&e));
-                            Ok(())
-                        };
+                        let mut visit =
+                            |e: Fragment<'_, &Row<'_>, &RangeTombstoneMarker<'_>>| -> Result<()> {
+                                r.push(text(&e));
+                                Ok(())
+                            };
                         let rp = rev
                             .read(&mut h, slice, &ReadOptions::default(), &mut visit)
                             .unwrap();

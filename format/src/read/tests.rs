@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::*;
 use crate::compare::compare_clustering;
-use crate::data::{Fragment, ScanReader};
+use crate::data::{Fragment, RangeTombstoneMarker, Row, ScanReader};
 use crate::index::IndexReader;
 use crate::io::{IoOptions, ReadKind};
 use crate::statistics::{SerializationHeader, Statistics};
@@ -155,12 +155,13 @@ fn bounded_rows_equal_the_filtered_scan() {
                     .collect();
                 let mut h = idx.find(&key).unwrap().unwrap();
                 let mut got = Vec::new();
-                let mut visit = |e: Event<'_>| -> Result<()> {
-                    if let Event::Row(r) = e {
-                        got.push(r.position.0);
-                    }
-                    Ok(())
-                };
+                let mut visit =
+                    |e: Fragment<'_, &Row<'_>, &RangeTombstoneMarker<'_>>| -> Result<()> {
+                        if let Fragment::Row(r) = e {
+                            got.push(r.position.0);
+                        }
+                        Ok(())
+                    };
                 let plan = reader
                     .read(&mut h, &slice, &ReadOptions::default(), &mut visit)
                     .unwrap();
@@ -194,8 +195,8 @@ fn naive_and_indexed_reads_agree_and_cost_differently() {
         let before = sst.io.stats();
         let mut h = idx.find(&key).unwrap().unwrap();
         let mut got = Vec::new();
-        let mut visit = |e: Event<'_>| -> Result<()> {
-            if let Event::Row(r) = e {
+        let mut visit = |e: Fragment<'_, &Row<'_>, &RangeTombstoneMarker<'_>>| -> Result<()> {
+            if let Fragment::Row(r) = e {
                 got.push(r.position.0);
             }
             Ok(())

@@ -205,6 +205,7 @@ fn check_scan(mut r: ScanReader<'_>, header: &SerializationHeader, max: usize, p
                 key,
                 deletion,
                 position,
+                ..
             })) => {
                 let k = key.to_vec();
                 checker.partition_start(&k, &deletion, position.0, true, &mut out);

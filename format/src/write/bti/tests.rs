@@ -69,6 +69,7 @@ fn scan(sst: &Sstable) -> (Vec<Scanned>, Partitioner, Vec<crate::types::CqlType>
                 key,
                 position,
                 deletion,
+                ..
             } => out.push(Scanned {
                 key: key.to_vec(),
                 pos: position.0,
