@@ -549,6 +549,15 @@ mod pty {
                 vec!["dump-data", "--merge", "-o", "json", case.as_str()],
                 "dump-data",
             ),
+            // export drives the dump's reads under its own name.
+            (
+                vec!["export", "-f", "csv", "-o", "-", case.as_str()],
+                "export",
+            ),
+            (
+                vec!["export", "--merge", "-f", "csv", "-o", "-", case.as_str()],
+                "export",
+            ),
         ] {
             let r = run(&args, 80, true, &[]);
             assert!(r.code <= 1, "{args:?}: {}", r.tty);
@@ -557,6 +566,9 @@ mod pty {
                 "{args:?}: no bar:\n{:?}",
                 r.tty
             );
+            if what != "dump-data" {
+                assert!(!r.tty.contains("dump-data ["), "{args:?}: {:?}", r.tty);
+            }
             let total = format!("/{}", kib(uncompressed));
             assert!(
                 r.tty.contains(&total),

@@ -632,19 +632,19 @@ fn outcome_of(r: CmdResult<()>) -> CmdResult<crate::Outcome> {
 
 /// `dump-data --merge --explain`: every selected partition's records.
 pub fn dump_data(
-    a: &crate::cli::DumpDataArgs,
+    a: &crate::plan::DumpPlan,
     inputs: &crate::merged::MergeInputs,
     t: &crate::dump::Table<'_>,
     sel: &crate::dump::select::Selection,
     out: &mut dyn Write,
 ) -> CmdResult<crate::Outcome> {
-    let ndjson = ndjson_of(a.format())?;
+    let ndjson = ndjson_of(a.format)?;
     let filter = Filter {
         wants: Some(Box::new(|k: &[u8]| sel.wants(t, k))),
         ..Default::default()
     };
     let shared = Shared::new(out, ndjson, &inputs.labels, &inputs.schema, filter);
-    let limit = a.limit.unwrap_or(u64::MAX);
+    let limit = a.limit;
     let r = (|| -> CmdResult<()> {
         let mut emitted = 0u64;
         let mut one = |merger: &mut Merger<'_>| -> CmdResult<bool> {
@@ -689,7 +689,7 @@ pub fn dump_data(
 /// the slice, `--columns` and `--limit` rows.
 #[allow(clippy::too_many_arguments)]
 pub fn read(
-    a: &crate::cli::ReadArgs,
+    a: &crate::plan::LookupPlan,
     inputs: &crate::merged::MergeInputs,
     keys: &[Vec<u8>],
     slice: &Slice,

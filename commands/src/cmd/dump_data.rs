@@ -67,39 +67,35 @@ use crate::dump::sstabledump::{KeysWriter, SstabledumpWriter};
 use crate::dump::text::TextWriter;
 use crate::dump::{type_warning, Sink, Table, TypeCheck};
 use crate::output::{iostats, JsonOut};
+use crate::plan::DumpPlan;
 use crate::progress::Progress;
 use crate::term::Stream;
 use crate::{sstable_label, CmdError, CmdResult, Outcome};
 
 /// Run the command.
 pub fn run(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
-    let cql = a.format() == DataOutputFormat::Cql;
-    if cql && (a.keys_only || a.tombstones_only) {
-        return Err(CmdError::Usage(
-            "--output cql prints live rows: not with --keys-only or --tombstones-only".into(),
-        ));
-    }
+    run_plan(&DumpPlan::dump_data(a)?, out)
+}
+
+/// Run a resolved `dump-data`.
+fn run_plan(a: &DumpPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
+    let cql = a.format == DataOutputFormat::Cql;
     if a.merge {
         return run_merged(a, out);
     }
-    let descs = crate::resolve_sstables_walk(&a.sstables, &a.walk)?;
-    let spec = select::Spec::from_args(&a.select)?;
-    let now_secs = crate::now_secs(a.now.as_deref())?;
+    let now_secs = a.now_secs;
     let mut outcome = Outcome::default();
-    let json_fmt = match a.format() {
+    let json_fmt = match a.format {
         DataOutputFormat::Ndjson => OutputFormat::Ndjson,
         _ => OutputFormat::Json,
     };
-    let scylla = matches!(
-        a.format(),
-        DataOutputFormat::Json | DataOutputFormat::Ndjson
-    );
+    let scylla = matches!(a.format, DataOutputFormat::Json | DataOutputFormat::Ndjson);
     let mut json = JsonOut::new(out, if scylla { json_fmt } else { OutputFormat::Text });
     let mut written = 0usize;
-    let n_ssts = descs.len();
+    let n_ssts = a.sstables.len();
     let mut schema = crate::SchemaSource::new(a.schema.as_deref())?.names(cql);
-    for d in descs {
-        let sst = match Sstable::open_with(d, crate::io_options(&a.io)?) {
+    for d in &a.sstables {
+        let sst = match Sstable::open_with(d.clone(), a.io) {
             Ok(mut s) => {
                 schema.attach(&mut s);
                 s
@@ -112,16 +108,7 @@ pub fn run(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         };
         let label = sstable_label(&sst);
         let multi = n_ssts > 1;
-        let r = dump_one(
-            a,
-            &spec,
-            &sst,
-            &label,
-            now_secs,
-            &mut json,
-            &mut written,
-            multi,
-        );
+        let r = dump_one(a, &sst, &label, now_secs, &mut json, &mut written, multi);
         match r {
             // A key that does not parse for this sstable's key type.
             Err(CmdError::Usage(m)) => return Err(CmdError::Usage(format!("{label}: {m}"))),
@@ -140,29 +127,24 @@ pub fn run(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
 }
 
 /// `--merge`: the sstables as one table ([`crate::merged`]), one output.
-fn run_merged(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
-    let cql = a.format() == DataOutputFormat::Cql;
-    let descs = crate::resolve_sstables_walk(&a.sstables, &a.walk)?;
-    let spec = select::Spec::from_args(&a.select)?;
+fn run_merged(a: &DumpPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
+    let cql = a.format == DataOutputFormat::Cql;
     let mut schema = crate::SchemaSource::new(a.schema.as_deref())?.names(cql);
-    let inputs = crate::merged::MergeInputs::open(descs, crate::io_options(&a.io)?, &mut schema)?;
-    let now_secs = crate::now_secs(a.now.as_deref())?;
+    let inputs = crate::merged::MergeInputs::open(a.sstables.clone(), a.io, &mut schema)?;
+    let now_secs = a.now_secs;
     let table = Table {
         header: &inputs.schema.header,
         partitioner: inputs.partitioner.clone(),
         now_secs,
         raw_timestamps: a.raw_timestamps,
     };
-    let sel = Selection::resolve(&spec, &table)?;
+    let sel = Selection::resolve(&a.select, &table)?;
     if a.explain {
         return crate::explain::dump_data(a, &inputs, &table, &sel, out);
     }
     let label = inputs.label();
-    let scylla = matches!(
-        a.format(),
-        DataOutputFormat::Json | DataOutputFormat::Ndjson
-    );
-    let json_fmt = match a.format() {
+    let scylla = matches!(a.format, DataOutputFormat::Json | DataOutputFormat::Ndjson);
+    let json_fmt = match a.format {
         DataOutputFormat::Ndjson => OutputFormat::Ndjson,
         _ => OutputFormat::Json,
     };
@@ -176,7 +158,7 @@ fn run_merged(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         json.begin_sstable(&label)?;
         let mut sink = ScyllaWriter::new(
             &mut json,
-            a.format() == DataOutputFormat::Ndjson,
+            a.format == DataOutputFormat::Ndjson,
             a.tombstones_only,
         );
         let mut r = drive_merged(a, &inputs, &table, &sel, &shape, &mut sink);
@@ -195,7 +177,7 @@ fn run_merged(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         r
     } else {
         let w = json.raw();
-        match a.format() {
+        match a.format {
             DataOutputFormat::Sstabledump | DataOutputFormat::SstabledumpLines if a.keys_only => {
                 let mut sink = SdKeys {
                     w: KeysWriter::new(w),
@@ -208,7 +190,7 @@ fn run_merged(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                 r
             }
             DataOutputFormat::Sstabledump | DataOutputFormat::SstabledumpLines => {
-                let lines = a.format() == DataOutputFormat::SstabledumpLines;
+                let lines = a.format == DataOutputFormat::SstabledumpLines;
                 let mut sink = SdSink::new(SstabledumpWriter::new(w, lines), a.tombstones_only);
                 sink.w.begin()?;
                 let r = drive_merged(a, &inputs, &table, &sel, &shape, &mut sink);
@@ -249,14 +231,14 @@ fn run_merged(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
 /// The merged partitions `sel` wants, to `sink`; `--limit` counts printed
 /// partitions.
 pub(crate) fn drive_merged(
-    a: &DumpDataArgs,
+    a: &DumpPlan,
     inputs: &crate::merged::MergeInputs,
     t: &Table<'_>,
     sel: &Selection,
     shape: &crate::merged::Shape,
     sink: &mut dyn Sink,
 ) -> CmdResult<()> {
-    let limit = a.limit.unwrap_or(u64::MAX);
+    let limit = a.limit;
     if limit == 0 {
         return Ok(());
     }
@@ -307,7 +289,7 @@ pub(crate) fn drive_merged(
     let mut bar = if Stream::Stdout.is_terminal() {
         Progress::hidden()
     } else {
-        Progress::new("dump-data")
+        Progress::new(a.command)
     };
     while let Some(start) = merger.next_partition()? {
         let (done, total) = merger.progress();
@@ -346,8 +328,7 @@ fn table_of(
 
 #[allow(clippy::too_many_arguments)]
 fn dump_one(
-    a: &DumpDataArgs,
-    spec: &select::Spec,
+    a: &DumpPlan,
     sst: &Sstable,
     label: &str,
     now_secs: i64,
@@ -355,10 +336,7 @@ fn dump_one(
     written: &mut usize,
     multi: bool,
 ) -> CmdResult<()> {
-    let scylla = matches!(
-        a.format(),
-        DataOutputFormat::Json | DataOutputFormat::Ndjson
-    );
+    let scylla = matches!(a.format, DataOutputFormat::Json | DataOutputFormat::Ndjson);
     if scylla {
         // The sstable gets its entry even when it cannot be read: the error
         // is written in its place (JsonOut::end_sstable) and on stderr.
@@ -377,11 +355,11 @@ fn dump_one(
             raw_timestamps: a.raw_timestamps,
         };
         // A key that does not parse is a usage error: nothing written for it.
-        let sel = Selection::resolve(spec, &table)?;
+        let sel = Selection::resolve(&a.select, &table)?;
         json.begin_sstable(label)?;
         let mut sink = ScyllaWriter::new(
             json,
-            a.format() == DataOutputFormat::Ndjson,
+            a.format == DataOutputFormat::Ndjson,
             a.tombstones_only,
         );
         let mut r = drive(a, sst, &table, &sel, &mut sink);
@@ -407,10 +385,10 @@ fn dump_one(
         now_secs,
         raw_timestamps: a.raw_timestamps,
     };
-    let sel = Selection::resolve(spec, &table)?;
+    let sel = Selection::resolve(&a.select, &table)?;
     // sstabledump and text documents follow one another (see crate::dump).
     let w = json.raw();
-    if a.format() == DataOutputFormat::Text {
+    if a.format == DataOutputFormat::Text {
         // Text: a heading per sstable when there are several (as Emit::text).
         if multi {
             if *written > 0 {
@@ -418,13 +396,13 @@ fn dump_one(
             }
             writeln!(w, "== {label}")?;
         }
-    } else if *written > 0 && a.format() != DataOutputFormat::Cql {
+    } else if *written > 0 && a.format != DataOutputFormat::Cql {
         w.write_all(b"\n")?;
     }
     *written += 1;
     // After an output error (e.g. a closed pipe) nothing more is written.
     let output_failed = |r: &CmdResult<()>| matches!(r, Err(CmdError::Output(_)));
-    match a.format() {
+    match a.format {
         DataOutputFormat::Sstabledump | DataOutputFormat::SstabledumpLines if a.keys_only => {
             let mut sink = SdKeys {
                 w: KeysWriter::new(w),
@@ -437,7 +415,7 @@ fn dump_one(
             r
         }
         DataOutputFormat::Sstabledump | DataOutputFormat::SstabledumpLines => {
-            let lines = a.format() == DataOutputFormat::SstabledumpLines;
+            let lines = a.format == DataOutputFormat::SstabledumpLines;
             let mut sink = SdSink::new(SstabledumpWriter::new(w, lines), a.tombstones_only);
             sink.w.begin()?;
             let r = drive(a, sst, &table, &sel, &mut sink);
@@ -464,7 +442,7 @@ fn dump_one(
 
 /// Read the selected partitions and feed them to `sink`.
 pub(crate) fn drive(
-    a: &DumpDataArgs,
+    a: &DumpPlan,
     sst: &Sstable,
     t: &Table<'_>,
     sel: &Selection,
@@ -485,7 +463,7 @@ pub(crate) fn drive(
 
 /// [`drive`] without the type check.
 fn drive_all(
-    a: &DumpDataArgs,
+    a: &DumpPlan,
     sst: &Sstable,
     t: &Table<'_>,
     sel: &Selection,
@@ -497,7 +475,7 @@ fn drive_all(
     }
     let mut reader = ScanReader::new(sst, t.header)?;
     let mut emitted: u64 = 0;
-    let limit = a.limit.unwrap_or(u64::MAX);
+    let limit = a.limit;
     if limit == 0 {
         return Ok(());
     }
@@ -536,7 +514,7 @@ fn drive_all(
     let mut bar = if Stream::Stdout.is_terminal() {
         Progress::hidden()
     } else {
-        Progress::new("dump-data")
+        Progress::new(a.command)
     };
     // Keys asked for but not met in a whole scan are reported, as the index path does.
     let mut missing: Option<std::collections::HashSet<Vec<u8>>> =
@@ -600,7 +578,7 @@ impl From<io::Error> for Stop {
 
 /// Read the next partition: its key, and whether it was selected and written.
 fn one_partition(
-    a: &DumpDataArgs,
+    a: &DumpPlan,
     reader: &mut ScanReader<'_>,
     t: &Table<'_>,
     sel: &Selection,

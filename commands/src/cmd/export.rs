@@ -43,12 +43,11 @@ use sstkit_format::types::{CqlType, Native};
 use sstkit_format::value::{decode, decode_counter, Value};
 use sstkit_format::Component;
 
-use crate::cli::{
-    DataOutputFormat, DumpDataArgs, ExportArgs, ExportCompression, ExportFormat, KeySelectArgs,
-};
+use crate::cli::{ExportArgs, ExportCompression, ExportFormat};
 use crate::dump::cql::{key_components, key_types, live_value};
-use crate::dump::select::{self, Selection};
+use crate::dump::select::Selection;
 use crate::dump::{Sink, Table};
+use crate::plan::DumpPlan;
 use crate::render::{render, Form};
 use crate::{CmdError, CmdResult, Outcome};
 
@@ -1396,30 +1395,6 @@ impl Sink for ExportSink<'_> {
     }
 }
 
-/// The `dump-data` arguments that read what `export` exports.
-fn dump_args(a: &ExportArgs) -> DumpDataArgs {
-    DumpDataArgs {
-        sstables: a.sstables.clone(),
-        output: Some(DataOutputFormat::Cql),
-        io_stats: None,
-        select: KeySelectArgs {
-            token_range: a.token_range.clone(),
-            ..Default::default()
-        },
-        limit: None,
-        keys_only: false,
-        tombstones_only: false,
-        raw_timestamps: false,
-        now: a.now.clone(),
-        reverse: false,
-        merge: a.merge,
-        explain: false,
-        schema: a.schema.clone(),
-        io: a.io.clone(),
-        walk: a.walk.clone(),
-    }
-}
-
 /// Run the command.
 pub fn run(a: &ExportArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     let decimals = Decimals::parse(&a.decimals).map_err(CmdError::Usage)?;
@@ -1449,15 +1424,14 @@ pub fn run(a: &ExportArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     if a.row_group_rows == 0 {
         return Err(CmdError::Usage("--row-group-rows: at least 1".into()));
     }
-    let dd = dump_args(a);
-    let descs = crate::resolve_sstables_walk(&a.sstables, &a.walk)?;
-    let spec = select::Spec::from_args(&dd.select)?;
-    let now_secs = crate::now_secs(a.now.as_deref())?;
-    let mut schema_src = crate::SchemaSource::new(a.schema.as_deref())?.names(true);
+    // What is read: the live rows, merged or not, in the token range.
+    let reads = DumpPlan::export(a)?;
+    let now_secs = reads.now_secs;
+    let mut schema_src = crate::SchemaSource::new(reads.schema.as_deref())?.names(true);
     // Opened as a merge in both modes: the sstables must be of one table, and
     // the union of their columns is the output's columns.
     let inputs =
-        crate::merged::MergeInputs::open(descs, crate::io_options(&a.io)?, &mut schema_src)?;
+        crate::merged::MergeInputs::open(reads.sstables.clone(), reads.io, &mut schema_src)?;
     if !a.merge && inputs.ssts.len() > 1 {
         eprintln!(
             "sstkit: export of {} sstables without --merge: rows are written per sstable, \
@@ -1557,9 +1531,9 @@ pub fn run(a: &ExportArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             now_secs,
             raw_timestamps: false,
         };
-        let sel = Selection::resolve(&spec, &table)?;
+        let sel = Selection::resolve(&reads.select, &table)?;
         let shape = crate::merged::Shape::default();
-        super::dump_data::drive_merged(&dd, &inputs, &table, &sel, &shape, &mut sink)
+        super::dump_data::drive_merged(&reads, &inputs, &table, &sel, &shape, &mut sink)
     } else {
         let mut r = Ok(());
         for (sst, h) in inputs.ssts.iter().zip(&inputs.headers) {
@@ -1569,8 +1543,8 @@ pub fn run(a: &ExportArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                 now_secs,
                 raw_timestamps: false,
             };
-            let sel = Selection::resolve(&spec, &table)?;
-            r = super::dump_data::drive(&dd, sst, &table, &sel, &mut sink);
+            let sel = Selection::resolve(&reads.select, &table)?;
+            r = super::dump_data::drive(&reads, sst, &table, &sel, &mut sink);
             if r.is_err() {
                 break;
             }

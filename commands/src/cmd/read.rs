@@ -96,7 +96,6 @@ use sstkit_format::read::{
 };
 use sstkit_format::statistics::{SerializationHeader, Statistics};
 use sstkit_format::token::Partitioner;
-use sstkit_format::value::literal::unhex;
 use sstkit_format::value::{key_type_name, parse_key_arg};
 use sstkit_format::{Error, ErrorKind, Sstable};
 
@@ -107,76 +106,22 @@ use crate::dump::sstabledump::SstabledumpWriter;
 use crate::dump::text::TextWriter;
 use crate::dump::{row_is_empty, type_warning, Sink, Table, TypeCheck};
 use crate::output::{iostats, JsonOut};
+use crate::plan::{KeyArg, LookupPlan};
 use crate::render::note_key_absent;
-use crate::{io_options, sstable_label, CmdError, CmdResult, Outcome};
-
-/// A key as given.
-#[derive(Debug, Clone)]
-enum KeyArg {
-    Literal(String),
-    Hex(Vec<u8>),
-}
-
-impl KeyArg {
-    fn label(&self) -> String {
-        match self {
-            KeyArg::Literal(s) => s.clone(),
-            KeyArg::Hex(b) => format!("0x{}", crate::output::hex(b)),
-        }
-    }
-}
-
-fn parse_hex(h: &str) -> CmdResult<Vec<u8>> {
-    let t = h.trim();
-    let t = t
-        .strip_prefix("0x")
-        .or_else(|| t.strip_prefix("0X"))
-        .unwrap_or(t);
-    unhex(t).ok_or_else(|| CmdError::Usage(format!("key {h:?}: not an even-length hex string")))
-}
-
-fn key_args(a: &ReadArgs) -> CmdResult<Vec<KeyArg>> {
-    let mut keys: Vec<KeyArg> = a.key.iter().map(|k| KeyArg::Literal(k.clone())).collect();
-    for h in &a.key_hex {
-        keys.push(KeyArg::Hex(parse_hex(h)?));
-    }
-    if let Some(f) = &a.keys_file {
-        let text =
-            std::fs::read_to_string(f).map_err(|e| CmdError::from(Error::from(e).in_file(f)))?;
-        for line in text.lines() {
-            let l = line.trim_end_matches('\r');
-            if l.trim().is_empty() {
-                continue;
-            }
-            match l.trim().strip_prefix("0x") {
-                Some(h) => keys.push(KeyArg::Hex(parse_hex(h)?)),
-                None => keys.push(KeyArg::Literal(l.to_string())),
-            }
-        }
-    }
-    if keys.is_empty() {
-        return Err(CmdError::Usage(
-            "read needs a partition key: --key, --key-hex or --keys-file".into(),
-        ));
-    }
-    Ok(keys)
-}
+use crate::{sstable_label, CmdError, CmdResult, Outcome};
 
 /// Run the command.
 pub fn run(a: &ReadArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
-    let opts = io_options(&a.io)?;
-    let keys = key_args(a)?;
+    run_plan(&LookupPlan::resolve(a)?, out)
+}
+
+/// Run a resolved `read`.
+fn run_plan(a: &LookupPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
     let cql = a.output == DataOutputFormat::Cql;
-    if cql && !a.columns.is_empty() {
-        return Err(CmdError::Usage(
-            "--output cql prints every column of the live rows: not with --columns".into(),
-        ));
-    }
     if a.merge {
-        return run_merged(a, &keys, opts, out);
+        return run_merged(a, out);
     }
-    let descs = crate::resolve_sstables_walk(&a.sstables, &a.walk)?;
-    let now_secs = crate::now_secs(a.now.as_deref())?;
+    let now_secs = a.now_secs;
     let scylla = matches!(a.output, DataOutputFormat::Json | DataOutputFormat::Ndjson);
     let json_fmt = match a.output {
         DataOutputFormat::Ndjson => OutputFormat::Ndjson,
@@ -185,11 +130,11 @@ pub fn run(a: &ReadArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     };
     let mut json = JsonOut::new(out, json_fmt);
     let mut outcome = Outcome::default();
-    let multi = descs.len() > 1;
+    let multi = a.sstables.len() > 1;
     let mut written = 0usize;
     let mut schema = crate::SchemaSource::new(a.schema.as_deref())?.names(cql);
-    for d in descs {
-        let sst = match Sstable::open_with(d, opts) {
+    for d in &a.sstables {
+        let sst = match Sstable::open_with(d.clone(), a.io) {
             Ok(mut s) => {
                 schema.attach(&mut s);
                 s
@@ -217,7 +162,7 @@ pub fn run(a: &ReadArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             }
         }
         written += 1;
-        let r = read_one(a, &keys, &sst, &label, now_secs, &mut json).map_err(|e| match e {
+        let r = read_one(a, &sst, &label, now_secs, &mut json).map_err(|e| match e {
             CmdError::Usage(m) => CmdError::Usage(format!("{label}: {m}")),
             e => e,
         });
@@ -238,21 +183,16 @@ pub fn run(a: &ReadArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
 /// slice give only their partition header; sstables are visited newest
 /// first (max timestamp) and the visit stops once a partition deletion
 /// newer than every remaining sstable's max timestamp has been seen.
-fn run_merged(
-    a: &ReadArgs,
-    keys: &[KeyArg],
-    opts: sstkit_format::io::IoOptions,
-    out: &mut dyn Write,
-) -> CmdResult<Outcome> {
+fn run_merged(a: &LookupPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
     use crate::merged::{emit_partition, MergeInputs, Shape, Visit};
-    let descs = crate::resolve_sstables_walk(&a.sstables, &a.walk)?;
     let cql = a.output == DataOutputFormat::Cql;
     let mut schema_src = crate::SchemaSource::new(a.schema.as_deref())?.names(cql);
-    let inputs = MergeInputs::open(descs, opts, &mut schema_src)?;
+    let inputs = MergeInputs::open(a.sstables.clone(), a.io, &mut schema_src)?;
+    let keys = &a.keys;
     let header = &inputs.schema.header;
     let slice = slice_of(a, header)?;
     let cols = columns_of(a, header)?;
-    let now_secs = crate::now_secs(a.now.as_deref())?;
+    let now_secs = a.now_secs;
     let table = Table {
         header,
         partitioner: inputs.partitioner.clone(),
@@ -398,7 +338,7 @@ fn header_offset(sst: &Sstable) -> Option<u64> {
 
 /// The slice of `--from/--after/--to/--before`, typed with the sstable's
 /// clustering types.
-fn slice_of(a: &ReadArgs, header: &SerializationHeader) -> CmdResult<Slice> {
+fn slice_of(a: &LookupPlan, header: &SerializationHeader) -> CmdResult<Slice> {
     let types = &header.clustering_types;
     let parse = |flag: &str,
                  text: &Option<String>,
@@ -433,7 +373,7 @@ fn slice_of(a: &ReadArgs, header: &SerializationHeader) -> CmdResult<Slice> {
 }
 
 /// The `--columns` set, checked against the header's regular and static columns.
-fn columns_of(a: &ReadArgs, header: &SerializationHeader) -> CmdResult<Option<HashSet<String>>> {
+fn columns_of(a: &LookupPlan, header: &SerializationHeader) -> CmdResult<Option<HashSet<String>>> {
     if a.columns.is_empty() {
         return Ok(None);
     }
@@ -713,8 +653,7 @@ fn report(fmt: Option<IoStatsFormat>, label: &str, delta: &IoStats, mut extra: V
 }
 
 fn read_one(
-    a: &ReadArgs,
-    keys: &[KeyArg],
+    a: &LookupPlan,
     sst: &Sstable,
     label: &str,
     now_secs: i64,
@@ -725,6 +664,7 @@ fn read_one(
     let slice = slice_of(a, &header)?;
     let cols = columns_of(a, &header)?;
     let kt = &header.partition_key_type;
+    let keys = &a.keys;
     let mut parsed = Vec::with_capacity(keys.len());
     for k in keys {
         parsed.push(match k {
@@ -876,13 +816,13 @@ fn read_one(
 /// read-ahead, each chunk decompressed once), the others block group by
 /// block group from their end. `--limit` counts printed partitions.
 pub(crate) fn dump_reversed(
-    a: &crate::cli::DumpDataArgs,
+    a: &crate::plan::DumpPlan,
     sst: &Sstable,
     t: &Table<'_>,
     sel: &crate::dump::select::Selection,
     sink: &mut dyn Sink,
 ) -> CmdResult<()> {
-    let limit = a.limit.unwrap_or(u64::MAX);
+    let limit = a.limit;
     if limit == 0 {
         return Ok(());
     }
