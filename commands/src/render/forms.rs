@@ -82,17 +82,16 @@ pub(crate) trait Source<'a>: Copy {
 /// the bytes (no [`Value`] tree).
 #[inline]
 pub fn render(ty: &CqlType, b: &[u8], form: Form, out: &mut String) {
-    if form == Form::Json {
-        let t = ty.bare();
-        if let CqlType::Native(n @ (Native::Text | Native::Ascii)) = t {
+    match ty.bare() {
+        CqlType::Native(n @ (Native::Text | Native::Ascii)) if form == Form::Json => {
             // Validate and escape in one pass (what `write` does in two).
             out.push('"');
             json_escape_text_into(out, b, *n == Native::Ascii);
             out.push('"');
-            return;
         }
+        CqlType::Native(n) => write_native(Item::new(ty, b), *n, b, form, out),
+        _ => write(Item::new(ty, b), form, out),
     }
-    write(Item { ty, b: Some(b) }, form, out)
 }
 
 /// Append the `form` text of value `b` of type `ty` to `out` JSON-escaped
@@ -250,14 +249,20 @@ impl<'a> Source<'a> for Item<'a> {
             CqlType::Map(..) => (('{', '}'), true),
             _ => return false,
         };
-        // Empty and undecodable bodies: the general path.
-        let Some(elements) = self.elements() else {
+        // Empty bodies: the general path.
+        let Some(mut elements) = self.elements() else {
             return false;
         };
+        let start = out.len();
         if map {
-            map_into(form, elements, out);
+            map_into(form, &mut elements, out);
         } else {
-            seq(form, brackets, elements, out);
+            seq(form, brackets, &mut elements, out);
+        }
+        if elements.truncated() {
+            // The general path writes it as hex.
+            out.truncate(start);
+            return false;
         }
         true
     }
@@ -438,6 +443,7 @@ fn write_nested<'a, S: Source<'a>>(s: S, node: View<'a, S>, form: Form, out: &mu
 }
 
 /// `f`'s text between two `q`s when `quoted`.
+#[inline(always)]
 fn wrap(quoted: bool, q: char, out: &mut String, f: impl FnOnce(&mut String)) {
     if quoted {
         out.push(q);
@@ -478,6 +484,7 @@ fn text_into(form: Form, s: &str, out: &mut String) {
 }
 
 /// Hex in the form's blob notation: `"0x…"`, `…`, `0x…`.
+#[inline(always)]
 fn hex_form(form: Form, out: &mut String, hex: impl FnOnce(&mut String)) {
     match form {
         Form::Json => wrap(true, '"', out, |o| {

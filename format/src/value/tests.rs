@@ -42,16 +42,22 @@ fn view_elements_walk_in_place() {
     use view::Item;
     let list = CqlType::parse("ListType(Int32Type)").unwrap();
     let b = body(3, &[Some(&[0, 0, 0, 1]), None, Some(&[0, 0, 0, 2])]);
-    let e = Item::new(&list, &b).elements().unwrap();
-    assert_eq!(e.size_hint(), (3, Some(3)));
-    let got: Vec<_> = e.map(|i| i.b).collect();
+    let mut e = Item::new(&list, &b).elements().unwrap();
+    let got: Vec<_> = e.by_ref().map(|i| i.b).collect();
     assert_eq!(
         got,
         [Some(&[0, 0, 0, 1][..]), None, Some(&[0, 0, 0, 2][..])]
     );
-    // Truncated anywhere: no elements, and the view is `Invalid`.
+    assert!(!e.truncated());
+    // Truncated anywhere: the walk says so, and the view is `Invalid`.
     for cut in 1..b.len() {
-        assert!(Item::new(&list, &b[..cut]).elements().is_none(), "{cut}");
+        match Item::new(&list, &b[..cut]).elements() {
+            None => assert!(cut < 4, "{cut}"),
+            Some(mut e) => {
+                assert!(e.by_ref().count() < 3, "{cut}");
+                assert!(e.truncated(), "{cut}");
+            }
+        }
         assert!(matches!(
             Item::new(&list, &b[..cut]).view(),
             View::Scalar(view::Scalar::Invalid)

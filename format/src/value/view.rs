@@ -133,8 +133,10 @@ impl<'a> Item<'a> {
 
     /// The elements of a list, set or map value in place (map keys and
     /// values alternating), for a walk that collects nothing; `None` for
-    /// other types, a null, an empty value, or a body that does not decode
-    /// (whose [`view`](Item::view) is `Empty` or `Invalid`).
+    /// other types, a null, an empty value (whose [`view`](Item::view) is
+    /// `Empty`) or one too short for its count. A walk that ends
+    /// [`truncated`](Elements::truncated) was of a value whose view is
+    /// `Invalid`.
     #[inline]
     pub fn elements(self) -> Option<Elements<'a>> {
         let b = self.b.filter(|b| !b.is_empty())?;
@@ -168,9 +170,9 @@ fn raw_node<'a>(ty: &'a CqlType, b: &'a [u8]) -> View<'a, Item<'a>> {
             return View::Scalar(Scalar::Blob(b))
         }
         _ if b.is_empty() => return View::Scalar(Scalar::Empty),
-        T::List(t) => Elements::of(b, [t, t], 1).map(|e| View::List(e.collect())),
-        T::Set(t) => Elements::of(b, [t, t], 1).map(|e| View::Set(e.collect())),
-        T::Map(k, v) => Elements::of(b, [k, v], 2).map(|e| View::Map(e.collect())),
+        T::List(t) => collection(b, [t, t], 1).map(View::List),
+        T::Set(t) => collection(b, [t, t], 1).map(View::Set),
+        T::Map(k, v) => collection(b, [k, v], 2).map(View::Map),
         T::Vector(t, n) => vector(t, *n, b).map(View::Vector),
         T::Tuple(ts) => {
             let (fields, present) = tuple_fields(ts.iter(), b);
@@ -255,8 +257,8 @@ fn native(n: Native, b: &[u8]) -> Option<Scalar<'_>> {
 /// The elements of a frozen list, set or map body: `i32 count` (a
 /// negative one reads as zero), then per element one `i32`-length-prefixed
 /// value per type (a negative length is a null; map keys and values
-/// alternate), bytes after the last element ignored. Made only for a
-/// complete body: the walk never ends early.
+/// alternate), bytes after the last element ignored. A truncated body ends
+/// the walk early and sets [`Elements::truncated`].
 #[derive(Debug, Clone)]
 pub struct Elements<'a> {
     cur: Cur<'a>,
@@ -264,31 +266,30 @@ pub struct Elements<'a> {
     tys: [&'a CqlType; 2],
     /// Values not yet read.
     left: usize,
+    truncated: bool,
 }
 
 impl<'a> Elements<'a> {
     /// The elements of body `b`, `per` values each (1, or 2 for a map's
-    /// key and value) of types `tys` alternating; `None` when the body is
-    /// truncated.
+    /// key and value) of types `tys` alternating; `None` when the body has
+    /// no count.
     #[inline(always)]
     fn of(b: &'a [u8], tys: [&'a CqlType; 2], per: usize) -> Option<Self> {
         let mut cur = cur(b);
         let n = cur.i32("collection size").ok()?;
         let left = usize::try_from(n).unwrap_or(0).saturating_mul(per);
-        let all = Elements { cur, tys, left };
-        let mut check = all.clone();
-        while check.left > 0 {
-            check.value()?;
-        }
-        Some(all)
+        Some(Elements {
+            cur,
+            tys,
+            left,
+            truncated: false,
+        })
     }
 
-    /// The next value's bytes (`None` inside for a null); `None` when
-    /// truncated.
-    #[inline(always)]
-    fn value(&mut self) -> Option<Option<&'a [u8]>> {
-        self.left -= 1;
-        self.cur.nullable_int_bytes("collection element").ok()
+    /// True when the walk ended early at the end of a truncated body (the
+    /// value then does not decode: its view is `Invalid`).
+    pub fn truncated(&self) -> bool {
+        self.truncated
     }
 }
 
@@ -302,14 +303,28 @@ impl<'a> Iterator for Elements<'a> {
         }
         let ty = self.tys[0];
         self.tys.swap(0, 1);
-        // Checked whole when made: a value is always there.
-        let b = self.value()?;
+        let Ok(b) = self.cur.nullable_int_bytes("collection element") else {
+            self.truncated = true;
+            self.left = 0;
+            return None;
+        };
+        self.left -= 1;
         Some(Item { ty, b })
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.left, Some(self.left))
+        (0, Some(self.left))
     }
+}
+
+/// All the elements of a complete body ([`Elements`]); `None` when it is
+/// truncated.
+fn collection<'a>(b: &'a [u8], tys: [&'a CqlType; 2], per: usize) -> Option<Vec<Item<'a>>> {
+    let mut e = Elements::of(b, tys, per)?;
+    // Each value takes 4 bytes at least: the count cannot make this large.
+    let mut all = Vec::with_capacity(e.left.min(b.len() / 4));
+    all.extend(e.by_ref());
+    (!e.truncated).then_some(all)
 }
 
 /// Tuple/UDT body: `i32`-length-prefixed fields (a negative length is a
