@@ -70,8 +70,9 @@ pub(crate) trait Source<'a>: Copy {
     /// The serialized value as bare hex (collections' `getString`, and the
     /// fallback for values that do not decode).
     fn hex_into(self, out: &mut String);
-    /// Write the value when a shortcut applies (lists, sets and maps of
-    /// bytes walked in place); `false` to take the general path.
+    /// Write the value when a shortcut applies (for bytes: natives from
+    /// their scalar view, lists, sets and maps walked in place); `false` to
+    /// take the general path.
     #[inline]
     fn write_fast(self, _form: Form, _out: &mut String) -> bool {
         false
@@ -249,15 +250,23 @@ impl<'a> Source<'a> for Item<'a> {
             CqlType::Map(..) => (('{', '}'), true),
             _ => return false,
         };
-        // Empty bodies: the general path.
+        // Empty values (and ones too short for a count): the general path.
         let Some(mut elements) = self.elements() else {
             return false;
         };
         let start = out.len();
-        if map {
-            map_into(form, &mut elements, out);
-        } else {
-            seq(form, brackets, &mut elements, out);
+        match self.ty.bare() {
+            _ if map => map_into(form, &mut elements, out),
+            CqlType::List(e) | CqlType::Set(e) => match e.bare() {
+                // Elements of a native type (the common case): their scalar
+                // views written here, without the per-element dispatch.
+                CqlType::Native(n) => seq_by(brackets, &mut elements, out, |v, o| match v.b {
+                    Some(b) => write_scalar(v, Scalar::of(*n, b), form, o),
+                    None => o.push_str("null"),
+                }),
+                _ => seq(form, brackets, &mut elements, out),
+            },
+            _ => seq(form, brackets, &mut elements, out),
         }
         if elements.truncated() {
             // The general path writes it as hex.
@@ -502,16 +511,27 @@ fn hex_form(form: Form, out: &mut String, hex: impl FnOnce(&mut String)) {
 /// Items joined by `, ` between `open` and `close`.
 fn seq<'a, S: Source<'a>>(
     form: Form,
+    brackets: (char, char),
+    items: impl IntoIterator<Item = S>,
+    out: &mut String,
+) {
+    seq_by(brackets, items, out, |v, o| write(v, form, o))
+}
+
+/// Items written by `f`, joined by `, ` between `open` and `close`.
+#[inline(always)]
+fn seq_by<S>(
     (open, close): (char, char),
     items: impl IntoIterator<Item = S>,
     out: &mut String,
+    mut f: impl FnMut(S, &mut String),
 ) {
     out.push(open);
     for (i, v) in items.into_iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
-        write(v, form, out);
+        f(v, out);
     }
     out.push(close);
 }
@@ -658,6 +678,21 @@ mod tests {
         assert_eq!(
             r("ListType(Int32Type)", &list[..9], Json),
             "\"0x000000020000000400\""
+        );
+        // Cut after a whole element, or inside a map entry: what was written
+        // of the walk is taken back, and the hex written instead.
+        for form in [Json, Cql, Cqlsh] {
+            let cut = &list[..14];
+            let want = string(|s| hex_form(form, s, |o| hex_into(o, cut)));
+            assert_eq!(r("ListType(Int32Type)", cut, form), want);
+            assert_eq!(r("SetType(Int32Type)", cut, form), want);
+        }
+        let map_cut = [
+            0, 0, 0, 2, 0, 0, 0, 4, 0, 0, 0, 6, 0, 0, 0, 1, b'x', 0, 0, 0, 4, 0, 0,
+        ];
+        assert_eq!(
+            r("MapType(Int32Type,UTF8Type)", &map_cut, Json),
+            "\"0x0000000200000004000000060000000178000000040000\""
         );
         let map = [0, 0, 0, 1, 0, 0, 0, 4, 0, 0, 0, 6, 0, 0, 0, 1, b'x'];
         assert_eq!(
