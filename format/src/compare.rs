@@ -35,7 +35,9 @@
 use std::cmp::Ordering;
 
 use crate::clustering::{BoundKind, ClusteringPrefix};
+use crate::cur::Cur;
 use crate::types::{CqlType, Native, MAX_DEPTH};
+use crate::Component;
 
 // ------------------------------------------------------------- prefixes
 
@@ -444,26 +446,26 @@ fn decimal_digits(unscaled: &[u8], scale: i64) -> (String, i64) {
     (t.to_string(), -scale + (d.len() - t.len()) as i64)
 }
 
-/// `i32`-length elements (`-1` = null), as in frozen collections and tuples.
+/// `i32`-length elements (negative = null), as in frozen collections and
+/// tuples.
 struct Elements<'a> {
-    b: &'a [u8],
-    i: usize,
+    cur: Cur<'a>,
 }
 
 impl<'a> Elements<'a> {
-    fn next(&mut self) -> Option<Option<&'a [u8]>> {
-        let len = i32::from_be_bytes(self.b.get(self.i..self.i + 4)?.try_into().ok()?);
-        self.i += 4;
-        if len < 0 {
-            return Some(None);
+    /// The elements of `b` from byte `at` on.
+    fn new(b: &'a [u8], at: usize) -> Self {
+        Elements {
+            cur: Cur::new(b.get(at..).unwrap_or_default(), Component::Data, 0),
         }
-        let v = self.b.get(self.i..self.i.checked_add(len as usize)?)?;
-        self.i += len as usize;
-        Some(Some(v))
+    }
+
+    fn next(&mut self) -> Option<Option<&'a [u8]>> {
+        self.cur.nullable_int_bytes("element").ok()
     }
 
     fn at_end(&self) -> bool {
-        self.i >= self.b.len()
+        self.cur.is_empty()
     }
 }
 
@@ -484,7 +486,7 @@ fn compare_collection(types: &[&CqlType], a: &[u8], b: &[u8], depth: u32) -> Opt
     let count =
         |x: &[u8]| -> Option<i32> { Some(i32::from_be_bytes(x.get(..4)?.try_into().ok()?)) };
     let (ca, cb) = (count(a)?, count(b)?);
-    let (mut ea, mut eb) = (Elements { b: a, i: 4 }, Elements { b, i: 4 });
+    let (mut ea, mut eb) = (Elements::new(a, 4), Elements::new(b, 4));
     for _ in 0..ca.min(cb) {
         for t in types {
             let c = compare_nested(t, ea.next()?, eb.next()?, depth);
@@ -506,7 +508,7 @@ fn compare_fields<'t>(
     b: &[u8],
     depth: u32,
 ) -> Option<Ordering> {
-    let (mut ea, mut eb) = (Elements { b: a, i: 0 }, Elements { b, i: 0 });
+    let (mut ea, mut eb) = (Elements::new(a, 0), Elements::new(b, 0));
     let mut types = types.into_iter();
     while !ea.at_end() && !eb.at_end() {
         let Some(t) = types.next() else { break };
@@ -537,13 +539,11 @@ fn compare_composite(types: &[CqlType], a: &[u8], b: &[u8], depth: u32) -> Optio
     type Split<'a> = (bool, Vec<(&'a [u8], u8)>);
     fn split(x: &[u8]) -> Option<Split<'_>> {
         let is_static = x.starts_with(&[0xff, 0xff]);
-        let mut rest = if is_static { &x[2..] } else { x };
+        let mut cur = Cur::new(if is_static { &x[2..] } else { x }, Component::Data, 0);
         let mut out = Vec::new();
-        while !rest.is_empty() {
-            let n = u16::from_be_bytes([*rest.first()?, *rest.get(1)?]) as usize;
-            let v = rest.get(2..2 + n)?;
-            out.push((v, *rest.get(2 + n)?));
-            rest = &rest[3 + n..];
+        while !cur.is_empty() {
+            let v = cur.short_bytes("composite component").ok()?;
+            out.push((v, cur.u8("composite end-of-component").ok()?));
         }
         Some((is_static, out))
     }
@@ -568,7 +568,7 @@ fn compare_composite(types: &[CqlType], a: &[u8], b: &[u8], depth: u32) -> Optio
 fn compare_vector(t: &CqlType, n: usize, a: &[u8], b: &[u8], depth: u32) -> Option<Ordering> {
     fn split<'a>(t: &CqlType, n: usize, x: &'a [u8]) -> Option<Vec<&'a [u8]>> {
         let mut out = Vec::with_capacity(n.min(x.len()));
-        let mut cur = crate::cur::Cur::new(x, crate::Component::Data, 0);
+        let mut cur = Cur::new(x, Component::Data, 0);
         for _ in 0..n {
             out.push(match t.fixed_len() {
                 Some(l) => cur.bytes(l, "vector element").ok()?,

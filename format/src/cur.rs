@@ -311,6 +311,16 @@ impl<'a> Cur<'a> {
         self.bytes_len(n as u64, what)
     }
 
+    /// `i32 length + bytes` where a negative length is a null (`None`): an
+    /// element of a frozen collection, a tuple or UDT field.
+    #[inline(always)]
+    pub fn nullable_int_bytes(&mut self, what: &'static str) -> Result<Option<&'a [u8]>> {
+        match usize::try_from(self.i32(what)?) {
+            Ok(n) => self.bytes_len(n as u64, what).map(Some),
+            Err(_) => Ok(None),
+        }
+    }
+
     /// `uvint length + bytes`.
     #[inline]
     pub fn vint_bytes(&mut self, what: &'static str) -> Result<&'a [u8]> {

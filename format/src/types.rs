@@ -200,6 +200,17 @@ impl CqlType {
         }
     }
 
+    /// Strip `ReversedType` and `FrozenType` wrappers (the type a value's
+    /// bytes are read as).
+    #[inline]
+    pub fn bare(&self) -> &CqlType {
+        let mut t = self;
+        while let CqlType::Reversed(i) | CqlType::Frozen(i) = t {
+            t = i;
+        }
+        t
+    }
+
     /// True for `ReversedType(..)`.
     pub fn is_reversed(&self) -> bool {
         matches!(self, CqlType::Reversed(_))

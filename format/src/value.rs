@@ -717,40 +717,41 @@ impl Value {
     /// The value one level down, as [`view::Item::view`] gives it for its
     /// serialization: the renderer walks decoded values and bytes alike.
     pub fn view(&self) -> View<'_, &Value> {
+        use view::Scalar as Sc;
         use View as N;
-        match self {
-            Value::Null => N::Null,
-            Value::Empty => N::Empty,
-            Value::Ascii(s) | Value::Text(s) => N::Text(s),
-            Value::BadText(b) => N::BadText(b),
-            Value::Blob(b) => N::Blob(b),
-            Value::Bigint(v) => N::Int(*v),
-            Value::Int(v) => N::Int((*v).into()),
-            Value::Smallint(v) => N::Int((*v).into()),
-            Value::Tinyint(v) => N::Int((*v).into()),
-            Value::Varint(b) => N::Varint(b),
-            Value::Decimal { scale, unscaled } => N::Decimal {
+        N::Scalar(match self {
+            Value::Null => return N::Null,
+            Value::Empty => Sc::Empty,
+            Value::Ascii(s) | Value::Text(s) => Sc::Text(s),
+            Value::BadText(b) => Sc::BadText(b),
+            Value::Blob(b) => Sc::Blob(b),
+            Value::Bigint(v) => Sc::Int(*v),
+            Value::Int(v) => Sc::Int((*v).into()),
+            Value::Smallint(v) => Sc::Int((*v).into()),
+            Value::Tinyint(v) => Sc::Int((*v).into()),
+            Value::Varint(b) => Sc::Varint(b),
+            Value::Decimal { scale, unscaled } => Sc::Decimal {
                 scale: *scale,
                 unscaled,
             },
-            Value::Float(v) => N::Float(*v),
-            Value::Double(v) => N::Double(*v),
-            Value::Boolean(b) => N::Boolean(*b),
-            Value::Uuid(u) | Value::Timeuuid(u) => N::Uuid(&u.0),
-            Value::Timestamp(ms) => N::Timestamp(*ms),
-            Value::Date(d) => N::Date(*d),
-            Value::Time(t) => N::Time(*t),
+            Value::Float(v) => Sc::Float(*v),
+            Value::Double(v) => Sc::Double(*v),
+            Value::Boolean(b) => Sc::Boolean(*b),
+            Value::Uuid(u) | Value::Timeuuid(u) => Sc::Uuid(&u.0),
+            Value::Timestamp(ms) => Sc::Timestamp(*ms),
+            Value::Date(d) => Sc::Date(*d),
+            Value::Time(t) => Sc::Time(*t),
             Value::Duration {
                 months,
                 days,
                 nanos,
-            } => N::Duration {
+            } => Sc::Duration {
                 months: (*months).into(),
                 days: (*days).into(),
                 nanos: *nanos,
             },
-            Value::Inet(ip) => N::Inet(*ip),
-            Value::Counter(c) => N::Counter {
+            Value::Inet(ip) => Sc::Inet(*ip),
+            Value::Counter(c) => Sc::Counter {
                 first: self
                     .to_bytes()
                     .get(..8)
@@ -758,24 +759,28 @@ impl Value {
                     .map(i64::from_be_bytes),
                 total: Some(c.total),
             },
-            Value::List(v) => N::List(v.iter().collect()),
-            Value::Set(v) => N::Set(v.iter().collect()),
-            Value::Map(m) => N::Map(m.iter().flat_map(|(k, v)| [k, v]).collect()),
-            Value::Vector(v) => N::Vector(v.iter().collect()),
-            Value::Tuple { values, present } => N::Tuple {
-                fields: values.iter().collect(),
-                present: *present,
-            },
+            Value::List(v) => return N::List(v.iter().collect()),
+            Value::Set(v) => return N::Set(v.iter().collect()),
+            Value::Map(m) => return N::Map(m.iter().flat_map(|(k, v)| [k, v]).collect()),
+            Value::Vector(v) => return N::Vector(v.iter().collect()),
+            Value::Tuple { values, present } => {
+                return N::Tuple {
+                    fields: values.iter().collect(),
+                    present: *present,
+                }
+            }
             Value::Udt {
                 fields, present, ..
-            } => N::Udt {
-                fields: fields.iter().map(|(n, v)| (n.as_str(), v)).collect(),
-                present: *present,
-            },
-            Value::Composite { components, .. } => {
-                N::Composite(components.iter().map(|c| (&c.value, c.eoc)).collect())
+            } => {
+                return N::Udt {
+                    fields: fields.iter().map(|(n, v)| (n.as_str(), v)).collect(),
+                    present: *present,
+                }
             }
-        }
+            Value::Composite { components, .. } => {
+                return N::Composite(components.iter().map(|c| (&c.value, c.eoc)).collect())
+            }
+        })
     }
 }
 

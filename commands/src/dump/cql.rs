@@ -44,6 +44,7 @@ use sstkit_format::schema::TableSchema;
 use sstkit_format::statistics::{ColumnDef, SerializationHeader};
 use sstkit_format::types::{CqlType, Native};
 use sstkit_format::value::decode_counter;
+use sstkit_format::value::view::CompositeParts;
 use sstkit_format::Component;
 
 use super::sstabledump::udt_field_index;
@@ -177,17 +178,10 @@ fn slots<'n>(
 /// length, value, end-of-component byte each); `None` when the bytes do not
 /// frame.
 pub(crate) fn key_components<'k>(t: &CqlType, key: &'k [u8]) -> Option<Vec<&'k [u8]>> {
-    let CqlType::Composite(ts) = t else {
-        return Some(vec![key]);
-    };
-    let mut rest = key;
-    let mut out = Vec::with_capacity(ts.len());
-    while !rest.is_empty() {
-        let n = usize::from(u16::from_be_bytes([*rest.first()?, *rest.get(1)?]));
-        out.push(rest.get(2..2 + n)?);
-        rest = rest.get(3 + n..)?;
+    match t {
+        CqlType::Composite(ts) => CompositeParts::exactly(key, ts.len()),
+        _ => Some(vec![key]),
     }
-    (out.len() == ts.len()).then_some(out)
 }
 
 /// Append `toJSONString` of a non-null column value, as `SELECT JSON` does

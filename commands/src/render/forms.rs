@@ -36,7 +36,7 @@
 use std::fmt::Write as _;
 
 use sstkit_format::types::{quote_ident, CqlType, Native};
-use sstkit_format::value::view::{walk_collection, Item, View};
+use sstkit_format::value::view::{Item, Scalar, View};
 use sstkit_format::value::Value;
 
 use super::append::push_i64;
@@ -60,7 +60,6 @@ pub enum Form {
     Cqlsh,
 }
 
-/// What the renderer sees of a value: a decoded scalar, or the children of
 /// A value the renderer can walk: serialized bytes with their type
 /// ([`render`]) or a decoded [`Value`].
 pub(crate) trait Source<'a>: Copy {
@@ -71,8 +70,9 @@ pub(crate) trait Source<'a>: Copy {
     /// The serialized value as bare hex (collections' `getString`, and the
     /// fallback for values that do not decode).
     fn hex_into(self, out: &mut String);
-    /// Write the value when a shortcut applies (see [`native_fast`]);
-    /// `false` to take the general path.
+    /// Write the value when a shortcut applies (for bytes: natives from
+    /// their scalar view, lists, sets and maps walked in place); `false` to
+    /// take the general path.
     #[inline]
     fn write_fast(self, _form: Form, _out: &mut String) -> bool {
         false
@@ -83,17 +83,16 @@ pub(crate) trait Source<'a>: Copy {
 /// the bytes (no [`Value`] tree).
 #[inline]
 pub fn render(ty: &CqlType, b: &[u8], form: Form, out: &mut String) {
-    if form == Form::Json {
-        let t = unwrap_frozen(ty);
-        if let CqlType::Native(n @ (Native::Text | Native::Ascii)) = t {
+    match ty.bare() {
+        CqlType::Native(n @ (Native::Text | Native::Ascii)) if form == Form::Json => {
             // Validate and escape in one pass (what `write` does in two).
             out.push('"');
             json_escape_text_into(out, b, *n == Native::Ascii);
             out.push('"');
-            return;
         }
+        CqlType::Native(n) => write_native(Item::new(ty, b), *n, b, form, out),
+        _ => write(Item::new(ty, b), form, out),
     }
-    write(Item { ty, b: Some(b) }, form, out)
 }
 
 /// Append the `form` text of value `b` of type `ty` to `out` JSON-escaped
@@ -103,17 +102,14 @@ pub fn render(ty: &CqlType, b: &[u8], form: Form, out: &mut String) {
 /// never produce a character to escape outside [`Form::Json`] and are
 /// rendered in place; the rest goes through `scratch` (a reusable buffer).
 pub fn render_json(ty: &CqlType, b: &[u8], form: Form, out: &mut String, scratch: &mut String) {
-    let t = unwrap_frozen(ty);
+    let t = ty.bare();
     if form != Form::Json {
         match t {
             CqlType::Native(n @ (Native::Text | Native::Ascii)) if form == Form::Str => {
                 return json_escape_text_into(out, b, *n == Native::Ascii);
             }
             CqlType::Native(n) if !matches!(n, Native::Text | Native::Ascii) => {
-                if !native_fast(*n, b, form, out) {
-                    write(Item { ty: t, b: Some(b) }, form, out);
-                }
-                return;
+                return write_native(Item::new(t, b), *n, b, form, out);
             }
             _ => {}
         }
@@ -147,7 +143,7 @@ impl JsonStr {
     /// The treatment of values of `ty` rendered in `form` (not `Json`, whose
     /// strings carry their own quotes).
     pub fn of(ty: &CqlType, form: Form) -> JsonStr {
-        let t = unwrap_frozen(ty);
+        let t = ty.bare();
         match t {
             CqlType::Native(n @ (Native::Text | Native::Ascii)) if form == Form::Str => {
                 JsonStr::Text {
@@ -171,29 +167,13 @@ impl JsonStr {
     ) {
         match self {
             JsonStr::Text { ascii } => json_escape_text_into(out, b, ascii),
-            JsonStr::Plain => {
-                let t = unwrap_frozen(ty);
-                let fast = match t {
-                    CqlType::Native(n) => native_fast(*n, b, form, out),
-                    _ => false,
-                };
-                if !fast {
-                    write(Item { ty: t, b: Some(b) }, form, out);
-                }
-            }
+            JsonStr::Plain => match ty.bare() {
+                CqlType::Native(n) => write_native(Item::new(ty, b), *n, b, form, out),
+                t => write(Item::new(t, b), form, out),
+            },
             JsonStr::Escaped => render_json(ty, b, form, out, scratch),
         }
     }
-}
-
-/// `ty` without `Reversed` / `Frozen` wrappers.
-#[inline]
-fn unwrap_frozen(ty: &CqlType) -> &CqlType {
-    let mut t = ty;
-    while let CqlType::Reversed(i) | CqlType::Frozen(i) = t {
-        t = i;
-    }
-    t
 }
 
 /// True when every text [`render`] gives values of `t` in `form` (`Str`
@@ -202,7 +182,7 @@ fn unwrap_frozen(ty: &CqlType) -> &CqlType {
 /// (hex) and null elements alike.
 fn plain_text(t: &CqlType, form: Form) -> bool {
     use Native::*;
-    match unwrap_frozen(t) {
+    match t.bare() {
         CqlType::Native(n) => matches!(
             n,
             Bigint
@@ -257,88 +237,44 @@ impl<'a> Source<'a> for Item<'a> {
     #[inline]
     fn write_fast(self, form: Form, out: &mut String) -> bool {
         let Some(b) = self.b else { return false };
-        match unwrap_frozen(self.ty) {
-            CqlType::Native(n) => native_fast(*n, b, form, out),
-            // An empty value is `Empty`, and `getString` of a collection is
-            // its hex: the general path.
-            _ if b.is_empty() || form == Form::Str => false,
-            CqlType::List(e) => seq_fast(e, b, form, ('[', ']'), out),
-            CqlType::Set(e) if form == Form::Json => seq_fast(e, b, form, ('[', ']'), out),
-            CqlType::Set(e) => seq_fast(e, b, form, ('{', '}'), out),
-            _ => false,
-        }
-    }
-}
-
-/// The most common native values (valid fixed-size numbers, booleans,
-/// UUIDs, timestamps, blobs) written straight from the bytes, as [`write`]
-/// writes their [`Node`] but without building one (the dump hot path);
-/// `false`, writing nothing, for everything else.
-#[inline]
-fn native_fast(n: Native, b: &[u8], form: Form, out: &mut String) -> bool {
-    use Native::*;
-    match (n, b.len()) {
-        (Int, 4) => push_i64(out, i32::from_be_bytes([b[0], b[1], b[2], b[3]]).into()),
-        (Bigint, 8) => push_i64(out, i64::from_be_bytes(be::<8>(b).unwrap_or_default())),
-        (Smallint, 2) => push_i64(out, i16::from_be_bytes([b[0], b[1]]).into()),
-        (Tinyint, 1) => push_i64(out, i8::from_be_bytes([b[0]]).into()),
-        (Boolean, 1) => out.push_str(if b[0] != 0 { "true" } else { "false" }),
-        (Double, 8) => {
-            let x = f64::from_be_bytes(be::<8>(b).unwrap_or_default());
-            if form == Form::Json && !x.is_finite() {
-                out.push_str("null");
-            } else {
-                double_into(out, x);
+        let (brackets, map) = match self.ty.bare() {
+            CqlType::Native(n) => {
+                write_native(self, *n, b, form, out);
+                return true;
             }
+            // `getString` of a collection is its hex: the general path.
+            _ if form == Form::Str => return false,
+            CqlType::List(_) => (('[', ']'), false),
+            CqlType::Set(_) if form == Form::Json => (('[', ']'), false),
+            CqlType::Set(_) => (('{', '}'), false),
+            CqlType::Map(..) => (('{', '}'), true),
+            _ => return false,
+        };
+        // Empty values (and ones too short for a count): the general path.
+        let Some(mut elements) = self.elements() else {
+            return false;
+        };
+        let start = out.len();
+        match self.ty.bare() {
+            _ if map => map_into(form, &mut elements, out),
+            CqlType::List(e) | CqlType::Set(e) => match e.bare() {
+                // Elements of a native type (the common case): their scalar
+                // views written here, without the per-element dispatch.
+                CqlType::Native(n) => seq_by(brackets, &mut elements, out, |v, o| match v.b {
+                    Some(b) => write_scalar(v, Scalar::of(*n, b), form, o),
+                    None => o.push_str("null"),
+                }),
+                _ => seq(form, brackets, &mut elements, out),
+            },
+            _ => seq(form, brackets, &mut elements, out),
         }
-        (Uuid | Timeuuid | LexicalUuid, 16) => {
-            let u: [u8; 16] = be::<16>(b).unwrap_or_default();
-            wrap(form == Form::Json, '"', out, |o| uuid_into(o, &u));
+        if elements.truncated() {
+            // The general path writes it as hex.
+            out.truncate(start);
+            return false;
         }
-        (Timestamp | LegacyDate, 8) if matches!(form, Form::Json | Form::Str) => {
-            let ms = i64::from_be_bytes(be::<8>(b).unwrap_or_default());
-            if form == Form::Json {
-                wrap(true, '"', out, |o| timestamp_into(o, ms, ' '));
-            } else {
-                timestamp_into(out, ms, 'T');
-            }
-        }
-        (Blob, _) => hex_form(form, out, |o| hex_into(o, b)),
-        _ => return false,
+        true
     }
-    true
-}
-
-/// A list or set written as [`write_nested`] does, without collecting its
-/// elements first (frozen lists and sets are common cell values); `false`
-/// when the body does not decode (the general path then writes the hex).
-fn seq_fast(
-    elem: &CqlType,
-    b: &[u8],
-    form: Form,
-    (open, close): (char, char),
-    out: &mut String,
-) -> bool {
-    if !walk_collection(b, &[elem], |_| {}) {
-        return false;
-    }
-    // `int` elements (the commonest) are printed here, without the
-    // general dispatch: a 4-byte value is its decimal in every form.
-    let ints = matches!(elem.unreversed(), CqlType::Native(Native::Int));
-    out.push(open);
-    let mut first = true;
-    walk_collection(b, &[elem], |r| {
-        if !first {
-            out.push_str(", ");
-        }
-        first = false;
-        match r.b.and_then(be::<4>) {
-            Some(v) if ints => push_i64(out, i32::from_be_bytes(v).into()),
-            _ => write(r, form, out),
-        }
-    });
-    out.push(close);
-    true
 }
 
 /// A decoded value: the same walk over its view.
@@ -367,48 +303,60 @@ pub fn value_text(v: &Value, form: Form) -> String {
     s
 }
 
-/// `b` as an `N`-byte array when it is exactly that long.
-#[inline]
-fn be<const N: usize>(b: &[u8]) -> Option<[u8; N]> {
-    b.try_into().ok()
-}
-
 /// Append the `form` text of `s` to `out`.
 pub(crate) fn write<'a, S: Source<'a>>(s: S, form: Form, out: &mut String) {
-    use Form::{Cql, Cqlsh, Json, Str};
     if s.write_fast(form, out) {
         return;
     }
     match s.node() {
         View::Null => out.push_str("null"),
-        View::Empty => out.push_str(match form {
+        View::Scalar(v) => write_scalar(s, v, form, out),
+        node => write_nested(s, node, form, out),
+    }
+}
+
+/// Append the `form` text of native value `b` (of type `n`, `s` its item):
+/// its scalar view, written. Both halves are inlined here, so that the
+/// view's match on the type and the writer's on the scalar fold into one
+/// (natives are most of a dump's values).
+#[inline(never)]
+fn write_native<'a>(s: Item<'a>, n: Native, b: &'a [u8], form: Form, out: &mut String) {
+    write_scalar(s, Scalar::of(n, b), form, out)
+}
+
+/// Append the `form` text of scalar `v`, the view of `s`.
+#[inline(always)]
+fn write_scalar<'a, S: Source<'a>>(s: S, v: Scalar<'a>, form: Form, out: &mut String) {
+    use Form::{Cql, Cqlsh, Json, Str};
+    match v {
+        Scalar::Empty => out.push_str(match form {
             Json => "\"\"",
             Str => "",
             Cql | Cqlsh => "''",
         }),
-        View::Invalid => hex_form(form, out, |o| s.hex_into(o)),
-        View::Blob(b) => hex_form(form, out, |o| hex_into(o, b)),
-        View::Text(t) => text_into(form, t, out),
-        View::BadText(b) if form == Cqlsh => hex_form(form, out, |o| hex_into(o, b)),
-        View::BadText(b) => text_into(form, &String::from_utf8_lossy(b), out),
-        View::Int(v) => push_i64(out, v),
-        View::Varint(b) => varint_into(out, b),
-        View::Decimal { scale, unscaled } => decimal_into(out, scale, unscaled),
-        View::Float(x) if form == Json && !x.is_finite() => out.push_str("null"),
-        View::Float(x) => float_into(out, x),
-        View::Double(x) if form == Json && !x.is_finite() => out.push_str("null"),
-        View::Double(x) => double_into(out, x),
-        View::Boolean(b) => out.push_str(if b { "true" } else { "false" }),
-        View::Uuid(u) => wrap(form == Json, '"', out, |o| uuid_into(o, u)),
-        View::Timestamp(ms) => match form {
+        Scalar::Invalid => hex_form(form, out, |o| s.hex_into(o)),
+        Scalar::Blob(b) => hex_form(form, out, |o| hex_into(o, b)),
+        Scalar::Text(t) => text_into(form, t, out),
+        Scalar::BadText(b) if form == Cqlsh => hex_form(form, out, |o| hex_into(o, b)),
+        Scalar::BadText(b) => text_into(form, &String::from_utf8_lossy(b), out),
+        Scalar::Int(v) => push_i64(out, v),
+        Scalar::Varint(b) => varint_into(out, b),
+        Scalar::Decimal { scale, unscaled } => decimal_into(out, scale, unscaled),
+        Scalar::Float(x) if form == Json && !x.is_finite() => out.push_str("null"),
+        Scalar::Float(x) => float_into(out, x),
+        Scalar::Double(x) if form == Json && !x.is_finite() => out.push_str("null"),
+        Scalar::Double(x) => double_into(out, x),
+        Scalar::Boolean(b) => out.push_str(if b { "true" } else { "false" }),
+        Scalar::Uuid(u) => wrap(form == Json, '"', out, |o| uuid_into(o, u)),
+        Scalar::Timestamp(ms) => match form {
             Json => wrap(true, '"', out, |o| timestamp_into(o, ms, ' ')),
             Str => timestamp_into(out, ms, 'T'),
             Cql => wrap(true, '\'', out, |o| timestamp_into(o, ms, 'T')),
             Cqlsh => wrap(true, '\'', out, |o| timestamp_cqlsh_into(o, ms)),
         },
-        View::Date(d) => wrap_opt(text_quote(form), out, |o| date_into(o, d)),
-        View::Time(t) => wrap_opt(text_quote(form), out, |o| time_into(o, t)),
-        View::Duration {
+        Scalar::Date(d) => wrap_opt(text_quote(form), out, |o| date_into(o, d)),
+        Scalar::Time(t) => wrap_opt(text_quote(form), out, |o| time_into(o, t)),
+        Scalar::Duration {
             months,
             days,
             nanos,
@@ -419,15 +367,14 @@ pub(crate) fn write<'a, S: Source<'a>>(s: S, form: Form, out: &mut String) {
                 o.push_str("0s");
             }
         }),
-        View::Inet(ip) if form == Cqlsh => wrap(true, '\'', out, |o| {
+        Scalar::Inet(ip) if form == Cqlsh => wrap(true, '\'', out, |o| {
             let _ = write!(o, "{ip}");
         }),
-        View::Inet(ip) => wrap_opt(text_quote(form), out, |o| inet_into(o, &ip)),
-        View::Counter { first, total } => match if form == Cqlsh { total } else { first } {
+        Scalar::Inet(ip) => wrap_opt(text_quote(form), out, |o| inet_into(o, &ip)),
+        Scalar::Counter { first, total } => match if form == Cqlsh { total } else { first } {
             Some(v) => push_i64(out, v),
             None => hex_form(form, out, |o| s.hex_into(o)),
         },
-        node => write_nested(s, node, form, out),
     }
 }
 
@@ -440,34 +387,17 @@ fn write_nested<'a, S: Source<'a>>(s: S, node: View<'a, S>, form: Form, out: &mu
         View::List(_) | View::Set(_) | View::Map(_) | View::Vector(_) if form == Str => {
             s.hex_into(out)
         }
-        View::List(items) | View::Vector(items) => seq(form, ('[', ']'), &items, out),
-        View::Set(items) if form == Json => seq(form, ('[', ']'), &items, out),
-        View::Set(items) => seq(form, ('{', '}'), &items, out),
-        View::Map(items) => {
-            out.push('{');
-            for (i, kv) in items.chunks_exact(2).enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                let start = out.len();
-                write(kv[0], form, out);
-                if form == Json && !out[start..].starts_with('"') {
-                    // JSON object keys are strings: quote non-string keys.
-                    let key = out.split_off(start);
-                    wrap(true, '"', out, |o| json_escape_into(o, &key));
-                }
-                out.push_str(": ");
-                write(kv[1], form, out);
-            }
-            out.push('}');
-        }
+        View::List(items) | View::Vector(items) => seq(form, ('[', ']'), items, out),
+        View::Set(items) if form == Json => seq(form, ('[', ']'), items, out),
+        View::Set(items) => seq(form, ('{', '}'), items, out),
+        View::Map(items) => map_into(form, items, out),
         View::Tuple { fields, present } => {
             let present = present.min(fields.len());
             match form {
                 Str => joined(fields[..present].iter().copied(), out),
-                Json => seq(form, ('[', ']'), &fields, out),
-                Cql => seq(form, ('(', ')'), &fields[..present], out),
-                Cqlsh => seq(form, ('(', ')'), &fields, out),
+                Json => seq(form, ('[', ']'), fields, out),
+                Cql => seq(form, ('(', ')'), fields.into_iter().take(present), out),
+                Cqlsh => seq(form, ('(', ')'), fields, out),
             }
         }
         View::Udt { fields, present } => {
@@ -522,6 +452,7 @@ fn write_nested<'a, S: Source<'a>>(s: S, node: View<'a, S>, form: Form, out: &mu
 }
 
 /// `f`'s text between two `q`s when `quoted`.
+#[inline(always)]
 fn wrap(quoted: bool, q: char, out: &mut String, f: impl FnOnce(&mut String)) {
     if quoted {
         out.push(q);
@@ -562,6 +493,7 @@ fn text_into(form: Form, s: &str, out: &mut String) {
 }
 
 /// Hex in the form's blob notation: `"0x…"`, `…`, `0x…`.
+#[inline(always)]
 fn hex_form(form: Form, out: &mut String, hex: impl FnOnce(&mut String)) {
     match form {
         Form::Json => wrap(true, '"', out, |o| {
@@ -577,15 +509,55 @@ fn hex_form(form: Form, out: &mut String, hex: impl FnOnce(&mut String)) {
 }
 
 /// Items joined by `, ` between `open` and `close`.
-fn seq<'a, S: Source<'a>>(form: Form, (open, close): (char, char), items: &[S], out: &mut String) {
+fn seq<'a, S: Source<'a>>(
+    form: Form,
+    brackets: (char, char),
+    items: impl IntoIterator<Item = S>,
+    out: &mut String,
+) {
+    seq_by(brackets, items, out, |v, o| write(v, form, o))
+}
+
+/// Items written by `f`, joined by `, ` between `open` and `close`.
+#[inline(always)]
+fn seq_by<S>(
+    (open, close): (char, char),
+    items: impl IntoIterator<Item = S>,
+    out: &mut String,
+    mut f: impl FnMut(S, &mut String),
+) {
     out.push(open);
-    for (i, v) in items.iter().enumerate() {
+    for (i, v) in items.into_iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
-        write(*v, form, out);
+        f(v, out);
     }
     out.push(close);
+}
+
+/// A map from its keys and values alternating: `{k: v, …}`, keys quoted in
+/// JSON form.
+fn map_into<'a, S: Source<'a>>(form: Form, items: impl IntoIterator<Item = S>, out: &mut String) {
+    out.push('{');
+    let mut items = items.into_iter();
+    let mut first = true;
+    while let (Some(k), Some(v)) = (items.next(), items.next()) {
+        if !first {
+            out.push_str(", ");
+        }
+        first = false;
+        let start = out.len();
+        write(k, form, out);
+        if form == Form::Json && !out[start..].starts_with('"') {
+            // JSON object keys are strings: quote non-string keys.
+            let key = out.split_off(start);
+            wrap(true, '"', out, |o| json_escape_into(o, &key));
+        }
+        out.push_str(": ");
+        write(v, form, out);
+    }
+    out.push('}');
 }
 
 /// `TupleType.getString`: fields joined by `:`, `:` and `@` escaped, `@` for
@@ -706,6 +678,21 @@ mod tests {
         assert_eq!(
             r("ListType(Int32Type)", &list[..9], Json),
             "\"0x000000020000000400\""
+        );
+        // Cut after a whole element, or inside a map entry: what was written
+        // of the walk is taken back, and the hex written instead.
+        for form in [Json, Cql, Cqlsh] {
+            let cut = &list[..14];
+            let want = string(|s| hex_form(form, s, |o| hex_into(o, cut)));
+            assert_eq!(r("ListType(Int32Type)", cut, form), want);
+            assert_eq!(r("SetType(Int32Type)", cut, form), want);
+        }
+        let map_cut = [
+            0, 0, 0, 2, 0, 0, 0, 4, 0, 0, 0, 6, 0, 0, 0, 1, b'x', 0, 0, 0, 4, 0, 0,
+        ];
+        assert_eq!(
+            r("MapType(Int32Type,UTF8Type)", &map_cut, Json),
+            "\"0x0000000200000004000000060000000178000000040000\""
         );
         let map = [0, 0, 0, 1, 0, 0, 0, 4, 0, 0, 0, 6, 0, 0, 0, 1, b'x'];
         assert_eq!(
