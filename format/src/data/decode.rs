@@ -499,9 +499,9 @@ fn cell<'a>(
 
 /// `v.push(x)`, inlined. `Vec::push` of these large elements is an
 /// out-of-line call (LLVM does not inline it into `decode_row`) that copies
-/// the element from the stack, where it was just written piecewise: a
-/// store-forwarding stall per cell, about a sixth of the decoding time.
-/// Inlined, the element is written straight into the vector.
+/// the element from the stack, where it was just written piecewise (a
+/// store-forwarding stall per cell); inlined, the element is written
+/// straight into the vector.
 #[inline(always)]
 fn push<T>(v: &mut Vec<T>, x: T) {
     if v.len() == v.capacity() {
