@@ -28,6 +28,7 @@ mod promoted;
 mod stream;
 
 pub use stream::for_each_entry;
+pub(crate) use stream::is_truncation;
 
 pub use promoted::{decode_index_info, IndexInfo, IndexName, PromotedIndex, WIDTH_BASE};
 

@@ -68,7 +68,9 @@ pub fn for_each_entry<E: From<Error>>(
     Ok(())
 }
 
-fn is_truncation(k: &ErrorKind) -> bool {
+/// True for a decode error that more bytes could resolve (an entry cut by
+/// the end of a read).
+pub(crate) fn is_truncation(k: &ErrorKind) -> bool {
     matches!(
         k,
         ErrorKind::UnexpectedEof { .. } | ErrorKind::LengthOutOfRange { .. }

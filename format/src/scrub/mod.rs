@@ -531,7 +531,7 @@ struct Scanner<'s> {
     plausible: Plausible,
     chunk_len: Option<u64>,
     /// The partition index's starts (trusted or hints).
-    starts: Option<Starts>,
+    starts: Option<Starts<'s>>,
     /// The bloom filter, to reject candidate keys it says are absent.
     filter: Option<BloomFilter>,
     /// Uncompressed ranges of chunks that failed their checksum, sorted.
@@ -1001,6 +1001,24 @@ pub fn scrub(
         attempts: 0,
         probe_bytes: 0,
     };
+    if let Some(s) = scanner.starts.as_ref().filter(|s| s.unlisted > 0) {
+        let component = if features.trie_index {
+            Component::Partitions
+        } else {
+            Component::Index
+        };
+        report.problems.push(Problem::new(
+            ProblemClass::IndexMismatch,
+            component,
+            0,
+            format!(
+                "the index's partition positions are out of order and it has more than {} \
+                 entries: the other {} give no resynchronisation hints",
+                starts::MAX_LISTED,
+                s.unlisted
+            ),
+        ));
+    }
     let info = ScrubInfo {
         header,
         partitioner: &partitioner,

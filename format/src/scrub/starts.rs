@@ -6,197 +6,666 @@
 //! *trusted*: scrub then resynchronises only at its positions, as
 //! Cassandra's scrub does, and never scans bytes for a partition start. An
 //! index that fails any of this still supplies its positions as hints.
+//!
+//! # Memory
+//!
+//! Memory stays flat as the index grows. The index is read once at open, in
+//! bounded windows, to check it. When its positions strictly increase in
+//! index order (every intact index), queries are answered from a forward
+//! cursor over the index plus a sample of every [`SAMPLE_EVERY`]th entry
+//! (its Data.db position and where to resume reading there): the scan
+//! queries positions in increasing order, so the cursor mostly moves
+//! forward, and a query behind it resumes at the nearest sample. Keys are
+//! read on demand (Index.db, Rows.db). Only an index whose positions are out
+//! of order is kept as a list sorted by position (its hints are needed in
+//! any order), of at most [`MAX_LISTED`] entries.
 
+use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::ops::Range;
 
 use crate::bti::index::flavor_of;
-use crate::bti::partitions::{for_each_entry, PartitionPosition};
-use crate::bti::{read_footer, IoSource, RowsEntry};
+use crate::bti::node::{read_node, Node, TrieSource};
+use crate::bti::partitions::{PartitionPayload, PartitionPosition};
+use crate::bti::walk::MAX_DEPTH;
+use crate::bti::{read_footer, Flavor, IoSource, RowsEntry};
 use crate::component::Component;
+use crate::error::{Error, ErrorKind, Result};
 use crate::index::IndexReader;
+use crate::io::ReadKind;
 use crate::sstable::Sstable;
 use crate::token::Partitioner;
+use crate::version::Features;
+
+/// Entries between two samples of a streamed index.
+const SAMPLE_EVERY: u64 = 1024;
+
+/// Most entries kept of an index whose positions are out of order (24 bytes
+/// each); the rest give no hints.
+pub(super) const MAX_LISTED: usize = 8 << 20;
+
+/// Index.db bytes per read.
+const WINDOW: u64 = 256 << 10;
+
+/// The sizes above, smaller in tests to exercise every path on small files.
+#[derive(Debug, Clone, Copy)]
+struct Tuning {
+    sample_every: u64,
+    window: u64,
+    max_listed: usize,
+    /// Keep a list even for an index in order.
+    force_list: bool,
+}
+
+const TUNING: Tuning = Tuning {
+    sample_every: SAMPLE_EVERY,
+    window: WINDOW,
+    max_listed: MAX_LISTED,
+    force_list: false,
+};
 
 /// What the index says identifies the partition at a position.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum KeyRef {
-    /// The key is in Index.db (or Rows.db) bytes at this offset.
-    Big(u64),
-    /// The whole key, from a Rows.db entry (kept in `Starts::keys`).
-    Owned(usize),
+    /// The Index.db entry at this offset holds the key.
+    Index(u64),
+    /// The Rows.db entry at this offset holds the key.
+    Rows(u64),
     /// A BTI leaf without row index: only the key's filter hash byte.
     Hash(u8),
     /// Nothing to check the key against.
     None,
 }
 
-/// Known partition starts, sorted by Data.db position.
-pub(super) struct Starts {
-    /// Index.db bytes (BIG), for keys.
-    index: Vec<u8>,
-    features: crate::version::Features,
-    entries: Vec<(u64, KeyRef)>,
-    keys: Vec<Vec<u8>>,
+/// One partition the index knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Entry {
+    /// Its start in Data.db.
+    pos: u64,
+    key: KeyRef,
+}
+
+/// Where reading the index can resume: at an entry boundary of Index.db, or
+/// at the payload node of a Partitions.db trie key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Resume {
+    Index(u64),
+    Trie(Vec<u8>),
+}
+
+/// Known partition starts, in Data.db order.
+pub(super) struct Starts<'s> {
+    kind: Kind<'s>,
+    /// Entries of an out-of-order index beyond [`MAX_LISTED`] that were
+    /// dropped (0: none).
+    pub(super) unlisted: u64,
     /// See the module docs.
     pub(super) trusted: bool,
 }
 
-impl Starts {
+enum Kind<'s> {
+    /// Positions strictly increase in index order: read on demand.
+    Stream(Stream<'s>),
+    /// Positions out of order: kept, sorted (keys still read on demand).
+    List {
+        entries: Vec<Entry>,
+        files: RefCell<Files<'s>>,
+    },
+}
+
+impl<'s> Starts<'s> {
     /// Read the index of `sst`, or `None` when it has none or it cannot be
     /// read at all.
-    pub(super) fn read(sst: &Sstable, partitioner: &Partitioner, data_len: u64) -> Option<Starts> {
-        if sst.features().trie_index {
-            Self::read_bti(sst, data_len)
-        } else {
-            Self::read_big(sst, partitioner, data_len)
-        }
+    pub(super) fn read(
+        sst: &'s Sstable,
+        partitioner: &Partitioner,
+        data_len: u64,
+    ) -> Option<Starts<'s>> {
+        Self::read_with(sst, partitioner, data_len, TUNING)
     }
 
-    fn read_big(sst: &Sstable, partitioner: &Partitioner, data_len: u64) -> Option<Starts> {
-        if !sst.has(Component::Index) {
-            return None;
-        }
-        let index = sst.read_component(Component::Index).ok()?;
-        let mut entries = Vec::new();
-        let mut r = IndexReader::new(&index, sst.features());
-        let mut trusted = true;
-        let mut last: Option<&[u8]> = None;
+    fn read_with(
+        sst: &'s Sstable,
+        partitioner: &Partitioner,
+        data_len: u64,
+        t: Tuning,
+    ) -> Option<Starts<'s>> {
+        let mut files = Files::open(sst, t.window)?;
+        let mut check = Check::new(partitioner);
+        let mut samples = Vec::new();
+        let mut count = 0u64;
+        let mut last_pos: Option<u64> = None;
+        let mut increasing = true;
+        let mut inside = true;
+        let mut from_zero = true;
         loop {
-            match r.next() {
-                Ok(Some(e)) => {
-                    if let Some(l) = last {
-                        trusted &= partitioner.compare_decorated(l, e.key) == Ordering::Less;
-                    }
-                    last = Some(e.key);
-                    entries.push((e.position, KeyRef::Big(e.offset)));
-                }
+            let e = match files.next(Some(&mut check)) {
+                Ok(Some(e)) => e,
                 Ok(None) => break,
                 Err(_) => {
-                    trusted = false;
+                    check.intact = false;
                     break;
                 }
+            };
+            match last_pos {
+                Some(l) => increasing &= l < e.pos,
+                None => from_zero = e.pos == 0,
             }
+            inside &= e.pos < data_len;
+            if count % t.sample_every == 0 && increasing {
+                samples.push((e.pos, files.resume()));
+            }
+            last_pos = Some(e.pos);
+            count += 1;
         }
-        let mut s = Starts {
-            features: sst.features(),
-            index,
-            entries,
-            keys: Vec::new(),
-            trusted,
-        };
-        s.finish(data_len);
-        Some(s)
-    }
-
-    fn read_bti(sst: &Sstable, data_len: u64) -> Option<Starts> {
-        if !sst.has(Component::Partitions) {
-            return None;
+        let trusted = check.intact && increasing && inside && from_zero && data_len > 0;
+        if increasing && !t.force_list {
+            samples.shrink_to_fit();
+            return Some(Starts {
+                kind: Kind::Stream(Stream::new(files, samples, t.sample_every, count)),
+                unlisted: 0,
+                trusted,
+            });
         }
-        let footer = read_footer(&sst.io).ok()?;
-        let mut src = IoSource::new(&sst.io, Component::Partitions).ok()?;
-        let mut rows = if sst.has(Component::Rows) {
-            IoSource::new(&sst.io, Component::Rows).ok()
-        } else {
-            None
-        };
-        let flavor = flavor_of(sst);
+        // Out of order: list the entries (the same ones, read again).
+        files.restart().ok()?;
         let mut entries = Vec::new();
-        let mut keys = Vec::new();
-        let mut trusted = true;
-        let walked = for_each_entry(&mut src, footer.root, &mut |e| {
-            match e.payload.position {
-                PartitionPosition::Data(p) => {
-                    let k = e.payload.hash.map_or(KeyRef::None, KeyRef::Hash);
-                    entries.push((p, k));
-                }
-                PartitionPosition::Rows(off) => {
-                    match rows
-                        .as_mut()
-                        .and_then(|r| RowsEntry::read(r, off, flavor).ok())
-                    {
-                        Some(re) => {
-                            keys.push(re.key);
-                            entries.push((re.data_position, KeyRef::Owned(keys.len() - 1)));
-                        }
-                        None => trusted = false,
-                    }
-                }
+        while entries.len() < t.max_listed {
+            match files.next(None) {
+                Ok(Some(e)) => entries.push(e),
+                _ => break,
             }
-            Ok(true)
-        });
-        trusted &= walked.is_ok();
-        let mut s = Starts {
-            index: Vec::new(),
-            features: sst.features(),
-            entries,
-            keys,
+        }
+        let unlisted = count.saturating_sub(entries.len() as u64);
+        entries.sort_unstable_by_key(|e| e.pos);
+        entries.dedup_by_key(|e| e.pos);
+        entries.shrink_to_fit();
+        Some(Starts {
+            kind: Kind::List {
+                entries,
+                files: RefCell::new(files),
+            },
+            unlisted,
             trusted,
-        };
-        s.finish(data_len);
-        Some(s)
+        })
     }
 
-    /// Check the positions (index order = key order = Data.db order), then
-    /// sort them for lookups.
-    fn finish(&mut self, data_len: u64) {
-        let increasing = self.entries.windows(2).all(|w| w[0].0 < w[1].0);
-        let inside = self.entries.iter().all(|e| e.0 < data_len);
-        let from_zero = self.entries.first().is_none_or(|e| e.0 == 0);
-        self.trusted &= increasing && inside && from_zero && data_len > 0;
-        self.entries.sort_unstable_by_key(|e| e.0);
-        self.entries.dedup_by_key(|e| e.0);
+    /// The first known entry `>= from`.
+    fn seek(&self, from: u64) -> Option<Entry> {
+        match &self.kind {
+            Kind::Stream(s) => s.seek(from),
+            Kind::List { entries, .. } => {
+                let i = entries.partition_point(|e| e.pos < from);
+                entries.get(i).copied()
+            }
+        }
     }
 
     /// The first known start `>= from`.
     pub(super) fn next_at_or_after(&self, from: u64) -> Option<u64> {
-        let i = self.entries.partition_point(|e| e.0 < from);
-        self.entries.get(i).map(|e| e.0)
+        self.seek(from).map(|e| e.pos)
     }
 
     /// True when a partition is known to start at `pos`.
     pub(super) fn is_start(&self, pos: u64) -> bool {
-        self.entries.binary_search_by_key(&pos, |e| e.0).is_ok()
+        self.seek(pos).is_some_and(|e| e.pos == pos)
     }
 
-    /// The key the index gives for the partition at `pos`, when it stores it.
-    fn key_at(&self, pos: u64) -> Option<Vec<u8>> {
-        let i = self.entries.binary_search_by_key(&pos, |e| e.0).ok()?;
-        match self.entries[i].1 {
-            KeyRef::Big(off) => {
-                let b = self.index.get(usize::try_from(off).ok()?..)?;
-                IndexReader::at(b, off, self.features)
-                    .next()
-                    .ok()
-                    .flatten()
-                    .map(|e| e.key.to_vec())
-            }
-            KeyRef::Owned(k) => self.keys.get(k).cloned(),
-            KeyRef::Hash(_) | KeyRef::None => None,
+    /// The key the index stores for entry `e`, when it stores one.
+    fn key_of(&self, e: Entry) -> Option<Vec<u8>> {
+        match &self.kind {
+            Kind::Stream(s) => s.cursor.borrow_mut().files.key(e.key),
+            Kind::List { files, .. } => files.borrow_mut().key(e.key),
         }
     }
 
     /// False when the index stores something about the partition at `pos`
     /// that `key` contradicts.
     pub(super) fn key_agrees(&self, pos: u64, key: &[u8]) -> bool {
-        let Ok(i) = self.entries.binary_search_by_key(&pos, |e| e.0) else {
+        let Some(e) = self.seek(pos).filter(|e| e.pos == pos) else {
             return true;
         };
-        match self.entries[i].1 {
+        match e.key {
             KeyRef::Hash(h) => crate::bti::comparable::hash_byte(key) == h,
             KeyRef::None => true,
-            _ => self.key_at(pos).is_none_or(|k| k == key),
+            _ => self.key_of(e).is_none_or(|k| k == key),
         }
     }
 
     /// Keys of the indexed partitions starting in `range` (at most `max`).
     pub(super) fn keys_in(&self, range: &Range<u64>, max: usize) -> Vec<Vec<u8>> {
-        let i = self.entries.partition_point(|e| e.0 < range.start);
-        self.entries[i..]
-            .iter()
-            .take_while(|e| e.0 < range.end)
-            .take(max)
-            .filter_map(|e| self.key_at(e.0))
-            .collect()
+        let mut out = Vec::new();
+        let mut from = range.start;
+        for _ in 0..max {
+            let Some(e) = self.seek(from).filter(|e| e.pos < range.end) else {
+                break;
+            };
+            out.extend(self.key_of(e));
+            from = e.pos + 1;
+        }
+        out
     }
 }
+
+/// The checks of the first pass that need the entries' keys.
+struct Check<'p> {
+    partitioner: &'p Partitioner,
+    /// The previous key (BIG).
+    last: Option<Vec<u8>>,
+    /// Every entry decoded, BIG keys in order.
+    intact: bool,
+}
+
+impl<'p> Check<'p> {
+    fn new(partitioner: &'p Partitioner) -> Self {
+        Check {
+            partitioner,
+            last: None,
+            intact: true,
+        }
+    }
+
+    fn key(&mut self, key: &[u8]) {
+        if let Some(l) = &self.last {
+            self.intact &= self.partitioner.compare_decorated(l, key) == Ordering::Less;
+        }
+        let l = self.last.get_or_insert_with(Vec::new);
+        l.clear();
+        l.extend_from_slice(key);
+    }
+}
+
+/// A streamed index: a cursor, and samples to move it back (or far ahead).
+struct Stream<'s> {
+    /// Position and resume point of entries `0, every, 2 * every, …`.
+    samples: Vec<(u64, Resume)>,
+    every: u64,
+    /// Entries the first pass read (the cursor reads no more).
+    count: u64,
+    cursor: RefCell<Cursor<'s>>,
+}
+
+struct Cursor<'s> {
+    files: Files<'s>,
+    /// Ordinal of `cur` (`count` at the end).
+    at: u64,
+    /// The entry at `at` (None at the end).
+    cur: Option<Entry>,
+    /// At least the position of the entry before `cur` (None: `cur` is the first).
+    behind: Option<u64>,
+}
+
+impl<'s> Stream<'s> {
+    fn new(files: Files<'s>, samples: Vec<(u64, Resume)>, every: u64, count: u64) -> Self {
+        Stream {
+            samples,
+            every,
+            count,
+            cursor: RefCell::new(Cursor {
+                files,
+                // Not positioned: the first query resumes at a sample.
+                at: u64::MAX,
+                cur: None,
+                behind: Some(u64::MAX),
+            }),
+        }
+    }
+
+    fn seek(&self, from: u64) -> Option<Entry> {
+        let mut c = self.cursor.borrow_mut();
+        // The last sample at or before `from` (or the first).
+        let s = self
+            .samples
+            .partition_point(|x| x.0 <= from)
+            .saturating_sub(1);
+        let sample_at = s as u64 * self.every;
+        let behind_ok = c.behind.is_none_or(|b| b < from);
+        let far_ahead = c.at == u64::MAX || (c.at < sample_at && c.cur.is_some());
+        if !behind_ok || far_ahead {
+            let (pos, resume) = self.samples.get(s)?;
+            if c.files.seek(resume).is_err() {
+                c.at = self.count;
+                c.cur = None;
+                return None;
+            }
+            c.at = sample_at;
+            c.cur = None;
+            c.behind = pos.checked_sub(1).filter(|_| s > 0);
+            self.read_cur(&mut c);
+        }
+        while let Some(e) = c.cur.filter(|e| e.pos < from) {
+            c.behind = Some(e.pos);
+            c.at += 1;
+            self.read_cur(&mut c);
+        }
+        c.cur
+    }
+
+    /// Read the entry at `c.at` into `c.cur`.
+    fn read_cur(&self, c: &mut Cursor<'s>) {
+        c.cur = if c.at < self.count {
+            c.files.next(None).ok().flatten()
+        } else {
+            None
+        };
+        if c.cur.is_none() {
+            c.at = self.count;
+        }
+    }
+}
+
+/// The index files, read in index order from a resume point, and keys on
+/// demand.
+enum Files<'s> {
+    Big {
+        win: IndexWindow<'s>,
+        /// Offset of the next entry.
+        next: u64,
+        /// Offset of the entry last returned.
+        last: u64,
+    },
+    Bti {
+        walk: TrieWalk<'s>,
+        rows: Option<IoSource<'s>>,
+        flavor: Flavor,
+    },
+}
+
+impl<'s> Files<'s> {
+    fn open(sst: &'s Sstable, window: u64) -> Option<Files<'s>> {
+        if sst.features().trie_index {
+            if !sst.has(Component::Partitions) {
+                return None;
+            }
+            let footer = read_footer(&sst.io).ok()?;
+            let src = IoSource::new(&sst.io, Component::Partitions).ok()?;
+            let rows = if sst.has(Component::Rows) {
+                IoSource::new(&sst.io, Component::Rows).ok()
+            } else {
+                None
+            };
+            Some(Files::Bti {
+                walk: TrieWalk::new(src, footer.root),
+                rows,
+                flavor: flavor_of(sst),
+            })
+        } else {
+            if !sst.has(Component::Index) {
+                return None;
+            }
+            Some(Files::Big {
+                win: IndexWindow::new(sst, window).ok()?,
+                next: 0,
+                last: 0,
+            })
+        }
+    }
+
+    /// Back to the first entry.
+    fn restart(&mut self) -> Result<()> {
+        match self {
+            Files::Big { .. } => self.seek(&Resume::Index(0)),
+            Files::Bti { .. } => self.seek(&Resume::Trie(Vec::new())),
+        }
+    }
+
+    /// The next entry in index order. A BTI payload whose Rows.db entry
+    /// cannot be read is skipped (and `check`, when given, told).
+    fn next(&mut self, mut check: Option<&mut Check<'_>>) -> Result<Option<Entry>> {
+        match self {
+            Files::Big { win, next, last } => {
+                let at = *next;
+                let Some((pos, end)) = win.decode(at, |e| {
+                    if let Some(c) = check.as_deref_mut() {
+                        c.key(e.key);
+                    }
+                    (e.position, e.offset + e.len)
+                })?
+                else {
+                    return Ok(None);
+                };
+                *last = at;
+                *next = end;
+                Ok(Some(Entry {
+                    pos,
+                    key: KeyRef::Index(at),
+                }))
+            }
+            Files::Bti { walk, rows, flavor } => loop {
+                let Some(p) = walk.next()? else {
+                    return Ok(None);
+                };
+                match p.position {
+                    PartitionPosition::Data(pos) => {
+                        let key = p.hash.map_or(KeyRef::None, KeyRef::Hash);
+                        return Ok(Some(Entry { pos, key }));
+                    }
+                    PartitionPosition::Rows(off) => {
+                        match rows
+                            .as_mut()
+                            .and_then(|r| RowsEntry::read(r, off, *flavor).ok())
+                        {
+                            Some(re) => {
+                                return Ok(Some(Entry {
+                                    pos: re.data_position,
+                                    key: KeyRef::Rows(off),
+                                }))
+                            }
+                            None => {
+                                if let Some(c) = check.as_deref_mut() {
+                                    c.intact = false;
+                                }
+                            }
+                        }
+                    }
+                }
+            },
+        }
+    }
+
+    /// Where reading resumes at the entry last returned by [`Files::next`].
+    fn resume(&self) -> Resume {
+        match self {
+            Files::Big { last, .. } => Resume::Index(*last),
+            Files::Bti { walk, .. } => Resume::Trie(walk.key.clone()),
+        }
+    }
+
+    /// Resume so that [`Files::next`] returns the entry `r` was taken at.
+    fn seek(&mut self, r: &Resume) -> Result<()> {
+        match (self, r) {
+            (Files::Big { next, .. }, Resume::Index(off)) => {
+                *next = *off;
+                Ok(())
+            }
+            (Files::Bti { walk, .. }, Resume::Trie(key)) => walk.resume(key),
+            _ => Ok(()),
+        }
+    }
+
+    /// The key `k` refers to, when the index stores one.
+    fn key(&mut self, k: KeyRef) -> Option<Vec<u8>> {
+        match (self, k) {
+            (Files::Big { win, .. }, KeyRef::Index(off)) => {
+                win.decode(off, |e| e.key.to_vec()).ok().flatten()
+            }
+            (Files::Bti { rows, flavor, .. }, KeyRef::Rows(off)) => rows
+                .as_mut()
+                .and_then(|r| RowsEntry::read(r, off, *flavor).ok())
+                .map(|re| re.key),
+            _ => None,
+        }
+    }
+}
+
+/// Index.db read through the IO layer in windows of [`WINDOW`] bytes (more
+/// for an entry that does not fit).
+struct IndexWindow<'s> {
+    sst: &'s Sstable,
+    window: u64,
+    features: Features,
+    len: u64,
+    base: u64,
+    buf: Vec<u8>,
+}
+
+impl<'s> IndexWindow<'s> {
+    fn new(sst: &'s Sstable, window: u64) -> Result<Self> {
+        Ok(IndexWindow {
+            sst,
+            window: window.max(1),
+            features: sst.features(),
+            len: sst.io.len(Component::Index)?,
+            base: 0,
+            buf: Vec::new(),
+        })
+    }
+
+    fn fill(&mut self, off: u64, want: u64) -> Result<()> {
+        let n = want.min(self.len - off);
+        self.buf = Vec::new();
+        self.buf = self
+            .sst
+            .io
+            .read(Component::Index, off, n as usize, ReadKind::Point)?;
+        self.base = off;
+        Ok(())
+    }
+
+    /// Decode the entry at `off` and pass it to `f`; `None` at the end of
+    /// the file.
+    fn decode<T>(
+        &mut self,
+        off: u64,
+        f: impl FnOnce(&crate::index::IndexEntry<'_>) -> T,
+    ) -> Result<Option<T>> {
+        if off >= self.len {
+            return Ok(None);
+        }
+        if !(self.base <= off && off < self.base + self.buf.len() as u64) {
+            self.fill(off, self.window)?;
+        }
+        let mut f = Some(f);
+        loop {
+            let s = (off - self.base) as usize;
+            let at_end = self.base + self.buf.len() as u64 == self.len;
+            let r = match IndexReader::at(&self.buf[s..], off, self.features).next() {
+                Ok(Some(e)) => Ok(f.take().map(|f| f(&e))),
+                Ok(None) => Ok(None),
+                Err(e) => Err(e),
+            };
+            match r {
+                // The entry goes on past this window: read it whole.
+                Err(e) if !at_end && crate::index::is_truncation(&e.kind) => {
+                    let have = self.buf.len() as u64 - s as u64;
+                    self.fill(off, have.max(self.window).saturating_mul(2))?;
+                }
+                r => return r,
+            }
+        }
+    }
+}
+
+/// A forward walk of the payloads of the Partitions.db trie, as
+/// [`crate::bti::partitions::for_each_entry`] does, that can resume at a
+/// payload's key.
+struct TrieWalk<'s> {
+    src: IoSource<'s>,
+    root: u64,
+    /// The path from the root: each node and the index of its next child.
+    stack: Vec<(Node, usize)>,
+    /// The key of the top of the stack.
+    key: Vec<u8>,
+    /// The top of the stack's payload is still to be returned.
+    pending: bool,
+    /// Nodes read since the walk (re)started.
+    visited: u64,
+}
+
+impl<'s> TrieWalk<'s> {
+    fn new(src: IoSource<'s>, root: u64) -> Self {
+        TrieWalk {
+            src,
+            root,
+            stack: Vec::new(),
+            key: Vec::new(),
+            pending: false,
+            // Not started: the first call to `next` starts at the root.
+            visited: u64::MAX,
+        }
+    }
+
+    /// Restart at the node of `key` (the root for an empty key): its
+    /// payload is the next one returned.
+    fn resume(&mut self, key: &[u8]) -> Result<()> {
+        self.stack.clear();
+        self.key.clear();
+        let mut node = read_node(&mut self.src, self.root)?;
+        for &b in key {
+            let found = node.children().iter().position(|c| c.0 == b);
+            let Some(i) = found else {
+                return Err(Error::at(
+                    ErrorKind::BadValue("trie key no longer found".into()),
+                    Component::Partitions,
+                    node.pos,
+                    "trie walk",
+                ));
+            };
+            let child = node.children()[i].1;
+            self.stack.push((node, i + 1));
+            self.key.push(b);
+            node = read_node(&mut self.src, child)?;
+        }
+        self.visited = self.stack.len() as u64 + 1;
+        self.pending = node.has_payload();
+        self.stack.push((node, 0));
+        Ok(())
+    }
+
+    /// The next payload in key order (`self.key` is its key).
+    fn next(&mut self) -> Result<Option<PartitionPayload>> {
+        if self.visited == u64::MAX {
+            self.resume(&[])?;
+        }
+        let max = self.src.len();
+        loop {
+            if std::mem::take(&mut self.pending) {
+                if let Some((node, _)) = self.stack.last() {
+                    if let Some(p) = PartitionPayload::read(&mut self.src, node)? {
+                        return Ok(Some(p));
+                    }
+                }
+            }
+            let depth = self.stack.len();
+            let Some((node, next)) = self.stack.last_mut() else {
+                return Ok(None);
+            };
+            let Some(&(t, pos)) = node.children().get(*next) else {
+                self.stack.pop();
+                if !self.stack.is_empty() {
+                    self.key.pop();
+                }
+                continue;
+            };
+            *next += 1;
+            self.visited += 1;
+            if self.visited > max || depth >= MAX_DEPTH {
+                return Err(Error::at(
+                    ErrorKind::BadValue(
+                        "trie enumeration too long: subtrees are shared (not a tree)".into(),
+                    ),
+                    Component::Partitions,
+                    pos,
+                    "trie walk",
+                ));
+            }
+            let child = read_node(&mut self.src, pos)?;
+            self.key.push(t);
+            self.pending = child.has_payload();
+            self.stack.push((child, 0));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
