@@ -10,7 +10,8 @@
 //! # Memory
 //!
 //! Memory stays flat as the index grows. The index is read once at open, in
-//! bounded windows, to check it. When its positions strictly increase in
+//! windows of [`WINDOW`] bytes (not through the IO layer's index cache, which
+//! would fill to its size), to check it. When its positions strictly increase in
 //! index order (every intact index), queries are answered from a forward
 //! cursor over the index plus a sample of every [`SAMPLE_EVERY`]th entry
 //! (its Data.db position and where to resume reading there): the scan
@@ -28,11 +29,11 @@ use crate::bti::index::flavor_of;
 use crate::bti::node::{read_node, Node, TrieSource};
 use crate::bti::partitions::{PartitionPayload, PartitionPosition};
 use crate::bti::walk::MAX_DEPTH;
-use crate::bti::{read_footer, Flavor, IoSource, RowsEntry};
+use crate::bti::{read_footer, Flavor, RowsEntry};
 use crate::component::Component;
 use crate::error::{Error, ErrorKind, Result};
 use crate::index::IndexReader;
-use crate::io::ReadKind;
+use crate::io::{IoLayer, ReadKind};
 use crate::sstable::Sstable;
 use crate::token::Partitioner;
 use crate::version::Features;
@@ -44,7 +45,7 @@ const SAMPLE_EVERY: u64 = 1024;
 /// each); the rest give no hints.
 pub(super) const MAX_LISTED: usize = 8 << 20;
 
-/// Index.db bytes per read.
+/// Index bytes per read (each component read keeps one such window).
 const WINDOW: u64 = 256 << 10;
 
 /// The sizes above, smaller in tests to exercise every path on small files.
@@ -358,7 +359,8 @@ impl<'s> Stream<'s> {
 /// demand.
 enum Files<'s> {
     Big {
-        win: IndexWindow<'s>,
+        win: Window<'s>,
+        features: Features,
         /// Offset of the next entry.
         next: u64,
         /// Offset of the entry last returned.
@@ -366,7 +368,7 @@ enum Files<'s> {
     },
     Bti {
         walk: TrieWalk<'s>,
-        rows: Option<IoSource<'s>>,
+        rows: Option<Window<'s>>,
         flavor: Flavor,
     },
 }
@@ -378,9 +380,9 @@ impl<'s> Files<'s> {
                 return None;
             }
             let footer = read_footer(&sst.io).ok()?;
-            let src = IoSource::new(&sst.io, Component::Partitions).ok()?;
+            let src = Window::new(&sst.io, Component::Partitions, window).ok()?;
             let rows = if sst.has(Component::Rows) {
-                IoSource::new(&sst.io, Component::Rows).ok()
+                Window::new(&sst.io, Component::Rows, window).ok()
             } else {
                 None
             };
@@ -394,7 +396,8 @@ impl<'s> Files<'s> {
                 return None;
             }
             Some(Files::Big {
-                win: IndexWindow::new(sst, window).ok()?,
+                win: Window::new(&sst.io, Component::Index, window).ok()?,
+                features: sst.features(),
                 next: 0,
                 last: 0,
             })
@@ -413,9 +416,14 @@ impl<'s> Files<'s> {
     /// cannot be read is skipped (and `check`, when given, told).
     fn next(&mut self, mut check: Option<&mut Check<'_>>) -> Result<Option<Entry>> {
         match self {
-            Files::Big { win, next, last } => {
+            Files::Big {
+                win,
+                features,
+                next,
+                last,
+            } => {
                 let at = *next;
-                let Some((pos, end)) = win.decode(at, |e| {
+                let Some((pos, end)) = decode_index(win, *features, at, |e| {
                     if let Some(c) = check.as_deref_mut() {
                         c.key(e.key);
                     }
@@ -486,8 +494,10 @@ impl<'s> Files<'s> {
     /// The key `k` refers to, when the index stores one.
     fn key(&mut self, k: KeyRef) -> Option<Vec<u8>> {
         match (self, k) {
-            (Files::Big { win, .. }, KeyRef::Index(off)) => {
-                win.decode(off, |e| e.key.to_vec()).ok().flatten()
+            (Files::Big { win, features, .. }, KeyRef::Index(off)) => {
+                decode_index(win, *features, off, |e| e.key.to_vec())
+                    .ok()
+                    .flatten()
             }
             (Files::Bti { rows, flavor, .. }, KeyRef::Rows(off)) => rows
                 .as_mut()
@@ -498,70 +508,84 @@ impl<'s> Files<'s> {
     }
 }
 
-/// Index.db read through the IO layer in windows of [`WINDOW`] bytes (more
-/// for an entry that does not fit).
-struct IndexWindow<'s> {
-    sst: &'s Sstable,
-    window: u64,
-    features: Features,
+/// A component read through the IO layer (without its cache) in windows of
+/// at least `window` bytes: memory is one window.
+struct Window<'s> {
+    io: &'s IoLayer,
+    comp: Component,
     len: u64,
+    window: u64,
     base: u64,
     buf: Vec<u8>,
 }
 
-impl<'s> IndexWindow<'s> {
-    fn new(sst: &'s Sstable, window: u64) -> Result<Self> {
-        Ok(IndexWindow {
-            sst,
+impl<'s> Window<'s> {
+    fn new(io: &'s IoLayer, comp: Component, window: u64) -> Result<Self> {
+        Ok(Window {
+            io,
+            comp,
+            len: io.len(comp)?,
             window: window.max(1),
-            features: sst.features(),
-            len: sst.io.len(Component::Index)?,
             base: 0,
             buf: Vec::new(),
         })
     }
+}
 
-    fn fill(&mut self, off: u64, want: u64) -> Result<()> {
-        let n = want.min(self.len - off);
-        self.buf = Vec::new();
-        self.buf = self
-            .sst
-            .io
-            .read(Component::Index, off, n as usize, ReadKind::Point)?;
-        self.base = off;
-        Ok(())
+impl TrieSource for Window<'_> {
+    fn component(&self) -> Component {
+        self.comp
     }
 
-    /// Decode the entry at `off` and pass it to `f`; `None` at the end of
-    /// the file.
-    fn decode<T>(
-        &mut self,
-        off: u64,
-        f: impl FnOnce(&crate::index::IndexEntry<'_>) -> T,
-    ) -> Result<Option<T>> {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn bytes(&mut self, off: u64, n: usize) -> Result<&[u8]> {
         if off >= self.len {
-            return Ok(None);
+            return Ok(&[]);
         }
-        if !(self.base <= off && off < self.base + self.buf.len() as u64) {
-            self.fill(off, self.window)?;
+        let end = off.saturating_add(n as u64).min(self.len);
+        if !(self.base <= off && end <= self.base + self.buf.len() as u64) {
+            let want = (end - off).max(self.window).min(self.len - off);
+            self.buf = Vec::new();
+            self.buf = self.io.read(self.comp, off, want as usize, ReadKind::Point)?;
+            self.base = off;
         }
-        let mut f = Some(f);
-        loop {
-            let s = (off - self.base) as usize;
-            let at_end = self.base + self.buf.len() as u64 == self.len;
-            let r = match IndexReader::at(&self.buf[s..], off, self.features).next() {
-                Ok(Some(e)) => Ok(f.take().map(|f| f(&e))),
-                Ok(None) => Ok(None),
-                Err(e) => Err(e),
-            };
-            match r {
-                // The entry goes on past this window: read it whole.
-                Err(e) if !at_end && crate::index::is_truncation(&e.kind) => {
-                    let have = self.buf.len() as u64 - s as u64;
-                    self.fill(off, have.max(self.window).saturating_mul(2))?;
-                }
-                r => return r,
+        let s = (off - self.base) as usize;
+        Ok(&self.buf[s..s + (end - off) as usize])
+    }
+}
+
+/// Bytes first asked for an Index.db entry (doubled while it does not fit).
+const ENTRY_GUESS: usize = 256;
+
+/// Decode the Index.db entry at `off` and pass it to `f`; `None` at the
+/// end of the file.
+fn decode_index<T>(
+    win: &mut Window<'_>,
+    features: Features,
+    off: u64,
+    f: impl FnOnce(&crate::index::IndexEntry<'_>) -> T,
+) -> Result<Option<T>> {
+    let len = win.len;
+    let mut want = ENTRY_GUESS;
+    let mut f = Some(f);
+    loop {
+        let b = win.bytes(off, want)?;
+        let at_end = off + b.len() as u64 == len;
+        let have = b.len();
+        let r = match IndexReader::at(b, off, features).next() {
+            Ok(Some(e)) => Ok(f.take().map(|f| f(&e))),
+            Ok(None) => Ok(None),
+            Err(e) => Err(e),
+        };
+        match r {
+            // The entry goes on past these bytes: ask for more.
+            Err(e) if !at_end && crate::index::is_truncation(&e.kind) => {
+                want = have.saturating_mul(2).max(want);
             }
+            r => return r,
         }
     }
 }
@@ -570,7 +594,7 @@ impl<'s> IndexWindow<'s> {
 /// [`crate::bti::partitions::for_each_entry`] does, that can resume at a
 /// payload's key.
 struct TrieWalk<'s> {
-    src: IoSource<'s>,
+    src: Window<'s>,
     root: u64,
     /// The path from the root: each node and the index of its next child.
     stack: Vec<(Node, usize)>,
@@ -583,7 +607,7 @@ struct TrieWalk<'s> {
 }
 
 impl<'s> TrieWalk<'s> {
-    fn new(src: IoSource<'s>, root: u64) -> Self {
+    fn new(src: Window<'s>, root: u64) -> Self {
         TrieWalk {
             src,
             root,

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::*;
 use crate::bti::partitions::for_each_entry;
+use crate::bti::IoSource;
 use crate::statistics::Statistics;
 use crate::validate::partitioner_of;
 
