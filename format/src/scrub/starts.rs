@@ -547,10 +547,20 @@ impl TrieSource for Window<'_> {
         }
         let end = off.saturating_add(n as u64).min(self.len);
         if !(self.base <= off && end <= self.base + self.buf.len() as u64) {
-            let want = (end - off).max(self.window).min(self.len - off);
+            // A trie walk reads a node's children (before it in the file)
+            // after the node: a miss behind the window reads the bytes
+            // before the request, one ahead the bytes after it.
+            let start = if off < self.base {
+                end.saturating_sub(self.window).min(off)
+            } else {
+                off
+            };
+            let stop = start.saturating_add(self.window).max(end).min(self.len);
             self.buf = Vec::new();
-            self.buf = self.io.read(self.comp, off, want as usize, ReadKind::Point)?;
-            self.base = off;
+            self.buf = self
+                .io
+                .read(self.comp, start, (stop - start) as usize, ReadKind::Point)?;
+            self.base = start;
         }
         let s = (off - self.base) as usize;
         Ok(&self.buf[s..s + (end - off) as usize])
