@@ -547,14 +547,17 @@ impl TrieSource for Window<'_> {
         }
         let end = off.saturating_add(n as u64).min(self.len);
         if !(self.base <= off && end <= self.base + self.buf.len() as u64) {
-            // A trie walk reads a node's children (before it in the file)
-            // after the node: a miss behind the window reads the bytes
-            // before the request, one ahead the bytes after it.
+            // A trie walk reads a node's children (stored before it) after
+            // the node, then the node's next sibling (stored after it): a
+            // window holds mostly the bytes on the side of the miss, and a
+            // quarter on the other side.
+            let slack = self.window / 4;
             let start = if off < self.base {
-                end.saturating_sub(self.window).min(off)
+                end.saturating_sub(self.window - slack)
             } else {
-                off
-            };
+                off.saturating_sub(slack)
+            }
+            .min(off);
             let stop = start.saturating_add(self.window).max(end).min(self.len);
             self.buf = Vec::new();
             self.buf = self
