@@ -154,7 +154,11 @@ fn compare(new: &Starts<'_>, old: &Old, data_len: u64, what: &str) -> usize {
                 old.next_at_or_after(q),
                 "{what}: next_at_or_after({q})"
             );
-            assert_eq!(new.is_start(q), old.get(q).is_some(), "{what}: is_start({q})");
+            assert_eq!(
+                new.is_start(q),
+                old.get(q).is_some(),
+                "{what}: is_start({q})"
+            );
             let key = old.get(q).and_then(|e| e.1.clone()).unwrap_or_default();
             for k in [key.as_slice(), b"\0\x03abc".as_slice()] {
                 assert_eq!(
@@ -183,7 +187,11 @@ fn sstables() -> Vec<PathBuf> {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/cassandra");
     let mut out = Vec::new();
     for case in std::fs::read_dir(fixtures).unwrap().flatten() {
-        for f in std::fs::read_dir(case.path()).into_iter().flatten().flatten() {
+        for f in std::fs::read_dir(case.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
             if f.file_name().to_string_lossy().ends_with("-Data.db") {
                 out.push(f.path());
             }
@@ -253,7 +261,11 @@ fn streamed_and_listed_answer_as_the_sorted_list() {
         }
         let took = started.elapsed();
         if took.as_secs() >= 2 {
-            eprintln!("{}: {} entries, {took:?}", path.display(), old.entries.len());
+            eprintln!(
+                "{}: {} entries, {took:?}",
+                path.display(),
+                old.entries.len()
+            );
         }
         if sst.features().trie_index {
             bti += 1;
