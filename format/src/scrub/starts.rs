@@ -153,7 +153,7 @@ impl<'s> Starts<'s> {
                 None => from_zero = e.pos == 0,
             }
             inside &= e.pos < data_len;
-            if count % t.sample_every == 0 && increasing {
+            if count.is_multiple_of(t.sample_every) && increasing {
                 samples.push((e.pos, files.resume()));
             }
             last_pos = Some(e.pos);

@@ -12,10 +12,13 @@ use crate::bti::IoSource;
 use crate::statistics::Statistics;
 use crate::validate::partitioner_of;
 
+/// A position, its key (Index.db, Rows.db) and its hash byte (BTI leaf).
+type OldEntry = (u64, Option<Vec<u8>>, Option<u8>);
+
 /// The former implementation: every entry in memory, sorted by position,
 /// keys from a heap copy of Index.db or kept from Rows.db.
 struct Old {
-    entries: Vec<(u64, Option<Vec<u8>>, Option<u8>)>,
+    entries: Vec<OldEntry>,
     trusted: bool,
 }
 
@@ -89,7 +92,7 @@ impl Old {
         self.entries.get(i).map(|e| e.0)
     }
 
-    fn get(&self, pos: u64) -> Option<&(u64, Option<Vec<u8>>, Option<u8>)> {
+    fn get(&self, pos: u64) -> Option<&OldEntry> {
         let i = self.entries.binary_search_by_key(&pos, |e| e.0).ok()?;
         self.entries.get(i)
     }
