@@ -37,17 +37,75 @@ fn python() -> String {
         .unwrap_or_else(|| "python3".into())
 }
 
-/// A moto server on 127.0.0.1, killed on drop.
-struct Moto {
+/// A server process a test starts on 127.0.0.1, killed on drop.
+struct Server {
     child: Child,
-    endpoint: String,
+    port: u16,
 }
 
-impl Drop for Moto {
+impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+impl Server {
+    /// Its base URL.
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+}
+
+/// True when `py` imports `modules`; else a message that `test` skips.
+fn python_has(test: &str, py: &str, modules: &str) -> bool {
+    let probe = Command::new(py)
+        .args(["-c", &format!("import {modules}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    let ok = probe.is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!(
+            "skipping {test}: {py} cannot import {modules} (pip install -r .ci/requirements.txt, or set SSTKIT_PYTHON)"
+        );
+    }
+    ok
+}
+
+/// Start `name`, the command `cmd` makes for a free port, with no stdio,
+/// and wait until it listens; None (with a message that `test` skips) when
+/// it cannot start or does not listen within 30 s.
+fn serve(test: &str, name: &str, cmd: impl FnOnce(&str) -> Command) -> Option<Server> {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .ok()?;
+    let child = cmd(&port.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn();
+    let Ok(child) = child else {
+        eprintln!("skipping {test}: cannot run {name}");
+        return None;
+    };
+    let server = Server { child, port };
+    let t0 = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if t0.elapsed() > Duration::from_secs(30) {
+            eprintln!("skipping {test}: {name} did not listen within 30 s");
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Some(server)
+}
+
+/// A moto server on 127.0.0.1, killed on drop.
+struct Moto {
+    _server: Server,
+    endpoint: String,
 }
 
 impl Moto {
@@ -59,52 +117,19 @@ impl Moto {
     /// [`Moto::start`] with more environment for the server.
     fn start_with(test: &str, env: &[(&str, &str)]) -> Option<Moto> {
         let py = python();
-        let probe = Command::new(&py)
-            .args(["-c", "import moto.server, boto3"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-        if !probe.is_ok_and(|s| s.success()) {
-            eprintln!(
-                "skipping {test}: {py} has no moto[server]/boto3 (pip install -r .ci/requirements.txt, or set SSTKIT_PYTHON)"
-            );
+        if !python_has(test, &py, "moto.server, boto3") {
             return None;
         }
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .ok()?;
-        let child = Command::new(&py)
-            .args([
-                "-m",
-                "moto.server",
-                "-H",
-                "127.0.0.1",
-                "-p",
-                &port.to_string(),
-            ])
-            .envs(env.iter().copied())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn();
-        let Ok(child) = child else {
-            eprintln!("skipping {test}: cannot run {py} -m moto.server");
-            return None;
-        };
-        let moto = Moto {
-            child,
-            endpoint: format!("http://127.0.0.1:{port}"),
-        };
-        let t0 = Instant::now();
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if t0.elapsed() > Duration::from_secs(30) {
-                eprintln!("skipping {test}: the moto server did not listen within 30 s");
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        Some(moto)
+        let server = serve(test, &format!("{py} -m moto.server"), |port| {
+            let mut c = Command::new(&py);
+            c.args(["-m", "moto.server", "-H", "127.0.0.1", "-p", port])
+                .envs(env.iter().copied());
+            c
+        })?;
+        Some(Moto {
+            endpoint: server.url(),
+            _server: server,
+        })
     }
 
     /// Create `bucket` and upload every file under `dir` (recursively) at
@@ -365,63 +390,34 @@ fn assert_remote_equals_local(
 /// ranged GETs, HEAD, and PROPFIND for listings (what `object_store`'s HTTP
 /// store asks). Killed on drop.
 struct Dav {
-    child: Child,
+    _server: Server,
     url: String,
-}
-
-impl Drop for Dav {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 impl Dav {
     /// Share `root`, or None (with a message) when the server cannot start.
     fn start(test: &str, root: &Path) -> Option<Dav> {
         let py = python();
-        let probe = Command::new(&py)
-            .args(["-c", "import wsgidav.server.server_cli, cheroot"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-        if !probe.is_ok_and(|s| s.success()) {
-            eprintln!(
-                "skipping {test}: {py} has no wsgidav/cheroot (pip install -r .ci/requirements.txt, or set SSTKIT_PYTHON)"
-            );
+        if !python_has(test, &py, "wsgidav.server.server_cli, cheroot") {
             return None;
         }
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .ok()?;
-        let child = Command::new(&py)
-            .args(["-m", "wsgidav.server.server_cli", "--no-config", "-q"])
-            .args(["--auth", "anonymous", "--host", "127.0.0.1"])
-            .args(["--port", &port.to_string(), "--root"])
-            .arg(root)
-            .current_dir(root)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn();
-        let Ok(child) = child else {
-            eprintln!("skipping {test}: cannot run {py} -m wsgidav.server.server_cli");
-            return None;
-        };
-        let dav = Dav {
-            child,
-            url: format!("http://127.0.0.1:{port}"),
-        };
-        let t0 = Instant::now();
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if t0.elapsed() > Duration::from_secs(30) {
-                eprintln!("skipping {test}: the WebDAV server did not listen within 30 s");
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        Some(dav)
+        let server = serve(
+            test,
+            &format!("{py} -m wsgidav.server.server_cli"),
+            |port| {
+                let mut c = Command::new(&py);
+                c.args(["-m", "wsgidav.server.server_cli", "--no-config", "-q"])
+                    .args(["--auth", "anonymous", "--host", "127.0.0.1"])
+                    .args(["--port", port, "--root"])
+                    .arg(root)
+                    .current_dir(root);
+                c
+            },
+        )?;
+        Some(Dav {
+            url: server.url(),
+            _server: server,
+        })
     }
 }
 
@@ -447,15 +443,8 @@ fn reads_through_http_equal_local_reads_and_their_io() {
 /// for on PATH), in memory, killed on drop. Uploads use the PyPI
 /// `azure-storage-blob` client.
 struct Azurite {
-    child: Child,
+    _server: Server,
     endpoint: String,
-}
-
-impl Drop for Azurite {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// Azurite's account, and the well-known key every emulator client uses.
@@ -470,47 +459,21 @@ impl Azurite {
             .ok()
             .filter(|p| !p.is_empty())
             .unwrap_or_else(|| "azurite-blob".into());
-        let py = python();
-        let probe = Command::new(&py)
-            .args(["-c", "import azure.storage.blob"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-        if !probe.is_ok_and(|s| s.success()) {
-            eprintln!("skipping {test}: {py} has no azure-storage-blob (pip install -r .ci/requirements.txt)");
+        if !python_has(test, &python(), "azure.storage.blob") {
             return None;
         }
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .ok()?;
-        let child = Command::new(&bin)
-            .args(["--blobHost", "127.0.0.1", "--blobPort", &port.to_string()])
-            .args(["--inMemoryPersistence", "--silent", "--skipApiVersionCheck"])
-            .current_dir(std::env::temp_dir())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn();
-        let Ok(child) = child else {
-            eprintln!(
-                "skipping {test}: cannot run {bin} (npm install azurite, set SSTKIT_AZURITE)"
-            );
-            return None;
-        };
-        let az = Azurite {
-            child,
-            endpoint: format!("http://127.0.0.1:{port}"),
-        };
-        let t0 = Instant::now();
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if t0.elapsed() > Duration::from_secs(30) {
-                eprintln!("skipping {test}: Azurite did not listen within 30 s");
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        Some(az)
+        let name = format!("{bin} (npm install azurite, set SSTKIT_AZURITE)");
+        let server = serve(test, &name, |port| {
+            let mut c = Command::new(&bin);
+            c.args(["--blobHost", "127.0.0.1", "--blobPort", port])
+                .args(["--inMemoryPersistence", "--silent", "--skipApiVersionCheck"])
+                .current_dir(std::env::temp_dir());
+            c
+        })?;
+        Some(Azurite {
+            endpoint: server.url(),
+            _server: server,
+        })
     }
 
     /// Create `container` and upload every file under `dir` (recursively)
