@@ -122,26 +122,16 @@ impl Fragment<'_> {
     }
 }
 
-impl<'a, C> Fragment<'a, Row<'a, C>> {
-    /// Uncompressed position where this fragment starts.
-    pub fn position(&self) -> DataPos {
-        match self {
-            Fragment::PartitionStart { position, .. } | Fragment::PartitionEnd { position } => {
-                *position
-            }
-            Fragment::StaticRow(r) | Fragment::Row(r) => r.position,
-            Fragment::Marker(m) => m.position,
-        }
-    }
-}
-
-impl<'a> Fragment<'a, LazyRow<'a>> {
-    /// The fragment with its row decoded in full (the allocations come from
-    /// the reader's spares; an error in the column data fuses the reader).
-    pub fn into_decoded(self) -> crate::error::Result<Fragment<'a>> {
+impl<'a, R, M> Fragment<'a, R, M> {
+    /// The fragment with its row (static or clustered) passed through `f`;
+    /// the other variants are kept as they are.
+    fn try_map_rows<R2, E>(
+        self,
+        f: impl FnOnce(R) -> std::result::Result<R2, E>,
+    ) -> std::result::Result<Fragment<'a, R2, M>, E> {
         Ok(match self {
-            Fragment::StaticRow(r) => Fragment::StaticRow(r.into_decoded()?),
-            Fragment::Row(r) => Fragment::Row(r.into_decoded()?),
+            Fragment::StaticRow(r) => Fragment::StaticRow(f(r)?),
+            Fragment::Row(r) => Fragment::Row(f(r)?),
             Fragment::PartitionStart {
                 key,
                 deletion,
@@ -159,26 +149,32 @@ impl<'a> Fragment<'a, LazyRow<'a>> {
     }
 }
 
+impl<'a, C> Fragment<'a, Row<'a, C>> {
+    /// Uncompressed position where this fragment starts.
+    pub fn position(&self) -> DataPos {
+        match self {
+            Fragment::PartitionStart { position, .. } | Fragment::PartitionEnd { position } => {
+                *position
+            }
+            Fragment::StaticRow(r) | Fragment::Row(r) => r.position,
+            Fragment::Marker(m) => m.position,
+        }
+    }
+}
+
+impl<'a> Fragment<'a, LazyRow<'a>> {
+    /// The fragment with its row decoded in full (the allocations come from
+    /// the reader's spares; an error in the column data fuses the reader).
+    pub fn into_decoded(self) -> crate::error::Result<Fragment<'a>> {
+        self.try_map_rows(|r| r.into_decoded())
+    }
+}
+
 impl<'a> From<Fragment<'a>> for Fragment<'a, LazyRow<'a>> {
     /// A decoded fragment in the lazy form (its row's columns already decoded).
     fn from(f: Fragment<'a>) -> Self {
-        match f {
-            Fragment::StaticRow(r) => Fragment::StaticRow(r.into()),
-            Fragment::Row(r) => Fragment::Row(r.into()),
-            Fragment::PartitionStart {
-                key,
-                deletion,
-                position,
-                header_end,
-            } => Fragment::PartitionStart {
-                key,
-                deletion,
-                position,
-                header_end,
-            },
-            Fragment::Marker(m) => Fragment::Marker(m),
-            Fragment::PartitionEnd { position } => Fragment::PartitionEnd { position },
-        }
+        f.try_map_rows(|r| Ok::<_, std::convert::Infallible>(r.into()))
+            .unwrap_or_else(|e| match e {})
     }
 }
 
