@@ -56,24 +56,47 @@ const NS_ROW_TRIE: u8 = 3;
 /// Largest footer key area read (two keys of at most 64 KiB).
 const MAX_FOOTER_KEYS: u64 = 2 * (65_535 + 2);
 
-/// A trie file read through the sstable's IO layer and index cache: whole
-/// `unit` pages, a window of the last ones fetched.
+/// A trie file read through the sstable's IO layer, one window of bytes at
+/// a time.
 #[derive(Debug)]
 pub struct IoSource<'s> {
     io: &'s IoLayer,
     comp: Component,
     len: u64,
+    fetch: Fetch,
     off: u64,
     buf: Vec<u8>,
 }
 
+/// How an [`IoSource`] fetches a miss.
+#[derive(Debug, Clone, Copy)]
+enum Fetch {
+    /// Whole `unit` pages through the index cache: lookups revisit the same
+    /// top nodes.
+    Cached,
+    /// Windows of at least this many bytes past the cache, for one walk over
+    /// the whole file (scrub) whose memory must stay one window.
+    Window(u64),
+}
+
 impl<'s> IoSource<'s> {
-    /// A source over component `comp` of the layer.
+    /// A source over component `comp` of the layer, through its cache.
     pub fn new(io: &'s IoLayer, comp: Component) -> Result<IoSource<'s>> {
+        Self::with(io, comp, Fetch::Cached)
+    }
+
+    /// A source over component `comp` that reads windows of at least
+    /// `window` bytes without the cache.
+    pub fn windowed(io: &'s IoLayer, comp: Component, window: u64) -> Result<IoSource<'s>> {
+        Self::with(io, comp, Fetch::Window(window.max(1)))
+    }
+
+    fn with(io: &'s IoLayer, comp: Component, fetch: Fetch) -> Result<IoSource<'s>> {
         Ok(IoSource {
             io,
             comp,
             len: io.len(comp)?,
+            fetch,
             off: 0,
             buf: Vec::new(),
         })
@@ -96,13 +119,37 @@ impl TrieSource for IoSource<'_> {
         let end = off.saturating_add(n as u64).min(self.len);
         let have_end = self.off + self.buf.len() as u64;
         if !(off >= self.off && end <= have_end) {
-            let unit = self.io.options().unit.max(1);
-            let start = off - off % unit;
-            let fetch_end = end.max((off / unit + 1) * unit).min(self.len);
-            self.buf = self
-                .io
-                .read_cached(self.comp, start, (fetch_end - start) as usize)?;
-            self.off = start;
+            match self.fetch {
+                Fetch::Cached => {
+                    let unit = self.io.options().unit.max(1);
+                    let start = off - off % unit;
+                    let fetch_end = end.max((off / unit + 1) * unit).min(self.len);
+                    self.buf =
+                        self.io
+                            .read_cached(self.comp, start, (fetch_end - start) as usize)?;
+                    self.off = start;
+                }
+                Fetch::Window(window) => {
+                    // A trie walk reads a node's children (stored before it)
+                    // after the node, then the node's next sibling (stored
+                    // after it): a window holds mostly the bytes on the side
+                    // of the miss, and a quarter on the other side.
+                    let slack = window / 4;
+                    let start = if off < self.off {
+                        end.saturating_sub(window - slack)
+                    } else {
+                        off.saturating_sub(slack)
+                    }
+                    .min(off);
+                    let stop = start.saturating_add(window).max(end).min(self.len);
+                    // Free the old window before the new one is read.
+                    self.buf = Vec::new();
+                    self.buf =
+                        self.io
+                            .read(self.comp, start, (stop - start) as usize, ReadKind::Point)?;
+                    self.off = start;
+                }
+            }
         }
         let s = (off - self.off) as usize;
         Ok(&self.buf[s..s + (end - off) as usize])

@@ -29,11 +29,10 @@ use crate::bti::index::flavor_of;
 use crate::bti::node::{read_node, Node, TrieSource};
 use crate::bti::partitions::{PartitionPayload, PartitionPosition};
 use crate::bti::walk::MAX_DEPTH;
-use crate::bti::{read_footer, Flavor, RowsEntry};
+use crate::bti::{read_footer, Flavor, IoSource, RowsEntry};
 use crate::component::Component;
 use crate::error::{Error, ErrorKind, Result};
 use crate::index::IndexReader;
-use crate::io::{IoLayer, ReadKind};
 use crate::sstable::Sstable;
 use crate::token::Partitioner;
 use crate::version::Features;
@@ -359,7 +358,7 @@ impl<'s> Stream<'s> {
 /// demand.
 enum Files<'s> {
     Big {
-        win: Window<'s>,
+        win: IoSource<'s>,
         features: Features,
         /// Offset of the next entry.
         next: u64,
@@ -368,7 +367,7 @@ enum Files<'s> {
     },
     Bti {
         walk: TrieWalk<'s>,
-        rows: Option<Window<'s>>,
+        rows: Option<IoSource<'s>>,
         flavor: Flavor,
     },
 }
@@ -380,9 +379,9 @@ impl<'s> Files<'s> {
                 return None;
             }
             let footer = read_footer(&sst.io).ok()?;
-            let src = Window::new(&sst.io, Component::Partitions, window).ok()?;
+            let src = IoSource::windowed(&sst.io, Component::Partitions, window).ok()?;
             let rows = if sst.has(Component::Rows) {
-                Window::new(&sst.io, Component::Rows, window).ok()
+                IoSource::windowed(&sst.io, Component::Rows, window).ok()
             } else {
                 None
             };
@@ -396,7 +395,7 @@ impl<'s> Files<'s> {
                 return None;
             }
             Some(Files::Big {
-                win: Window::new(&sst.io, Component::Index, window).ok()?,
+                win: IoSource::windowed(&sst.io, Component::Index, window).ok()?,
                 features: sst.features(),
                 next: 0,
                 last: 0,
@@ -508,80 +507,18 @@ impl<'s> Files<'s> {
     }
 }
 
-/// A component read through the IO layer (without its cache) in windows of
-/// at least `window` bytes: memory is one window.
-struct Window<'s> {
-    io: &'s IoLayer,
-    comp: Component,
-    len: u64,
-    window: u64,
-    base: u64,
-    buf: Vec<u8>,
-}
-
-impl<'s> Window<'s> {
-    fn new(io: &'s IoLayer, comp: Component, window: u64) -> Result<Self> {
-        Ok(Window {
-            io,
-            comp,
-            len: io.len(comp)?,
-            window: window.max(1),
-            base: 0,
-            buf: Vec::new(),
-        })
-    }
-}
-
-impl TrieSource for Window<'_> {
-    fn component(&self) -> Component {
-        self.comp
-    }
-
-    fn len(&self) -> u64 {
-        self.len
-    }
-
-    fn bytes(&mut self, off: u64, n: usize) -> Result<&[u8]> {
-        if off >= self.len {
-            return Ok(&[]);
-        }
-        let end = off.saturating_add(n as u64).min(self.len);
-        if !(self.base <= off && end <= self.base + self.buf.len() as u64) {
-            // A trie walk reads a node's children (stored before it) after
-            // the node, then the node's next sibling (stored after it): a
-            // window holds mostly the bytes on the side of the miss, and a
-            // quarter on the other side.
-            let slack = self.window / 4;
-            let start = if off < self.base {
-                end.saturating_sub(self.window - slack)
-            } else {
-                off.saturating_sub(slack)
-            }
-            .min(off);
-            let stop = start.saturating_add(self.window).max(end).min(self.len);
-            self.buf = Vec::new();
-            self.buf = self
-                .io
-                .read(self.comp, start, (stop - start) as usize, ReadKind::Point)?;
-            self.base = start;
-        }
-        let s = (off - self.base) as usize;
-        Ok(&self.buf[s..s + (end - off) as usize])
-    }
-}
-
 /// Bytes first asked for an Index.db entry (doubled while it does not fit).
 const ENTRY_GUESS: usize = 256;
 
 /// Decode the Index.db entry at `off` and pass it to `f`; `None` at the
 /// end of the file.
 fn decode_index<T>(
-    win: &mut Window<'_>,
+    win: &mut IoSource<'_>,
     features: Features,
     off: u64,
     f: impl FnOnce(&crate::index::IndexEntry<'_>) -> T,
 ) -> Result<Option<T>> {
-    let len = win.len;
+    let len = win.len();
     let mut want = ENTRY_GUESS;
     let mut f = Some(f);
     loop {
@@ -607,7 +544,7 @@ fn decode_index<T>(
 /// [`crate::bti::partitions::for_each_entry`] does, that can resume at a
 /// payload's key.
 struct TrieWalk<'s> {
-    src: Window<'s>,
+    src: IoSource<'s>,
     root: u64,
     /// The path from the root: each node and the index of its next child.
     stack: Vec<(Node, usize)>,
@@ -620,7 +557,7 @@ struct TrieWalk<'s> {
 }
 
 impl<'s> TrieWalk<'s> {
-    fn new(src: Window<'s>, root: u64) -> Self {
+    fn new(src: IoSource<'s>, root: u64) -> Self {
         TrieWalk {
             src,
             root,
