@@ -532,8 +532,10 @@ struct Scanner<'s> {
     chunk_len: Option<u64>,
     /// The partition index's starts (trusted or hints).
     starts: Option<Starts<'s>>,
-    /// The bloom filter, to reject candidate keys it says are absent.
-    filter: Option<BloomFilter>,
+    /// The bloom filter, to reject candidate keys it says are absent; read
+    /// at the first candidate, so an intact sstable never holds it.
+    filter: std::cell::OnceCell<Option<BloomFilter>>,
+    sst: &'s Sstable,
     /// Uncompressed ranges of chunks that failed their checksum, sorted.
     bad: Vec<Range<u64>>,
     /// Bytes confirmation decodes may still read.
@@ -607,7 +609,11 @@ impl<'s> Scanner<'s> {
     /// sstable after `last` (the last partition accepted).
     fn key_fits(&self, key: &[u8], last: Option<&[u8]>) -> bool {
         last.is_none_or(|l| self.partitioner.compare_decorated(l, key) == Ordering::Less)
-            && self.filter.as_ref().is_none_or(|f| f.may_contain(key))
+            && self
+                .filter
+                .get_or_init(|| read_filter(self.sst))
+                .as_ref()
+                .is_none_or(|f| f.may_contain(key))
     }
 
     /// Confirm a start the index gives: it decodes, with the key the index
@@ -995,7 +1001,8 @@ pub fn scrub(
         } else {
             None
         },
-        filter: read_filter(sst),
+        filter: std::cell::OnceCell::new(),
+        sst,
         bad,
         budget: data_len.saturating_mul(2).saturating_add(1 << 20),
         attempts: 0,
