@@ -18,6 +18,12 @@
 //! partitioner, version and compression; otherwise the partitioner is
 //! Murmur3 and the version `oa`.
 //!
+//! A record is parsed from memory up to 8 MiB; a longer one (a large
+//! partition) is parsed as it is read, one clustering element at a time, so
+//! memory does not grow with the partition. For that, a record's `key`,
+//! `tombstone` and `static_row` must come before its `clustering_elements`,
+//! as `dump-data` prints them.
+//!
 //! Partitions must come in token order (as `dump-data` prints them); one
 //! out of order is refused with its line number (exit 2), and nothing is
 //! written: sort the input first. Counter cells are refused (their shards
@@ -34,6 +40,9 @@
 //! the output written.
 
 use std::io::{BufRead, IsTerminal, Write};
+
+use serde::de::DeserializeSeed;
+use std::io::Read;
 
 use serde_json::{json, Map, Value};
 use sstkit_format::clustering::BoundKind;
@@ -112,7 +121,7 @@ pub fn run(a: &WriteArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     })?;
     let source = Source::new(&a.from, &a.output_dir)?;
     let input = open_input(source.path())?;
-    let lines = std::io::BufReader::new(input).lines().count() as u64;
+    let lines = count_lines(input)?;
     let mut w = SstableWriter::create(
         &a.output_dir,
         next_generation(&a.output_dir)?,
@@ -179,6 +188,10 @@ pub fn run(a: &WriteArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     Ok(Outcome::default())
 }
 
+/// Records up to this size are parsed from memory; a longer one (a large
+/// partition) is parsed as it is read, one clustering element at a time.
+const IN_MEMORY_RECORD: usize = 8 << 20;
+
 /// Write each line of `input` as a partition; `progress` gets the bytes
 /// consumed so far.
 fn write_records(
@@ -188,30 +201,302 @@ fn write_records(
     source: &Source,
     mut progress: impl FnMut(u64),
 ) -> CmdResult<()> {
-    let mut input = std::io::BufReader::new(input);
-    let (mut line, mut consumed) = (String::new(), 0u64);
-    for i in 1.. {
-        line.clear();
-        let n = input.read_line(&mut line)?;
-        if n == 0 {
+    let mut input = Counting {
+        inner: std::io::BufReader::with_capacity(1 << 16, input),
+        bytes: 0,
+        lines: 0,
+    };
+    let mut buf = Vec::new();
+    loop {
+        let line = input.lines + 1;
+        buf.clear();
+        if read_line_capped(&mut input, &mut buf, IN_MEMORY_RECORD)? == 0 {
             break;
         }
-        consumed += n as u64;
-        if line.trim().is_empty() {
+        if buf.trim_ascii().is_empty() {
             continue;
         }
-        let at = |m: String| CmdError::Usage(format!("{} line {i}: {m}", source.name()));
-        let v: Value = serde_json::from_str(&line).map_err(|e| at(e.to_string()))?;
-        write_partition(w, schema, &v).map_err(|e| match e {
-            CmdError::Usage(m) => at(m),
-            CmdError::Format(f) if matches!(f.kind, sstkit_format::ErrorKind::BadValue(_)) => {
-                at(f.kind.to_string())
-            }
-            e => e,
-        })?;
-        progress(consumed);
+        let mut failed = None;
+        let record = Record {
+            w: &mut *w,
+            schema,
+            failed: &mut failed,
+        };
+        let done = if buf.len() < IN_MEMORY_RECORD || buf.ends_with(b"\n") {
+            // Checked once here, so that the parser need not check each string.
+            let text = std::str::from_utf8(&buf)
+                .map_err(|e| CmdError::Usage(format!("{} line {line}: {e}", source.name())))?;
+            let mut de = serde_json::Deserializer::from_str(text);
+            record.deserialize(&mut de).and_then(|()| de.end())
+        } else {
+            // Longer than IN_MEMORY_RECORD: the rest is parsed as it is read,
+            // and the line must end after the record.
+            let mut de = serde_json::Deserializer::from_reader(buf.as_slice().chain(&mut input));
+            record.deserialize(&mut de).and_then(|()| {
+                buf.clear();
+                read_line_capped(&mut input, &mut buf, IN_MEMORY_RECORD)
+                    .map_err(serde_json::Error::io)?;
+                match buf.trim_ascii().is_empty() {
+                    true => Ok(()),
+                    false => Err(serde::de::Error::custom("trailing characters")),
+                }
+            })
+        };
+        if let Err(e) = done {
+            let at = |m: String| CmdError::Usage(format!("{} line {line}: {m}", source.name()));
+            return Err(match failed {
+                Some(CmdError::Usage(m)) => at(m),
+                Some(CmdError::Format(f))
+                    if matches!(f.kind, sstkit_format::ErrorKind::BadValue(_)) =>
+                {
+                    at(f.kind.to_string())
+                }
+                Some(e) => e,
+                None if e.is_io() => CmdError::from(std::io::Error::from(e)),
+                None => at(e.to_string()),
+            });
+        }
+        progress(input.bytes);
     }
     Ok(())
+}
+
+/// The lines of `input` (an upper bound of its records, to size the
+/// filter), without holding a line.
+fn count_lines(input: std::fs::File) -> CmdResult<u64> {
+    let mut input = std::io::BufReader::with_capacity(1 << 16, input);
+    let (mut lines, mut last) = (0u64, b'\n');
+    loop {
+        let buf = input.fill_buf()?;
+        let Some(&end) = buf.last() else {
+            break;
+        };
+        lines += buf.iter().filter(|&&b| b == b'\n').count() as u64;
+        last = end;
+        let n = buf.len();
+        input.consume(n);
+    }
+    Ok(lines + u64::from(last != b'\n'))
+}
+
+/// Read up to and including the next newline into `buf`, but at most `cap`
+/// bytes; the bytes read (0 at the end).
+fn read_line_capped(
+    input: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    cap: usize,
+) -> std::io::Result<usize> {
+    let start = buf.len();
+    while buf.len() - start < cap {
+        let avail = input.fill_buf()?;
+        if avail.is_empty() {
+            break;
+        }
+        let room = cap - (buf.len() - start);
+        let take = avail.len().min(room);
+        let (n, done) = match avail[..take].iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (take, false),
+        };
+        buf.extend_from_slice(&avail[..n]);
+        input.consume(n);
+        if done {
+            break;
+        }
+    }
+    Ok(buf.len() - start)
+}
+
+/// The input, counting the bytes and newlines consumed (for the progress
+/// bar and the line of an error).
+struct Counting<R> {
+    inner: R,
+    bytes: u64,
+    lines: u64,
+}
+
+impl<R: BufRead> Read for Counting<R> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(out)?;
+        self.bytes += n as u64;
+        self.lines += out[..n].iter().filter(|&&b| b == b'\n').count() as u64;
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for Counting<R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, n: usize) {
+        if let Ok(buf) = self.inner.fill_buf() {
+            let n = n.min(buf.len());
+            self.bytes += n as u64;
+            self.lines += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
+        }
+        self.inner.consume(n);
+    }
+}
+
+/// Keep `e` as the record's failure and give serde an error that stops the
+/// parse (the command reports `e`, with its exit code).
+fn fail<E: serde::de::Error>(slot: &mut Option<CmdError>, e: CmdError) -> E {
+    let m = e.to_string();
+    *slot = Some(e);
+    E::custom(m)
+}
+
+/// One record, streamed: a clustering element is written as soon as it is
+/// parsed, so memory holds one element, not the partition. The key, the
+/// partition tombstone and the static row (all small) must come before
+/// `clustering_elements`, as `dump-data` prints them.
+struct Record<'a> {
+    w: &'a mut SstableWriter,
+    schema: &'a MergedSchema,
+    failed: &'a mut Option<CmdError>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Record<'_> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Record<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a partition object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let Record { w, schema, failed } = self;
+        let (mut key, mut tombstone, mut static_row) = (None, None, None);
+        let mut open: Option<DeletionTime> = None;
+        while let Some(field) = map.next_key::<Field>()? {
+            let (head, name) = match field {
+                Field::Key => (&mut key, "key"),
+                Field::Tombstone => (&mut tombstone, "tombstone"),
+                Field::StaticRow => (&mut static_row, "static_row"),
+                Field::Elements => {
+                    if open.is_some() {
+                        return Err(fail(failed, usage("\"clustering_elements\" given twice")));
+                    }
+                    let head = Head {
+                        key: key.as_ref(),
+                        tombstone: tombstone.as_ref(),
+                        static_row: static_row.as_ref(),
+                    };
+                    head.write(w, schema).map_err(|e| fail(failed, e))?;
+                    let mut o = DeletionTime::LIVE;
+                    map.next_value_seed(Elements {
+                        w: &mut *w,
+                        schema,
+                        open: &mut o,
+                        failed: &mut *failed,
+                    })?;
+                    open = Some(o);
+                    continue;
+                }
+                Field::Other => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                    continue;
+                }
+            };
+            if open.is_some() {
+                return Err(fail(
+                    failed,
+                    usage(format!(
+                        "{name:?} comes after \"clustering_elements\": the key, tombstone and \
+                         static row of a partition come first"
+                    )),
+                ));
+            }
+            *head = Some(map.next_value::<Value>()?);
+        }
+        let open = match open {
+            Some(o) => o,
+            None => {
+                let head = Head {
+                    key: key.as_ref(),
+                    tombstone: tombstone.as_ref(),
+                    static_row: static_row.as_ref(),
+                };
+                head.write(w, schema).map_err(|e| fail(failed, e))?;
+                DeletionTime::LIVE
+            }
+        };
+        end_partition(w, open).map_err(|e| fail(failed, e))
+    }
+}
+
+/// A record's field name, told apart without allocating it.
+enum Field {
+    Key,
+    Tombstone,
+    StaticRow,
+    Elements,
+    /// `sstable`, and anything else: skipped.
+    Other,
+}
+
+impl<'de> serde::Deserialize<'de> for Field {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Field, D::Error> {
+        struct Name;
+        impl serde::de::Visitor<'_> for Name {
+            type Value = Field;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a field name")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Field, E> {
+                Ok(match v {
+                    "key" => Field::Key,
+                    "tombstone" => Field::Tombstone,
+                    "static_row" => Field::StaticRow,
+                    "clustering_elements" => Field::Elements,
+                    _ => Field::Other,
+                })
+            }
+        }
+        d.deserialize_identifier(Name)
+    }
+}
+
+/// `clustering_elements`, each written as it is parsed; `open` is the range
+/// deletion in force after the last one.
+struct Elements<'a> {
+    w: &'a mut SstableWriter,
+    schema: &'a MergedSchema,
+    open: &'a mut DeletionTime,
+    failed: &'a mut Option<CmdError>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Elements<'_> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Elements<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an array of clustering elements")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while let Some(e) = seq.next_element::<Value>()? {
+            write_element(self.w, self.schema, &e, self.open).map_err(|e| fail(self.failed, e))?;
+        }
+        Ok(())
+    }
 }
 
 /// What `--like SSTABLE` gives: the table's types, and the defaults of the
@@ -575,79 +860,100 @@ fn marker(
     })
 }
 
-fn write_partition(w: &mut SstableWriter, schema: &MergedSchema, p: &Value) -> CmdResult<()> {
-    let key = unhex(text(p.get("key").unwrap_or(&Value::Null), "raw")?)?;
-    let deletion = tombstone(p.get("tombstone"))?;
-    w.write(&Fragment::PartitionStart {
-        key: &key,
-        deletion,
-        position: DataPos(0),
-        header_end: None,
-    })?;
-    if let Some(s) = p.get("static_row").and_then(Value::as_object) {
-        let r = row(
-            OwnedClustering {
-                kind: BoundKind::StaticClustering,
-                values: Vec::new(),
-            },
-            columns(s, schema, true)?,
-        );
-        w.write(&Fragment::StaticRow(r.view(schema)))?;
-    }
-    let mut open = DeletionTime::LIVE;
-    for e in p
-        .get("clustering_elements")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let values = match e.get("key") {
-            Some(k) => clustering(text(k, "raw")?)?,
-            None => Vec::new(),
-        };
-        match e.get("type").and_then(Value::as_str) {
-            Some("clustering-row") => {
-                let cols = e.get("columns").and_then(Value::as_object);
-                let empty = Map::new();
-                let mut r = row(
-                    OwnedClustering {
-                        kind: BoundKind::Clustering,
-                        values,
-                    },
-                    columns(cols.unwrap_or(&empty), schema, false)?,
-                );
-                if let Some(m) = e.get("marker") {
-                    let (ttl, exp) = match m.get("ttl").and_then(Value::as_str) {
-                        Some(t) => (Some(ttl(t)?), Some(epoch_seconds(text(m, "expiry")?)?)),
-                        None => (None, None),
-                    };
-                    r.liveness = Some(LivenessInfo {
-                        timestamp: int(m, "timestamp")?,
-                        ttl,
-                        local_expiration_time: exp,
-                        expired: false,
-                    });
-                }
-                let d = tombstone(e.get("tombstone"))?;
-                if !d.is_live() {
-                    r.deletion = Some(RowDeletion {
-                        time: d,
-                        shadowable: false,
-                    });
-                }
-                w.write(&Fragment::Row(r.view(schema)))?;
-            }
-            Some("range-tombstone-change") => {
-                let to = tombstone(e.get("tombstone"))?;
-                let weight = e.get("weight").and_then(Value::as_i64).unwrap_or(-1);
-                if let Some(m) = marker(values, weight, open, to) {
-                    w.write(&Fragment::Marker(m.view()))?;
-                }
-                open = to;
-            }
-            other => return Err(usage(format!("unknown clustering element type {other:?}"))),
+/// The fields of a record before its clustering elements.
+struct Head<'v> {
+    key: Option<&'v Value>,
+    tombstone: Option<&'v Value>,
+    static_row: Option<&'v Value>,
+}
+
+impl Head<'_> {
+    /// Start the partition: its key and deletion, then its static row.
+    fn write(&self, w: &mut SstableWriter, schema: &MergedSchema) -> CmdResult<()> {
+        let key = self.key.ok_or_else(|| {
+            usage("no \"key\" (it must come before \"clustering_elements\")")
+        })?;
+        let key = unhex(text(key, "raw")?)?;
+        let deletion = tombstone(self.tombstone)?;
+        w.write(&Fragment::PartitionStart {
+            key: &key,
+            deletion,
+            position: DataPos(0),
+            header_end: None,
+        })?;
+        if let Some(s) = self.static_row.and_then(Value::as_object) {
+            let r = row(
+                OwnedClustering {
+                    kind: BoundKind::StaticClustering,
+                    values: Vec::new(),
+                },
+                columns(s, schema, true)?,
+            );
+            w.write(&Fragment::StaticRow(r.view(schema)))?;
         }
+        Ok(())
     }
+}
+
+/// Write one clustering element (a row or a range tombstone change); `open`
+/// is the range deletion in force before it, and after.
+fn write_element(
+    w: &mut SstableWriter,
+    schema: &MergedSchema,
+    e: &Value,
+    open: &mut DeletionTime,
+) -> CmdResult<()> {
+    let values = match e.get("key") {
+        Some(k) => clustering(text(k, "raw")?)?,
+        None => Vec::new(),
+    };
+    match e.get("type").and_then(Value::as_str) {
+        Some("clustering-row") => {
+            let cols = e.get("columns").and_then(Value::as_object);
+            let empty = Map::new();
+            let mut r = row(
+                OwnedClustering {
+                    kind: BoundKind::Clustering,
+                    values,
+                },
+                columns(cols.unwrap_or(&empty), schema, false)?,
+            );
+            if let Some(m) = e.get("marker") {
+                let (ttl, exp) = match m.get("ttl").and_then(Value::as_str) {
+                    Some(t) => (Some(ttl(t)?), Some(epoch_seconds(text(m, "expiry")?)?)),
+                    None => (None, None),
+                };
+                r.liveness = Some(LivenessInfo {
+                    timestamp: int(m, "timestamp")?,
+                    ttl,
+                    local_expiration_time: exp,
+                    expired: false,
+                });
+            }
+            let d = tombstone(e.get("tombstone"))?;
+            if !d.is_live() {
+                r.deletion = Some(RowDeletion {
+                    time: d,
+                    shadowable: false,
+                });
+            }
+            w.write(&Fragment::Row(r.view(schema)))?;
+        }
+        Some("range-tombstone-change") => {
+            let to = tombstone(e.get("tombstone"))?;
+            let weight = e.get("weight").and_then(Value::as_i64).unwrap_or(-1);
+            if let Some(m) = marker(values, weight, *open, to) {
+                w.write(&Fragment::Marker(m.view()))?;
+            }
+            *open = to;
+        }
+        other => return Err(usage(format!("unknown clustering element type {other:?}"))),
+    }
+    Ok(())
+}
+
+/// End the partition; `open` is the range deletion still in force.
+fn end_partition(w: &mut SstableWriter, open: DeletionTime) -> CmdResult<()> {
     if !open.is_live() {
         return Err(usage(
             "a range tombstone is still open at the partition end",
