@@ -248,7 +248,11 @@ fn long_records_are_streamed() {
         let (r, dir) = run(i + 1, text);
         assert_eq!(r.code, 2, "{}", r.stderr);
         assert!(r.stderr.contains(line), "{line}: {}", r.stderr);
-        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "nothing written");
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            0,
+            "nothing written"
+        );
     }
     let _ = std::fs::remove_dir_all(&out);
 }

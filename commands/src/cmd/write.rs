@@ -870,9 +870,9 @@ struct Head<'v> {
 impl Head<'_> {
     /// Start the partition: its key and deletion, then its static row.
     fn write(&self, w: &mut SstableWriter, schema: &MergedSchema) -> CmdResult<()> {
-        let key = self.key.ok_or_else(|| {
-            usage("no \"key\" (it must come before \"clustering_elements\")")
-        })?;
+        let key = self
+            .key
+            .ok_or_else(|| usage("no \"key\" (it must come before \"clustering_elements\")"))?;
         let key = unhex(text(key, "raw")?)?;
         let deletion = tombstone(self.tombstone)?;
         w.write(&Fragment::PartitionStart {
