@@ -90,7 +90,7 @@ def lookups(sstkit, merged, wide_rows, small, n, seed):
             "skipped_other": sum(x["result"].startswith("skipped") and "bloom filter" not in
                                  x["result"] and "partition deletion" not in x["result"]
                                  for x in per),
-            "read": sum(x["result"] == "read" for x in per),
+            "read": sum(x["result"].startswith("read") for x in per),
         })
     return out
 

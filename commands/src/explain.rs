@@ -662,8 +662,9 @@ pub fn dump_data(
         }
         if let Some(keys) = &sel.keys {
             let mut idx = inputs.indexes()?;
+            let all = Slice::all();
             for key in keys {
-                let (sources, _) = inputs.partition_sources(&mut idx, key, None)?;
+                let (sources, _) = inputs.partition_sources(&mut idx, key, &all)?;
                 if sources.is_empty() {
                     continue;
                 }
@@ -708,7 +709,7 @@ pub fn read(
     let r = (|| -> CmdResult<()> {
         let mut idx = inputs.indexes()?;
         for key in keys {
-            let (sources, _) = inputs.partition_sources(&mut idx, key, Some(slice))?;
+            let (sources, _) = inputs.partition_sources(&mut idx, key, slice)?;
             if sources.is_empty() {
                 continue;
             }

@@ -5,8 +5,9 @@
 //!
 //! ```text
 //! arguments ─► MergeInputs::open (sstables, headers, union schema, partitioner)
-//!           ─► a ScanSource per sstable (whole scan, or one partition found
-//!              through each sstable's partition index)
+//!           ─► a ScanSource per sstable (whole scan), or a SliceSource
+//!              per sstable (one partition's slice, found through each
+//!              sstable's partition index and row index)
 //!           ─► Merger ─► Shape (slice, --limit rows, --columns, --reverse)
 //!           ─► the command's Sink
 //! ```
@@ -22,7 +23,9 @@ use sstkit_format::compare::ClusteringComparator;
 use sstkit_format::component::Component;
 use sstkit_format::data::{ColumnData, MarkerDeletion, Row, ScanReader};
 use sstkit_format::deletion::DeletionTime;
-use sstkit_format::merge::{MMarker, MRow, MergedSchema, MergedStart, Merger, ScanSource, Unit};
+use sstkit_format::merge::{
+    MMarker, MRow, MergedSchema, MergedStart, Merger, ScanSource, SliceSource, Unit, UnitSource,
+};
 use sstkit_format::read::{OwnedClustering, Slice};
 use sstkit_format::statistics::{SerializationHeader, Statistics};
 use sstkit_format::token::Partitioner;
@@ -138,10 +141,10 @@ impl MergeInputs {
     }
 
     /// The merger over `sources`.
-    pub fn merger<'a>(&self, sources: Vec<ScanSource<'a>>) -> Merger<'a> {
+    pub fn merger<'a, S: UnitSource + 'a>(&self, sources: Vec<S>) -> Merger<'a> {
         let boxed = sources
             .into_iter()
-            .map(|s| Box::new(s) as Box<dyn sstkit_format::merge::UnitSource + 'a>)
+            .map(|s| Box::new(s) as Box<dyn UnitSource + 'a>)
             .collect();
         Merger::new(boxed, &self.schema, self.partitioner.clone())
     }
@@ -183,8 +186,10 @@ fn covered_range(
 /// What a merged single-partition read did with one sstable.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Visit {
-    /// Read (the partition is there).
-    Read,
+    /// Read (the partition is there): with a row index, the blocks that
+    /// can hold the slice (`(first, last)`, none when it falls between
+    /// blocks) of how many.
+    Read(Option<(Option<(usize, usize)>, usize)>),
     /// Only the partition header and static row were read: the slice is
     /// outside the clustering range Statistics.db records.
     HeaderOnly,
@@ -199,7 +204,16 @@ impl Visit {
     /// A short description (`--io-stats`).
     pub fn describe(&self) -> String {
         match self {
-            Visit::Read => "read".into(),
+            Visit::Read(None) => "read".into(),
+            Visit::Read(Some((Some((i, j)), n))) if i == j => {
+                format!("read: block {} of {n} (row index)", i + 1)
+            }
+            Visit::Read(Some((Some((i, j)), n))) => {
+                format!("read: blocks {}-{} of {n} (row index)", i + 1, j + 1)
+            }
+            Visit::Read(Some((None, n))) => {
+                format!("read: header only, no block of {n} can hold the slice (row index)")
+            }
             Visit::HeaderOnly => {
                 "partition header only (the slice is outside the sstable's clustering range)".into()
             }
@@ -254,14 +268,16 @@ impl MergeInputs {
     /// asked first; an sstable whose clustering range cannot hold `slice`
     /// gives only its header; once a partition deletion newer than an
     /// sstable's max timestamp has been seen, that sstable (and the older
-    /// ones) are not read. Returns the sources and, per sstable, what was
-    /// done.
+    /// ones) are not read. Each source reads only the part of `slice` its
+    /// sstable's row index points at ([`SliceSource`]), with point reads
+    /// that end at the partition's end. Returns the sources and, per
+    /// sstable, what was done.
     pub fn partition_sources<'a>(
         &'a self,
         idx: &mut Indexes<'_>,
         key: &[u8],
-        slice: Option<&Slice>,
-    ) -> CmdResult<(Vec<ScanSource<'a>>, Vec<Option<Visit>>)> {
+        slice: &'a Slice,
+    ) -> CmdResult<(Vec<SliceSource<'a>>, Vec<Option<Visit>>)> {
         let cmp = self.schema.comparator();
         let mut visits: Vec<Option<Visit>> = vec![None; self.ssts.len()];
         let mut sources = Vec::new();
@@ -280,15 +296,15 @@ impl MergeInputs {
                 visits[i] = Some(Visit::Absent(why));
                 continue;
             };
-            let reader = ScanReader::new(sst, &self.headers[i])?;
-            let mut src = ScanSource::new(reader, self.schema.column_map(&self.headers[i]), i);
-            src.single_partition(h.position)?;
-            if slice.is_some_and(|s| self.slice_outside(i, s, &cmp)) {
-                src.header_only();
-                visits[i] = Some(Visit::HeaderOnly);
+            let header_only = self.slice_outside(i, slice, &cmp);
+            let map = self.schema.column_map(&self.headers[i]);
+            let mut src = SliceSource::open(sst, &self.headers[i], h, slice, header_only, map, i)?;
+            visits[i] = Some(if header_only {
+                Visit::HeaderOnly
             } else {
-                visits[i] = Some(Visit::Read);
-            }
+                let p = src.plan();
+                Visit::Read((p.blocks > 0).then_some((p.block_range, p.blocks)))
+            });
             if let Some(d) = src.peek_start()? {
                 newest_deletion = newest_deletion.max(d.marked_for_delete_at);
             }
@@ -296,7 +312,7 @@ impl MergeInputs {
         }
         // Argument order, as in a whole scan: ties and positions come from
         // the same sstable either way.
-        sources.sort_by_key(ScanSource::index);
+        sources.sort_by_key(SliceSource::index);
         Ok((sources, visits))
     }
 }

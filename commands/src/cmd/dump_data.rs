@@ -261,11 +261,12 @@ pub(crate) fn drive_merged(
     if let Some(keys) = &sel.keys {
         // Point lookups: each key through every sstable's partition index.
         let mut idx = inputs.indexes()?;
+        let all = sstkit_format::read::Slice::all();
         for key in keys {
             if !sel.wants(t, key) {
                 continue;
             }
-            let (sources, _) = inputs.partition_sources(&mut idx, key, None)?;
+            let (sources, _) = inputs.partition_sources(&mut idx, key, &all)?;
             if sources.is_empty() {
                 crate::render::note_key_absent(
                     &inputs.label(),

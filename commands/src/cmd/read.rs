@@ -246,7 +246,7 @@ fn run_merged(a: &LookupPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
         let before: Vec<IoStats> = inputs.ssts.iter().map(|s| s.io.stats()).collect();
         let mut visits: Vec<Option<Visit>> = vec![None; inputs.ssts.len()];
         let r = (|| -> CmdResult<()> {
-            let (sources, v) = inputs.partition_sources(&mut indexes, key, Some(&slice))?;
+            let (sources, v) = inputs.partition_sources(&mut indexes, key, &slice)?;
             visits = v;
             if sources.is_empty() {
                 note_key_absent(&label, &k.label(), Absence::Index);

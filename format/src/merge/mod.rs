@@ -40,6 +40,9 @@
 
 pub mod explain;
 pub mod reconcile;
+mod seek;
+
+pub use seek::SliceSource;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]

@@ -110,7 +110,7 @@ pub type Visitor<'f, E> = dyn for<'x> FnMut(
     + 'f;
 
 /// What does not change between reads.
-struct Ctx<'s> {
+pub(crate) struct Ctx<'s> {
     sst: &'s Sstable,
     header: SerializationHeader,
     types: Vec<CqlType>,
@@ -143,24 +143,9 @@ impl<'s> BoundedReader<'s> {
     /// whole from the partition start: their promoted index names cells,
     /// not rows, and the legacy decoder has no size fields to skip by.
     pub fn new(sst: &'s Sstable, header: &SerializationHeader) -> Result<BoundedReader<'s>> {
-        let unit = sst.io.options().unit as usize;
-        let opts = ReaderOptions {
-            check_prev_sizes: false,
-            block_size: unit,
-            ..ReaderOptions::default()
-        };
-        let mut reader = ScanReader::with_options(sst, header, opts)?;
-        reader.set_read_kind(ReadKind::Point);
         Ok(BoundedReader {
-            ctx: Ctx {
-                sst,
-                header: header.clone(),
-                types: header.clustering_types.clone(),
-                has_static: !header.static_columns.is_empty(),
-                max_io: sst.io.options().max_io,
-                unit: sst.io.options().unit,
-            },
-            reader,
+            ctx: Ctx::new(sst, header),
+            reader: point_reader(sst, header)?,
         })
     }
 
@@ -180,7 +165,6 @@ impl<'s> BoundedReader<'s> {
         match (&mut h.row_index, whole) {
             (Some(ri), false) => {
                 let ri: &mut dyn RowIndex = ri.as_mut();
-                clip.plan.blocks = ri.block_count();
                 read_indexed(
                     &self.ctx,
                     &mut self.reader,
@@ -201,6 +185,35 @@ impl<'s> BoundedReader<'s> {
     }
 }
 
+impl<'s> Ctx<'s> {
+    pub(crate) fn new(sst: &'s Sstable, header: &SerializationHeader) -> Ctx<'s> {
+        Ctx {
+            sst,
+            header: header.clone(),
+            types: header.clustering_types.clone(),
+            has_static: !header.static_columns.is_empty(),
+            max_io: sst.io.options().max_io,
+            unit: sst.io.options().unit,
+        }
+    }
+}
+
+/// A reader of `sst`'s Data.db for bounded reads: point reads (no
+/// read-ahead) of the IO unit outside a planned range.
+pub(crate) fn point_reader<'s>(
+    sst: &'s Sstable,
+    header: &SerializationHeader,
+) -> Result<ScanReader<'s>> {
+    let opts = ReaderOptions {
+        check_prev_sizes: false,
+        block_size: sst.io.options().unit as usize,
+        ..ReaderOptions::default()
+    };
+    let mut reader = ScanReader::with_options(sst, header, opts)?;
+    reader.set_read_kind(ReadKind::Point);
+    Ok(reader)
+}
+
 /// Where a clustering lies relative to the slice, in the reading direction.
 #[derive(Debug, PartialEq, Eq)]
 enum Place {
@@ -217,7 +230,7 @@ enum Place {
 /// reader and, walking down, the reversed one ([`super::reversed`]).
 /// Bounds and the markers passed in are in forward order; what a reversed
 /// clip emits is reversed.
-pub(super) struct Clip<'b> {
+pub(crate) struct Clip<'b> {
     pub(super) types: &'b [CqlType],
     /// Lower bound of the slice (forward kind).
     pub(super) lower: Option<ClusteringPrefix<'b>>,
@@ -230,8 +243,8 @@ pub(super) struct Clip<'b> {
     started: bool,
     pub(super) limit: u64,
     /// The row limit was reached.
-    pub(super) limited: bool,
-    pub(super) plan: ReadPlan,
+    pub(crate) limited: bool,
+    pub(crate) plan: ReadPlan,
     /// Walking down (a reversed read).
     reversed: bool,
 }
@@ -258,7 +271,7 @@ fn synthetic<'v>(
 
 impl<'b> Clip<'b> {
     /// A clip of `slice` for a read in the given direction.
-    pub(super) fn new(types: &'b [CqlType], slice: &'b Slice, limit: u64, reversed: bool) -> Self {
+    pub(crate) fn new(types: &'b [CqlType], slice: &'b Slice, limit: u64, reversed: bool) -> Self {
         Clip {
             types,
             lower: slice.start_prefix(),
@@ -333,7 +346,7 @@ impl<'b> Clip<'b> {
     }
 
     /// A row; `false`: stop reading.
-    pub(super) fn row<E>(
+    pub(crate) fn row<E>(
         &mut self,
         r: &Row<'_>,
         f: &mut Visitor<'_, E>,
@@ -364,7 +377,7 @@ impl<'b> Clip<'b> {
     }
 
     /// A range tombstone marker (forward kind); `false`: stop reading.
-    pub(super) fn marker<E>(
+    pub(crate) fn marker<E>(
         &mut self,
         m: &RangeTombstoneMarker<'_>,
         f: &mut Visitor<'_, E>,
@@ -395,7 +408,7 @@ impl<'b> Clip<'b> {
 
     /// After the last element: the first edge if not yet dealt with, and
     /// close at the last edge what is still open.
-    pub(super) fn finish<E>(
+    pub(crate) fn finish<E>(
         &mut self,
         position: DataPos,
         f: &mut Visitor<'_, E>,
@@ -414,7 +427,7 @@ impl<'b> Clip<'b> {
     }
 }
 
-pub(super) fn bad(what: &'static str, msg: String, at: DataPos) -> Error {
+pub(crate) fn bad(what: &'static str, msg: String, at: DataPos) -> Error {
     Error::at(ErrorKind::BadValue(msg), Component::Data, at.0, what)
 }
 
@@ -634,8 +647,26 @@ pub(super) fn slice_blocks(
     Ok((i, range))
 }
 
+/// Where the rows of an indexed read lie (see [`seek_indexed`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RowRange {
+    /// Start of the first block read.
+    pub(crate) start: DataPos,
+    /// End of the last block read (or the partition's end).
+    pub(crate) stop: DataPos,
+    /// The last block read is the partition's last: read to its end.
+    pub(crate) last: bool,
+    /// End of the first block read.
+    pub(crate) first_end: DataPos,
+}
+
+/// Steps 1 and 2 of an indexed read: the blocks of `ri` that can hold the
+/// clip's slice (the range tombstone open before them goes to `clip.open`;
+/// none with `rows` false), then `PartitionStart` and the static row to
+/// `f`. Returns where the rows to read lie, or `None` (nothing to read);
+/// the reader is left unpositioned.
 #[allow(clippy::too_many_arguments)]
-fn read_indexed<E: From<Error>>(
+pub(crate) fn seek_indexed<E: From<Error>>(
     ctx: &Ctx<'_>,
     reader: &mut ScanReader<'_>,
     key: &[u8],
@@ -643,36 +674,46 @@ fn read_indexed<E: From<Error>>(
     end: Option<DataPos>,
     ri: &mut dyn RowIndex,
     clip: &mut Clip<'_>,
+    rows: bool,
     f: &mut Visitor<'_, E>,
-) -> std::result::Result<(), E> {
+) -> std::result::Result<Option<RowRange>, E> {
     let sst = ctx.sst;
     let types = ctx.types.as_slice();
     let n = ri.block_count();
     reader.set_read_kind(ReadKind::Point);
+    clip.plan.blocks = n;
     // 1. The blocks: [i, j].
-    let (i, range) = slice_blocks(sst, types, ri, clip.lower.as_ref(), clip.upper.as_ref())?;
-    clip.open = if i > 0 {
-        ri.block(sst, i - 1)?.end_open_marker
+    let data = if rows {
+        let (i, range) = slice_blocks(sst, types, ri, clip.lower.as_ref(), clip.upper.as_ref())?;
+        clip.open = if i > 0 {
+            ri.block(sst, i - 1)?.end_open_marker
+        } else {
+            None
+        };
+        clip.plan.block_range = range;
+        match range {
+            Some((i, j)) => {
+                let (bi, bj) = (ri.block(sst, i)?, ri.block(sst, j)?);
+                let start = DataPos(pos.0 + bi.offset);
+                let mut stop = DataPos(pos.0 + bj.offset + bj.width);
+                if let Some(e) = end {
+                    stop = stop.min(e);
+                }
+                let stop = stop.max(start);
+                let first_end = DataPos(start.0 + bi.width).min(stop);
+                Some(RowRange {
+                    start,
+                    stop,
+                    last: j + 1 == n,
+                    first_end,
+                })
+            }
+            None => None,
+        }
     } else {
         None
     };
-    // (start, end, last block, end of the first block)
-    let data = match range {
-        Some((i, j)) => {
-            let (bi, bj) = (ri.block(sst, i)?, ri.block(sst, j)?);
-            let start = DataPos(pos.0 + bi.offset);
-            let mut stop = DataPos(pos.0 + bj.offset + bj.width);
-            if let Some(e) = end {
-                stop = stop.min(e);
-            }
-            let stop = stop.max(start);
-            let first_end = DataPos(start.0 + bi.width).min(stop);
-            Some((start, stop, j + 1 == n, first_end))
-        }
-        None => None,
-    };
-    clip.plan.block_range = range;
-    clip.plan.data = data.map(|(s, e, _, _)| (s, e));
+    clip.plan.data = data.map(|d| (d.start, d.stop));
 
     // 2. Header and static row.
     let header_end = DataPos(pos.0 + ri.header_length());
@@ -686,12 +727,12 @@ fn read_indexed<E: From<Error>>(
                 // One read for both when the blocks follow the header
                 // closely and everything fits in one `max_io` read.
                 let plan_end = match data {
-                    Some((s, e, _, _))
-                        if s >= header_end
-                            && s.0 - header_end.0 <= COALESCE_GAP
-                            && e.0 - pos.0 <= ctx.max_io =>
+                    Some(d)
+                        if d.start >= header_end
+                            && d.start.0 - header_end.0 <= COALESCE_GAP
+                            && d.stop.0 - pos.0 <= ctx.max_io =>
                     {
-                        e
+                        d.stop
                     }
                     _ => header_end,
                 };
@@ -719,30 +760,45 @@ fn read_indexed<E: From<Error>>(
             header_end: Some(header_end),
         })?;
     }
+    Ok(data)
+}
 
+#[allow(clippy::too_many_arguments)]
+fn read_indexed<E: From<Error>>(
+    ctx: &Ctx<'_>,
+    reader: &mut ScanReader<'_>,
+    key: &[u8],
+    pos: DataPos,
+    end: Option<DataPos>,
+    ri: &mut dyn RowIndex,
+    clip: &mut Clip<'_>,
+    f: &mut Visitor<'_, E>,
+) -> std::result::Result<(), E> {
+    let data = seek_indexed(ctx, reader, key, pos, end, ri, clip, true, f)?;
     // 3. The rows.
     let stop = match data {
-        Some((start, stop, last, first_end)) if !clip.limited => {
+        Some(d) if !clip.limited => {
             // With a row limit the rows may end long before the range: read
             // the first block, then windows twice as large each time.
-            let grow = (clip.limit != u64::MAX && first_end < stop).then(|| {
+            let grow = (clip.limit != u64::MAX && d.first_end < d.stop).then(|| {
                 let g = Grow {
-                    plan_end: first_end,
-                    data_end: stop,
-                    window: (first_end.0 - start.0).max(1),
+                    plan_end: d.first_end,
+                    data_end: d.stop,
+                    window: (d.first_end.0 - d.start.0).max(1),
                     unit: ctx.unit,
                 };
                 Grow {
-                    plan_end: g.end_at(first_end.0),
+                    plan_end: g.end_at(d.first_end.0),
                     ..g
                 }
             });
-            reader.plan_read(Some(grow.as_ref().map_or(stop, |g| g.plan_end)));
-            reader.seek_to(pos, key, start)?;
-            drive(reader, clip, if last { None } else { Some(stop) }, grow, f)?
+            reader.plan_read(Some(grow.as_ref().map_or(d.stop, |g| g.plan_end)));
+            reader.seek_to(pos, key, d.start)?;
+            let stop_at = if d.last { None } else { Some(d.stop) };
+            drive(reader, clip, stop_at, grow, f)?
         }
-        Some((start, _, _, _)) => start,
-        None => header_end,
+        Some(d) => d.start,
+        None => DataPos(pos.0 + ri.header_length()),
     };
     clip.finish(stop, f)?;
     f(Fragment::PartitionEnd { position: stop })

@@ -46,6 +46,7 @@ pub use crate::lookup::{
 };
 pub use big::{BigIndex, BigIndexScan, BigRowIndex};
 pub use bounded::{BoundedReader, ReadOptions, ReadPlan, Visitor};
+pub(crate) use bounded::{point_reader, seek_indexed, Clip, Ctx};
 pub use reversed::ReversedReader;
 
 use crate::clustering::{BoundKind, ClusteringPrefix};
