@@ -12,6 +12,9 @@
 //!   of the same sstables (`fixtures/make-compaction-expected.py`), and
 //!   `compact` of them dumps as that sstable, positions included.
 //! * Sstables of different tables: exit 2, naming both files.
+//! * A merged slice read seeks through each sstable's row index (BIG and
+//!   BTI), and a range tombstone opened before the first block read still
+//!   shadows the slice's rows.
 
 use serde_json::Value;
 
@@ -746,4 +749,173 @@ fn merge_and_compact_equal_cassandras_compaction() {
         }
     }
     assert!(compared > 0 || !fixtures().join("nb_merge_range_1").is_dir());
+}
+
+/// A merged slice read seeks through each sstable's row index (BIG: the
+/// promoted index in Index.db; BTI: Rows.db) instead of reading the
+/// partition from its start. The older sstable holds a range tombstone
+/// [50, 250] opened many blocks before the slice; the synthetic marker it
+/// gives at the slice start must still shadow the newer sstable's older
+/// rows. Truth: the merged read of the whole partition, cut to the slice.
+/// Uncompressed, so that the bytes read show the seek.
+#[test]
+fn read_merge_seeks_and_keeps_a_range_tombstone_open_before_the_slice() {
+    let out = crate::util::scratch_dir("merge", "seek");
+    let schema = crate::util::schema_file(
+        &out,
+        "t",
+        "CREATE TABLE ks.t (pk int, ck int, v text, PRIMARY KEY (pk, ck));",
+    );
+    let ck = |c: i32| format!("0004{:08x}", c as u32);
+    let row = |c: i32, ts: i64| {
+        format!(
+            r#"{{"type":"clustering-row","key":{{"raw":"{}"}},"marker":{{"timestamp":{ts}}},"columns":{{"v":{{"is_live":true,"type":"regular","timestamp":{ts},"value":"{}"}}}}}}"#,
+            ck(c),
+            format!("{c:03}-{ts}-").repeat(80)
+        )
+    };
+    // "rt": every third row (ts 30) and the range tombstone [50, 250] at ts 20.
+    let marker = |c: i32, weight: i32, tombstone: &str| {
+        format!(
+            r#"{{"type":"range-tombstone-change","key":{{"raw":"{}"}},"weight":{weight},"tombstone":{tombstone}}}"#,
+            ck(c)
+        )
+    };
+    let mut rt = Vec::new();
+    for c in (0..300).step_by(3) {
+        if c == 51 {
+            let t = r#"{"timestamp":20,"deletion_time":"2026-11-26 03:55:00z"}"#;
+            rt.push(marker(50, -1, t));
+        }
+        if c == 252 {
+            rt.push(marker(250, 1, "{}"));
+        }
+        rt.push(row(c, 30));
+    }
+    // "rows": every row at ts 10, the last one at ts 40 (the newest sstable).
+    let rows: Vec<String> = (0..300)
+        .map(|c| row(c, if c == 299 { 40 } else { 10 }))
+        .collect();
+    let part = |elems: &[String]| {
+        format!(
+            r#"{{"key":{{"raw":"00000001"}},"clustering_elements":[{}]}}"#,
+            elems.join(",")
+        )
+    };
+    for version in ["oa", "da"] {
+        let mut dirs = Vec::new();
+        for (name, elems) in [("rt", &rt), ("rows", &rows)] {
+            let input = out.join(format!("{version}-{name}.ndjson"));
+            std::fs::write(&input, part(elems)).unwrap();
+            let dir = out.join(format!("{version}-{name}"));
+            let r = sstkit([
+                "write",
+                "-o",
+                "json",
+                "--from",
+                input.to_str().unwrap(),
+                "--schema",
+                schema.to_str().unwrap(),
+                "--output-dir",
+                dir.to_str().unwrap(),
+                "--format-version",
+                version,
+                "--column-index-size",
+                "1KiB",
+                "--compression",
+                "none",
+            ]);
+            assert_eq!(r.code, 0, "{version} {name}: {}{}", r.stdout, r.stderr);
+            dirs.push(dir.display().to_string());
+        }
+        let read = |extra: &[&str], output: &str| {
+            let mut args = vec![
+                "read",
+                "--merge",
+                "--io-stats=json",
+                "-o",
+                output,
+                "-k",
+                "1",
+            ];
+            args.extend(extra);
+            args.extend(dirs.iter().map(String::as_str));
+            let r = sstkit(&args);
+            assert_eq!(r.code, 0, "{version} {extra:?}: {}", r.stderr);
+            let stats: Vec<Value> = r
+                .stderr
+                .lines()
+                .filter(|l| l.starts_with('{'))
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+            (r.stdout, stats)
+        };
+        let cql = |s: &str| -> Vec<Value> {
+            s.lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect()
+        };
+        let (whole, whole_stats) = read(&[], "cql");
+        let whole = cql(&whole);
+        let data_bytes = |e: &Value| e["components"]["data"]["bytes"].as_u64().unwrap_or(0);
+        for (extra, lo, hi) in [
+            (&["--from", "200", "--to", "210"][..], 200, 210),
+            (&["--after", "199", "--before", "260"][..], 200, 259),
+            (&["--from", "240", "--to", "252", "--reverse"][..], 240, 252),
+            (&["--from", "100", "--to", "100"][..], 100, 100),
+        ] {
+            let (got, stats) = read(extra, "cql");
+            let mut want: Vec<Value> = whole
+                .iter()
+                .filter(|r| (lo..=hi).contains(&r["ck0"].as_i64().unwrap()))
+                .cloned()
+                .collect();
+            if extra.contains(&"--reverse") {
+                want.reverse();
+            }
+            assert_eq!(cql(&got), want, "{version} {extra:?}");
+            // Deleted rows of "rows" inside the slice are gone.
+            assert!(want.iter().all(|r| r["ck0"].as_i64().unwrap() % 3 == 0
+                || !(50..=250).contains(&r["ck0"].as_i64().unwrap())));
+            for (i, dir) in dirs.iter().enumerate() {
+                let result = stats[i]["result"].as_str().unwrap();
+                // "read: block N of M", "read: blocks N-K of M", or no block
+                // (the slice falls between two: row 100 is not in "rt").
+                let first: Option<usize> = result
+                    .strip_prefix("read: block")
+                    .and_then(|r| r.trim_start_matches('s').trim().split(['-', ' ']).next())
+                    .and_then(|n| n.parse().ok());
+                assert!(
+                    first.is_some_and(|n| n > 2) || result.contains("no block of"),
+                    "{version} {dir} {extra:?}: {result}"
+                );
+                assert!(
+                    data_bytes(&stats[i]) * 3 < data_bytes(&whole_stats[i]),
+                    "{version} {dir} {extra:?}: {} of {} bytes",
+                    data_bytes(&stats[i]),
+                    data_bytes(&whole_stats[i])
+                );
+            }
+        }
+        // The tombstone open at the slice start is re-opened there, and closed
+        // at its end.
+        let (got, _) = read(&["--from", "200", "--to", "210"], "ndjson");
+        let p: Value = serde_json::from_str(got.lines().next().unwrap()).unwrap();
+        let e = p["clustering_elements"].as_array().unwrap();
+        let (first, last) = (&e[0], &e[e.len() - 1]);
+        assert_eq!(
+            first["type"], "range-tombstone-change",
+            "{version}: {first}"
+        );
+        assert_eq!(first["key"]["value"], "200", "{version}: {first}");
+        assert_eq!(first["tombstone"]["timestamp"], 20, "{version}: {first}");
+        assert_eq!(last["type"], "range-tombstone-change", "{version}: {last}");
+        assert_eq!(last["key"]["value"], "210", "{version}: {last}");
+        assert_eq!(
+            last["tombstone"],
+            serde_json::json!({}),
+            "{version}: {last}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&out);
 }

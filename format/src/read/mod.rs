@@ -45,8 +45,8 @@ pub use crate::lookup::{
     Absence, IndexBlock, OwnedClustering, PartitionHandle, PartitionIndex, RowIndex,
 };
 pub use big::{BigIndex, BigIndexScan, BigRowIndex};
-pub use bounded::{BoundedReader, ReadOptions, ReadPlan, Visitor};
 pub(crate) use bounded::{point_reader, seek_indexed, Clip, Ctx};
+pub use bounded::{BoundedReader, ReadOptions, ReadPlan, Visitor};
 pub use reversed::ReversedReader;
 
 use crate::clustering::{BoundKind, ClusteringPrefix};
