@@ -153,11 +153,11 @@ impl<'a> SliceSource<'a> {
                     }
                 }
             }
-            ri => {
+            _ => {
                 // Small (no row index) or pre-3.0 (its index names cells):
-                // from the partition start, to its end when there is no row
-                // index to say the partition is large.
-                reader.plan_read(if ri.is_none() { h.end } else { None });
+                // from the partition start to its end, in requests of at
+                // most 1 MiB.
+                reader.plan_read(h.end);
                 reader.seek_partition(h.position)?;
                 State::Header
             }
