@@ -25,7 +25,7 @@ use std::collections::VecDeque;
 use crate::data::{DataPos, Fragment, RangeTombstoneMarker, Row, ScanReader};
 use crate::error::{Error, ErrorKind, Result};
 use crate::lookup::PartitionHandle;
-use crate::read::{point_reader, seek_indexed, Clip, Ctx, ReadPlan, Slice};
+use crate::read::{bad, point_reader, seek_indexed, Clip, Ctx, ReadPlan, Slice};
 use crate::sstable::Sstable;
 use crate::statistics::SerializationHeader;
 
@@ -140,13 +140,15 @@ impl<'a> SliceSource<'a> {
                     },
                 )?;
                 match data {
-                    Some(d) => {
+                    Some(d) if !clip.limited => {
                         reader.plan_read(Some(d.stop));
                         reader.seek_to(h.position, &h.key, d.start)?;
                         stop_at = (!d.last).then_some(d.stop);
                         State::Rows
                     }
-                    None => {
+                    // Nothing to read past the header (an empty slice, or
+                    // one that falls between two blocks).
+                    _ => {
                         let at = DataPos(h.position.0 + ri.header_length());
                         finish(&mut clip, &map, index, &mut out, at)?;
                         State::Done
@@ -223,7 +225,11 @@ impl<'a> SliceSource<'a> {
                 key: k, deletion, ..
             }) if *state == State::Header => {
                 if k != key.as_slice() {
-                    return Err(bad("the index points at another partition", at));
+                    return Err(bad(
+                        "partition header",
+                        "the index points at another partition".into(),
+                        at,
+                    ));
                 }
                 let header_end = reader.position();
                 out.push_back(Unit::Start {
@@ -259,7 +265,8 @@ impl<'a> SliceSource<'a> {
             Some(Fragment::PartitionEnd { position }) => (false, position),
             Some(other) => {
                 return Err(bad(
-                    "partition start or static row inside a partition",
+                    "unfiltered",
+                    "partition start or static row inside a partition".into(),
                     other.position(),
                 ))
             }
@@ -296,15 +303,6 @@ fn finish(
     })?;
     out.push_back(Unit::End);
     Ok(())
-}
-
-fn bad(msg: &str, at: DataPos) -> Error {
-    Error::at(
-        ErrorKind::BadValue(msg.into()),
-        crate::component::Component::Data,
-        at.0,
-        "partition",
-    )
 }
 
 impl UnitSource for SliceSource<'_> {
