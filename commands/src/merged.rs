@@ -22,7 +22,9 @@ use sstkit_format::compare::ClusteringComparator;
 use sstkit_format::component::Component;
 use sstkit_format::data::{ColumnData, MarkerDeletion, Row, ScanReader};
 use sstkit_format::deletion::DeletionTime;
-use sstkit_format::merge::{MMarker, MRow, MergedSchema, MergedStart, Merger, ScanSource, Unit};
+use sstkit_format::merge::{
+    MMarker, MRow, Merged, MergedSchema, MergedStart, Merger, ScanSource, Unit,
+};
 use sstkit_format::read::{OwnedClustering, Slice};
 use sstkit_format::statistics::{SerializationHeader, Statistics};
 use sstkit_format::token::Partitioner;
@@ -473,7 +475,29 @@ pub fn emit_partition(
     let mut held: Vec<Unit> = Vec::new();
     let mut last_row: Option<OwnedClustering> = None;
     let clipping = shape.slice.is_some();
-    while let Some(u) = merger.next_unfiltered()? {
+    // Rows one sstable alone has go to the sink as they are stored, unless
+    // they are clipped or held for reversing.
+    let pass = !clipping && !shape.reverse;
+    while let Some(m) = merger.next_merged(pass)? {
+        let u = match m {
+            Merged::Unit(u) => u,
+            Merged::Passed(i) => {
+                if rows >= limit {
+                    break;
+                }
+                rows += 1;
+                let row = merger.passed_row(i)?;
+                match &shape.columns {
+                    Some(c) => sink.row(t, &filter_columns(row.into_decoded()?, c))?,
+                    None if sink.takes_lazy_rows() => sink.lazy_row(t, row)?,
+                    None => sink.row(t, &row.into_decoded()?)?,
+                }
+                if rows >= limit {
+                    break;
+                }
+                continue;
+            }
+        };
         buf.clear();
         if clipping {
             clip.feed(u, &mut buf);

@@ -65,7 +65,7 @@ impl PrefixLike for ClusteringPrefix<'_> {
 
 /// An owned copy of a clustering prefix whose buffers are reused across
 /// [`OwnedPrefix::set`] calls (no allocation per row once warm).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Eq)]
 pub struct OwnedPrefix {
     kind: BoundKind,
     values: Vec<(bool, Vec<u8>)>,
@@ -115,6 +115,25 @@ impl OwnedPrefix {
         self.kind == p.kind()
             && self.len == p.size()
             && (0..self.len).all(|i| self.value(i) == p.value(i))
+    }
+}
+
+impl PartialEq for OwnedPrefix {
+    /// Kind and values (the buffers past the length are not compared).
+    fn eq(&self, other: &Self) -> bool {
+        self.same_as(other)
+    }
+}
+
+impl PrefixLike for crate::read::OwnedClustering {
+    fn kind(&self) -> BoundKind {
+        self.kind
+    }
+    fn size(&self) -> usize {
+        self.values.len()
+    }
+    fn value(&self, i: usize) -> Option<&[u8]> {
+        self.values.get(i).and_then(|v| v.as_deref())
     }
 }
 

@@ -143,6 +143,9 @@ struct Inner<'s> {
     /// row-format machinery above is then unused except for the source,
     /// schema, state and error context.
     legacy: Option<Box<LegacyState>>,
+    /// The clustered row just stepped over, while its bytes are still
+    /// behind the source's position ([`ScanReader::last_row`]).
+    last_row: Option<Plan>,
 }
 
 /// Lowercase hex with a `0x` prefix (error context for partition keys).
@@ -188,6 +191,7 @@ impl<'s> Inner<'s> {
             check_next_prev: true,
             spare: RefCell::new(Spare::default()),
             legacy: None,
+            last_row: None,
         }
     }
 
@@ -347,6 +351,7 @@ impl Inner<'_> {
     /// Measure the next fragment, load it whole (unless `skip_body`), step
     /// over it and update the state. Returns what to decode.
     fn prepare(&mut self, skip_body: bool) -> Result<Option<Plan>> {
+        self.last_row = None;
         let start = self.src.position().0;
         if self.state == State::Done {
             return Ok(None);
@@ -467,6 +472,9 @@ impl Inner<'_> {
                 ));
             }
             self.src.advance(total)?;
+            if matches!(plan, Plan::Row { .. }) {
+                self.last_row = Some(plan);
+            }
         }
         Ok(Some(plan))
     }
@@ -651,6 +659,7 @@ impl Inner<'_> {
     }
 
     fn seek_partition(&mut self, pos: DataPos) -> Result<()> {
+        self.last_row = None;
         self.failed.set(false);
         if let Some(l) = self.legacy.as_deref_mut() {
             l.reset();
@@ -664,6 +673,7 @@ impl Inner<'_> {
         if self.legacy.is_some() {
             return Err(self.legacy_unsupported("seeking inside a partition"));
         }
+        self.last_row = None;
         self.failed.set(false);
         self.state = State::Unfiltered;
         self.key.clear();
@@ -822,6 +832,26 @@ impl<'s> ScanReader<'s> {
         self.inner.next_lazy()
     }
 
+    /// The clustered row the last `next_fragment` or `next_lazy` returned,
+    /// decoded again, lazily, from the bytes still in the window; `None` when
+    /// the last fragment was not a clustered row, the reader has moved since
+    /// (any other call that reads or seeks), or the file is pre-3.0. A merge
+    /// keeps only a row's clustering while it waits and renders the row from
+    /// here when no other sstable has a version of it.
+    pub fn last_row(&self) -> Result<Option<LazyRow<'_>>> {
+        let Some(plan) = self.inner.last_row else {
+            return Ok(None);
+        };
+        if self.inner.failed.get() || self.inner.legacy.is_some() {
+            return Ok(None);
+        }
+        match self.inner.decode_lazy(plan) {
+            Ok(Fragment::Row(r)) => Ok(Some(r)),
+            Ok(_) => Ok(None),
+            Err(e) => Err(self.inner.fail(e)),
+        }
+    }
+
     /// Skip the rest of the current partition (or, between partitions, the
     /// whole next one) using the size fields only: cells are not decoded and
     /// whole compressed chunks are skipped without being read. Returns
@@ -899,6 +929,7 @@ impl<'s> ScanReader<'s> {
                 "partition fragment",
             ));
         }
+        self.inner.last_row = None;
         self.inner.failed.set(false);
         self.inner.state = State::Unfiltered;
         self.inner.key.clear();
@@ -934,6 +965,7 @@ impl<'s> ScanReader<'s> {
 
     /// Drop the window (start of an operation; [`DataSource::reset`]).
     pub fn reset_window(&mut self) {
+        self.inner.last_row = None;
         self.inner.src.reset();
     }
 
@@ -942,6 +974,7 @@ impl<'s> ScanReader<'s> {
     /// ([`ScanReader::seek_partition`] or [`ScanReader::seek_to`]) before
     /// decoding again.
     pub fn read_bytes(&mut self, pos: DataPos, len: usize) -> Result<Vec<u8>> {
+        self.inner.last_row = None;
         self.inner.state = State::Done;
         let r = self.inner.src.read_range(pos, len);
         r.map_err(|e| self.inner.ctx(e))

@@ -47,12 +47,12 @@ mod tests;
 
 use std::cmp::Ordering;
 
-use crate::clustering::{BoundKind, ClusteringPrefix};
-use crate::compare::ClusteringComparator;
+use crate::clustering::BoundKind;
+use crate::compare::{ClusteringComparator, OwnedPrefix, PrefixLike};
 use crate::data::model::{cell_flags, flags};
 use crate::data::{
-    Cell, Column, ColumnData, DataPos, DataSchema, Fragment, LivenessInfo, MarkerDeletion,
-    RangeTombstoneMarker, Row, RowDeletion, RowFlags, ScanReader,
+    Cell, Column, ColumnData, DataPos, DataSchema, Fragment, LazyRow, LivenessInfo,
+    MarkerDeletion, RangeTombstoneMarker, Row, RowDeletion, RowFlags, ScanReader, Spare,
 };
 use crate::deletion::DeletionTime;
 use crate::error::{Error, ErrorKind, Result};
@@ -236,14 +236,60 @@ pub enum Unit {
     Row(MRow),
     /// Range tombstone marker.
     Marker(MMarker),
+    /// A clustered row still in its source's reader ([`HeldRow`]).
+    Held(HeldRow),
     /// Partition end.
     End,
+}
+
+/// A clustered row left in its source's reader, only its clustering copied
+/// out: the source decodes it again when it is needed, owned
+/// ([`UnitSource::materialize`]) to be reconciled, or borrowed
+/// ([`UnitSource::held_row`]) when it is output as it is stored. Valid
+/// until the source's next [`UnitSource::next_unit`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldRow {
+    /// Clustering (kind `Clustering`).
+    pub clustering: OwnedPrefix,
+    /// The row has a row marker or a deletion, so it is not empty whatever
+    /// its cells.
+    pub marked: bool,
+}
+
+/// What [`Merger::next_merged`] yields.
+#[derive(Debug)]
+pub enum Merged {
+    /// A merged row or marker, owned.
+    Unit(Unit),
+    /// A row only this source has, under no deletion: it is output as it
+    /// is stored, borrowed from the source ([`Merger::passed_row`]).
+    Passed(usize),
 }
 
 /// A stream of [`Unit`]s: one sstable's partitions, in Data.db order.
 pub trait UnitSource {
     /// The next unit; `None` at the end.
     fn next_unit(&mut self) -> Result<Option<Unit>>;
+
+    /// The owned row of the [`Unit::Held`] this source handed out last.
+    fn materialize(&mut self, _held: HeldRow) -> Result<MRow> {
+        Err(Error::new(
+            ErrorKind::BadValue("a held row from a source that holds none".into()),
+            "merge",
+        ))
+    }
+
+    /// The [`Unit::Held`] this source handed out last, as stored (its
+    /// columns decoded as they are consumed).
+    fn held_row(&self) -> Result<LazyRow<'_>> {
+        Err(Error::new(
+            ErrorKind::BadValue("a held row from a source that holds none".into()),
+            "merge",
+        ))
+    }
+
+    /// Take back a [`Unit::Held`] that is done with (its buffers are reused).
+    fn recycle(&mut self, _held: HeldRow) {}
 
     /// Uncompressed Data.db bytes read so far and in all, for a progress bar
     /// (`(0, 0)` for sources that are not a Data.db scan).
@@ -377,9 +423,17 @@ impl MergedSchema {
                 .map(|d| mine.by_name(&d.name).map_or(usize::MAX, |c| c.index))
                 .collect()
         };
+        let statics = map(&self.data.static_columns, &source.static_columns);
+        let regular = map(&self.data.regular_columns, &source.regular_columns);
+        let same = |m: &[usize], all: &crate::data::ColumnSet| {
+            m.len() == all.columns().len() && m.iter().enumerate().all(|(i, &c)| i == c)
+        };
+        let identity =
+            same(&statics, &self.data.static_columns) && same(&regular, &self.data.regular_columns);
         ColumnMap {
-            statics: map(&self.data.static_columns, &source.static_columns),
-            regular: map(&self.data.regular_columns, &source.regular_columns),
+            statics,
+            regular,
+            identity,
         }
     }
 
@@ -403,6 +457,9 @@ impl MergedSchema {
 pub struct ColumnMap {
     statics: Vec<usize>,
     regular: Vec<usize>,
+    /// The source has the merged columns, in the same order: its rows can
+    /// be output as they are stored.
+    identity: bool,
 }
 
 impl ColumnMap {
@@ -417,6 +474,11 @@ impl ColumnMap {
 
     /// An owned copy of a decoded row, its columns mapped.
     pub fn row(&self, r: &Row<'_>, source: usize) -> MRow {
+        self.row_with(r, source, OwnedClustering::of(&r.clustering))
+    }
+
+    /// [`ColumnMap::row`] with its clustering already copied.
+    fn row_with(&self, r: &Row<'_>, source: usize, clustering: OwnedClustering) -> MRow {
         let st = r.is_static();
         let mut cells: Vec<MColumnData> = r
             .cells
@@ -442,7 +504,7 @@ impl ColumnMap {
             position: r.position,
             size: r.size,
             source,
-            clustering: OwnedClustering::of(&r.clustering),
+            clustering,
             liveness: r.liveness,
             deletion: r.deletion,
             scylla_shadowable_deletion: r.scylla_shadowable_deletion,
@@ -482,6 +544,11 @@ pub struct ScanSource<'s> {
     reader: ScanReader<'s>,
     map: ColumnMap,
     index: usize,
+    /// Clustered rows are handed out as [`Unit::Held`] (the columns map
+    /// one to one and the reader can decode its last row again).
+    hold: bool,
+    /// Buffers of held rows given back, for the next ones.
+    spare_prefixes: Vec<OwnedPrefix>,
     /// Stop after the partition end (a single-partition read).
     single: bool,
     /// End the partition after its header and static row.
@@ -505,10 +572,13 @@ impl<'s> ScanSource<'s> {
     /// Source number `index` of a merge, reading `reader` with columns mapped
     /// by `map`.
     pub fn new(reader: ScanReader<'s>, map: ColumnMap, index: usize) -> ScanSource<'s> {
+        let hold = map.identity && !reader.is_legacy();
         ScanSource {
             reader,
             map,
             index,
+            hold,
+            spare_prefixes: Vec::new(),
             single: false,
             header_only: false,
             header_seen: false,
@@ -557,11 +627,70 @@ impl<'s> ScanSource<'s> {
     pub fn reader(&self) -> &ScanReader<'s> {
         &self.reader
     }
+
+    /// The next fragment as a unit: a clustered row held in the reader when
+    /// `hold`, else owned.
+    fn read_unit(&mut self) -> Result<Option<Unit>> {
+        if !self.hold || self.header_only {
+            let Some(f) = self.reader.next_fragment()? else {
+                return Ok(None);
+            };
+            let u = unit_of(&f, &self.map, self.index);
+            let spare = f.into_spare();
+            self.reader.recycle(spare);
+            return Ok(Some(u));
+        }
+        let mut spare = Spare::default();
+        let u = match self.reader.next_lazy()? {
+            None => return Ok(None),
+            Some(Fragment::Row(r)) => {
+                let mut clustering = self.spare_prefixes.pop().unwrap_or_default();
+                clustering.set(&r.clustering);
+                let marked = r.liveness.is_some() || r.deletion.is_some();
+                spare.keep_values(r.clustering.values);
+                Unit::Held(HeldRow { clustering, marked })
+            }
+            Some(f) => {
+                let f = f.into_decoded()?;
+                let u = unit_of(&f, &self.map, self.index);
+                spare.keep(f);
+                u
+            }
+        };
+        self.reader.recycle(spare);
+        Ok(Some(u))
+    }
 }
 
 impl UnitSource for ScanSource<'_> {
     fn progress(&self) -> (u64, u64) {
         (self.reader.position().0, self.reader.data_len())
+    }
+
+    fn materialize(&mut self, held: HeldRow) -> Result<MRow> {
+        let row = self
+            .reader
+            .last_row()?
+            .ok_or_else(|| Merger::unexpected("the held row is no longer in its reader"))?
+            .into_decoded()?;
+        let m = self.map.row_with(&row, self.index, OwnedClustering::of(&row.clustering));
+        let spare = Fragment::Row(row).into_spare();
+        self.reader.recycle(spare);
+        self.recycle(held);
+        Ok(m)
+    }
+
+    fn held_row(&self) -> Result<LazyRow<'_>> {
+        self.reader
+            .last_row()?
+            .ok_or_else(|| Merger::unexpected("the held row is no longer in its reader"))
+    }
+
+    fn recycle(&mut self, held: HeldRow) {
+        // One per source is in flight at a time; a few cover the merger's.
+        if self.spare_prefixes.len() < 4 {
+            self.spare_prefixes.push(held.clustering);
+        }
     }
 
     fn next_unit(&mut self) -> Result<Option<Unit>> {
@@ -576,13 +705,10 @@ impl UnitSource for ScanSource<'_> {
             self.done = true;
             return Ok(Some(Unit::End));
         }
-        let Some(f) = self.reader.next_fragment()? else {
+        let Some(mut u) = self.read_unit()? else {
             self.done = true;
             return Ok(None);
         };
-        let mut u = unit_of(&f, &self.map, self.index);
-        let spare = f.into_spare();
-        self.reader.recycle(spare);
         if let Unit::Start { header_end, .. } = &mut u {
             *header_end = self.reader.position();
         }
@@ -778,7 +904,7 @@ impl<'a> Merger<'a> {
     /// read to their end are skipped.
     pub fn next_partition(&mut self) -> Result<Option<MergedStart>> {
         while !self.active.is_empty() {
-            if self.next_unfiltered()?.is_none() {
+            if self.next_merged(true)?.is_none() {
                 break;
             }
         }
@@ -880,6 +1006,18 @@ impl<'a> Merger<'a> {
     /// The next merged row or marker of the current partition; `None` at
     /// its end.
     pub fn next_unfiltered(&mut self) -> Result<Option<Unit>> {
+        match self.next_merged(false)? {
+            None => Ok(None),
+            Some(Merged::Unit(u)) => Ok(Some(u)),
+            Some(Merged::Passed(_)) => Err(Self::unexpected("a passed row was not asked for")),
+        }
+    }
+
+    /// [`Merger::next_unfiltered`]; with `pass`, a row that only one source
+    /// has, under no deletion, comes as [`Merged::Passed`]: read it with
+    /// [`Merger::passed_row`] before the next call. Its decoding is then
+    /// the caller's, and it is not copied. Never when explaining.
+    pub fn next_merged(&mut self, pass: bool) -> Result<Option<Merged>> {
         loop {
             if self.active.is_empty() {
                 return Ok(None);
@@ -939,11 +1077,38 @@ impl<'a> Merger<'a> {
                 };
                 if eq {
                     if let Some(u) = self.take(i) {
+                        let u = self.own(i, u)?;
                         group.push((i, u));
                     }
                 }
             }
-            group.push((m, head));
+            if group.is_empty() && self.explain.is_none() {
+                // One version: no copy when it can be output as stored.
+                let active = self.active_deletion();
+                match head {
+                    Unit::Held(h) if pass && h.marked && active.is_live() => {
+                        self.sources[m].recycle(h);
+                        return Ok(Some(Merged::Passed(m)));
+                    }
+                    Unit::Held(h) => {
+                        let row = self.sources[m].materialize(h)?;
+                        if let Some(r) = self.merge_one(row, active) {
+                            return Ok(Some(Merged::Unit(Unit::Row(r))));
+                        }
+                        continue;
+                    }
+                    Unit::Row(row) => {
+                        if let Some(r) = self.merge_one(row, active) {
+                            return Ok(Some(Merged::Unit(Unit::Row(r))));
+                        }
+                        continue;
+                    }
+                    head => group.push((m, head)),
+                }
+            } else {
+                let head = self.own(m, head)?;
+                group.push((m, head));
+            }
             // Source order: ties between versions go to the earlier source.
             group.sort_by_key(|(i, _)| *i);
             let out = if matches!(group.first(), Some((_, Unit::Marker(_)))) {
@@ -963,14 +1128,38 @@ impl<'a> Merger<'a> {
                 self.merge_rows(rows, active, false).map(Unit::Row)
             };
             if let Some(u) = out {
-                return Ok(Some(u));
+                return Ok(Some(Merged::Unit(u)));
             }
         }
     }
 
+    /// The row of [`Merged::Passed`]`(source)`, as stored.
+    pub fn passed_row(&self, source: usize) -> Result<LazyRow<'_>> {
+        match self.sources.get(source) {
+            Some(s) => s.held_row(),
+            None => Err(Self::unexpected("no such source")),
+        }
+    }
+
+    /// `u` (just taken from source `i`) owned: a held row decoded.
+    fn own(&mut self, i: usize, u: Unit) -> Result<Unit> {
+        Ok(match u {
+            Unit::Held(h) => Unit::Row(self.sources[i].materialize(h)?),
+            u => u,
+        })
+    }
+
+    /// [`Merger::merge_rows`] of a single version.
+    fn merge_one(&self, row: MRow, active: DeletionTime) -> Option<MRow> {
+        if active.is_live() {
+            return Some(row).filter(|r| !r.is_empty());
+        }
+        self.merge_rows(vec![row], active, false)
+    }
+
     fn compare(&self, a: &Unit, b: &Unit) -> Ordering {
-        match (prefix_of(a), prefix_of(b)) {
-            (Some(x), Some(y)) => self.cmp.compare(&x, &y),
+        match (Key::of(a), Key::of(b)) {
+            (Some(x), Some(y)) => self.cmp.compare_any(&x, &y),
             _ => Ordering::Equal,
         }
     }
@@ -1234,11 +1423,42 @@ impl<'a> Merger<'a> {
     }
 }
 
-fn prefix_of(u: &Unit) -> Option<ClusteringPrefix<'_>> {
-    match u {
-        Unit::Row(r) => Some(r.clustering.as_prefix()),
-        Unit::Marker(m) => Some(m.bound.as_prefix()),
-        _ => None,
+/// Where a unit sorts in its partition: a row's clustering or a marker's
+/// bound, borrowed.
+enum Key<'u> {
+    Owned(&'u OwnedClustering),
+    Held(&'u OwnedPrefix),
+}
+
+impl<'u> Key<'u> {
+    fn of(u: &'u Unit) -> Option<Key<'u>> {
+        match u {
+            Unit::Row(r) => Some(Key::Owned(&r.clustering)),
+            Unit::Marker(m) => Some(Key::Owned(&m.bound)),
+            Unit::Held(h) => Some(Key::Held(&h.clustering)),
+            _ => None,
+        }
+    }
+}
+
+impl PrefixLike for Key<'_> {
+    fn kind(&self) -> BoundKind {
+        match self {
+            Key::Owned(c) => c.kind(),
+            Key::Held(c) => c.kind(),
+        }
+    }
+    fn size(&self) -> usize {
+        match self {
+            Key::Owned(c) => c.size(),
+            Key::Held(c) => c.size(),
+        }
+    }
+    fn value(&self, i: usize) -> Option<&[u8]> {
+        match self {
+            Key::Owned(c) => c.value(i),
+            Key::Held(c) => c.value(i),
+        }
     }
 }
 

@@ -111,6 +111,7 @@ fn normalized(units: Vec<Unit>) -> Vec<Unit> {
                 source: 0,
                 ..m
             }),
+            Unit::Held(h) => Unit::Held(h),
             Unit::End => Unit::End,
         })
         .collect()
@@ -259,6 +260,7 @@ fn cql_rows(
                 out.push(J::Object(o));
             }
             Unit::Marker(_) => {}
+            Unit::Held(_) => panic!("next_unfiltered hands out owned rows only"),
             Unit::End => {
                 if rows_in_partition == 0 && static_live {
                     let mut o = Map::new();
