@@ -759,6 +759,11 @@ pub struct Merger<'a> {
     partitioner: Partitioner,
     /// Sources taking part in the current partition.
     active: Vec<usize>,
+    /// Active sources whose head is a row or marker, smallest head first.
+    queue: Vec<usize>,
+    /// Active sources whose head was taken: refilled and queued by the next
+    /// [`Merger::next_merged`].
+    stale: Vec<usize>,
     partition_deletion: DeletionTime,
     /// Per source: the range deletion open in it.
     open: Vec<DeletionTime>,
@@ -819,6 +824,8 @@ impl<'a> Merger<'a> {
             cmp: schema.comparator(),
             partitioner,
             active: Vec::new(),
+            queue: Vec::with_capacity(n),
+            stale: Vec::with_capacity(n),
             partition_deletion: DeletionTime::LIVE,
             open: vec![DeletionTime::LIVE; n],
             merged_open: DeletionTime::LIVE,
@@ -994,6 +1001,9 @@ impl<'a> Merger<'a> {
             Some(e) => e,
             None => header_end.unwrap_or_default(),
         };
+        self.queue.clear();
+        self.stale.clear();
+        self.stale.extend_from_slice(&self.active);
         Ok(Some(MergedStart {
             key,
             deletion,
@@ -1022,64 +1032,54 @@ impl<'a> Merger<'a> {
             if self.active.is_empty() {
                 return Ok(None);
             }
-            // The smallest head among the sources of the partition.
-            let mut min: Option<usize> = None;
-            let mut ended = 0;
-            for k in 0..self.active.len() {
-                let i = self.active[k];
+            // Queue the sources whose head was taken, in head order.
+            while let Some(i) = self.stale.pop() {
                 self.fill(i)?;
-                let cur = match self.heads[i].as_ref() {
+                match self.heads[i].as_ref() {
                     None => return Err(Self::unexpected("the data ends inside a partition")),
-                    Some(Unit::End) => {
-                        ended += 1;
-                        continue;
-                    }
+                    Some(Unit::End) => {}
                     Some(Unit::Start { .. }) | Some(Unit::Static(_)) => {
                         return Err(Self::unexpected(
                             "partition start or static row inside a partition",
                         ))
                     }
-                    Some(u) => u,
-                };
-                let smaller = match min {
-                    None => true,
-                    Some(m) => {
-                        let best = self.heads[m].as_ref();
-                        match (best, cur) {
-                            (Some(b), c) => self.compare(c, b).is_lt(),
-                            _ => true,
-                        }
+                    Some(u) => {
+                        let at = self.queue.partition_point(|&q| match self.heads[q].as_ref() {
+                            Some(h) => self.compare(h, u).is_le(),
+                            None => true,
+                        });
+                        self.queue.insert(at, i);
                     }
-                };
-                if smaller {
-                    min = Some(i);
                 }
             }
-            let Some(m) = min else {
-                debug_assert_eq!(ended, self.active.len());
+            if self.queue.is_empty() {
+                // Every source is at the partition end.
                 for k in 0..self.active.len() {
                     let i = self.active[k];
                     self.take(i);
                 }
                 self.active.clear();
                 return Ok(None);
-            };
-            // Every head equal to the smallest.
+            }
+            // The smallest head, and every head equal to it.
+            let m = self.queue.remove(0);
+            self.stale.push(m);
             let Some(head) = self.take(m) else {
                 continue;
             };
             let mut group = Vec::new();
-            for k in 0..self.active.len() {
-                let i = self.active[k];
-                let eq = match self.heads[i].as_ref() {
-                    Some(Unit::End) | None => false,
-                    Some(a) => i != m && self.compare(a, &head).is_eq(),
-                };
-                if eq {
-                    if let Some(u) = self.take(i) {
-                        let u = self.own(i, u)?;
-                        group.push((i, u));
-                    }
+            while let Some(&i) = self.queue.first() {
+                let eq = self.heads[i]
+                    .as_ref()
+                    .is_some_and(|a| self.compare(a, &head).is_eq());
+                if !eq {
+                    break;
+                }
+                self.queue.remove(0);
+                self.stale.push(i);
+                if let Some(u) = self.take(i) {
+                    let u = self.own(i, u)?;
+                    group.push((i, u));
                 }
             }
             if group.is_empty() && self.explain.is_none() {
