@@ -399,7 +399,11 @@ impl<'c> Clip<'c> {
             self.begin(out);
             if !self.emitted.is_live() {
                 if let Some(e) = &self.end {
-                    out.push(Unit::Marker(Self::marker(e, e.kind, self.emitted)));
+                    out.push(Unit::Marker(Box::new(Self::marker(
+                        e,
+                        e.kind,
+                        self.emitted,
+                    ))));
                 }
                 self.emitted = DeletionTime::LIVE;
             }
@@ -427,7 +431,7 @@ impl<'c> Clip<'c> {
         }
         self.started = true;
         if let (Some(s), false) = (&self.start, self.open.is_live()) {
-            out.push(Unit::Marker(Self::marker(s, s.kind, self.open)));
+            out.push(Unit::Marker(Box::new(Self::marker(s, s.kind, self.open))));
             self.emitted = self.open;
         }
     }
@@ -437,11 +441,11 @@ impl<'c> Clip<'c> {
     fn close_at(&mut self, last_row: Option<&OwnedClustering>, out: &mut Vec<Unit>) {
         if !self.emitted.is_live() {
             if let Some(r) = last_row {
-                out.push(Unit::Marker(Self::marker(
+                out.push(Unit::Marker(Box::new(Self::marker(
                     r,
                     BoundKind::InclEndBound,
                     self.emitted,
-                )));
+                ))));
             }
             self.emitted = DeletionTime::LIVE;
         }
@@ -540,14 +544,14 @@ pub fn emit_partition(
                 Unit::Marker(m) => {
                     let rm = m.reversed();
                     open = rm.view().open_deletion().unwrap_or(DeletionTime::LIVE);
-                    write_unit(&Unit::Marker(rm), schema, t, shape, sink)?;
+                    sink.marker(t, &rm.view())?;
                 }
                 _ => {}
             }
         }
         if let (false, Some(r)) = (open.is_live(), &last_row) {
             let close = Clip::marker(r, BoundKind::InclEndBound, open);
-            write_unit(&Unit::Marker(close), schema, t, shape, sink)?;
+            sink.marker(t, &close.view())?;
         }
     } else {
         buf.clear();

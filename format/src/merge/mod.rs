@@ -51,8 +51,8 @@ use crate::clustering::BoundKind;
 use crate::compare::{ClusteringComparator, OwnedPrefix, PrefixLike};
 use crate::data::model::{cell_flags, flags};
 use crate::data::{
-    Cell, Column, ColumnData, DataPos, DataSchema, Fragment, LazyRow, LivenessInfo,
-    MarkerDeletion, RangeTombstoneMarker, Row, RowDeletion, RowFlags, ScanReader, Spare,
+    Cell, Column, ColumnData, DataPos, DataSchema, Fragment, LazyRow, LivenessInfo, MarkerDeletion,
+    RangeTombstoneMarker, Row, RowDeletion, RowFlags, ScanReader, Spare,
 };
 use crate::deletion::DeletionTime;
 use crate::error::{Error, ErrorKind, Result};
@@ -230,12 +230,13 @@ pub enum Unit {
         /// Where its header ends there (0 when unknown).
         header_end: DataPos,
     },
-    /// Static row.
-    Static(MRow),
+    /// Static row (boxed, as the other big variants: units move through
+    /// the merge by value, and most are [`Unit::Held`]).
+    Static(Box<MRow>),
     /// Clustered row.
-    Row(MRow),
+    Row(Box<MRow>),
     /// Range tombstone marker.
-    Marker(MMarker),
+    Marker(Box<MMarker>),
     /// A clustered row still in its source's reader ([`HeldRow`]).
     Held(HeldRow),
     /// Partition end.
@@ -527,14 +528,14 @@ pub fn unit_of(f: &Fragment<'_>, map: &ColumnMap, source: usize) -> Unit {
             position: *position,
             header_end: DataPos(0),
         },
-        Fragment::StaticRow(r) => Unit::Static(map.row(r, source)),
-        Fragment::Row(r) => Unit::Row(map.row(r, source)),
-        Fragment::Marker(m) => Unit::Marker(MMarker {
+        Fragment::StaticRow(r) => Unit::Static(Box::new(map.row(r, source))),
+        Fragment::Row(r) => Unit::Row(Box::new(map.row(r, source))),
+        Fragment::Marker(m) => Unit::Marker(Box::new(MMarker {
             position: m.position,
             source,
             bound: OwnedClustering::of(&m.bound),
             deletion: m.deletion,
-        }),
+        })),
         Fragment::PartitionEnd { .. } => Unit::End,
     }
 }
@@ -673,7 +674,9 @@ impl UnitSource for ScanSource<'_> {
             .last_row()?
             .ok_or_else(|| Merger::unexpected("the held row is no longer in its reader"))?
             .into_decoded()?;
-        let m = self.map.row_with(&row, self.index, OwnedClustering::of(&row.clustering));
+        let m = self
+            .map
+            .row_with(&row, self.index, OwnedClustering::of(&row.clustering));
         let spare = Fragment::Row(row).into_spare();
         self.reader.recycle(spare);
         self.recycle(held);
@@ -983,7 +986,7 @@ impl<'a> Merger<'a> {
             let i = self.active[k];
             if matches!(self.peek(i)?, Some(Unit::Static(_))) {
                 if let Some(Unit::Static(r)) = self.take(i) {
-                    statics.push(r);
+                    statics.push(*r);
                 }
             }
         }
@@ -1044,10 +1047,12 @@ impl<'a> Merger<'a> {
                         ))
                     }
                     Some(u) => {
-                        let at = self.queue.partition_point(|&q| match self.heads[q].as_ref() {
-                            Some(h) => self.compare(h, u).is_le(),
-                            None => true,
-                        });
+                        let at = self
+                            .queue
+                            .partition_point(|&q| match self.heads[q].as_ref() {
+                                Some(h) => self.compare(h, u).is_le(),
+                                None => true,
+                            });
                         self.queue.insert(at, i);
                     }
                 }
@@ -1093,13 +1098,13 @@ impl<'a> Merger<'a> {
                     Unit::Held(h) => {
                         let row = self.sources[m].materialize(h)?;
                         if let Some(r) = self.merge_one(row, active) {
-                            return Ok(Some(Merged::Unit(Unit::Row(r))));
+                            return Ok(Some(Merged::Unit(Unit::Row(Box::new(r)))));
                         }
                         continue;
                     }
                     Unit::Row(row) => {
-                        if let Some(r) = self.merge_one(row, active) {
-                            return Ok(Some(Merged::Unit(Unit::Row(r))));
+                        if let Some(r) = self.merge_one(*row, active) {
+                            return Ok(Some(Merged::Unit(Unit::Row(Box::new(r)))));
                         }
                         continue;
                     }
@@ -1112,20 +1117,21 @@ impl<'a> Merger<'a> {
             // Source order: ties between versions go to the earlier source.
             group.sort_by_key(|(i, _)| *i);
             let out = if matches!(group.first(), Some((_, Unit::Marker(_)))) {
-                self.merge_markers(group).map(Unit::Marker)
+                self.merge_markers(group).map(|m| Unit::Marker(Box::new(m)))
             } else {
                 let active = self.active_deletion();
                 let rows: Vec<MRow> = group
                     .into_iter()
                     .filter_map(|(_, u)| match u {
-                        Unit::Row(r) => Some(r),
+                        Unit::Row(r) => Some(*r),
                         _ => None,
                     })
                     .collect();
                 if self.explain.is_some() {
                     self.explain_row(&rows, self.active_deleter());
                 }
-                self.merge_rows(rows, active, false).map(Unit::Row)
+                self.merge_rows(rows, active, false)
+                    .map(|r| Unit::Row(Box::new(r)))
             };
             if let Some(u) = out {
                 return Ok(Some(Merged::Unit(u)));
@@ -1144,7 +1150,7 @@ impl<'a> Merger<'a> {
     /// `u` (just taken from source `i`) owned: a held row decoded.
     fn own(&mut self, i: usize, u: Unit) -> Result<Unit> {
         Ok(match u {
-            Unit::Held(h) => Unit::Row(self.sources[i].materialize(h)?),
+            Unit::Held(h) => Unit::Row(Box::new(self.sources[i].materialize(h)?)),
             u => u,
         })
     }
@@ -1191,7 +1197,7 @@ impl<'a> Merger<'a> {
                 }
                 self.open[i] = opens;
                 if first.is_none() {
-                    first = Some(m);
+                    first = Some(*m);
                 }
             }
         }

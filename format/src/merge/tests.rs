@@ -72,7 +72,7 @@ fn merged(t: &Table, order: &[usize]) -> (MergedSchema, Vec<Unit>) {
             header_end: DataPos(0),
         });
         if let Some(r) = s.static_row {
-            out.push(Unit::Static(r));
+            out.push(Unit::Static(Box::new(r)));
         }
         while let Some(u) = m.next_unfiltered().unwrap() {
             out.push(u);
@@ -94,23 +94,23 @@ fn normalized(units: Vec<Unit>) -> Vec<Unit> {
                 position: DataPos(0),
                 header_end: DataPos(0),
             },
-            Unit::Static(r) => Unit::Static(MRow {
+            Unit::Static(r) => Unit::Static(Box::new(MRow {
                 position: DataPos(0),
                 size: 0,
                 source: 0,
-                ..r
-            }),
-            Unit::Row(r) => Unit::Row(MRow {
+                ..*r
+            })),
+            Unit::Row(r) => Unit::Row(Box::new(MRow {
                 position: DataPos(0),
                 size: 0,
                 source: 0,
-                ..r
-            }),
-            Unit::Marker(m) => Unit::Marker(MMarker {
+                ..*r
+            })),
+            Unit::Marker(m) => Unit::Marker(Box::new(MMarker {
                 position: DataPos(0),
                 source: 0,
-                ..m
-            }),
+                ..*m
+            })),
             Unit::Held(h) => Unit::Held(h),
             Unit::End => Unit::End,
         })
@@ -553,8 +553,12 @@ fn gen_units(parts: &[Part], salt: i64) -> Vec<Unit> {
                 },
                 deletion: MarkerDeletion::Bound(d),
             };
-            items.push((a, 0, Unit::Marker(mk(a, BoundKind::InclStartBound))));
-            items.push((b, 2, Unit::Marker(mk(b, BoundKind::InclEndBound))));
+            items.push((
+                a,
+                0,
+                Unit::Marker(Box::new(mk(a, BoundKind::InclStartBound))),
+            ));
+            items.push((b, 2, Unit::Marker(Box::new(mk(b, BoundKind::InclEndBound)))));
         }
         let shadowed = |c: i32, ts: i64| {
             rt.is_some_and(|(a, b, t)| a.min(b) <= c && c <= a.max(b) && ts <= t as i64 * 10 + salt)
@@ -581,7 +585,7 @@ fn gen_units(parts: &[Part], salt: i64) -> Vec<Unit> {
             items.push((
                 c,
                 1,
-                Unit::Row(MRow {
+                Unit::Row(Box::new(MRow {
                     position: DataPos(0),
                     size: 0,
                     source: 0,
@@ -601,7 +605,7 @@ fn gen_units(parts: &[Part], salt: i64) -> Vec<Unit> {
                         column: 0,
                         cell: cellv,
                     }],
-                }),
+                })),
             ));
         }
         items.sort_by_key(|(c, rank, _)| (*c, *rank));
@@ -666,7 +670,7 @@ proptest! {
 }
 
 fn marker(v: i32, kind: BoundKind, ts: i64) -> Unit {
-    Unit::Marker(MMarker {
+    Unit::Marker(Box::new(MMarker {
         position: DataPos(0),
         source: 0,
         bound: OwnedClustering {
@@ -677,7 +681,7 @@ fn marker(v: i32, kind: BoundKind, ts: i64) -> Unit {
             marked_for_delete_at: ts,
             local_deletion_time: 1,
         }),
-    })
+    }))
 }
 
 fn start(k: i32, deletion: DeletionTime) -> Unit {
@@ -712,7 +716,7 @@ fn overlapping_ranges_become_boundaries() {
         marked_for_delete_at: ts,
         local_deletion_time: 1,
     };
-    let boundary = Unit::Marker(MMarker {
+    let boundary = Unit::Marker(Box::new(MMarker {
         position: DataPos(0),
         source: 0,
         bound: OwnedClustering {
@@ -723,7 +727,7 @@ fn overlapping_ranges_become_boundaries() {
             end: d(10),
             start: d(20),
         },
-    });
+    }));
     let want = vec![
         start(1, DeletionTime::LIVE),
         marker(2, BoundKind::InclStartBound, 10),
@@ -740,7 +744,7 @@ fn overlapping_ranges_become_boundaries() {
 fn partition_deletion_shadows_older_data() {
     let schema = int_schema();
     let row = |c: i32, ts: i64| {
-        Unit::Row(MRow {
+        Unit::Row(Box::new(MRow {
             position: DataPos(0),
             size: 0,
             source: 0,
@@ -768,7 +772,7 @@ fn partition_deletion_shadows_older_data() {
                     counter_column: false,
                 },
             }],
-        })
+        }))
     };
     let pd = DeletionTime {
         marked_for_delete_at: 50,
@@ -809,9 +813,9 @@ fn merge_vecs_explained(
             let v = v
                 .into_iter()
                 .map(|u| match u {
-                    Unit::Row(r) => Unit::Row(MRow { source: i, ..r }),
-                    Unit::Static(r) => Unit::Static(MRow { source: i, ..r }),
-                    Unit::Marker(m) => Unit::Marker(MMarker { source: i, ..m }),
+                    Unit::Row(r) => Unit::Row(Box::new(MRow { source: i, ..*r })),
+                    Unit::Static(r) => Unit::Static(Box::new(MRow { source: i, ..*r })),
+                    Unit::Marker(m) => Unit::Marker(Box::new(MMarker { source: i, ..*m })),
                     u => u,
                 })
                 .collect();
