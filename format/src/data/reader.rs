@@ -30,6 +30,7 @@
 use std::cell::{Cell as Flag, RefCell};
 use std::path::Path;
 
+use crate::compare::OwnedPrefix;
 use crate::component::Component;
 use crate::error::{Error, ErrorKind, Result};
 use crate::sstable::Sstable;
@@ -570,6 +571,28 @@ impl Inner<'_> {
         })
     }
 
+    fn next_or_hold(&mut self, key: &mut OwnedPrefix) -> Result<Option<Next<'_>>> {
+        if self.failed.get() || self.legacy.is_some() {
+            return Ok(self.next_lazy()?.map(Next::Fragment));
+        }
+        let plan = match self.prepare(false) {
+            Ok(Some(p)) => p,
+            Ok(None) => return Ok(None),
+            Err(e) => return Err(self.fail(e)),
+        };
+        let this = &*self;
+        let r = match plan {
+            Plan::Row { len } => {
+                let position = this.src.position().0 - len as u64;
+                let mut cur = crate::cur::Cur::new(this.src.behind(len), Component::Data, position);
+                decode::row_key(&mut cur, &this.schema, &mut this.spare.borrow_mut(), key)
+                    .map(|marked| Next::Held { marked })
+            }
+            other => this.decode_lazy(other).map(Next::Fragment),
+        };
+        r.map(Some).map_err(|e| this.fail(e))
+    }
+
     fn next_lazy(&mut self) -> Result<Option<Fragment<'_, LazyRow<'_>>>> {
         if self.failed.get() || self.legacy.is_some() {
             return Ok(self.next_fragment()?.map(Fragment::from));
@@ -724,6 +747,19 @@ fn make_inner<'s>(
     }
 }
 
+/// What [`ScanReader::next_or_hold`] read.
+#[derive(Debug)]
+pub enum Next<'a> {
+    /// A clustered row, its clustering copied out; true when it has a row
+    /// marker or a deletion.
+    Held {
+        /// The row has a row marker or a deletion.
+        marked: bool,
+    },
+    /// Anything else (and rows of pre-3.0 files).
+    Fragment(Fragment<'a, LazyRow<'a>>),
+}
+
 /// Forward reader over all partitions of a Data.db (see the module docs).
 pub struct ScanReader<'s> {
     inner: Inner<'s>,
@@ -832,7 +868,14 @@ impl<'s> ScanReader<'s> {
         self.inner.next_lazy()
     }
 
-    /// The clustered row the last `next_fragment` or `next_lazy` returned,
+    /// [`ScanReader::next_lazy`] for a merge, which holds rows back: a
+    /// clustered row is stepped over with only its clustering decoded (into
+    /// `key`); [`ScanReader::last_row`] decodes it when it is needed.
+    pub fn next_or_hold(&mut self, key: &mut OwnedPrefix) -> Result<Option<Next<'_>>> {
+        self.inner.next_or_hold(key)
+    }
+
+    /// The clustered row the last `next_fragment`, `next_lazy` or `next_or_hold` returned,
     /// decoded again, lazily, from the bytes still in the window; `None` when
     /// the last fragment was not a clustered row, the reader has moved since
     /// (any other call that reads or seeks), or the file is pre-3.0. A merge

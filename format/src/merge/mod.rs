@@ -52,7 +52,7 @@ use crate::compare::{ClusteringComparator, OwnedPrefix, PrefixLike};
 use crate::data::model::{cell_flags, flags};
 use crate::data::{
     Cell, Column, ColumnData, DataPos, DataSchema, Fragment, LazyRow, LivenessInfo, MarkerDeletion,
-    RangeTombstoneMarker, Row, RowDeletion, RowFlags, ScanReader, Spare,
+    Next, RangeTombstoneMarker, Row, RowDeletion, RowFlags, ScanReader, Spare,
 };
 use crate::deletion::DeletionTime;
 use crate::error::{Error, ErrorKind, Result};
@@ -641,23 +641,27 @@ impl<'s> ScanSource<'s> {
             self.reader.recycle(spare);
             return Ok(Some(u));
         }
+        let mut key = self.spare_prefixes.pop().unwrap_or_default();
         let mut spare = Spare::default();
-        let u = match self.reader.next_lazy()? {
+        let u = match self.reader.next_or_hold(&mut key)? {
             None => return Ok(None),
-            Some(Fragment::Row(r)) => {
-                let mut clustering = self.spare_prefixes.pop().unwrap_or_default();
-                clustering.set(&r.clustering);
-                let marked = r.liveness.is_some() || r.deletion.is_some();
-                spare.keep_values(r.clustering.values);
-                Unit::Held(HeldRow { clustering, marked })
+            Some(Next::Held { marked }) => {
+                return Ok(Some(Unit::Held(HeldRow {
+                    clustering: key,
+                    marked,
+                })))
             }
-            Some(f) => {
+            Some(Next::Fragment(f)) => {
                 let f = f.into_decoded()?;
                 let u = unit_of(&f, &self.map, self.index);
                 spare.keep(f);
                 u
             }
         };
+        self.recycle(HeldRow {
+            clustering: key,
+            marked: false,
+        });
         self.reader.recycle(spare);
         Ok(Some(u))
     }
