@@ -541,7 +541,9 @@ impl Inner<'_> {
         Ok(f)
     }
 
-    /// [`Inner::decode`], rows left lazy.
+    /// [`Inner::decode`], rows left lazy. Inlined: the row is then built
+    /// where it is used, not returned through memory (see `decode_row_head`).
+    #[inline(always)]
     fn decode_lazy(&self, plan: Plan) -> Result<Fragment<'_, LazyRow<'_>>> {
         let len = match plan {
             Plan::Static { len } | Plan::Row { len } => len,
@@ -593,6 +595,7 @@ impl Inner<'_> {
         r.map(Some).map_err(|e| this.fail(e))
     }
 
+    #[inline(always)]
     fn next_lazy(&mut self) -> Result<Option<Fragment<'_, LazyRow<'_>>>> {
         if self.failed.get() || self.legacy.is_some() {
             return Ok(self.next_fragment()?.map(Fragment::from));
