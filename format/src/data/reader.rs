@@ -751,6 +751,9 @@ fn make_inner<'s>(
 }
 
 /// What [`ScanReader::next_or_hold`] read.
+// Matched where it is returned, never stored: boxing the fragment would
+// allocate per fragment for nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Next<'a> {
     /// A clustered row, its clustering copied out; true when it has a row
