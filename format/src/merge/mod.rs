@@ -10,13 +10,17 @@
 //! * [`MergedSchema`]: the union of the sstables' serialization headers
 //!   (columns added over time); sstables whose key or clustering types, or
 //!   a column's type, differ are of different tables and refused.
-//! * [`UnitSource`]: one sstable's partitions as owned units
-//!   ([`ScanSource`] over a [`ScanReader`], [`VecSource`] for tests), their
-//!   columns mapped onto the merged schema.
+//! * [`UnitSource`]: one sstable's partitions as units ([`ScanSource`] over
+//!   a [`ScanReader`], [`VecSource`] for tests), their columns mapped onto
+//!   the merged schema. A [`ScanSource`] whose columns are the merged ones
+//!   hands out clustered rows as [`Unit::Held`]: only the clustering is
+//!   copied, and the row is decoded from the reader's window when needed.
 //! * [`Merger`]: a k-way merge of partitions in token (decorated key) order
 //!   and, within a partition, of rows and markers in clustering order (the
 //!   table's comparator, so `DESC` columns are respected). Memory is the
-//!   current unit of each source: a partition is never held whole.
+//!   current unit of each source: a partition is never held whole. A row
+//!   only one source has, under no deletion, can be passed through as
+//!   stored ([`Merger::next_merged`]); the others are reconciled owned.
 //!
 //! Reconciliation ([`reconcile`]; C\* `UnfilteredRowIterators.merge`,
 //! `Row.Merger`, `RangeTombstoneMarker.Merger`):
