@@ -24,7 +24,8 @@ use sstkit_format::component::Component;
 use sstkit_format::data::{ColumnData, MarkerDeletion, Row, ScanReader};
 use sstkit_format::deletion::DeletionTime;
 use sstkit_format::merge::{
-    MMarker, MRow, MergedSchema, MergedStart, Merger, ScanSource, SliceSource, Unit, UnitSource,
+    MMarker, MRow, Merged, MergedSchema, MergedStart, Merger, ScanSource, SliceSource, Unit,
+    UnitSource,
 };
 use sstkit_format::read::{OwnedClustering, Slice};
 use sstkit_format::statistics::{SerializationHeader, Statistics};
@@ -413,7 +414,11 @@ impl<'c> Clip<'c> {
             self.begin(out);
             if !self.emitted.is_live() {
                 if let Some(e) = &self.end {
-                    out.push(Unit::Marker(Self::marker(e, e.kind, self.emitted)));
+                    out.push(Unit::Marker(Box::new(Self::marker(
+                        e,
+                        e.kind,
+                        self.emitted,
+                    ))));
                 }
                 self.emitted = DeletionTime::LIVE;
             }
@@ -441,7 +446,7 @@ impl<'c> Clip<'c> {
         }
         self.started = true;
         if let (Some(s), false) = (&self.start, self.open.is_live()) {
-            out.push(Unit::Marker(Self::marker(s, s.kind, self.open)));
+            out.push(Unit::Marker(Box::new(Self::marker(s, s.kind, self.open))));
             self.emitted = self.open;
         }
     }
@@ -451,11 +456,11 @@ impl<'c> Clip<'c> {
     fn close_at(&mut self, last_row: Option<&OwnedClustering>, out: &mut Vec<Unit>) {
         if !self.emitted.is_live() {
             if let Some(r) = last_row {
-                out.push(Unit::Marker(Self::marker(
+                out.push(Unit::Marker(Box::new(Self::marker(
                     r,
                     BoundKind::InclEndBound,
                     self.emitted,
-                )));
+                ))));
             }
             self.emitted = DeletionTime::LIVE;
         }
@@ -489,7 +494,29 @@ pub fn emit_partition(
     let mut held: Vec<Unit> = Vec::new();
     let mut last_row: Option<OwnedClustering> = None;
     let clipping = shape.slice.is_some();
-    while let Some(u) = merger.next_unfiltered()? {
+    // Rows one sstable alone has go to the sink as they are stored, unless
+    // they are clipped or held for reversing.
+    let pass = !clipping && !shape.reverse;
+    while let Some(m) = merger.next_merged(pass)? {
+        let u = match m {
+            Merged::Unit(u) => u,
+            Merged::Passed(i) => {
+                if rows >= limit {
+                    break;
+                }
+                rows += 1;
+                let row = merger.passed_row(i)?;
+                match &shape.columns {
+                    Some(c) => sink.row(t, &filter_columns(row.into_decoded()?, c))?,
+                    None if sink.takes_lazy_rows() => sink.lazy_row(t, row)?,
+                    None => sink.row(t, &row.into_decoded()?)?,
+                }
+                if rows >= limit {
+                    break;
+                }
+                continue;
+            }
+        };
         buf.clear();
         if clipping {
             clip.feed(u, &mut buf);
@@ -532,14 +559,14 @@ pub fn emit_partition(
                 Unit::Marker(m) => {
                     let rm = m.reversed();
                     open = rm.view().open_deletion().unwrap_or(DeletionTime::LIVE);
-                    write_unit(&Unit::Marker(rm), schema, t, shape, sink)?;
+                    sink.marker(t, &rm.view())?;
                 }
                 _ => {}
             }
         }
         if let (false, Some(r)) = (open.is_live(), &last_row) {
             let close = Clip::marker(r, BoundKind::InclEndBound, open);
-            write_unit(&Unit::Marker(close), schema, t, shape, sink)?;
+            sink.marker(t, &close.view())?;
         }
     } else {
         buf.clear();

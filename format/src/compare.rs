@@ -65,7 +65,7 @@ impl PrefixLike for ClusteringPrefix<'_> {
 
 /// An owned copy of a clustering prefix whose buffers are reused across
 /// [`OwnedPrefix::set`] calls (no allocation per row once warm).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Eq)]
 pub struct OwnedPrefix {
     kind: BoundKind,
     values: Vec<(bool, Vec<u8>)>,
@@ -115,6 +115,25 @@ impl OwnedPrefix {
         self.kind == p.kind()
             && self.len == p.size()
             && (0..self.len).all(|i| self.value(i) == p.value(i))
+    }
+}
+
+impl PartialEq for OwnedPrefix {
+    /// Kind and values (the buffers past the length are not compared).
+    fn eq(&self, other: &Self) -> bool {
+        self.same_as(other)
+    }
+}
+
+impl PrefixLike for crate::read::OwnedClustering {
+    fn kind(&self) -> BoundKind {
+        self.kind
+    }
+    fn size(&self) -> usize {
+        self.values.len()
+    }
+    fn value(&self, i: usize) -> Option<&[u8]> {
+        self.values.get(i).and_then(|v| v.as_deref())
     }
 }
 
@@ -291,12 +310,25 @@ fn signed_bytes_order(x: u64) -> i64 {
     (x ^ 0x0080_8080_8080_8080) as i64
 }
 
+/// `x` (1 to 8 bytes) as a big-endian number with its first byte signed,
+/// shifted to the top of an `i64`; values of one length order as the numbers.
+#[inline]
+fn signed_be(x: &[u8]) -> i64 {
+    let mut b = [0u8; 8];
+    b[..x.len()].copy_from_slice(x);
+    i64::from_be_bytes(b)
+}
+
 /// Values of both `a` and `b` are non-empty.
 fn compare_native(n: Native, a: &[u8], b: &[u8]) -> Ordering {
     match n {
         // LongType.compareLongs (also Int32Type, ShortType, TimestampType,
         // CounterColumnType): the first byte signed, then unsigned bytes.
         Native::Int | Native::Bigint | Native::Smallint | Native::Timestamp | Native::Counter => {
+            if a.len() == b.len() && a.len() <= 8 {
+                // The same order as one signed big-endian number each.
+                return signed_be(a).cmp(&signed_be(b));
+            }
             (a[0] as i8).cmp(&(b[0] as i8)).then_with(|| a.cmp(b))
         }
         Native::Tinyint => (a[0] as i8).cmp(&(b[0] as i8)),
@@ -610,6 +642,33 @@ mod tests {
 
     fn raw(ty: &str, a: &[u8], b: &[u8]) -> Ordering {
         compare_value(&t(ty), a, b)
+    }
+
+    /// Fixed-width integers of one length compare as numbers; other lengths
+    /// (malformed) keep the first-byte-signed, then unsigned-bytes order.
+    #[test]
+    fn integers_compare_as_numbers() {
+        let ints: [i64; 9] = [i64::MIN, -70_000, -256, -1, 0, 1, 255, 65_536, i64::MAX];
+        for &x in &ints {
+            for &y in &ints {
+                assert_eq!(
+                    raw("LongType", &x.to_be_bytes(), &y.to_be_bytes()),
+                    x.cmp(&y)
+                );
+                let (a, b) = (x as i32, y as i32);
+                assert_eq!(
+                    raw("Int32Type", &a.to_be_bytes(), &b.to_be_bytes()),
+                    a.cmp(&b)
+                );
+                let (a, b) = (x as i16, y as i16);
+                assert_eq!(
+                    raw("ShortType", &a.to_be_bytes(), &b.to_be_bytes()),
+                    a.cmp(&b)
+                );
+            }
+        }
+        assert_eq!(raw("Int32Type", &[0x80, 0, 0], &[0x7f, 0, 0, 0]), Less);
+        assert_eq!(raw("Int32Type", &[0x01, 0, 0, 0], &[0x01, 0, 0]), Greater);
     }
 
     #[test]

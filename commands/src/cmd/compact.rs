@@ -233,8 +233,8 @@ fn copy_merged(
         }
         while let Some(u) = merger.next_unfiltered()? {
             let f = match u {
-                Unit::Row(r) => purger.row(r).map(Unit::Row),
-                Unit::Marker(m) => purger.marker(m).map(Unit::Marker),
+                Unit::Row(r) => purger.row(*r).map(|r| Unit::Row(Box::new(r))),
+                Unit::Marker(m) => purger.marker(*m).map(|m| Unit::Marker(Box::new(m))),
                 _ => None,
             };
             let Some(u) = f else { continue };

@@ -773,6 +773,26 @@ pub(crate) fn decode_row<'a>(
     })
 }
 
+/// The clustering of a clustered row (a cursor at its flags byte), copied
+/// into `key`; true when the row has a row marker or a deletion. The rest
+/// of the row is not decoded (a merge decodes it again when it needs it).
+pub(crate) fn row_key(
+    cur: &mut Cur<'_>,
+    schema: &DataSchema,
+    spare: &mut Spare,
+    key: &mut crate::compare::OwnedPrefix,
+) -> Result<bool> {
+    let flags = cur.u8("row flags")?;
+    if flags & rf::EXTENSION_FLAG != 0 {
+        cur.u8("extended row flags")?;
+    }
+    let values = reuse(std::mem::take(&mut spare.values));
+    let c = clustering::decode_clustering_in(cur, &schema.clustering_fixed_lens, values)?;
+    key.set(&c);
+    spare.keep_values(c.values);
+    Ok(flags & (rf::HAS_TIMESTAMP | rf::HAS_DELETION) != 0)
+}
+
 /// Decode a row's head from a cursor holding exactly its bytes (as
 /// measured); the cursor is left empty, the column data in the [`LazyRow`].
 /// Inlined: the row is then built where it is used, not returned through

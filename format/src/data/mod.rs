@@ -77,7 +77,7 @@ pub use model::{
     Cell, ColumnData, Fragment, LazyRow, LivenessInfo, MarkerDeletion, RangeTombstoneMarker, Row,
     RowDeletion, RowFlags,
 };
-pub use reader::{Finding, FindingKind, PartitionReader, ReaderOptions, ScanReader};
+pub use reader::{Finding, FindingKind, Next, PartitionReader, ReaderOptions, ScanReader};
 pub use schema::{Column, ColumnSet, DataSchema, DeltaBase};
 pub use source::DataSource;
 

@@ -30,6 +30,7 @@
 use std::cell::{Cell as Flag, RefCell};
 use std::path::Path;
 
+use crate::compare::OwnedPrefix;
 use crate::component::Component;
 use crate::error::{Error, ErrorKind, Result};
 use crate::sstable::Sstable;
@@ -143,6 +144,9 @@ struct Inner<'s> {
     /// row-format machinery above is then unused except for the source,
     /// schema, state and error context.
     legacy: Option<Box<LegacyState>>,
+    /// The clustered row just stepped over, while its bytes are still
+    /// behind the source's position ([`ScanReader::last_row`]).
+    last_row: Option<Plan>,
 }
 
 /// Lowercase hex with a `0x` prefix (error context for partition keys).
@@ -188,6 +192,7 @@ impl<'s> Inner<'s> {
             check_next_prev: true,
             spare: RefCell::new(Spare::default()),
             legacy: None,
+            last_row: None,
         }
     }
 
@@ -347,6 +352,7 @@ impl Inner<'_> {
     /// Measure the next fragment, load it whole (unless `skip_body`), step
     /// over it and update the state. Returns what to decode.
     fn prepare(&mut self, skip_body: bool) -> Result<Option<Plan>> {
+        self.last_row = None;
         let start = self.src.position().0;
         if self.state == State::Done {
             return Ok(None);
@@ -467,6 +473,9 @@ impl Inner<'_> {
                 ));
             }
             self.src.advance(total)?;
+            if matches!(plan, Plan::Row { .. }) {
+                self.last_row = Some(plan);
+            }
         }
         Ok(Some(plan))
     }
@@ -532,7 +541,9 @@ impl Inner<'_> {
         Ok(f)
     }
 
-    /// [`Inner::decode`], rows left lazy.
+    /// [`Inner::decode`], rows left lazy. Inlined: the row is then built
+    /// where it is used, not returned through memory (see `decode_row_head`).
+    #[inline(always)]
     fn decode_lazy(&self, plan: Plan) -> Result<Fragment<'_, LazyRow<'_>>> {
         let len = match plan {
             Plan::Static { len } | Plan::Row { len } => len,
@@ -562,6 +573,29 @@ impl Inner<'_> {
         })
     }
 
+    fn next_or_hold(&mut self, key: &mut OwnedPrefix) -> Result<Option<Next<'_>>> {
+        if self.failed.get() || self.legacy.is_some() {
+            return Ok(self.next_lazy()?.map(Next::Fragment));
+        }
+        let plan = match self.prepare(false) {
+            Ok(Some(p)) => p,
+            Ok(None) => return Ok(None),
+            Err(e) => return Err(self.fail(e)),
+        };
+        let this = &*self;
+        let r = match plan {
+            Plan::Row { len } => {
+                let position = this.src.position().0 - len as u64;
+                let mut cur = crate::cur::Cur::new(this.src.behind(len), Component::Data, position);
+                decode::row_key(&mut cur, &this.schema, &mut this.spare.borrow_mut(), key)
+                    .map(|marked| Next::Held { marked })
+            }
+            other => this.decode_lazy(other).map(Next::Fragment),
+        };
+        r.map(Some).map_err(|e| this.fail(e))
+    }
+
+    #[inline(always)]
     fn next_lazy(&mut self) -> Result<Option<Fragment<'_, LazyRow<'_>>>> {
         if self.failed.get() || self.legacy.is_some() {
             return Ok(self.next_fragment()?.map(Fragment::from));
@@ -651,6 +685,7 @@ impl Inner<'_> {
     }
 
     fn seek_partition(&mut self, pos: DataPos) -> Result<()> {
+        self.last_row = None;
         self.failed.set(false);
         if let Some(l) = self.legacy.as_deref_mut() {
             l.reset();
@@ -664,6 +699,7 @@ impl Inner<'_> {
         if self.legacy.is_some() {
             return Err(self.legacy_unsupported("seeking inside a partition"));
         }
+        self.last_row = None;
         self.failed.set(false);
         self.state = State::Unfiltered;
         self.key.clear();
@@ -712,6 +748,22 @@ fn make_inner<'s>(
         Some(l) => inner.with_legacy(l),
         None => inner,
     }
+}
+
+/// What [`ScanReader::next_or_hold`] read.
+// Matched where it is returned, never stored: boxing the fragment would
+// allocate per fragment for nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub enum Next<'a> {
+    /// A clustered row, its clustering copied out; true when it has a row
+    /// marker or a deletion.
+    Held {
+        /// The row has a row marker or a deletion.
+        marked: bool,
+    },
+    /// Anything else (and rows of pre-3.0 files).
+    Fragment(Fragment<'a, LazyRow<'a>>),
 }
 
 /// Forward reader over all partitions of a Data.db (see the module docs).
@@ -822,6 +874,33 @@ impl<'s> ScanReader<'s> {
         self.inner.next_lazy()
     }
 
+    /// [`ScanReader::next_lazy`] for a merge, which holds rows back: a
+    /// clustered row is stepped over with only its clustering decoded (into
+    /// `key`); [`ScanReader::last_row`] decodes it when it is needed.
+    pub fn next_or_hold(&mut self, key: &mut OwnedPrefix) -> Result<Option<Next<'_>>> {
+        self.inner.next_or_hold(key)
+    }
+
+    /// The clustered row the last `next_fragment`, `next_lazy` or `next_or_hold` returned,
+    /// decoded again, lazily, from the bytes still in the window; `None` when
+    /// the last fragment was not a clustered row, the reader has moved since
+    /// (any other call that reads or seeks), or the file is pre-3.0. A merge
+    /// keeps only a row's clustering while it waits and renders the row from
+    /// here when no other sstable has a version of it.
+    pub fn last_row(&self) -> Result<Option<LazyRow<'_>>> {
+        let Some(plan) = self.inner.last_row else {
+            return Ok(None);
+        };
+        if self.inner.failed.get() || self.inner.legacy.is_some() {
+            return Ok(None);
+        }
+        match self.inner.decode_lazy(plan) {
+            Ok(Fragment::Row(r)) => Ok(Some(r)),
+            Ok(_) => Ok(None),
+            Err(e) => Err(self.inner.fail(e)),
+        }
+    }
+
     /// Skip the rest of the current partition (or, between partitions, the
     /// whole next one) using the size fields only: cells are not decoded and
     /// whole compressed chunks are skipped without being read. Returns
@@ -899,6 +978,7 @@ impl<'s> ScanReader<'s> {
                 "partition fragment",
             ));
         }
+        self.inner.last_row = None;
         self.inner.failed.set(false);
         self.inner.state = State::Unfiltered;
         self.inner.key.clear();
@@ -934,6 +1014,7 @@ impl<'s> ScanReader<'s> {
 
     /// Drop the window (start of an operation; [`DataSource::reset`]).
     pub fn reset_window(&mut self) {
+        self.inner.last_row = None;
         self.inner.src.reset();
     }
 
@@ -942,6 +1023,7 @@ impl<'s> ScanReader<'s> {
     /// ([`ScanReader::seek_partition`] or [`ScanReader::seek_to`]) before
     /// decoding again.
     pub fn read_bytes(&mut self, pos: DataPos, len: usize) -> Result<Vec<u8>> {
+        self.inner.last_row = None;
         self.inner.state = State::Done;
         let r = self.inner.src.read_range(pos, len);
         r.map_err(|e| self.inner.ctx(e))

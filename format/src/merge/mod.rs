@@ -10,13 +10,17 @@
 //! * [`MergedSchema`]: the union of the sstables' serialization headers
 //!   (columns added over time); sstables whose key or clustering types, or
 //!   a column's type, differ are of different tables and refused.
-//! * [`UnitSource`]: one sstable's partitions as owned units
-//!   ([`ScanSource`] over a [`ScanReader`], [`VecSource`] for tests), their
-//!   columns mapped onto the merged schema.
+//! * [`UnitSource`]: one sstable's partitions as units ([`ScanSource`] over
+//!   a [`ScanReader`], [`VecSource`] for tests), their columns mapped onto
+//!   the merged schema. A [`ScanSource`] whose columns are the merged ones
+//!   hands out clustered rows as [`Unit::Held`]: only the clustering is
+//!   copied, and the row is decoded from the reader's window when needed.
 //! * [`Merger`]: a k-way merge of partitions in token (decorated key) order
 //!   and, within a partition, of rows and markers in clustering order (the
 //!   table's comparator, so `DESC` columns are respected). Memory is the
-//!   current unit of each source: a partition is never held whole.
+//!   current unit of each source: a partition is never held whole. A row
+//!   only one source has, under no deletion, can be passed through as
+//!   stored ([`Merger::next_merged`]); the others are reconciled owned.
 //!
 //! Reconciliation ([`reconcile`]; C\* `UnfilteredRowIterators.merge`,
 //! `Row.Merger`, `RangeTombstoneMarker.Merger`):
@@ -50,12 +54,12 @@ mod tests;
 
 use std::cmp::Ordering;
 
-use crate::clustering::{BoundKind, ClusteringPrefix};
-use crate::compare::ClusteringComparator;
+use crate::clustering::BoundKind;
+use crate::compare::{ClusteringComparator, OwnedPrefix, PrefixLike};
 use crate::data::model::{cell_flags, flags};
 use crate::data::{
-    Cell, Column, ColumnData, DataPos, DataSchema, Fragment, LivenessInfo, MarkerDeletion,
-    RangeTombstoneMarker, Row, RowDeletion, RowFlags, ScanReader,
+    Cell, Column, ColumnData, DataPos, DataSchema, Fragment, LazyRow, LivenessInfo, MarkerDeletion,
+    Next, RangeTombstoneMarker, Row, RowDeletion, RowFlags, ScanReader, Spare,
 };
 use crate::deletion::DeletionTime;
 use crate::error::{Error, ErrorKind, Result};
@@ -233,20 +237,67 @@ pub enum Unit {
         /// Where its header ends there (0 when unknown).
         header_end: DataPos,
     },
-    /// Static row.
-    Static(MRow),
+    /// Static row (boxed, as the other big variants: units move through
+    /// the merge by value, and most are [`Unit::Held`]).
+    Static(Box<MRow>),
     /// Clustered row.
-    Row(MRow),
+    Row(Box<MRow>),
     /// Range tombstone marker.
-    Marker(MMarker),
+    Marker(Box<MMarker>),
+    /// A clustered row still in its source's reader ([`HeldRow`]).
+    Held(HeldRow),
     /// Partition end.
     End,
+}
+
+/// A clustered row left in its source's reader, only its clustering copied
+/// out: the source decodes it again when it is needed, owned
+/// ([`UnitSource::materialize`]) to be reconciled, or borrowed
+/// ([`UnitSource::held_row`]) when it is output as it is stored. Valid
+/// until the source's next [`UnitSource::next_unit`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldRow {
+    /// Clustering (kind `Clustering`).
+    pub clustering: OwnedPrefix,
+    /// The row has a row marker or a deletion, so it is not empty whatever
+    /// its cells.
+    pub marked: bool,
+}
+
+/// What [`Merger::next_merged`] yields.
+#[derive(Debug)]
+pub enum Merged {
+    /// A merged row or marker, owned.
+    Unit(Unit),
+    /// A row only this source has, under no deletion: it is output as it
+    /// is stored, borrowed from the source ([`Merger::passed_row`]).
+    Passed(usize),
 }
 
 /// A stream of [`Unit`]s: one sstable's partitions, in Data.db order.
 pub trait UnitSource {
     /// The next unit; `None` at the end.
     fn next_unit(&mut self) -> Result<Option<Unit>>;
+
+    /// The owned row of the [`Unit::Held`] this source handed out last.
+    fn materialize(&mut self, _held: HeldRow) -> Result<MRow> {
+        Err(Error::new(
+            ErrorKind::BadValue("a held row from a source that holds none".into()),
+            "merge",
+        ))
+    }
+
+    /// The [`Unit::Held`] this source handed out last, as stored (its
+    /// columns decoded as they are consumed).
+    fn held_row(&self) -> Result<LazyRow<'_>> {
+        Err(Error::new(
+            ErrorKind::BadValue("a held row from a source that holds none".into()),
+            "merge",
+        ))
+    }
+
+    /// Take back a [`Unit::Held`] that is done with (its buffers are reused).
+    fn recycle(&mut self, _held: HeldRow) {}
 
     /// Uncompressed Data.db bytes read so far and in all, for a progress bar
     /// (`(0, 0)` for sources that are not a Data.db scan).
@@ -380,9 +431,17 @@ impl MergedSchema {
                 .map(|d| mine.by_name(&d.name).map_or(usize::MAX, |c| c.index))
                 .collect()
         };
+        let statics = map(&self.data.static_columns, &source.static_columns);
+        let regular = map(&self.data.regular_columns, &source.regular_columns);
+        let same = |m: &[usize], all: &crate::data::ColumnSet| {
+            m.len() == all.columns().len() && m.iter().enumerate().all(|(i, &c)| i == c)
+        };
+        let identity =
+            same(&statics, &self.data.static_columns) && same(&regular, &self.data.regular_columns);
         ColumnMap {
-            statics: map(&self.data.static_columns, &source.static_columns),
-            regular: map(&self.data.regular_columns, &source.regular_columns),
+            statics,
+            regular,
+            identity,
         }
     }
 
@@ -406,6 +465,9 @@ impl MergedSchema {
 pub struct ColumnMap {
     statics: Vec<usize>,
     regular: Vec<usize>,
+    /// The source has the merged columns, in the same order: its rows can
+    /// be output as they are stored.
+    identity: bool,
 }
 
 impl ColumnMap {
@@ -420,6 +482,11 @@ impl ColumnMap {
 
     /// An owned copy of a decoded row, its columns mapped.
     pub fn row(&self, r: &Row<'_>, source: usize) -> MRow {
+        self.row_with(r, source, OwnedClustering::of(&r.clustering))
+    }
+
+    /// [`ColumnMap::row`] with its clustering already copied.
+    fn row_with(&self, r: &Row<'_>, source: usize, clustering: OwnedClustering) -> MRow {
         let st = r.is_static();
         let mut cells: Vec<MColumnData> = r
             .cells
@@ -445,7 +512,7 @@ impl ColumnMap {
             position: r.position,
             size: r.size,
             source,
-            clustering: OwnedClustering::of(&r.clustering),
+            clustering,
             liveness: r.liveness,
             deletion: r.deletion,
             scylla_shadowable_deletion: r.scylla_shadowable_deletion,
@@ -468,14 +535,14 @@ pub fn unit_of(f: &Fragment<'_>, map: &ColumnMap, source: usize) -> Unit {
             position: *position,
             header_end: DataPos(0),
         },
-        Fragment::StaticRow(r) => Unit::Static(map.row(r, source)),
-        Fragment::Row(r) => Unit::Row(map.row(r, source)),
-        Fragment::Marker(m) => Unit::Marker(MMarker {
+        Fragment::StaticRow(r) => Unit::Static(Box::new(map.row(r, source))),
+        Fragment::Row(r) => Unit::Row(Box::new(map.row(r, source))),
+        Fragment::Marker(m) => Unit::Marker(Box::new(MMarker {
             position: m.position,
             source,
             bound: OwnedClustering::of(&m.bound),
             deletion: m.deletion,
-        }),
+        })),
         Fragment::PartitionEnd { .. } => Unit::End,
     }
 }
@@ -485,14 +552,11 @@ pub struct ScanSource<'s> {
     reader: ScanReader<'s>,
     map: ColumnMap,
     index: usize,
-    /// Stop after the partition end (a single-partition read).
-    single: bool,
-    /// End the partition after its header and static row.
-    header_only: bool,
-    /// `header_only`: the header (and static row) are out.
-    header_seen: bool,
-    /// A unit read ahead ([`ScanSource::peek_start`]).
-    ahead: Option<Unit>,
+    /// Clustered rows are handed out as [`Unit::Held`] (the columns map
+    /// one to one and the reader can decode its last row again).
+    hold: bool,
+    /// Buffers of held rows given back, for the next ones.
+    spare_prefixes: Vec<OwnedPrefix>,
     done: bool,
 }
 
@@ -508,47 +572,15 @@ impl<'s> ScanSource<'s> {
     /// Source number `index` of a merge, reading `reader` with columns mapped
     /// by `map`.
     pub fn new(reader: ScanReader<'s>, map: ColumnMap, index: usize) -> ScanSource<'s> {
+        let hold = map.identity && !reader.is_legacy();
         ScanSource {
             reader,
             map,
             index,
-            single: false,
-            header_only: false,
-            header_seen: false,
-            ahead: None,
+            hold,
+            spare_prefixes: Vec::new(),
             done: false,
         }
-    }
-
-    /// Give only the partition's header and static row (then its end): its
-    /// rows cannot be in the slice, but its partition deletion still counts.
-    pub fn header_only(&mut self) {
-        self.header_only = true;
-    }
-
-    /// The partition deletion of the partition this source starts with
-    /// (read ahead; the unit is handed out again by `next_unit`).
-    pub fn peek_start(&mut self) -> Result<Option<DeletionTime>> {
-        if self.ahead.is_none() {
-            self.ahead = self.next_unit()?;
-        }
-        Ok(match &self.ahead {
-            Some(Unit::Start { deletion, .. }) => Some(*deletion),
-            _ => None,
-        })
-    }
-
-    /// Read only the partition starting at `pos`.
-    pub fn single_partition(&mut self, pos: DataPos) -> Result<()> {
-        self.reader.seek_partition(pos)?;
-        self.single = true;
-        self.done = false;
-        Ok(())
-    }
-
-    /// Nothing to read (the partition is absent from this sstable).
-    pub fn empty(&mut self) {
-        self.done = true;
     }
 
     /// The source's number in its merge.
@@ -560,6 +592,43 @@ impl<'s> ScanSource<'s> {
     pub fn reader(&self) -> &ScanReader<'s> {
         &self.reader
     }
+
+    /// The next fragment as a unit: a clustered row held in the reader when
+    /// `hold`, else owned.
+    fn read_unit(&mut self) -> Result<Option<Unit>> {
+        if !self.hold {
+            let Some(f) = self.reader.next_fragment()? else {
+                return Ok(None);
+            };
+            let u = unit_of(&f, &self.map, self.index);
+            let spare = f.into_spare();
+            self.reader.recycle(spare);
+            return Ok(Some(u));
+        }
+        let mut key = self.spare_prefixes.pop().unwrap_or_default();
+        let mut spare = Spare::default();
+        let u = match self.reader.next_or_hold(&mut key)? {
+            None => return Ok(None),
+            Some(Next::Held { marked }) => {
+                return Ok(Some(Unit::Held(HeldRow {
+                    clustering: key,
+                    marked,
+                })))
+            }
+            Some(Next::Fragment(f)) => {
+                let f = f.into_decoded()?;
+                let u = unit_of(&f, &self.map, self.index);
+                spare.keep(f);
+                u
+            }
+        };
+        self.recycle(HeldRow {
+            clustering: key,
+            marked: false,
+        });
+        self.reader.recycle(spare);
+        Ok(Some(u))
+    }
 }
 
 impl UnitSource for ScanSource<'_> {
@@ -567,44 +636,44 @@ impl UnitSource for ScanSource<'_> {
         (self.reader.position().0, self.reader.data_len())
     }
 
-    fn next_unit(&mut self) -> Result<Option<Unit>> {
-        if let Some(u) = self.ahead.take() {
-            return Ok(Some(u));
+    fn materialize(&mut self, held: HeldRow) -> Result<MRow> {
+        let row = self
+            .reader
+            .last_row()?
+            .ok_or_else(|| Merger::unexpected("the held row is no longer in its reader"))?
+            .into_decoded()?;
+        let m = self
+            .map
+            .row_with(&row, self.index, OwnedClustering::of(&row.clustering));
+        let spare = Fragment::Row(row).into_spare();
+        self.reader.recycle(spare);
+        self.recycle(held);
+        Ok(m)
+    }
+
+    fn held_row(&self) -> Result<LazyRow<'_>> {
+        self.reader
+            .last_row()?
+            .ok_or_else(|| Merger::unexpected("the held row is no longer in its reader"))
+    }
+
+    fn recycle(&mut self, held: HeldRow) {
+        // One per source is in flight at a time; a few cover the merger's.
+        if self.spare_prefixes.len() < 4 {
+            self.spare_prefixes.push(held.clustering);
         }
+    }
+
+    fn next_unit(&mut self) -> Result<Option<Unit>> {
         if self.done {
             return Ok(None);
         }
-        if self.header_only && self.header_seen {
-            // Past the header and static row: the partition ends here.
-            self.done = true;
-            return Ok(Some(Unit::End));
-        }
-        let Some(f) = self.reader.next_fragment()? else {
+        let Some(mut u) = self.read_unit()? else {
             self.done = true;
             return Ok(None);
         };
-        let mut u = unit_of(&f, &self.map, self.index);
-        let spare = f.into_spare();
-        self.reader.recycle(spare);
         if let Unit::Start { header_end, .. } = &mut u {
             *header_end = self.reader.position();
-        }
-        if self.header_only {
-            match u {
-                Unit::Start { .. } => {}
-                Unit::Static(_) => self.header_seen = true,
-                _ => {
-                    self.done = true;
-                    u = Unit::End;
-                }
-            }
-            if let Unit::Start { .. } = u {
-                // The static row, if the table has one, comes next.
-                self.header_seen = !self.reader.schema().has_static_row();
-            }
-        }
-        if self.single && u == Unit::End {
-            self.done = true;
         }
         Ok(Some(u))
     }
@@ -636,6 +705,11 @@ pub struct Merger<'a> {
     partitioner: Partitioner,
     /// Sources taking part in the current partition.
     active: Vec<usize>,
+    /// Active sources whose head is a row or marker, smallest head first.
+    queue: Vec<usize>,
+    /// Active sources whose head was taken: refilled and queued by the next
+    /// [`Merger::next_merged`].
+    stale: Vec<usize>,
     partition_deletion: DeletionTime,
     /// Per source: the range deletion open in it.
     open: Vec<DeletionTime>,
@@ -696,6 +770,8 @@ impl<'a> Merger<'a> {
             cmp: schema.comparator(),
             partitioner,
             active: Vec::new(),
+            queue: Vec::with_capacity(n),
+            stale: Vec::with_capacity(n),
             partition_deletion: DeletionTime::LIVE,
             open: vec![DeletionTime::LIVE; n],
             merged_open: DeletionTime::LIVE,
@@ -781,7 +857,7 @@ impl<'a> Merger<'a> {
     /// read to their end are skipped.
     pub fn next_partition(&mut self) -> Result<Option<MergedStart>> {
         while !self.active.is_empty() {
-            if self.next_unfiltered()?.is_none() {
+            if self.next_merged(true)?.is_none() {
                 break;
             }
         }
@@ -853,7 +929,7 @@ impl<'a> Merger<'a> {
             let i = self.active[k];
             if matches!(self.peek(i)?, Some(Unit::Static(_))) {
                 if let Some(Unit::Static(r)) = self.take(i) {
-                    statics.push(r);
+                    statics.push(*r);
                 }
             }
         }
@@ -871,6 +947,9 @@ impl<'a> Merger<'a> {
             Some(e) => e,
             None => header_end.unwrap_or_default(),
         };
+        self.queue.clear();
+        self.stale.clear();
+        self.stale.extend_from_slice(&self.active);
         Ok(Some(MergedStart {
             key,
             deletion,
@@ -883,97 +962,153 @@ impl<'a> Merger<'a> {
     /// The next merged row or marker of the current partition; `None` at
     /// its end.
     pub fn next_unfiltered(&mut self) -> Result<Option<Unit>> {
+        match self.next_merged(false)? {
+            None => Ok(None),
+            Some(Merged::Unit(u)) => Ok(Some(u)),
+            Some(Merged::Passed(_)) => Err(Self::unexpected("a passed row was not asked for")),
+        }
+    }
+
+    /// [`Merger::next_unfiltered`]; with `pass`, a row that only one source
+    /// has, under no deletion, comes as [`Merged::Passed`]: read it with
+    /// [`Merger::passed_row`] before the next call. Its decoding is then
+    /// the caller's, and it is not copied. Never when explaining.
+    pub fn next_merged(&mut self, pass: bool) -> Result<Option<Merged>> {
         loop {
             if self.active.is_empty() {
                 return Ok(None);
             }
-            // The smallest head among the sources of the partition.
-            let mut min: Option<usize> = None;
-            let mut ended = 0;
-            for k in 0..self.active.len() {
-                let i = self.active[k];
+            // Queue the sources whose head was taken, in head order.
+            while let Some(i) = self.stale.pop() {
                 self.fill(i)?;
-                let cur = match self.heads[i].as_ref() {
+                match self.heads[i].as_ref() {
                     None => return Err(Self::unexpected("the data ends inside a partition")),
-                    Some(Unit::End) => {
-                        ended += 1;
-                        continue;
-                    }
+                    Some(Unit::End) => {}
                     Some(Unit::Start { .. }) | Some(Unit::Static(_)) => {
                         return Err(Self::unexpected(
                             "partition start or static row inside a partition",
                         ))
                     }
-                    Some(u) => u,
-                };
-                let smaller = match min {
-                    None => true,
-                    Some(m) => {
-                        let best = self.heads[m].as_ref();
-                        match (best, cur) {
-                            (Some(b), c) => self.compare(c, b).is_lt(),
-                            _ => true,
-                        }
+                    Some(u) => {
+                        let at = self
+                            .queue
+                            .partition_point(|&q| match self.heads[q].as_ref() {
+                                Some(h) => self.compare(h, u).is_le(),
+                                None => true,
+                            });
+                        self.queue.insert(at, i);
                     }
-                };
-                if smaller {
-                    min = Some(i);
                 }
             }
-            let Some(m) = min else {
-                debug_assert_eq!(ended, self.active.len());
+            if self.queue.is_empty() {
+                // Every source is at the partition end.
                 for k in 0..self.active.len() {
                     let i = self.active[k];
                     self.take(i);
                 }
                 self.active.clear();
                 return Ok(None);
-            };
-            // Every head equal to the smallest.
+            }
+            // The smallest head, and every head equal to it.
+            let m = self.queue.remove(0);
+            self.stale.push(m);
             let Some(head) = self.take(m) else {
                 continue;
             };
             let mut group = Vec::new();
-            for k in 0..self.active.len() {
-                let i = self.active[k];
-                let eq = match self.heads[i].as_ref() {
-                    Some(Unit::End) | None => false,
-                    Some(a) => i != m && self.compare(a, &head).is_eq(),
-                };
-                if eq {
-                    if let Some(u) = self.take(i) {
-                        group.push((i, u));
-                    }
+            while let Some(&i) = self.queue.first() {
+                let eq = self.heads[i]
+                    .as_ref()
+                    .is_some_and(|a| self.compare(a, &head).is_eq());
+                if !eq {
+                    break;
+                }
+                self.queue.remove(0);
+                self.stale.push(i);
+                if let Some(u) = self.take(i) {
+                    let u = self.own(i, u)?;
+                    group.push((i, u));
                 }
             }
-            group.push((m, head));
+            if group.is_empty() && self.explain.is_none() {
+                // One version: no copy when it can be output as stored.
+                let active = self.active_deletion();
+                match head {
+                    Unit::Held(h) if pass && h.marked && active.is_live() => {
+                        self.sources[m].recycle(h);
+                        return Ok(Some(Merged::Passed(m)));
+                    }
+                    Unit::Held(h) => {
+                        let row = self.sources[m].materialize(h)?;
+                        if let Some(r) = self.merge_one(row, active) {
+                            return Ok(Some(Merged::Unit(Unit::Row(Box::new(r)))));
+                        }
+                        continue;
+                    }
+                    Unit::Row(row) => {
+                        if let Some(r) = self.merge_one(*row, active) {
+                            return Ok(Some(Merged::Unit(Unit::Row(Box::new(r)))));
+                        }
+                        continue;
+                    }
+                    head => group.push((m, head)),
+                }
+            } else {
+                let head = self.own(m, head)?;
+                group.push((m, head));
+            }
             // Source order: ties between versions go to the earlier source.
             group.sort_by_key(|(i, _)| *i);
             let out = if matches!(group.first(), Some((_, Unit::Marker(_)))) {
-                self.merge_markers(group).map(Unit::Marker)
+                self.merge_markers(group).map(|m| Unit::Marker(Box::new(m)))
             } else {
                 let active = self.active_deletion();
                 let rows: Vec<MRow> = group
                     .into_iter()
                     .filter_map(|(_, u)| match u {
-                        Unit::Row(r) => Some(r),
+                        Unit::Row(r) => Some(*r),
                         _ => None,
                     })
                     .collect();
                 if self.explain.is_some() {
                     self.explain_row(&rows, self.active_deleter());
                 }
-                self.merge_rows(rows, active, false).map(Unit::Row)
+                self.merge_rows(rows, active, false)
+                    .map(|r| Unit::Row(Box::new(r)))
             };
             if let Some(u) = out {
-                return Ok(Some(u));
+                return Ok(Some(Merged::Unit(u)));
             }
         }
     }
 
+    /// The row of [`Merged::Passed`]`(source)`, as stored.
+    pub fn passed_row(&self, source: usize) -> Result<LazyRow<'_>> {
+        match self.sources.get(source) {
+            Some(s) => s.held_row(),
+            None => Err(Self::unexpected("no such source")),
+        }
+    }
+
+    /// `u` (just taken from source `i`) owned: a held row decoded.
+    fn own(&mut self, i: usize, u: Unit) -> Result<Unit> {
+        Ok(match u {
+            Unit::Held(h) => Unit::Row(Box::new(self.sources[i].materialize(h)?)),
+            u => u,
+        })
+    }
+
+    /// [`Merger::merge_rows`] of a single version.
+    fn merge_one(&self, row: MRow, active: DeletionTime) -> Option<MRow> {
+        if active.is_live() {
+            return Some(row).filter(|r| !r.is_empty());
+        }
+        self.merge_rows(vec![row], active, false)
+    }
+
     fn compare(&self, a: &Unit, b: &Unit) -> Ordering {
-        match (prefix_of(a), prefix_of(b)) {
-            (Some(x), Some(y)) => self.cmp.compare(&x, &y),
+        match (Key::of(a), Key::of(b)) {
+            (Some(x), Some(y)) => self.cmp.compare_any(&x, &y),
             _ => Ordering::Equal,
         }
     }
@@ -1005,7 +1140,7 @@ impl<'a> Merger<'a> {
                 }
                 self.open[i] = opens;
                 if first.is_none() {
-                    first = Some(m);
+                    first = Some(*m);
                 }
             }
         }
@@ -1237,11 +1372,42 @@ impl<'a> Merger<'a> {
     }
 }
 
-fn prefix_of(u: &Unit) -> Option<ClusteringPrefix<'_>> {
-    match u {
-        Unit::Row(r) => Some(r.clustering.as_prefix()),
-        Unit::Marker(m) => Some(m.bound.as_prefix()),
-        _ => None,
+/// Where a unit sorts in its partition: a row's clustering or a marker's
+/// bound, borrowed.
+enum Key<'u> {
+    Owned(&'u OwnedClustering),
+    Held(&'u OwnedPrefix),
+}
+
+impl<'u> Key<'u> {
+    fn of(u: &'u Unit) -> Option<Key<'u>> {
+        match u {
+            Unit::Row(r) => Some(Key::Owned(&r.clustering)),
+            Unit::Marker(m) => Some(Key::Owned(&m.bound)),
+            Unit::Held(h) => Some(Key::Held(&h.clustering)),
+            _ => None,
+        }
+    }
+}
+
+impl PrefixLike for Key<'_> {
+    fn kind(&self) -> BoundKind {
+        match self {
+            Key::Owned(c) => c.kind(),
+            Key::Held(c) => c.kind(),
+        }
+    }
+    fn size(&self) -> usize {
+        match self {
+            Key::Owned(c) => c.size(),
+            Key::Held(c) => c.size(),
+        }
+    }
+    fn value(&self, i: usize) -> Option<&[u8]> {
+        match self {
+            Key::Owned(c) => c.value(i),
+            Key::Held(c) => c.value(i),
+        }
     }
 }
 

@@ -87,14 +87,14 @@ fn unit_of_lent(
             position,
             header_end: header_end.unwrap_or_default(),
         },
-        Fragment::StaticRow(r) => Unit::Static(map.row(r, source)),
-        Fragment::Row(r) => Unit::Row(map.row(r, source)),
-        Fragment::Marker(m) => Unit::Marker(MMarker {
+        Fragment::StaticRow(r) => Unit::Static(Box::new(map.row(r, source))),
+        Fragment::Row(r) => Unit::Row(Box::new(map.row(r, source))),
+        Fragment::Marker(m) => Unit::Marker(Box::new(MMarker {
             position: m.position,
             source,
             bound: crate::read::OwnedClustering::of(&m.bound),
             deletion: m.deletion,
-        }),
+        })),
         Fragment::PartitionEnd { .. } => Unit::End,
     }
 }

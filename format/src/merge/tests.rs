@@ -72,7 +72,7 @@ fn merged(t: &Table, order: &[usize]) -> (MergedSchema, Vec<Unit>) {
             header_end: DataPos(0),
         });
         if let Some(r) = s.static_row {
-            out.push(Unit::Static(r));
+            out.push(Unit::Static(Box::new(r)));
         }
         while let Some(u) = m.next_unfiltered().unwrap() {
             out.push(u);
@@ -94,23 +94,24 @@ fn normalized(units: Vec<Unit>) -> Vec<Unit> {
                 position: DataPos(0),
                 header_end: DataPos(0),
             },
-            Unit::Static(r) => Unit::Static(MRow {
+            Unit::Static(r) => Unit::Static(Box::new(MRow {
                 position: DataPos(0),
                 size: 0,
                 source: 0,
-                ..r
-            }),
-            Unit::Row(r) => Unit::Row(MRow {
+                ..*r
+            })),
+            Unit::Row(r) => Unit::Row(Box::new(MRow {
                 position: DataPos(0),
                 size: 0,
                 source: 0,
-                ..r
-            }),
-            Unit::Marker(m) => Unit::Marker(MMarker {
+                ..*r
+            })),
+            Unit::Marker(m) => Unit::Marker(Box::new(MMarker {
                 position: DataPos(0),
                 source: 0,
-                ..m
-            }),
+                ..*m
+            })),
+            Unit::Held(h) => Unit::Held(h),
             Unit::End => Unit::End,
         })
         .collect()
@@ -259,6 +260,7 @@ fn cql_rows(
                 out.push(J::Object(o));
             }
             Unit::Marker(_) => {}
+            Unit::Held(_) => panic!("next_unfiltered hands out owned rows only"),
             Unit::End => {
                 if rows_in_partition == 0 && static_live {
                     let mut o = Map::new();
@@ -551,8 +553,12 @@ fn gen_units(parts: &[Part], salt: i64) -> Vec<Unit> {
                 },
                 deletion: MarkerDeletion::Bound(d),
             };
-            items.push((a, 0, Unit::Marker(mk(a, BoundKind::InclStartBound))));
-            items.push((b, 2, Unit::Marker(mk(b, BoundKind::InclEndBound))));
+            items.push((
+                a,
+                0,
+                Unit::Marker(Box::new(mk(a, BoundKind::InclStartBound))),
+            ));
+            items.push((b, 2, Unit::Marker(Box::new(mk(b, BoundKind::InclEndBound)))));
         }
         let shadowed = |c: i32, ts: i64| {
             rt.is_some_and(|(a, b, t)| a.min(b) <= c && c <= a.max(b) && ts <= t as i64 * 10 + salt)
@@ -579,7 +585,7 @@ fn gen_units(parts: &[Part], salt: i64) -> Vec<Unit> {
             items.push((
                 c,
                 1,
-                Unit::Row(MRow {
+                Unit::Row(Box::new(MRow {
                     position: DataPos(0),
                     size: 0,
                     source: 0,
@@ -599,7 +605,7 @@ fn gen_units(parts: &[Part], salt: i64) -> Vec<Unit> {
                         column: 0,
                         cell: cellv,
                     }],
-                }),
+                })),
             ));
         }
         items.sort_by_key(|(c, rank, _)| (*c, *rank));
@@ -664,7 +670,7 @@ proptest! {
 }
 
 fn marker(v: i32, kind: BoundKind, ts: i64) -> Unit {
-    Unit::Marker(MMarker {
+    Unit::Marker(Box::new(MMarker {
         position: DataPos(0),
         source: 0,
         bound: OwnedClustering {
@@ -675,7 +681,7 @@ fn marker(v: i32, kind: BoundKind, ts: i64) -> Unit {
             marked_for_delete_at: ts,
             local_deletion_time: 1,
         }),
-    })
+    }))
 }
 
 fn start(k: i32, deletion: DeletionTime) -> Unit {
@@ -710,7 +716,7 @@ fn overlapping_ranges_become_boundaries() {
         marked_for_delete_at: ts,
         local_deletion_time: 1,
     };
-    let boundary = Unit::Marker(MMarker {
+    let boundary = Unit::Marker(Box::new(MMarker {
         position: DataPos(0),
         source: 0,
         bound: OwnedClustering {
@@ -721,7 +727,7 @@ fn overlapping_ranges_become_boundaries() {
             end: d(10),
             start: d(20),
         },
-    });
+    }));
     let want = vec![
         start(1, DeletionTime::LIVE),
         marker(2, BoundKind::InclStartBound, 10),
@@ -738,7 +744,7 @@ fn overlapping_ranges_become_boundaries() {
 fn partition_deletion_shadows_older_data() {
     let schema = int_schema();
     let row = |c: i32, ts: i64| {
-        Unit::Row(MRow {
+        Unit::Row(Box::new(MRow {
             position: DataPos(0),
             size: 0,
             source: 0,
@@ -766,7 +772,7 @@ fn partition_deletion_shadows_older_data() {
                     counter_column: false,
                 },
             }],
-        })
+        }))
     };
     let pd = DeletionTime {
         marked_for_delete_at: 50,
@@ -807,9 +813,9 @@ fn merge_vecs_explained(
             let v = v
                 .into_iter()
                 .map(|u| match u {
-                    Unit::Row(r) => Unit::Row(MRow { source: i, ..r }),
-                    Unit::Static(r) => Unit::Static(MRow { source: i, ..r }),
-                    Unit::Marker(m) => Unit::Marker(MMarker { source: i, ..m }),
+                    Unit::Row(r) => Unit::Row(Box::new(MRow { source: i, ..*r })),
+                    Unit::Static(r) => Unit::Static(Box::new(MRow { source: i, ..*r })),
+                    Unit::Marker(m) => Unit::Marker(Box::new(MMarker { source: i, ..*m })),
                     u => u,
                 })
                 .collect();
@@ -903,4 +909,52 @@ proptest! {
             }
         }
     }
+}
+
+/// A held row (`ScanReader::next_or_hold`, then `last_row`) is the row
+/// `next_fragment` reads at the same place: same clustering, same marker
+/// flag, same decoded row.
+#[test]
+fn held_rows_decode_as_scanned_rows() {
+    let mut rows = 0;
+    for case in [
+        "nb_clustering",
+        "nb_deletes",
+        "da_collections",
+        "nb_counters",
+        "da_wide_desc",
+    ] {
+        let dir = fixtures().join(case);
+        if !dir.is_dir() {
+            continue;
+        }
+        let t = open(&[dir]);
+        let mut scan = ScanReader::new(&t.ssts[0], &t.headers[0]).unwrap();
+        let mut hold = ScanReader::new(&t.ssts[0], &t.headers[0]).unwrap();
+        let mut key = OwnedPrefix::default();
+        while let Some(f) = scan.next_fragment().unwrap() {
+            let next = hold.next_or_hold(&mut key).unwrap().unwrap();
+            match (f, next) {
+                (Fragment::Row(want), Next::Held { marked }) => {
+                    assert!(key.same_as(&want.clustering), "{case}");
+                    assert_eq!(
+                        marked,
+                        want.liveness.is_some() || want.deletion.is_some(),
+                        "{case}"
+                    );
+                    let got = hold.last_row().unwrap().unwrap().into_decoded().unwrap();
+                    assert_eq!(got, want, "{case}");
+                    rows += 1;
+                }
+                (Fragment::Row(_), Next::Fragment(g)) => panic!("{case}: row not held: {g:?}"),
+                (want, Next::Held { .. }) => panic!("{case}: {want:?} held"),
+                (want, Next::Fragment(got)) => {
+                    assert_eq!(got.into_decoded().unwrap(), want, "{case}");
+                    assert!(hold.last_row().unwrap().is_none(), "{case}");
+                }
+            }
+        }
+        assert!(hold.next_or_hold(&mut key).unwrap().is_none(), "{case}");
+    }
+    assert!(rows > 0, "no fixture found");
 }
