@@ -46,7 +46,7 @@ use crate::statistics::SerializationHeader;
 use crate::version::Version;
 use crate::Component;
 
-pub use out::Compression;
+pub use out::{ChunkWork, Compression};
 pub use stats::KeptMetadata;
 
 use indexes::Indexes;
@@ -77,6 +77,9 @@ pub struct WriterOptions {
     pub bloom_filter_fp_chance: f64,
     /// Summary.db sampling interval (`min_index_interval`).
     pub min_index_interval: u32,
+    /// Where Data.db's chunks are compressed, checksummed and written; the
+    /// bytes are the same either way.
+    pub chunk_work: ChunkWork,
 }
 
 /// Cassandra's default `column_index_size` for BIG (64 KiB).
@@ -98,6 +101,7 @@ impl WriterOptions {
             column_index_size: default_column_index_size(version),
             bloom_filter_fp_chance: 0.01,
             min_index_interval: 128,
+            chunk_work: ChunkWork::Auto,
         }
     }
 
@@ -281,7 +285,12 @@ impl SstableWriter {
         };
         let indexes = Indexes::create(&setup, &mut created).and_then(|ix| {
             let data_tmp = tmp("Data.db");
-            let data = DataOut::create(&data_tmp, opts.compression.clone(), opts.chunk_length)?;
+            let data = DataOut::create(
+                &data_tmp,
+                opts.compression.clone(),
+                opts.chunk_length,
+                opts.chunk_work,
+            )?;
             created.push(data_tmp);
             Ok((ix, data))
         });
@@ -341,6 +350,12 @@ impl SstableWriter {
     /// Data.db bytes on disk so far (whole chunks flushed).
     pub fn data_file_len(&self) -> u64 {
         self.data.as_ref().map(|d| d.file_len()).unwrap_or(0)
+    }
+
+    /// `data_file_len() >= n`, usually without waiting for the chunks in
+    /// flight to be written.
+    pub fn data_file_len_at_least(&self, n: u64) -> bool {
+        self.data.as_ref().is_some_and(|d| d.file_len_at_least(n))
     }
 
     /// Partitions written so far.
