@@ -292,8 +292,8 @@ impl Outputs<'_> {
     /// The writer of the next partition: the last one, or a new one when
     /// there is none yet or the last one's Data.db holds `max_size` bytes.
     pub fn sized(&mut self, max_size: Option<u64>) -> sstkit_format::Result<&mut SstableWriter> {
-        let full = match (self.writers.last(), max_size) {
-            (Some(w), Some(max)) => w.partitions() > 0 && w.data_file_len_at_least(max),
+        let full = match (self.writers.last_mut(), max_size) {
+            (Some(w), Some(max)) => w.partitions() > 0 && w.data_file_len_at_least(max)?,
             (Some(_), None) => false,
             (None, _) => true,
         };

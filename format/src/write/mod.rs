@@ -347,15 +347,21 @@ impl SstableWriter {
         self.data.as_ref().map(|d| d.position()).unwrap_or(0)
     }
 
-    /// Data.db bytes on disk so far (whole chunks flushed).
-    pub fn data_file_len(&self) -> u64 {
-        self.data.as_ref().map(|d| d.file_len()).unwrap_or(0)
+    /// Data.db bytes on disk of the whole chunks written so far.
+    pub fn data_file_len(&mut self) -> Result<u64> {
+        match self.data.as_mut() {
+            Some(d) => d.file_len(),
+            None => Ok(0),
+        }
     }
 
     /// `data_file_len() >= n`, usually without waiting for the chunks in
     /// flight to be written.
-    pub fn data_file_len_at_least(&self, n: u64) -> bool {
-        self.data.as_ref().is_some_and(|d| d.file_len_at_least(n))
+    pub fn data_file_len_at_least(&mut self, n: u64) -> Result<bool> {
+        match self.data.as_mut() {
+            Some(d) => d.file_len_at_least(n),
+            None => Ok(false),
+        }
     }
 
     /// Partitions written so far.

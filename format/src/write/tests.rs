@@ -74,6 +74,14 @@ mod tempdir {
 }
 
 fn rewrite(case: &str, compression: Option<Compression>) -> Option<Rewritten> {
+    rewrite_with(case, compression, ChunkWork::Auto)
+}
+
+fn rewrite_with(
+    case: &str,
+    compression: Option<Compression>,
+    chunk_work: ChunkWork,
+) -> Option<Rewritten> {
     let data = fixture(case)?;
     let src = Sstable::open_path(&data).unwrap();
     let (st, header) = source_header(&src).unwrap();
@@ -85,7 +93,8 @@ fn rewrite(case: &str, compression: Option<Compression>) -> Option<Rewritten> {
     // cases with 1 KiB (their case.json).
     opts.column_index_size = if case.contains("wide") { 1024 } else { 4096 };
     opts.bloom_filter_fp_chance = st.validation.as_ref().unwrap().bloom_filter_fp_chance;
-    let dir = tempdir::TempDir::new(case);
+    opts.chunk_work = chunk_work;
+    let dir = tempdir::TempDir::new(&format!("{case}-{chunk_work:?}"));
     let filter = bloom::filter_for(
         bloom::expected_keys(&st),
         opts.bloom_filter_fp_chance,
@@ -371,4 +380,61 @@ fn failure_leaves_nothing() {
     // The next sstable takes the next generation; an existing one is never overwritten.
     assert_eq!(next_generation(&dir.0).unwrap(), 2);
     assert!(SstableWriter::create(&dir.0, 1, &header, kept_metadata(&st), opts, None).is_err());
+}
+
+/// Data.db's chunks written on the worker thread and in the calling thread
+/// give the same sstable, every component byte for byte.
+#[test]
+fn worker_thread_writes_the_same_sstable() {
+    for case in cases(&["nb_", "oa_", "da_"]) {
+        for c in [None, Some(Compression::None), Some(Compression::Zstd(None))] {
+            let Some(a) = rewrite_with(&case, c.clone(), ChunkWork::Inline) else {
+                continue;
+            };
+            let b = rewrite_with(&case, c.clone(), ChunkWork::Thread).unwrap();
+            assert_eq!(a.written.files.len(), b.written.files.len(), "{case}");
+            for (fa, fb) in a.written.files.iter().zip(&b.written.files) {
+                assert_eq!(fa.file_name(), fb.file_name(), "{case}");
+                assert!(
+                    std::fs::read(fa).unwrap() == std::fs::read(fb).unwrap(),
+                    "{case} {c:?}: {} differs",
+                    fa.display()
+                );
+            }
+        }
+    }
+}
+
+/// A Data.db write that fails on the worker thread (ENOSPC: Data.db is
+/// /dev/full) fails the writer and leaves no file behind.
+#[test]
+fn worker_failure_leaves_nothing() {
+    let full = Path::new("/dev/full");
+    let Some(data) = fixture("nb_deletes") else {
+        return;
+    };
+    if !full.exists() {
+        eprintln!("no /dev/full: skipped");
+        return;
+    }
+    let src = Sstable::open_path(&data).unwrap();
+    let (st, header) = source_header(&src).unwrap();
+    let dir = tempdir::TempDir::new("fail-worker");
+    let tmp_data = dir.0.join(format!("{TMP}nb-1-big-Data.db"));
+    std::os::unix::fs::symlink(full, &tmp_data).unwrap();
+    let mut opts = WriterOptions::new(src.version());
+    opts.chunk_work = ChunkWork::Thread;
+    let mut w = SstableWriter::create(&dir.0, 1, &header, kept_metadata(&st), opts, None).unwrap();
+    let copied = copy_partitions(&src, &header, &mut w, |_| true, |_| {});
+    let err = match copied {
+        Err(e) => {
+            drop(w);
+            e
+        }
+        Ok(_) => w.finish().expect_err("writing to /dev/full fails"),
+    };
+    assert!(err.to_string().contains("No space left"), "{err}");
+    assert_eq!(err.file.as_deref(), Some(tmp_data.as_path()), "{err}");
+    let left: Vec<_> = std::fs::read_dir(&dir.0).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
 }
