@@ -298,6 +298,10 @@ impl Outputs<'_> {
             (None, _) => true,
         };
         let i = if full {
+            // Its worker thread and buffers go to the next output.
+            if let Some(w) = self.writers.last_mut() {
+                w.park()?;
+            }
             self.open()?
         } else {
             self.writers.len() - 1

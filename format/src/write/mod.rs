@@ -355,6 +355,16 @@ impl SstableWriter {
         }
     }
 
+    /// Stop Data.db's worker thread and free its buffers (an output that
+    /// gets little more, such as a full one of split): what is still
+    /// written to it is compressed in the calling thread.
+    pub fn park(&mut self) -> Result<()> {
+        match self.data.as_mut() {
+            Some(d) => d.park(),
+            None => Ok(()),
+        }
+    }
+
     /// `data_file_len() >= n`, usually without waiting for the chunks in
     /// flight to be written.
     pub fn data_file_len_at_least(&mut self, n: u64) -> Result<bool> {

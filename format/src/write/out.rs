@@ -183,12 +183,42 @@ const WORKER_MAX_BUFFERS: usize = 8;
 const MAX_WORKER_CHUNK: usize = WORKER_BYTES / 2;
 /// Uncompressed bytes per hand-over to the worker (whole chunks, at least one).
 const WORKER_BATCH: usize = 256 << 10;
+/// Workers of [`ChunkWork::Auto`] at once in the process, at most (fewer on
+/// fewer CPUs): writers beyond them, such as many outputs of one split, work
+/// in their own thread.
+const MAX_AUTO_WORKERS: usize = 4;
+
+/// Workers of [`ChunkWork::Auto`] running now.
+static AUTO_WORKERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// One of the [`MAX_AUTO_WORKERS`] places, given back on drop.
+#[derive(Debug)]
+struct AutoSlot;
+
+impl AutoSlot {
+    fn take() -> Option<AutoSlot> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let max = (cpus - 1).min(MAX_AUTO_WORKERS);
+        AUTO_WORKERS
+            .fetch_update(SeqCst, SeqCst, |n| (n < max).then_some(n + 1))
+            .ok()
+            .map(|_| AutoSlot)
+    }
+}
+
+impl Drop for AutoSlot {
+    fn drop(&mut self) {
+        AUTO_WORKERS.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
 
 /// Where `DataOut` runs the chunk work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChunkWork {
-    /// On a worker thread when more than one CPU is available and a chunk
-    /// is at most 4 MiB; else in the calling thread.
+    /// On a worker thread when more than one CPU is available, fewer than
+    /// `min(CPUs - 1, 4)` such workers run and a chunk is at most 4 MiB;
+    /// else in the calling thread.
     Auto,
     /// Always in the calling thread.
     Inline,
@@ -230,15 +260,16 @@ impl DataOut {
             digest: crc32fast::Hasher::new(),
             written_back: 0,
         };
-        let worker = match work {
-            ChunkWork::Auto => std::thread::available_parallelism().is_ok_and(|n| n.get() > 1),
-            ChunkWork::Inline => false,
-            ChunkWork::Thread => true,
+        let slot = match work {
+            _ if chunk_length > MAX_WORKER_CHUNK => None,
+            ChunkWork::Auto => AutoSlot::take().map(Some),
+            ChunkWork::Inline => None,
+            ChunkWork::Thread => Some(None),
         };
-        let (sink, batch_length) = if worker && chunk_length <= MAX_WORKER_CHUNK {
+        let (sink, batch_length) = if let Some(slot) = slot {
             let batch_length = (WORKER_BATCH / chunk_length).max(1) * chunk_length;
             let buffers = (WORKER_BYTES / batch_length).clamp(2, WORKER_MAX_BUFFERS);
-            let w = Worker::spawn(chunks, buffers)?;
+            let w = Worker::spawn(chunks, buffers, slot)?;
             (Sink::Worker(w), batch_length)
         } else {
             (Sink::Inline(Box::new(chunks)), chunk_length)
@@ -305,6 +336,19 @@ impl DataOut {
         Ok(())
     }
 
+    /// Stop the worker thread, if any, and free its buffers: the rest is
+    /// written in the calling thread (for an output that gets little more).
+    pub fn park(&mut self) -> Result<()> {
+        self.hand_over()?;
+        if let Sink::Worker(w) = &mut self.sink {
+            let chunks = w.stop()?;
+            self.sink = Sink::Inline(Box::new(chunks));
+            self.batch_length = self.chunk_length;
+            self.buf.shrink_to(self.chunk_length);
+        }
+        Ok(())
+    }
+
     /// Hand the whole chunks of `buf` over; a partial chunk stays.
     fn hand_over(&mut self) -> Result<()> {
         let whole = self.buf.len() / self.chunk_length * self.chunk_length;
@@ -347,7 +391,9 @@ impl DataOut {
                 if !last.is_empty() {
                     w.send(last)?;
                 }
-                w.finish()?
+                let mut c = w.stop()?;
+                c.close()?;
+                c
             }
         };
         Ok(chunks.summary(self.position, features))
@@ -518,6 +564,8 @@ struct Worker {
     unmade: usize,
     progress: std::sync::Arc<Progress>,
     thread: Option<std::thread::JoinHandle<Result<Chunks>>>,
+    /// Given back once the thread is joined (`None` for `ChunkWork::Thread`).
+    _slot: Option<AutoSlot>,
 }
 
 /// How far the worker got, for `file_len` (which waits on it).
@@ -557,7 +605,7 @@ impl Progress {
 }
 
 impl Worker {
-    fn spawn(mut chunks: Chunks, buffers: usize) -> Result<Worker> {
+    fn spawn(mut chunks: Chunks, buffers: usize, slot: Option<AutoSlot>) -> Result<Worker> {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(buffers);
         let (back, recycled) = std::sync::mpsc::sync_channel::<Vec<u8>>(buffers);
         let progress = std::sync::Arc::new(Progress::default());
@@ -587,7 +635,6 @@ impl Worker {
                     if p.abandoned.load(std::sync::atomic::Ordering::Relaxed) {
                         return Err(stopped(&chunks.path));
                     }
-                    chunks.close()?;
                     Ok(chunks)
                 })();
                 p.update(|s| s.stopped = true);
@@ -600,6 +647,7 @@ impl Worker {
             unmade: buffers - 1,
             progress,
             thread: Some(thread),
+            _slot: slot,
         })
     }
 
@@ -685,8 +733,9 @@ impl Worker {
         }
     }
 
-    /// Send no more; wait until every chunk is written and the file synced.
-    fn finish(mut self) -> Result<Chunks> {
+    /// Send no more; wait until every chunk is written (to the file's
+    /// buffer) and the thread has ended.
+    fn stop(&mut self) -> Result<Chunks> {
         self.tx = None;
         self.join()
     }
@@ -760,12 +809,14 @@ mod tests {
 
     /// Write `d` in uneven pieces, checking `file_len_at_least` against
     /// `file_len` on the way.
+    /// `park` after `park_at` writes, when given.
     fn write(
         path: &std::path::Path,
         c: &Compression,
         chunk: u32,
         work: ChunkWork,
         d: &[u8],
+        park_at: Option<usize>,
     ) -> Written {
         let mut out = DataOut::create(path, c.clone(), chunk, work).unwrap();
         let mut lens = Vec::new();
@@ -776,6 +827,9 @@ mod tests {
             out.write(&rest[..n]).unwrap();
             rest = &rest[n..];
             i += 1;
+            if park_at == Some(i) {
+                out.park().unwrap();
+            }
             let probe = (i as u64 * 4099) % (d.len() as u64 + 1);
             let at_least = out.file_len_at_least(probe).unwrap();
             let len = out.file_len().unwrap();
@@ -806,10 +860,23 @@ mod tests {
             Compression::Zstd(Some(1)),
         ] {
             for chunk in [1024, 16384, 1 << 20] {
-                let a = write(&dir.join("inline"), &c, chunk, ChunkWork::Inline, &d);
-                let b = write(&dir.join("thread"), &c, chunk, ChunkWork::Thread, &d);
+                let a = write(&dir.join("inline"), &c, chunk, ChunkWork::Inline, &d, None);
+                let b = write(&dir.join("thread"), &c, chunk, ChunkWork::Thread, &d, None);
+                let parked = write(
+                    &dir.join("parked"),
+                    &c,
+                    chunk,
+                    ChunkWork::Thread,
+                    &d,
+                    Some(40),
+                );
                 assert!(a.bytes == b.bytes, "{c:?} {chunk}: Data.db differs");
+                assert!(
+                    a.bytes == parked.bytes,
+                    "{c:?} {chunk}: parked Data.db differs"
+                );
                 assert_eq!(a.lens, b.lens, "{c:?} {chunk}");
+                assert_eq!(a.lens, parked.lens, "{c:?} {chunk}");
                 assert_eq!(a.summary.file_length, a.bytes.len() as u64);
                 assert_eq!(a.summary.digest, crc32fast::hash(&a.bytes));
                 let (sa, sb) = (&a.summary, &b.summary);
