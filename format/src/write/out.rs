@@ -654,7 +654,7 @@ impl Worker {
     /// An empty buffer to fill: a recycled one, a new one while fewer than
     /// `buffers` exist, else the next the worker gives back.
     fn buffer(&mut self, capacity: usize) -> Result<Vec<u8>> {
-        let b = match self.recycled.try_recv() {
+        let mut b = match self.recycled.try_recv() {
             Ok(b) => b,
             Err(_) if self.unmade > 0 => {
                 self.unmade -= 1;
@@ -665,7 +665,6 @@ impl Worker {
                 Err(_) => return Err(self.failure()),
             },
         };
-        let mut b = b;
         b.clear();
         Ok(b)
     }
