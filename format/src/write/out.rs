@@ -128,7 +128,7 @@ impl Compression {
 
 /// Streams Data.db to a file.
 ///
-/// Whole chunks go to [`Chunks`], which compresses, checksums and writes
+/// Whole chunks go to `Chunks`, which compresses, checksums and writes
 /// them in order: on a worker thread when more than one CPU is available
 /// (batches of chunks in a bounded ring of recycled buffers, so memory stays
 /// flat), else in this thread. The bytes written are the same either way.
