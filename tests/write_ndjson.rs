@@ -256,3 +256,65 @@ fn long_records_are_streamed() {
     }
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// A record's fields in another order: a key after the clustering elements
+/// still writes the same partition (the elements wait for it); a static row
+/// after elements already written is refused with its line.
+#[test]
+fn records_with_fields_out_of_order() {
+    let case = crate::util::fixtures().join("nb_deletes");
+    let data = &data_files(&case)[0];
+    let good = sstkit(["dump-data", "-o", "ndjson", data.to_str().unwrap()]).stdout;
+    let moved = |field: &str| -> String {
+        good.lines()
+            .map(|l| {
+                let mut v: serde_json::Map<String, Value> = serde_json::from_str(l).unwrap();
+                if let Some(f) = v.remove(field) {
+                    v.insert(field.to_string(), f);
+                }
+                serde_json::to_string(&v).unwrap()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let out = scratch_dir("write", "order-fields");
+    let run = |i: usize, text: String| {
+        let input = out.join(format!("in{i}.ndjson"));
+        std::fs::write(&input, text).unwrap();
+        let dir = out.join(format!("sst{i}"));
+        let r = sstkit([
+            "write",
+            "-o",
+            "json",
+            "--from",
+            input.to_str().unwrap(),
+            "--schema",
+            case.join("schema.cql").to_str().unwrap(),
+            "--output-dir",
+            dir.to_str().unwrap(),
+        ]);
+        (r, dir)
+    };
+    let (r, _) = run(0, moved("key"));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(dump(Path::new(v["output"].as_str().unwrap())), dump(data));
+
+    assert!(
+        good.contains("\"static_row\""),
+        "the fixture has static rows"
+    );
+    let (r, dir) = run(1, moved("static_row"));
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("line 1") && r.stderr.contains("static_row"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        0,
+        "nothing written"
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}

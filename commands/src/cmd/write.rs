@@ -21,8 +21,9 @@
 //! A record is parsed from memory up to 8 MiB; a longer one (a large
 //! partition) is parsed as it is read, one clustering element at a time, so
 //! memory does not grow with the partition. For that, a record's `key`,
-//! `tombstone` and `static_row` must come before its `clustering_elements`,
-//! as `dump-data` prints them.
+//! `tombstone` and `static_row` come before its `clustering_elements`, as
+//! `dump-data` prints them: elements before the key are held until the
+//! record ends, and a tombstone or static row after them is refused.
 //!
 //! Partitions must come in token order (as `dump-data` prints them); one
 //! out of order is refused with its line number (exit 2), and nothing is
@@ -375,15 +376,22 @@ impl<'de> serde::de::Visitor<'de> for Record<'_> {
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let Record { w, schema, failed } = self;
         let (mut key, mut tombstone, mut static_row) = (None, None, None);
+        // The range deletion open after elements written as parsed; elements
+        // held until the record's end when its key comes after them.
         let mut open: Option<DeletionTime> = None;
+        let mut held: Option<Vec<Value>> = None;
         while let Some(field) = map.next_key::<Field>()? {
             let (head, name) = match field {
                 Field::Key => (&mut key, "key"),
                 Field::Tombstone => (&mut tombstone, "tombstone"),
                 Field::StaticRow => (&mut static_row, "static_row"),
                 Field::Elements => {
-                    if open.is_some() {
+                    if open.is_some() || held.is_some() {
                         return Err(fail(failed, usage("\"clustering_elements\" given twice")));
+                    }
+                    if key.is_none() {
+                        held = Some(map.next_value()?);
+                        continue;
                     }
                     let head = Head {
                         key: key.as_ref(),
@@ -410,8 +418,8 @@ impl<'de> serde::de::Visitor<'de> for Record<'_> {
                 return Err(fail(
                     failed,
                     usage(format!(
-                        "{name:?} comes after \"clustering_elements\": the key, tombstone and \
-                         static row of a partition come first"
+                        "{name:?} comes after \"clustering_elements\": after the key, the \
+                         tombstone and static row of a partition come first"
                     )),
                 ));
             }
@@ -426,7 +434,11 @@ impl<'de> serde::de::Visitor<'de> for Record<'_> {
                     static_row: static_row.as_ref(),
                 };
                 head.write(w, schema).map_err(|e| fail(failed, e))?;
-                DeletionTime::LIVE
+                let mut o = DeletionTime::LIVE;
+                for e in held.iter().flatten() {
+                    write_element(w, schema, e, &mut o).map_err(|e| fail(failed, e))?;
+                }
+                o
             }
         };
         end_partition(w, open).map_err(|e| fail(failed, e))
@@ -870,10 +882,7 @@ struct Head<'v> {
 impl Head<'_> {
     /// Start the partition: its key and deletion, then its static row.
     fn write(&self, w: &mut SstableWriter, schema: &MergedSchema) -> CmdResult<()> {
-        let key = self
-            .key
-            .ok_or_else(|| usage("no \"key\" (it must come before \"clustering_elements\")"))?;
-        let key = unhex(text(key, "raw")?)?;
+        let key = unhex(text(self.key.unwrap_or(&Value::Null), "raw")?)?;
         let deletion = tombstone(self.tombstone)?;
         w.write(&Fragment::PartitionStart {
             key: &key,
