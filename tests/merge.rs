@@ -945,6 +945,17 @@ fn merge_of_one_sstable_equals_read_for_slices() {
             "--limit",
             "3",
         ],
+        &["--reverse", "--limit", "7"],
+        &[
+            "--after",
+            "100",
+            "--before",
+            "7000",
+            "--reverse",
+            "--limit",
+            "40",
+        ],
+        &["--reverse", "--limit", "0"],
     ];
     let mut compared = 0;
     for run in ["nb", "oa", "da"] {

@@ -327,8 +327,8 @@ pub struct Shape {
     pub row_limit: Option<u64>,
     /// Only these regular and static columns.
     pub columns: Option<HashSet<String>>,
-    /// Rows and markers in reverse clustering order (the partition's slice is
-    /// held in memory to be reversed).
+    /// Rows and markers in reverse clustering order (the partition's slice,
+    /// or its last `row_limit` rows, are held in memory to be reversed).
     pub reverse: bool,
 }
 
@@ -491,7 +491,7 @@ pub fn emit_partition(
     let limit = shape.row_limit.unwrap_or(u64::MAX);
     let mut rows = 0u64;
     let mut buf: Vec<Unit> = Vec::new();
-    let mut held: Vec<Unit> = Vec::new();
+    let (mut held, mut held_rows) = (std::collections::VecDeque::new(), 0u64);
     let mut last_row: Option<OwnedClustering> = None;
     let clipping = shape.slice.is_some();
     // Rows one sstable alone has go to the sink as they are stored, unless
@@ -525,7 +525,7 @@ pub fn emit_partition(
         }
         for u in buf.drain(..) {
             if shape.reverse {
-                held.push(u);
+                hold_last(&mut held, &mut held_rows, u, limit);
                 continue;
             }
             if rows >= limit {
@@ -577,6 +577,31 @@ pub fn emit_partition(
     }
     sink.partition_end(t)?;
     Ok(sink.last_partition_written())
+}
+
+/// Hold `u` for a reversed output of the last `limit` rows: what comes before
+/// the `limit`th row from the end is never written, so it is dropped as rows
+/// arrive, and memory holds `limit` rows rather than the slice.
+fn hold_last(held: &mut std::collections::VecDeque<Unit>, rows: &mut u64, u: Unit, limit: u64) {
+    if limit == 0 {
+        return;
+    }
+    if matches!(u, Unit::Row(_)) {
+        if *rows == limit {
+            // The oldest row, the markers before it and those up to the next row.
+            while let Some(f) = held.pop_front() {
+                if matches!(f, Unit::Row(_)) {
+                    break;
+                }
+            }
+            while held.front().is_some_and(|f| !matches!(f, Unit::Row(_))) {
+                held.pop_front();
+            }
+            *rows -= 1;
+        }
+        *rows += 1;
+    }
+    held.push_back(u);
 }
 
 fn write_unit(
