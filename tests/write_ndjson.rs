@@ -214,23 +214,7 @@ fn long_records_are_streamed() {
     let long = lines[0].replacen("\"sstable\":\"", &format!("\"sstable\":\"{pad}"), 1);
     assert!(long.len() > 9 << 20);
     let out = scratch_dir("write", "long");
-    let run = |i: usize, text: String| {
-        let input = out.join(format!("in{i}.ndjson"));
-        std::fs::write(&input, text).unwrap();
-        let dir = out.join(format!("sst{i}"));
-        let r = sstkit([
-            "write",
-            "-o",
-            "json",
-            "--from",
-            input.to_str().unwrap(),
-            "--schema",
-            case.join("schema.cql").to_str().unwrap(),
-            "--output-dir",
-            dir.to_str().unwrap(),
-        ]);
-        (r, dir)
-    };
+    let run = |i: usize, text: String| write_text(&case, &out, i, text);
     let mut all = vec![long.clone()];
     all.extend(lines[1..].iter().map(|l| l.to_string()));
     let (r, _) = run(0, all.join("\n") + "\n");
@@ -278,23 +262,7 @@ fn records_with_fields_out_of_order() {
             .join("\n")
     };
     let out = scratch_dir("write", "order-fields");
-    let run = |i: usize, text: String| {
-        let input = out.join(format!("in{i}.ndjson"));
-        std::fs::write(&input, text).unwrap();
-        let dir = out.join(format!("sst{i}"));
-        let r = sstkit([
-            "write",
-            "-o",
-            "json",
-            "--from",
-            input.to_str().unwrap(),
-            "--schema",
-            case.join("schema.cql").to_str().unwrap(),
-            "--output-dir",
-            dir.to_str().unwrap(),
-        ]);
-        (r, dir)
-    };
+    let run = |i: usize, text: String| write_text(&case, &out, i, text);
     let (r, _) = run(0, moved("key"));
     assert_eq!(r.code, 0, "{}", r.stderr);
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
@@ -317,4 +285,29 @@ fn records_with_fields_out_of_order() {
         "nothing written"
     );
     let _ = std::fs::remove_dir_all(&out);
+}
+
+/// `write --from` of `text` (saved as `out/in<i>.ndjson`) with `case`'s
+/// schema into `out/sst<i>`: the run and that directory.
+fn write_text(
+    case: &Path,
+    out: &Path,
+    i: usize,
+    text: String,
+) -> (crate::util::Run, std::path::PathBuf) {
+    let input = out.join(format!("in{i}.ndjson"));
+    std::fs::write(&input, text).unwrap();
+    let dir = out.join(format!("sst{i}"));
+    let r = sstkit([
+        "write",
+        "-o",
+        "json",
+        "--from",
+        input.to_str().unwrap(),
+        "--schema",
+        case.join("schema.cql").to_str().unwrap(),
+        "--output-dir",
+        dir.to_str().unwrap(),
+    ]);
+    (r, dir)
 }
