@@ -15,7 +15,7 @@
 #                        (`taskset -c CORE`), MB/s of uncompressed Data.db
 #
 # and the ratio validate-checksums / cat. The CRC alone (no IO) comes from the format crate's
-# ignored `checksums::tests::throughput` test (in-process: read(2), the IO layer scan, CRC32
+# `checksum_throughput` example (in-process: read(2), the IO layer scan, CRC32
 # over bytes already in memory, validate_checksums), run once at the end unless --no-crc.
 #
 # The issue 6 targets: validate-checksums >= 80% of read speed from page cache; scrub
@@ -32,7 +32,7 @@
 #     -n N         runs per command (default 9)
 #     -c CORE      core that scrub is pinned to (default 0)
 #     --no-build   use the existing binary
-#     --no-crc     skip the in-process throughput test
+#     --no-crc     skip the in-process throughput example
 #     -h, --help   this text
 #
 # Environment: CARGO_TARGET_DIR (default ./target), SSTKIT (use this binary, implies
@@ -132,7 +132,6 @@ EOF
 
 if [[ $CRC -eq 1 ]]; then
   echo
-  echo "in-process (format crate, checksums::tests::throughput):"
-  (cd "$ROOT" && SSTKIT_BENCH_DATA="$DATA" cargo test --release -q -p sstkit-format --lib \
-     checksums::tests::throughput -- --ignored --nocapture 2>&1 | grep 'bytes:' || true)
+  echo "in-process (format crate, examples/checksum_throughput.rs):"
+  (cd "$ROOT" && cargo run --release -q -p sstkit-format --example checksum_throughput -- "$DATA")
 fi
