@@ -417,7 +417,7 @@ pub(super) fn explain_row(
             .filter(|(s, _)| *s != ws)
             .map(|(s, l)| Shadowed {
                 version: version(*s, l),
-                cause: lost_to(&w, l.timestamp, "expiring or later expiration wins"),
+                cause: lost_to(&w, l.timestamp, reconcile::marker_tie_break_rule(&wl, l)),
             })
             .collect();
         let expired_at = l_expired(&wl, now_secs);

@@ -62,6 +62,20 @@ pub fn liveness_supersedes(a: &LivenessInfo, b: &LivenessInfo) -> bool {
     is_expiring(a)
 }
 
+/// The rule [`liveness_supersedes`] used to pick row marker `winner` over
+/// `loser` when their timestamps are equal, in words (`--explain`).
+pub fn marker_tie_break_rule(winner: &LivenessInfo, loser: &LivenessInfo) -> &'static str {
+    if winner.expired != loser.expired {
+        "an expired marker wins"
+    } else if is_expiring(winner) != is_expiring(loser) {
+        "an expiring marker beats a non-expiring one"
+    } else if winner.local_expiration_time != loser.local_expiration_time {
+        "the later expiration wins"
+    } else {
+        "identical versions"
+    }
+}
+
 /// Which of two cells of the same column (and path) wins.
 pub fn reconcile_cells(left: &MCell, right: &MCell) -> Winner {
     if (left.counter_column && !left.is_deleted()) || (right.counter_column && !right.is_deleted())

@@ -449,6 +449,37 @@ fn cell_tie_breaks() {
     );
 }
 
+/// Each marker tie names the rule `liveness_supersedes` applied, and the
+/// named winner is the one it picks.
+#[test]
+fn marker_tie_breaks() {
+    use crate::data::LivenessInfo;
+    use reconcile::{liveness_supersedes, marker_tie_break_rule};
+    let m = |ttl: Option<i64>, exp: Option<i64>, expired: bool| LivenessInfo {
+        timestamp: 10,
+        ttl,
+        local_expiration_time: exp,
+        expired,
+    };
+    let live = m(None, None, false);
+    let expiring = m(Some(60), Some(100), false);
+    let expiring_later = m(Some(60), Some(200), false);
+    let expired = m(None, Some(100), true);
+    for (w, l, rule) in [
+        (live, live, "identical versions"),
+        (
+            expiring,
+            live,
+            "an expiring marker beats a non-expiring one",
+        ),
+        (expiring_later, expiring, "the later expiration wins"),
+        (expired, expiring_later, "an expired marker wins"),
+    ] {
+        assert_eq!(marker_tie_break_rule(&w, &l), rule);
+        assert!(!liveness_supersedes(&l, &w), "{rule}");
+    }
+}
+
 fn shard(
     kind: crate::value::ShardKind,
     id: u8,
