@@ -12,13 +12,18 @@
 //!   of the same sstables (`fixtures/make-compaction-expected.py`), and
 //!   `compact` of them dumps as that sstable, positions included.
 //! * Sstables of different tables: exit 2, naming both files.
+//! * Pre-3.0 (ka, with `--schema`) and 3.x (mc, me) sstables of one table
+//!   merge: Scylla's test data, with the values and the range counts its
+//!   tests assert.
 //! * A merged slice read seeks through each sstable's row index (BIG and
 //!   BTI), and a range tombstone opened before the first block read still
 //!   shadows the slice's rows.
 
 use serde_json::Value;
 
-use crate::util::{fixtures, sstkit};
+use std::path::Path;
+
+use crate::util::{corpus, fixtures, schema_file, scratch_dir, sstkit};
 
 /// One query of select.json mapped to `read` arguments.
 struct Q {
@@ -654,6 +659,91 @@ fn mixed_versions_merge() {
         assert_eq!(mixed, same, "{table}: nb + oa + da");
         assert!(!mixed.is_empty());
     }
+}
+
+/// A ka sstable (read with `--schema`) merges with mc and me sstables of the
+/// same table. Scylla's `counter_test` and `large_partition` hold the same
+/// data in each version; its tests assert the counter values (c1 = 13,
+/// c2 = -92, row 1's c1 deleted) and the row counts of five slices of the
+/// 13,520-row partition.
+#[test]
+fn legacy_and_3x_versions_merge() {
+    let Some(c) = corpus() else { return };
+    let dir = c.join("scylladb");
+    if !dir.join("counter_test").is_dir() || !dir.join("large_partition").is_dir() {
+        eprintln!("skipping: scylladb/counter_test or large_partition is absent");
+        return;
+    }
+    let scratch = scratch_dir("merge", "legacy");
+    // `cmd --merge FILES --schema CQL -o cql REST`, its stdout.
+    let run = |cmd: &str, set: &str, files: &[&str], cql: &Path, rest: &[&str]| {
+        let mut args = vec![cmd.to_string(), "--merge".into()];
+        args.extend(
+            files
+                .iter()
+                .map(|f| dir.join(set).join(f).display().to_string()),
+        );
+        args.extend(["--schema".into(), cql.display().to_string()]);
+        args.extend(["-o", "cql"].iter().chain(rest).map(|s| s.to_string()));
+        let r = sstkit(&args);
+        assert_eq!(r.code, 0, "{set} {rest:?}: {}", r.stderr);
+        r.stdout
+    };
+
+    let counters = schema_file(
+        &scratch,
+        "counters",
+        "CREATE TABLE ks.counter_test (pk int, ck int, c1 counter, c2 counter, \
+         PRIMARY KEY (pk, ck));",
+    );
+    let files = [
+        "ks-counter_test-ka-5-Data.db",
+        "mc-5-big-Data.db",
+        "me-5-big-Data.db",
+    ];
+    let merged = run("dump-data", "counter_test", &files, &counters, &[]);
+    let rows: Vec<Value> = merged
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        rows,
+        vec![serde_json::json!({"pk": 0, "ck": 0, "c1": 13, "c2": -92})],
+        "{merged}"
+    );
+    // The ka sstable merged with itself: its counter shards are not added twice.
+    let twice = run(
+        "dump-data",
+        "counter_test",
+        &[files[0], files[0]],
+        &counters,
+        &[],
+    );
+    assert_eq!(twice, merged);
+
+    let wide = schema_file(
+        &scratch,
+        "wide",
+        "CREATE TABLE try1.data (t1 text, t2 text, t3 text, PRIMARY KEY (t1, t2));",
+    );
+    let files = [
+        "try1-data-ka-3-Data.db",
+        "mc-3-big-Data.db",
+        "me-3-big-Data.db",
+    ];
+    for (slice, n) in [
+        (&["--from", "18wX", "--to", "18xB"][..], 5),
+        (&["--from", "13aB", "--to", "15aA"][..], 1352),
+        (&["--from", "10aB", "--to", "19aA"][..], 6084),
+        (&["--to", "10aA"][..], 677),
+        (&["--from", "10aA"][..], 12844),
+        (&[][..], 13520),
+    ] {
+        let rest: Vec<&str> = ["-k", "v1"].iter().chain(slice).copied().collect();
+        let out = run("read", "large_partition", &files, &wide, &rest);
+        assert_eq!(out.lines().count(), n, "large_partition {slice:?}");
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
 }
 
 /// `dump-data --merge -o sstabledump` equals Cassandra's sstabledump of the
