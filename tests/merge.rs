@@ -395,6 +395,36 @@ fn merge_of_different_tables_is_a_usage_error() {
     }
 }
 
+/// A merged JSON document has one entry, labelled with the sstables it
+/// merges, and no `sstable_refs` for it: no one sstable is that entry (the
+/// last sstable's ref was given before). A single dump keeps its ref.
+#[test]
+fn merged_json_has_no_sstable_ref() {
+    let Some(a) = cases("nb", "merge_overwrite", 3) else {
+        return;
+    };
+    for cmd in [
+        &["dump-data", "--merge", "-o", "json"][..],
+        &["read", "--merge", "-k", "1", "-o", "json"][..],
+        &["read", "--merge", "-k", "123456", "-o", "json"][..],
+    ] {
+        let mut args: Vec<String> = cmd.iter().map(|s| s.to_string()).collect();
+        args.extend(a.iter().cloned());
+        let r = sstkit(&args);
+        assert_eq!(r.code, 0, "{cmd:?}: {}", r.stderr);
+        let v: Value = serde_json::from_str(&r.stdout).unwrap();
+        let labels: Vec<&String> = v["sstables"].as_object().unwrap().keys().collect();
+        assert_eq!(labels.len(), 1, "{cmd:?}: {v}");
+        assert_eq!(labels[0].matches(" + ").count(), 2, "{cmd:?}: {v}");
+        assert!(v.get("sstable_refs").is_none(), "{cmd:?}: {v}");
+    }
+    let r = sstkit(["dump-data", "-o", "json", &a[0]]);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let refs = v["sstable_refs"].as_object().unwrap();
+    assert_eq!(refs.len(), 1, "{v}");
+    assert_eq!(refs.values().next().unwrap()["version"], "nb", "{v}");
+}
+
 /// A merge of one sstable prints what dump-data prints for it, byte for
 /// byte (positions included: merged rows keep their source's).
 #[test]

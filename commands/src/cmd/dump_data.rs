@@ -155,7 +155,7 @@ fn run_merged(a: &DumpPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
     };
     let mut outcome = Outcome::default();
     let r = if scylla {
-        json.begin_sstable(&label)?;
+        json.begin_merged(&label)?;
         let mut sink = ScyllaWriter::new(
             &mut json,
             a.format == DataOutputFormat::Ndjson,

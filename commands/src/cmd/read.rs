@@ -225,7 +225,7 @@ fn run_merged(a: &LookupPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
     let mut json = JsonOut::new(out, json_fmt);
     let label = inputs.label();
     if scylla {
-        json.begin_sstable(&label)?;
+        json.begin_merged(&label)?;
     }
     let mut renderer = Renderer::new(
         a.output,

@@ -81,10 +81,21 @@ impl<'w> JsonOut<'w> {
 
     /// Start the payload of one sstable.
     pub fn begin_sstable(&mut self, path: &str) -> io::Result<()> {
-        self.path = path.to_string();
-        self.sref = Descriptor::from_path(std::path::Path::new(path))
+        let sref = Descriptor::from_path(std::path::Path::new(path))
             .ok()
             .map(|(d, _)| Value::Object(sstable_ref(&d)));
+        self.begin(path, sref)
+    }
+
+    /// Start the payload of several sstables read as one (`--merge`),
+    /// labelled `label`: no one sstable ref describes it, so it has none.
+    pub fn begin_merged(&mut self, label: &str) -> io::Result<()> {
+        self.begin(label, None)
+    }
+
+    fn begin(&mut self, path: &str, sref: Option<Value>) -> io::Result<()> {
+        self.path = path.to_string();
+        self.sref = sref;
         self.line_prefix = format!(
             "{{\"sstable\":{},",
             serde_json::to_string(path).map_err(io::Error::from)?
