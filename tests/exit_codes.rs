@@ -276,3 +276,55 @@ fn dump_summary_on_a_cut_legacy_summary_exits_3() {
     assert!(r.stderr.contains("la-1-big-Summary.db+0x"), "{}", r.stderr);
     assert!(r.stderr.contains("cut short"), "{}", r.stderr);
 }
+
+/// Commands that read several sstables report one that cannot be read once
+/// on stderr (naming its file), still read the others, and exit 3: a cut
+/// Statistics.db fails before any data is read, a cut Data.db half-way.
+#[test]
+fn one_unreadable_sstable_of_several_is_reported_once_and_the_rest_is_read() {
+    let good = copy_of("nb_clustering", "ok");
+    // The end of its directory's name: what `info`'s text table keeps of a long path.
+    let good_dir = format!("-{}-ok", std::process::id());
+    let stats_cut = copy_of("nb_deletes", "st");
+    truncate(&component(&stats_cut, "Statistics.db"), 10);
+    let data_cut = copy_of("nb_deletes", "dt");
+    truncate(&data_cut, 3000);
+    let cases: &[(&[&str], &Path, &str)] = &[
+        (&["timestamps", "-o", "json"], &stats_cut, "Statistics.db"),
+        (&["timestamps", "-o", "json"], &data_cut, "Data.db"),
+        (&["partitions", "-o", "json"], &stats_cut, "Statistics.db"),
+        (&["partitions", "-o", "json"], &data_cut, "Data.db"),
+        (
+            &["expired-blockers", "-o", "json"],
+            &stats_cut,
+            "Statistics.db",
+        ),
+        (&["info", "-o", "text"], &stats_cut, "Statistics.db"),
+    ];
+    for (args, bad, component) in cases {
+        let mut a: Vec<&str> = args.to_vec();
+        // The unreadable sstable first: the one after it must still be read.
+        a.push(bad.to_str().unwrap());
+        a.push(good.to_str().unwrap());
+        let r = sstkit(&a);
+        let what = format!("{} with a cut {component}", args.join(" "));
+        expect(&r, 3, &what);
+        let bad_dir = bad.parent().unwrap().to_str().unwrap();
+        let errors: Vec<&str> = r
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("sstkit: "))
+            .collect();
+        assert_eq!(errors.len(), 1, "{what}: one error line\n{}", r.stderr);
+        assert!(
+            errors[0].starts_with(&format!("sstkit: {bad_dir}/nb-1-big-{component}")),
+            "{what}: the error names the file\n{}",
+            r.stderr
+        );
+        assert!(
+            r.stdout.contains(&good_dir),
+            "{what}: the readable sstable is still listed\n{}",
+            r.stdout
+        );
+    }
+}

@@ -4,7 +4,7 @@
 //! One path for both commands:
 //!
 //! ```text
-//! arguments ─► MergeInputs::open (sstables, headers, union schema, partitioner)
+//! arguments ─► Inputs::open_merged (sstables, headers, union schema, partitioner)
 //!           ─► a ScanSource per sstable (whole scan), or a SliceSource
 //!              per sstable (one partition's slice, found through each
 //!              sstable's partition index and row index)
@@ -55,11 +55,10 @@ pub struct MergeInputs {
 }
 
 impl MergeInputs {
-    /// Open `descs` and check that they are of one table.
-    pub fn open(
-        descs: Vec<sstkit_format::descriptor::Descriptor>,
-        opts: sstkit_format::io::IoOptions,
-        schema: &mut crate::SchemaSource,
+    /// The sstables as [`crate::inputs::Inputs::open_merged`] opens them,
+    /// one by one, checked to be of one table.
+    pub(crate) fn new(
+        opened: impl IntoIterator<Item = sstkit_format::Result<Sstable>>,
     ) -> CmdResult<MergeInputs> {
         let mut ssts = Vec::new();
         let mut headers = Vec::new();
@@ -67,9 +66,8 @@ impl MergeInputs {
         let mut labels = Vec::new();
         let mut max_timestamps = Vec::new();
         let mut covered = Vec::new();
-        for d in descs {
-            let mut sst = Sstable::open_with(d, opts)?;
-            schema.attach(&mut sst);
+        for sst in opened {
+            let sst = sst?;
             let bytes = sst.read_component(Component::Statistics)?;
             let st = Statistics::parse_lenient(&bytes, sst.features())
                 .map_err(|e| e.in_file(&sst.path(Component::Statistics)))?;

@@ -1,38 +1,56 @@
 //! The arguments of a data command resolved once into a plan (parse, then
 //! resolve, as ripgrep's LowArgs → HiArgs), so that the data path takes
 //! the plan and no clap struct: sstables → a reader per sstable → merge
-//! (optional) → filters → sink.
+//! (optional) → filters → sink. The plan's [`Inputs`] open the sstables.
 //!
 //! `dump-data` and `export` resolve into a [`DumpPlan`], `read` into a
-//! [`LookupPlan`]; usage errors found
-//! while resolving (a key or a `--now` that does not parse, no sstables)
-//! exit 2 with the messages they always had.
-
-use std::path::PathBuf;
-
-use sstkit_format::descriptor::Descriptor;
-use sstkit_format::io::IoOptions;
+//! [`LookupPlan`], the commands that only take sstables into an
+//! [`SstPlan`]; usage errors found while resolving (a key or a `--now`
+//! that does not parse, no sstables) exit 2 with the messages they always
+//! had.
 
 use sstkit_format::value::literal::unhex;
 use sstkit_format::Error;
 
 use crate::cli::{
-    DataOutputFormat, DumpDataArgs, ExportArgs, IoStatsFormat, KeySelectArgs, ReadArgs,
+    DataOutputFormat, DumpDataArgs, ExportArgs, IoStatsFormat, KeySelectArgs, OutputFormat,
+    ReadArgs, SstArgs,
 };
 use crate::dump::select;
+use crate::inputs::Inputs;
 use crate::{CmdError, CmdResult};
+
+/// A per-sstable command's arguments ([`SstArgs`]), resolved: for
+/// [`crate::for_each_sstable`].
+#[derive(Debug, Clone)]
+pub struct SstPlan {
+    /// The sstables, their IO options and `--schema`.
+    pub inputs: Inputs,
+    /// `--output`, or the command's default.
+    pub fmt: OutputFormat,
+    /// `--io-stats`.
+    pub io_stats: Option<IoStatsFormat>,
+}
+
+impl SstPlan {
+    /// The plan of a command that only takes sstables; its output form is
+    /// `--output`, else `default_fmt`.
+    pub fn resolve(a: &SstArgs, default_fmt: OutputFormat) -> CmdResult<SstPlan> {
+        Ok(SstPlan {
+            inputs: Inputs::of(a)?,
+            fmt: a.common.output.unwrap_or(default_fmt),
+            io_stats: a.common.io_stats,
+        })
+    }
+}
 
 /// A whole-table read (`dump-data`, and what `export` reads), resolved.
 #[derive(Debug, Clone)]
 pub struct DumpPlan {
     /// The command, as the progress bar names it.
     pub command: &'static str,
-    /// The selected sstables (directories expanded, `--walk` applied).
-    pub sstables: Vec<Descriptor>,
-    /// `--schema`: the CQL file of pre-3.0 sstables, or of the column names.
-    pub schema: Option<PathBuf>,
-    /// The IO layer's options (`--io-*`).
-    pub io: IoOptions,
+    /// The sstables, their IO options and `--schema`.
+    pub inputs: Inputs,
     /// `--io-stats`.
     pub io_stats: Option<IoStatsFormat>,
     /// Which partitions (`--key`, `--keys-file`, `--exclude-key`, `--token-range`).
@@ -66,13 +84,14 @@ impl DumpPlan {
                 "--output cql prints live rows: not with --keys-only or --tombstones-only".into(),
             ));
         }
+        let select = select::Spec::from_args(&a.select)?;
+        let now_secs = crate::now_secs(a.now.as_deref())?;
         Ok(DumpPlan {
             command: "dump-data",
-            sstables: crate::resolve_sstables_walk(&a.sstables, &a.walk)?,
-            select: select::Spec::from_args(&a.select)?,
-            now_secs: crate::now_secs(a.now.as_deref())?,
-            io: crate::io_options(&a.io)?,
-            schema: a.schema.clone(),
+            inputs: Inputs::resolve(&a.sstables, &a.walk, &a.io, a.schema.as_deref())?
+                .names(format == DataOutputFormat::Cql),
+            select,
+            now_secs,
             io_stats: a.io_stats,
             format,
             limit: a.limit.unwrap_or(u64::MAX),
@@ -92,13 +111,14 @@ impl DumpPlan {
             token_range: a.token_range.clone(),
             ..Default::default()
         };
+        let select = select::Spec::from_args(&select)?;
+        let now_secs = crate::now_secs(a.now.as_deref())?;
         Ok(DumpPlan {
             command: "export",
-            sstables: crate::resolve_sstables_walk(&a.sstables, &a.walk)?,
-            select: select::Spec::from_args(&select)?,
-            now_secs: crate::now_secs(a.now.as_deref())?,
-            io: crate::io_options(&a.io)?,
-            schema: a.schema.clone(),
+            // The column names of the CQL row view.
+            inputs: Inputs::resolve(&a.sstables, &a.walk, &a.io, a.schema.as_deref())?.names(true),
+            select,
+            now_secs,
             io_stats: None,
             format: DataOutputFormat::Cql,
             limit: u64::MAX,
@@ -172,12 +192,8 @@ fn key_args(a: &ReadArgs) -> CmdResult<Vec<KeyArg>> {
 /// bounds and `--columns` stay text: their types come from each sstable.
 #[derive(Debug, Clone)]
 pub struct LookupPlan {
-    /// The selected sstables (directories expanded, `--walk` applied).
-    pub sstables: Vec<Descriptor>,
-    /// `--schema`.
-    pub schema: Option<PathBuf>,
-    /// The IO layer's options (`--io-*`).
-    pub io: IoOptions,
+    /// The sstables, their IO options and `--schema`.
+    pub inputs: Inputs,
     /// `--io-stats`.
     pub io_stats: Option<IoStatsFormat>,
     /// The keys to look up, in the order given.
@@ -213,18 +229,17 @@ pub struct LookupPlan {
 impl LookupPlan {
     /// The plan of `read`.
     pub fn resolve(a: &ReadArgs) -> CmdResult<LookupPlan> {
-        let io = crate::io_options(&a.io)?;
         let keys = key_args(a)?;
         if a.output == DataOutputFormat::Cql && !a.columns.is_empty() {
             return Err(CmdError::Usage(
                 "--output cql prints every column of the live rows: not with --columns".into(),
             ));
         }
+        let now_secs = crate::now_secs(a.now.as_deref())?;
         Ok(LookupPlan {
-            sstables: crate::resolve_sstables_walk(&a.sstables, &a.walk)?,
-            now_secs: crate::now_secs(a.now.as_deref())?,
-            schema: a.schema.clone(),
-            io,
+            inputs: Inputs::resolve(&a.sstables, &a.walk, &a.io, a.schema.as_deref())?
+                .names(a.output == DataOutputFormat::Cql),
+            now_secs,
             io_stats: a.io_stats,
             keys,
             from: a.from.clone(),

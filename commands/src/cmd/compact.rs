@@ -53,6 +53,7 @@ use sstkit_format::write::{KeptMetadata, SstableWriter};
 
 use super::rewrite::{create_error, output_json, Outputs, Writer};
 use crate::cli::{CompactArgs, OutputFormat};
+use crate::inputs::Inputs;
 use crate::merged::MergeInputs;
 use crate::progress::Progress;
 use crate::{CmdError, CmdResult, Outcome};
@@ -66,9 +67,7 @@ pub fn run(a: &CompactArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     }
     let now = crate::now_secs(a.now.as_deref())?;
     crate::prepare_output_dir(&a.output_dir, &a.sst.sstables, &common.walk)?;
-    let descs = crate::resolve_sstables_walk(&a.sst.sstables, &common.walk)?;
-    let mut schema = crate::SchemaSource::new(common.schema.as_deref())?;
-    let inputs = MergeInputs::open(descs, crate::io_options(&common.io)?, &mut schema)?;
+    let inputs = Inputs::of(&a.sst)?.open_merged()?;
     let stats = inputs
         .ssts
         .iter()

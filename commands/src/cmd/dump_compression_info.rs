@@ -22,6 +22,7 @@ use sstkit_format::Component;
 
 use crate::cli::{OutputFormat, SstArgs};
 use crate::output::{hex, json_text_table};
+use crate::plan::SstPlan;
 use crate::render::f64_json;
 use crate::{for_each_sstable, CmdResult, Outcome};
 
@@ -58,9 +59,7 @@ pub fn to_json(ci: &CompressionInfo, data_file_len: Option<u64>) -> Value {
 /// Run the command.
 pub fn run(a: &SstArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     for_each_sstable(
-        &a.sstables,
-        &a.common,
-        OutputFormat::Json,
+        &SstPlan::resolve(a, OutputFormat::Json)?,
         false,
         out,
         |sst, emit| {

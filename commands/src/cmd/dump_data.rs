@@ -79,12 +79,10 @@ pub fn run(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
 
 /// Run a resolved `dump-data`.
 fn run_plan(a: &DumpPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
-    let cql = a.format == DataOutputFormat::Cql;
     if a.merge {
         return run_merged(a, out);
     }
     let now_secs = a.now_secs;
-    let mut outcome = Outcome::default();
     let json_fmt = match a.format {
         DataOutputFormat::Ndjson => OutputFormat::Ndjson,
         _ => OutputFormat::Json,
@@ -92,32 +90,14 @@ fn run_plan(a: &DumpPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
     let scylla = matches!(a.format, DataOutputFormat::Json | DataOutputFormat::Ndjson);
     let mut json = JsonOut::new(out, if scylla { json_fmt } else { OutputFormat::Text });
     let mut written = 0usize;
-    let n_ssts = a.sstables.len();
-    let mut schema = crate::SchemaSource::new(a.schema.as_deref())?.names(cql);
-    for d in &a.sstables {
-        let sst = match Sstable::open_with(d.clone(), a.io) {
-            Ok(mut s) => {
-                schema.attach(&mut s);
-                s
-            }
-            Err(e) => {
-                eprintln!("sstkit: {e}");
-                outcome.unreadable += 1;
-                continue;
-            }
-        };
-        let label = sstable_label(&sst);
-        let multi = n_ssts > 1;
-        let r = dump_one(a, &sst, &label, now_secs, &mut json, &mut written, multi);
-        match r {
+    let multi = a.inputs.sstables.len() > 1;
+    let outcome = a.inputs.each(a.io_stats, |_, sst, label| {
+        dump_one(a, sst, label, now_secs, &mut json, &mut written, multi).map_err(|e| match e {
             // A key that does not parse for this sstable's key type.
-            Err(CmdError::Usage(m)) => return Err(CmdError::Usage(format!("{label}: {m}"))),
-            r => outcome.settle(r)?,
-        }
-        if let Some(f) = a.io_stats {
-            iostats::print(f, &label, &sst.io.stats());
-        }
-    }
+            CmdError::Usage(m) => CmdError::Usage(format!("{label}: {m}")),
+            e => e,
+        })
+    })?;
     if scylla {
         json.finish()?;
     } else {
@@ -128,9 +108,7 @@ fn run_plan(a: &DumpPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
 
 /// `--merge`: the sstables as one table ([`crate::merged`]), one output.
 fn run_merged(a: &DumpPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
-    let cql = a.format == DataOutputFormat::Cql;
-    let mut schema = crate::SchemaSource::new(a.schema.as_deref())?.names(cql);
-    let inputs = crate::merged::MergeInputs::open(a.sstables.clone(), a.io, &mut schema)?;
+    let inputs = a.inputs.open_merged()?;
     let now_secs = a.now_secs;
     let table = Table {
         header: &inputs.schema.header,

@@ -24,6 +24,7 @@ use sstkit_format::Component;
 
 use crate::cli::{DumpFilterArgs, OutputFormat};
 use crate::output::json_text_table;
+use crate::plan::SstPlan;
 use crate::render::{f64_json, parse_hex_arg, KeyCtx};
 use crate::{for_each_sstable, CmdError, CmdResult, Outcome};
 
@@ -36,9 +37,7 @@ pub fn run(a: &DumpFilterArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         .collect::<Result<_, _>>()
         .map_err(CmdError::Usage)?;
     for_each_sstable(
-        &a.sst.sstables,
-        &a.sst.common,
-        OutputFormat::Json,
+        &SstPlan::resolve(&a.sst, OutputFormat::Json)?,
         false,
         out,
         |sst, emit| {

@@ -37,6 +37,7 @@ use sstkit_format::{Component, ErrorKind};
 
 use crate::cli::{DumpIndexArgs, OutputFormat};
 use crate::output::{hex, table};
+use crate::plan::SstPlan;
 use crate::render::{clustering_json, read_statistics, KeyCtx};
 use crate::{for_each_sstable, CmdError, CmdResult, Outcome};
 
@@ -98,9 +99,7 @@ fn entry_json(
 /// Run the command.
 pub fn run(a: &DumpIndexArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     for_each_sstable(
-        &a.sst.sstables,
-        &a.sst.common,
-        OutputFormat::Json,
+        &SstPlan::resolve(&a.sst, OutputFormat::Json)?,
         true,
         out,
         |sst, emit| {

@@ -26,6 +26,7 @@ use sstkit_format::scylla::ScyllaMetadata;
 use sstkit_format::{Component, Error, ErrorKind, Sstable};
 
 use crate::cli::{DumpSchemaArgs, OutputFormat};
+use crate::plan::SstPlan;
 use crate::render::read_statistics;
 use crate::{for_each_sstable, CmdResult, Outcome};
 
@@ -87,9 +88,7 @@ pub fn table_schema(sst: &Sstable) -> CmdResult<(TableSchema, Option<(String, St
 /// Run the command.
 pub fn run(a: &DumpSchemaArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     for_each_sstable(
-        &a.sst.sstables,
-        &a.sst.common,
-        OutputFormat::Text,
+        &SstPlan::resolve(&a.sst, OutputFormat::Text)?,
         false,
         out,
         |sst, emit| {

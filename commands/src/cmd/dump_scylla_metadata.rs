@@ -29,6 +29,7 @@ use sstkit_format::{Component, Error, ErrorKind};
 
 use crate::cli::{OutputFormat, SstArgs};
 use crate::output::{hex, json_text_table};
+use crate::plan::SstPlan;
 use crate::{for_each_sstable, CmdResult, Outcome};
 
 fn bound(b: &TokenBound) -> Value {
@@ -150,9 +151,7 @@ pub fn to_json(m: &ScyllaMetadata) -> Value {
 /// Run the command.
 pub fn run(a: &SstArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     for_each_sstable(
-        &a.sstables,
-        &a.common,
-        OutputFormat::Json,
+        &SstPlan::resolve(a, OutputFormat::Json)?,
         false,
         out,
         |sst, emit| {

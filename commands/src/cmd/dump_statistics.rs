@@ -51,6 +51,7 @@ use sstkit_format::{analytics, value};
 
 use crate::cli::{DumpStatisticsArgs, OutputFormat};
 use crate::output::{hex, kv_table};
+use crate::plan::SstPlan;
 use crate::render::{
     f64_json, format_micros_instant, format_seconds_instant, read_statistics, KeyCtx,
 };
@@ -492,9 +493,7 @@ pub fn run(a: &DumpStatisticsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     };
     let width = crate::term::width(crate::term::Stream::Stdout);
     for_each_sstable(
-        &a.sst.sstables,
-        &a.sst.common,
-        default,
+        &SstPlan::resolve(&a.sst, default)?,
         false,
         out,
         |sst, emit| {

@@ -31,15 +31,14 @@ use sstkit_format::Component;
 
 use crate::cli::{OutputFormat, SstArgs};
 use crate::output::{json_text_table, table};
+use crate::plan::SstPlan;
 use crate::render::KeyCtx;
 use crate::{for_each_sstable, CmdResult, Outcome};
 
 /// Run the command.
 pub fn run(a: &SstArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     for_each_sstable(
-        &a.sstables,
-        &a.common,
-        OutputFormat::Json,
+        &SstPlan::resolve(a, OutputFormat::Json)?,
         false,
         out,
         |sst, emit| {

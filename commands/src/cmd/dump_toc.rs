@@ -20,14 +20,13 @@ use serde_json::json;
 
 use crate::cli::{OutputFormat, SstArgs};
 use crate::output::table;
+use crate::plan::SstPlan;
 use crate::{for_each_sstable, CmdResult, Outcome};
 
 /// Run the command.
 pub fn run(a: &SstArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     for_each_sstable(
-        &a.sstables,
-        &a.common,
-        OutputFormat::Json,
+        &SstPlan::resolve(a, OutputFormat::Json)?,
         false,
         out,
         |sst, emit| {

@@ -54,6 +54,7 @@ use sstkit_format::{Component, Error, ErrorKind, Sstable};
 
 use crate::cli::{DumpTrieArgs, OutputFormat};
 use crate::output::{hex, kv_table, table};
+use crate::plan::SstPlan;
 use crate::render::{read_statistics, KeyCtx};
 use crate::{for_each_sstable, CmdResult, Outcome};
 
@@ -167,9 +168,7 @@ fn rows_json(
 /// Run the command.
 pub fn run(a: &DumpTrieArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     for_each_sstable(
-        &a.sst.sstables,
-        &a.sst.common,
-        OutputFormat::Json,
+        &SstPlan::resolve(&a.sst, OutputFormat::Json)?,
         false,
         out,
         |sst, emit| {

@@ -25,12 +25,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 use sstkit_format::analytics::{expired_blockers, Lifetimes};
-use sstkit_format::Sstable;
 
 use crate::cli::{ExpiredBlockersArgs, OutputFormat};
+use crate::inputs::Inputs;
 use crate::render::read_statistics;
 use crate::term::{self, Stream};
-use crate::{resolve_sstables_in, sstable_label, CmdResult, Outcome};
+use crate::{CmdResult, Outcome};
 
 struct Entry {
     label: String,
@@ -58,8 +58,7 @@ fn entry_text(e: &Entry) -> String {
 
 /// Run the command.
 pub fn run(a: &ExpiredBlockersArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
-    let descs = resolve_sstables_in(&a.sstables, &a.walk)?;
-    let io = crate::io_options(&a.io)?;
+    let inputs = Inputs::resolve(&a.sstables, &a.walk, &a.io, None)?.metadata_only();
     let now = a.now.unwrap_or_else(|| {
         SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -72,32 +71,20 @@ pub fn run(a: &ExpiredBlockersArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     } else {
         OutputFormat::Json
     });
-    let mut outcome = Outcome::default();
     // (table, its sstables) in input order.
     let mut tables: Vec<(String, Vec<Entry>)> = Vec::new();
-    for d in descs {
-        let r = Sstable::open_with(d, io).and_then(|sst| {
-            let st = read_statistics(&sst)?;
-            let stats = st.stats.ok_or_else(|| {
-                sstkit_format::Error::new(
-                    sstkit_format::ErrorKind::BadValue("no stats metadata".into()),
-                    "stats metadata",
-                )
-                .in_file(&sst.path(sstkit_format::Component::Statistics))
-            })?;
-            Ok((sst, stats))
-        });
-        let (sst, stats) = match r {
-            Ok(x) => x,
-            Err(e) => {
-                eprintln!("sstkit: {e}");
-                outcome.unreadable += 1;
-                continue;
-            }
-        };
+    let outcome = inputs.each(None, |_, sst, label| {
+        let st = read_statistics(sst)?;
+        let stats = st.stats.ok_or_else(|| {
+            sstkit_format::Error::new(
+                sstkit_format::ErrorKind::BadValue("no stats metadata".into()),
+                "stats metadata",
+            )
+            .in_file(&sst.path(sstkit_format::Component::Statistics))
+        })?;
         let table = crate::table_key(&sst.desc);
         let e = Entry {
-            label: sstable_label(&sst),
+            label: label.to_string(),
             sref: crate::output::sstable_ref(&sst.desc),
             times: Lifetimes {
                 min_timestamp: stats.min_timestamp,
@@ -109,7 +96,8 @@ pub fn run(a: &ExpiredBlockersArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             Some(t) => t.1.push(e),
             None => tables.push((table, vec![e])),
         }
-    }
+        Ok(())
+    })?;
     let mut json_tables = Vec::new();
     let mut text = String::new();
     let width = term::width(Stream::Stdout);

@@ -1427,11 +1427,9 @@ pub fn run(a: &ExportArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     // What is read: the live rows, merged or not, in the token range.
     let reads = DumpPlan::export(a)?;
     let now_secs = reads.now_secs;
-    let mut schema_src = crate::SchemaSource::new(reads.schema.as_deref())?.names(true);
     // Opened as a merge in both modes: the sstables must be of one table, and
     // the union of their columns is the output's columns.
-    let inputs =
-        crate::merged::MergeInputs::open(reads.sstables.clone(), reads.io, &mut schema_src)?;
+    let inputs = reads.inputs.open_merged()?;
     if !a.merge && inputs.ssts.len() > 1 {
         eprintln!(
             "sstkit: export of {} sstables without --merge: rows are written per sstable, \

@@ -34,7 +34,9 @@ use sstkit_format::summary::Summary;
 use sstkit_format::{Component, Sstable};
 
 use crate::cli::{InfoArgs, OutputFormat};
+use crate::inputs::Inputs;
 use crate::output::kv_table;
+use crate::plan::SstPlan;
 use crate::render::{f64_json, KeyCtx};
 use crate::{for_each_sstable, CmdResult, Outcome};
 
@@ -451,10 +453,7 @@ impl Columns {
 type TableTotals = (String, u64, u64, i64, Option<i64>, Option<i64>, f64, i64);
 
 /// One line per sstable, then the totals of each table.
-fn many_text(a: &InfoArgs, gc_before: i64, out: &mut dyn Write) -> CmdResult<Outcome> {
-    let descs = crate::resolve_sstables_walk(&a.sst.sstables, &a.sst.common.walk)?;
-    let io = crate::io_options(&a.sst.common.io)?;
-    let mut outcome = Outcome::default();
+fn many_text(inputs: &Inputs, gc_before: i64, out: &mut dyn Write) -> CmdResult<Outcome> {
     let width = crate::term::width(crate::term::Stream::Stdout);
     let mut t = Columns::new(&[
         "sstable",
@@ -476,18 +475,8 @@ fn many_text(a: &InfoArgs, gc_before: i64, out: &mut dyn Write) -> CmdResult<Out
                 .collect::<String>()
         })
     };
-    for d in descs {
-        let r = Sstable::open_with(d, io)
-            .map_err(crate::CmdError::from)
-            .and_then(|sst| collect(&sst, gc_before).map(|v| (sst, v)));
-        let (sst, v) = match r {
-            Ok(x) => x,
-            Err(e) => {
-                eprintln!("sstkit: {e}");
-                outcome.unreadable += 1;
-                continue;
-            }
-        };
+    let outcome = inputs.each(None, |_, sst, _| {
+        let v = collect(sst, gc_before)?;
         let size = v["data_size"].as_u64().unwrap_or(0);
         let parts = v["estimated_partitions"].as_i64().unwrap_or(0);
         let (min, max) = (v["min_timestamp"].as_i64(), v["max_timestamp"].as_i64());
@@ -526,7 +515,8 @@ fn many_text(a: &InfoArgs, gc_before: i64, out: &mut dyn Write) -> CmdResult<Out
         };
         e.6 += v["droppable_tombstone_count"].as_f64().unwrap_or(0.0);
         e.7 += v["estimated_cells"].as_i64().unwrap_or(0);
-    }
+        Ok(())
+    })?;
     out.write_all(t.render(width).as_bytes())?;
     let mut tt = Columns::new(&[
         "table",
@@ -571,32 +561,23 @@ pub fn run(a: &InfoArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             .unwrap_or(0)
     });
     let gc_before = now.saturating_sub(a.gc_grace);
-    let fmt = a.sst.common.output.unwrap_or(OutputFormat::Text);
-    if fmt == OutputFormat::Text
-        && !a.histograms
-        && crate::resolve_sstables_walk(&a.sst.sstables, &a.sst.common.walk)?.len() > 1
-    {
-        return many_text(a, gc_before, out);
+    let plan = SstPlan::resolve(&a.sst, OutputFormat::Text)?;
+    if plan.fmt == OutputFormat::Text && !a.histograms && plan.inputs.sstables.len() > 1 {
+        // Statistics.db only: no table schema is attached.
+        return many_text(&plan.inputs.metadata_only(), gc_before, out);
     }
     let width = crate::term::width(crate::term::Stream::Stdout);
-    for_each_sstable(
-        &a.sst.sstables,
-        &a.sst.common,
-        OutputFormat::Text,
-        false,
-        out,
-        |sst, emit| {
-            let v = collect(sst, gc_before)?;
-            if emit.fmt == OutputFormat::Text {
-                let mut body = text(&v);
-                if a.histograms {
-                    body.push_str(&histogram_bars(sst, width)?);
-                }
-                emit.text(&body)?;
-            } else {
-                emit.json.object(&v)?;
+    for_each_sstable(&plan, false, out, |sst, emit| {
+        let v = collect(sst, gc_before)?;
+        if emit.fmt == OutputFormat::Text {
+            let mut body = text(&v);
+            if a.histograms {
+                body.push_str(&histogram_bars(sst, width)?);
             }
-            Ok(())
-        },
-    )
+            emit.text(&body)?;
+        } else {
+            emit.json.object(&v)?;
+        }
+        Ok(())
+    })
 }

@@ -53,11 +53,12 @@ use sstkit_format::io::ReadKind;
 use sstkit_format::{Component, Error, ErrorKind, Sstable};
 
 use crate::cli::{PartitionMetric, PartitionsArgs, PartitionsOutput};
-use crate::output::{hex, iostats};
+use crate::inputs::Inputs;
+use crate::output::hex;
 use crate::progress::Progress;
 use crate::render::KeyCtx;
 use crate::term::{self, Stream};
-use crate::{resolve_sstables_in, sstable_label, CmdError, CmdResult, Outcome};
+use crate::{sstable_label, CmdError, CmdResult, Outcome};
 
 /// The header of `sstablepartitions --csv`.
 pub const CSV_HEADER: &str = "key,keyBinary,live,offset,size,rowCount,cellCount,tombstoneCount,\
@@ -155,46 +156,25 @@ impl Ord for Ranked {
 
 /// Run the command.
 pub fn run(a: &PartitionsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
-    let descs = resolve_sstables_in(&a.sstables, &a.walk)?;
-    let io = crate::io_options(&a.io)?;
+    if a.top == Some(0) {
+        return Err(CmdError::Usage("--top needs at least 1".into()));
+    }
+    let inputs = Inputs::resolve(&a.sstables, &a.walk, &a.io, a.schema.as_deref())?;
     let now = a.now.unwrap_or_else(|| {
         SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_secs() as i64)
             .unwrap_or(0)
     });
-    if a.top == Some(0) {
-        return Err(CmdError::Usage("--top needs at least 1".into()));
-    }
     let fmt = a.format();
     let filter = Filter::new(a);
     let mut w = Writer::new(out, fmt, a.partitions_only);
-    let mut schema = crate::SchemaSource::new(a.schema.as_deref())?;
-    let mut outcome = Outcome::default();
     let mut tables: Vec<(String, Summary, u64)> = Vec::new();
     let mut top: BinaryHeap<Ranked> = BinaryHeap::new();
     let mut seq = 0u64;
     w.begin()?;
-    for d in descs {
-        let sst = match Sstable::open_with(d, io) {
-            Ok(mut s) => {
-                schema.attach(&mut s);
-                s
-            }
-            Err(e) => {
-                eprintln!("sstkit: {e}");
-                outcome.unreadable += 1;
-                continue;
-            }
-        };
-        let info = match sst_info(&sst) {
-            Ok(i) => Rc::new(i),
-            Err(e) => {
-                eprintln!("sstkit: {e}");
-                outcome.unreadable += 1;
-                continue;
-            }
-        };
+    let outcome = inputs.each(a.io_stats, |_, sst, _| {
+        let info = Rc::new(sst_info(sst)?);
         let wanted = Keys::resolve(a, &info.keys).map_err(|e| match e {
             CmdError::Usage(m) => CmdError::Usage(format!("{}: {m}", info.label)),
             e => e,
@@ -229,17 +209,15 @@ pub fn run(a: &PartitionsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             }
         };
         let r = if a.partitions_only {
-            from_index(&sst, &wanted, &mut emit)
+            from_index(sst, &wanted, &mut emit)
         } else {
-            from_data(&sst, &wanted, now, &mut emit)
+            from_data(sst, &wanted, now, &mut emit)
         };
         let sizes = match r {
             Ok(s) => s,
             Err(CmdError::Format(e)) => {
-                eprintln!("sstkit: {e}");
                 w.error(&info.label, &e.to_string())?;
-                outcome.unreadable += 1;
-                continue;
+                return Err(CmdError::Format(e));
             }
             Err(e) => return Err(e),
         };
@@ -251,10 +229,8 @@ pub fn run(a: &PartitionsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             }
             None => tables.push((info.table.clone(), summary, 1)),
         }
-        if let Some(f) = a.io_stats {
-            iostats::print(f, &info.label, &sst.io.stats());
-        }
-    }
+        Ok(())
+    })?;
     if a.top.is_some() {
         let mut best = top.into_vec();
         best.sort();

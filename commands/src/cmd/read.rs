@@ -108,7 +108,7 @@ use crate::dump::{row_is_empty, type_warning, Sink, Table, TypeCheck};
 use crate::output::{iostats, JsonOut};
 use crate::plan::{KeyArg, LookupPlan};
 use crate::render::note_key_absent;
-use crate::{sstable_label, CmdError, CmdResult, Outcome};
+use crate::{CmdError, CmdResult, Outcome};
 
 /// Run the command.
 pub fn run(a: &ReadArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
@@ -129,25 +129,12 @@ fn run_plan(a: &LookupPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
         _ => OutputFormat::Text,
     };
     let mut json = JsonOut::new(out, json_fmt);
-    let mut outcome = Outcome::default();
-    let multi = a.sstables.len() > 1;
+    let multi = a.inputs.sstables.len() > 1;
     let mut written = 0usize;
-    let mut schema = crate::SchemaSource::new(a.schema.as_deref())?.names(cql);
-    for d in &a.sstables {
-        let sst = match Sstable::open_with(d.clone(), a.io) {
-            Ok(mut s) => {
-                schema.attach(&mut s);
-                s
-            }
-            Err(e) => {
-                eprintln!("sstkit: {e}");
-                outcome.unreadable += 1;
-                continue;
-            }
-        };
-        let label = sstable_label(&sst);
+    // `read_one` reports the IO of each step itself.
+    let outcome = a.inputs.each(None, |_, sst, label| {
         if scylla {
-            json.begin_sstable(&label)?;
+            json.begin_sstable(label)?;
         } else {
             let w = json.raw();
             if a.output == DataOutputFormat::Text {
@@ -162,12 +149,12 @@ fn run_plan(a: &LookupPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
             }
         }
         written += 1;
-        let r = read_one(a, &sst, &label, now_secs, &mut json).map_err(|e| match e {
+        let r = read_one(a, sst, label, now_secs, &mut json).map_err(|e| match e {
             CmdError::Usage(m) => CmdError::Usage(format!("{label}: {m}")),
             e => e,
         });
-        crate::end_sstable(&mut json, true, r, &mut outcome)?;
-    }
+        crate::end_sstable(&mut json, true, r)
+    })?;
     if scylla {
         json.finish()?;
     } else {
@@ -184,10 +171,8 @@ fn run_plan(a: &LookupPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
 /// first (max timestamp) and the visit stops once a partition deletion
 /// newer than every remaining sstable's max timestamp has been seen.
 fn run_merged(a: &LookupPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
-    use crate::merged::{emit_partition, MergeInputs, Shape, Visit};
-    let cql = a.output == DataOutputFormat::Cql;
-    let mut schema_src = crate::SchemaSource::new(a.schema.as_deref())?.names(cql);
-    let inputs = MergeInputs::open(a.sstables.clone(), a.io, &mut schema_src)?;
+    use crate::merged::{emit_partition, Shape, Visit};
+    let inputs = a.inputs.open_merged()?;
     let keys = &a.keys;
     let header = &inputs.schema.header;
     let slice = slice_of(a, header)?;
@@ -301,7 +286,7 @@ fn run_merged(a: &LookupPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
     }
     let fin = renderer.finish();
     let mut outcome = Outcome::default();
-    crate::end_sstable(&mut json, true, result, &mut outcome)?;
+    outcome.settle(crate::end_sstable(&mut json, true, result))?;
     fin?;
     if scylla {
         json.finish()?;
@@ -690,7 +675,7 @@ fn read_one(
                 );
                 if legacy {
                     // ka/la: the type comes from the --schema file.
-                    if let Some(p) = &a.schema {
+                    if let Some(p) = &a.inputs.schema_file {
                         err = err.in_file(p);
                     }
                 } else {

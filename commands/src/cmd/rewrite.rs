@@ -39,6 +39,7 @@ use sstkit_format::Sstable;
 use crate::cli::{OutputFormat, RewriteArgs, SstArgs};
 use crate::dump::select::{Selection, Spec};
 use crate::dump::Table;
+use crate::plan::SstPlan;
 use crate::progress::Progress;
 use crate::{for_each_sstable, CmdError, CmdResult, Emit, Outcome};
 
@@ -127,14 +128,13 @@ pub(crate) fn for_each_source(
     mut f: impl FnMut(&Sstable, &Statistics, &Table<'_>, &mut Emit<'_, '_>) -> CmdResult<()>,
 ) -> CmdResult<Outcome> {
     crate::prepare_output_dir(output_dir, &sst_args.sstables, &sst_args.common.walk)?;
-    let mut common = sst_args.common.clone();
-    if common.output.is_none() && std::io::stdout().is_terminal() {
-        common.output = Some(OutputFormat::Text);
-    }
+    let default = if std::io::stdout().is_terminal() {
+        OutputFormat::Text
+    } else {
+        OutputFormat::Json
+    };
     for_each_sstable(
-        &sst_args.sstables,
-        &common,
-        OutputFormat::Json,
+        &SstPlan::resolve(sst_args, default)?,
         false,
         out,
         |sst, emit| {

@@ -60,6 +60,7 @@ use crate::cli::{OutputFormat, SalvageFormat, ScrubArgs, ScrubMode};
 use crate::dump::scylla::ScyllaWriter;
 use crate::dump::{Sink, Table};
 use crate::output::JsonOut;
+use crate::plan::SstPlan;
 use crate::progress::Progress;
 use crate::render::KeyCtx;
 use crate::{for_each_sstable, CmdError, CmdResult, Outcome};
@@ -136,9 +137,7 @@ pub fn run(a: &ScrubArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0);
     for_each_sstable(
-        &a.sst.sstables,
-        &a.sst.common,
-        OutputFormat::Json,
+        &SstPlan::resolve(&a.sst, OutputFormat::Json)?,
         false,
         out,
         |sst, emit| {

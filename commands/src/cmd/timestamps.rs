@@ -34,10 +34,10 @@ use crate::render::civil_from_days;
 use sstkit_format::Sstable;
 
 use crate::cli::{TimeBucket, TimestampsArgs, TimestampsOutput};
-use crate::output::iostats;
+use crate::inputs::Inputs;
 use crate::progress::Progress;
 use crate::term::{self, Stream};
-use crate::{resolve_sstables_in, sstable_label, CmdError, CmdResult, Outcome};
+use crate::{CmdResult, Outcome};
 
 /// Counts per bucket start (seconds).
 #[derive(Default)]
@@ -140,40 +140,18 @@ fn scan(sst: &Sstable, b: TimeBucket, h: &mut Histogram) -> CmdResult<()> {
 
 /// Run the command.
 pub fn run(a: &TimestampsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
-    let descs = resolve_sstables_in(&a.sstables, &a.walk)?;
-    let io = crate::io_options(&a.io)?;
+    let inputs = Inputs::resolve(&a.sstables, &a.walk, &a.io, a.schema.as_deref())?;
     let fmt = a.output.unwrap_or(if Stream::Stdout.is_terminal() {
         TimestampsOutput::Text
     } else {
         TimestampsOutput::Json
     });
-    let mut schema = crate::SchemaSource::new(a.schema.as_deref())?;
-    let mut outcome = Outcome::default();
     let mut tables: Vec<(String, u64, Histogram)> = Vec::new();
-    for d in descs {
-        let sst = match Sstable::open_with(d, io) {
-            Ok(mut s) => {
-                schema.attach(&mut s);
-                s
-            }
-            Err(e) => {
-                eprintln!("sstkit: {e}");
-                outcome.unreadable += 1;
-                continue;
-            }
-        };
+    let outcome = inputs.each(a.io_stats, |_, sst, _| {
         let table = crate::table_key(&sst.desc);
         // An sstable that fails half-way counts nothing: its counts are kept apart until it ends.
         let mut h = Histogram::default();
-        match scan(&sst, a.bucket, &mut h) {
-            Ok(()) => {}
-            Err(CmdError::Format(e)) => {
-                eprintln!("sstkit: {e}");
-                outcome.unreadable += 1;
-                continue;
-            }
-            Err(e) => return Err(e),
-        }
+        scan(sst, a.bucket, &mut h)?;
         let slot = match tables.iter().position(|t| t.0 == table) {
             Some(i) => i,
             None => {
@@ -188,10 +166,8 @@ pub fn run(a: &TimestampsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             e.0 += c;
             e.1 += x;
         }
-        if let Some(f) = a.io_stats {
-            iostats::print(f, &sstable_label(&sst), &sst.io.stats());
-        }
-    }
+        Ok(())
+    })?;
     write(out, fmt, a.bucket, &tables)?;
     Ok(outcome)
 }

@@ -58,6 +58,7 @@ use sstkit_format::validate;
 
 use crate::cli::{OutputFormat, ValidateArgs};
 use crate::findings::emit_report;
+use crate::plan::SstPlan;
 use crate::progress::Progress;
 use crate::render::KeyCtx;
 use crate::{for_each_sstable, CmdResult, Outcome};
@@ -65,9 +66,7 @@ use crate::{for_each_sstable, CmdResult, Outcome};
 /// Run the command.
 pub fn run(a: &ValidateArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     for_each_sstable(
-        &a.sst.sstables,
-        &a.sst.common,
-        OutputFormat::Json,
+        &SstPlan::resolve(&a.sst, OutputFormat::Json)?,
         false,
         out,
         |sst, emit| {

@@ -58,6 +58,7 @@ use sstkit_format::{Component, Sstable};
 use crate::cli::{OutputFormat, ValidateChecksumsArgs};
 use crate::findings::{partitions_of, partitions_text, Partitions};
 use crate::output::kv_table;
+use crate::plan::SstPlan;
 use crate::progress::Progress;
 use crate::term::{self, Stream, Style};
 use crate::{for_each_sstable, CmdResult, Outcome};
@@ -165,9 +166,7 @@ fn text(r: &ChecksumReport, findings: &[Problem], parts: &[Option<Partitions>]) 
 /// Run the command.
 pub fn run(a: &ValidateChecksumsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     for_each_sstable(
-        &a.sst.sstables,
-        &a.sst.common,
-        OutputFormat::Json,
+        &SstPlan::resolve(&a.sst, OutputFormat::Json)?,
         false,
         out,
         |sst, emit| {

@@ -1,0 +1,219 @@
+//! The sstables a command reads, and the one place that opens them.
+//!
+//! Every command that reads sstables goes through the same stages:
+//!
+//! ```text
+//! arguments ─► Inputs::resolve       SSTABLE paths walked, --io-* checked, --schema loaded
+//!           ─► Inputs::each          one sstable at a time, its schema attached; one that
+//!                                    cannot be read is reported and counted, the next runs
+//!              or Inputs::open_merged all of them as one table (crate::merged)
+//!           ─► the command's reader, filters and sink
+//! ```
+//!
+//! Data commands keep their [`Inputs`] in their plan ([`crate::plan`]).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use sstkit_format::descriptor::Descriptor;
+use sstkit_format::io::IoOptions;
+use sstkit_format::schema::TableSchema;
+use sstkit_format::Sstable;
+
+use crate::cli::{IoArgs, IoStatsFormat, SstArgs, WalkArgs};
+use crate::merged::MergeInputs;
+use crate::output::iostats;
+use crate::{sstable_label, CmdError, CmdResult, Outcome};
+
+/// The sstables of a command, resolved: which, how they are read, and the
+/// table schema they get.
+#[derive(Debug, Clone)]
+pub struct Inputs {
+    /// The selected sstables (directories expanded, `--walk` applied).
+    pub sstables: Vec<Descriptor>,
+    /// The IO layer's options (`--io-*`).
+    pub io: IoOptions,
+    /// `--schema FILE`, for errors that name it.
+    pub schema_file: Option<PathBuf>,
+    /// The table of `--schema FILE`, parsed once.
+    schema: Option<Arc<TableSchema>>,
+    attach: Attach,
+}
+
+/// Which sstables get a table schema when opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Attach {
+    /// None: the command reads metadata only.
+    Off,
+    /// Pre-3.0 sstables (which store none): `--schema`, else the
+    /// `schema.cql` next to the sstable (what snapshots and backups carry).
+    Legacy,
+    /// As `Legacy`, and every other sstable gets its folder's `schema.cql`
+    /// quietly: the column names of `--output cql`, which the
+    /// serialization header lacks for key columns.
+    Names,
+}
+
+impl Inputs {
+    /// Resolve SSTABLE arguments (a usage error when none is found), the
+    /// `--io-*` flags (a usage error when inconsistent) and `--schema FILE`
+    /// (unreadable input, exit 3, when it cannot be read or parsed).
+    pub fn resolve(
+        paths: &[PathBuf],
+        walk: &WalkArgs,
+        io: &IoArgs,
+        schema: Option<&Path>,
+    ) -> CmdResult<Inputs> {
+        Ok(Inputs {
+            sstables: crate::resolve_sstables_in(paths, walk)?,
+            io: crate::io_options(io)?,
+            schema_file: schema.map(Path::to_path_buf),
+            schema: load_schema(schema)?,
+            attach: Attach::Legacy,
+        })
+    }
+
+    /// [`Inputs::resolve`] of the arguments shared by the commands that
+    /// only take sstables.
+    pub fn of(a: &SstArgs) -> CmdResult<Inputs> {
+        let c = &a.common;
+        Inputs::resolve(&a.sstables, &c.walk, &c.io, c.schema.as_deref())
+    }
+
+    /// When `on`, every sstable also gets its folder's `schema.cql` (when
+    /// there is one), quietly: the column names of `--output cql`.
+    pub fn names(mut self, on: bool) -> Inputs {
+        if on {
+            self.attach = Attach::Names;
+        }
+        self
+    }
+
+    /// No sstable gets a table schema: for commands that read metadata only.
+    pub fn metadata_only(mut self) -> Inputs {
+        self.attach = Attach::Off;
+        self
+    }
+
+    /// Open the sstables one at a time, in order, and call `read` with each
+    /// one's position among the inputs, the sstable and its label (the
+    /// Data.db path). An sstable that cannot be opened, or whose `read`
+    /// fails with a format error, is reported on stderr (`sstkit: <error>`)
+    /// and counted unreadable, and the next one still runs; any other error
+    /// ends the command. With `io_stats`, each opened sstable's IO counters
+    /// follow its `read` on stderr.
+    pub fn each(
+        &self,
+        io_stats: Option<IoStatsFormat>,
+        mut read: impl FnMut(usize, &Sstable, &str) -> CmdResult<()>,
+    ) -> CmdResult<Outcome> {
+        let mut schema = SchemaSource::default();
+        let mut outcome = Outcome::default();
+        for (i, d) in self.sstables.iter().enumerate() {
+            let sst = match self.open(d, &mut schema) {
+                Ok(s) => s,
+                Err(e) => {
+                    outcome.settle(Err(e.into()))?;
+                    continue;
+                }
+            };
+            let label = sstable_label(&sst);
+            outcome.settle(read(i, &sst, &label))?;
+            if let Some(f) = io_stats {
+                iostats::print(f, &label, &sst.io.stats());
+            }
+        }
+        Ok(outcome)
+    }
+
+    /// Open every sstable as one table ([`MergeInputs`]): any sstable that
+    /// cannot be read ends the command.
+    pub fn open_merged(&self) -> CmdResult<MergeInputs> {
+        let mut schema = SchemaSource::default();
+        MergeInputs::new(self.sstables.iter().map(|d| self.open(d, &mut schema)))
+    }
+
+    /// Open one sstable and attach its table schema.
+    fn open(&self, d: &Descriptor, found: &mut SchemaSource) -> sstkit_format::Result<Sstable> {
+        let mut sst = Sstable::open_with(d.clone(), self.io)?;
+        if let Some(t) = &self.schema {
+            if self.attach != Attach::Off {
+                sst.set_table_schema(t.clone());
+            }
+            return Ok(sst);
+        }
+        let t = match self.attach {
+            Attach::Off => None,
+            _ if sst.features().legacy_cells => found.legacy(&sst.desc.dir),
+            Attach::Names => names_of(&sst.desc.dir),
+            Attach::Legacy => None,
+        };
+        if let Some(t) = t {
+            sst.set_table_schema(t);
+        }
+        Ok(sst)
+    }
+}
+
+/// The `schema.cql` files looked at during one pass over the sstables.
+#[derive(Default)]
+struct SchemaSource {
+    /// Per folder: the schema, or None when there is none or it is unusable.
+    found: HashMap<PathBuf, Option<Arc<TableSchema>>>,
+}
+
+impl SchemaSource {
+    /// The `schema.cql` of a pre-3.0 sstable's folder, said once per file
+    /// on stderr (or why it is not used).
+    fn legacy(&mut self, dir: &Path) -> Option<Arc<TableSchema>> {
+        let p = dir.join("schema.cql");
+        self.found
+            .entry(p.clone())
+            .or_insert_with(|| {
+                if !p.is_file() {
+                    return None;
+                }
+                match load_schema(Some(&p)) {
+                    Ok(t) => {
+                        eprintln!(
+                            "sstkit: no --schema given: using the table schema in {}",
+                            p.display()
+                        );
+                        t
+                    }
+                    Err(e) => {
+                        eprintln!("sstkit: warning: {e}; {} not used", p.display());
+                        None
+                    }
+                }
+            })
+            .clone()
+    }
+}
+
+/// The `schema.cql` of an sstable's folder, when there is a usable one.
+fn names_of(dir: &Path) -> Option<Arc<TableSchema>> {
+    let p = dir.join("schema.cql");
+    if !p.is_file() {
+        return None;
+    }
+    load_schema(Some(&p)).ok().flatten()
+}
+
+/// The table schema of a CQL file (its first CREATE TABLE). A file that
+/// cannot be read or parsed is unreadable input (exit 3).
+fn load_schema(path: Option<&Path>) -> CmdResult<Option<Arc<TableSchema>>> {
+    let Some(p) = path else { return Ok(None) };
+    let text = std::fs::read_to_string(p).map_err(|e| {
+        CmdError::Format(Box::new(
+            sstkit_format::Error::new(
+                sstkit_format::ErrorKind::Io(e.kind(), e.to_string()),
+                "schema file",
+            )
+            .in_file(p),
+        ))
+    })?;
+    let s = TableSchema::from_cql(&text).map_err(|e| CmdError::Format(Box::new(e.in_file(p))))?;
+    Ok(Some(Arc::new(s)))
+}
