@@ -42,6 +42,17 @@ impl SstPlan {
             io_stats: a.common.io_stats,
         })
     }
+
+    /// [`SstPlan::resolve`] with text as the default at a terminal and json
+    /// elsewhere (in pipes).
+    pub fn text_at_terminal(a: &SstArgs) -> CmdResult<SstPlan> {
+        let default = if crate::term::Stream::Stdout.is_terminal() {
+            OutputFormat::Text
+        } else {
+            OutputFormat::Json
+        };
+        SstPlan::resolve(a, default)
+    }
 }
 
 /// A whole-table read (`dump-data`, and what `export` reads), resolved.

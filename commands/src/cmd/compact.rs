@@ -66,8 +66,9 @@ pub fn run(a: &CompactArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         return Err(CmdError::Usage("--gc-grace must not be negative".into()));
     }
     let now = crate::now_secs(a.now.as_deref())?;
-    crate::prepare_output_dir(&a.output_dir, &a.sst.sstables, &common.walk)?;
-    let inputs = Inputs::of(&a.sst)?.open_merged()?;
+    let inputs = Inputs::of(&a.sst)?;
+    crate::prepare_output_dir(&a.output_dir, &inputs.sstables)?;
+    let inputs = inputs.open_merged()?;
     let stats = inputs
         .ssts
         .iter()

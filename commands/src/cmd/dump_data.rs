@@ -92,11 +92,8 @@ fn run_plan(a: &DumpPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
     let mut written = 0usize;
     let multi = a.inputs.sstables.len() > 1;
     let outcome = a.inputs.each(a.io_stats, |_, sst, label| {
-        dump_one(a, sst, label, now_secs, &mut json, &mut written, multi).map_err(|e| match e {
-            // A key that does not parse for this sstable's key type.
-            CmdError::Usage(m) => CmdError::Usage(format!("{label}: {m}")),
-            e => e,
-        })
+        dump_one(a, sst, label, now_secs, &mut json, &mut written, multi)
+            .map_err(|e| e.in_sstable(label))
     })?;
     if scylla {
         json.finish()?;

@@ -486,14 +486,9 @@ fn text(st: &Statistics, v: &Value) -> String {
 
 /// Run the command.
 pub fn run(a: &DumpStatisticsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
-    let default = if crate::term::Stream::Stdout.is_terminal() {
-        OutputFormat::Text
-    } else {
-        OutputFormat::Json
-    };
     let width = crate::term::width(crate::term::Stream::Stdout);
     for_each_sstable(
-        &SstPlan::resolve(&a.sst, default)?,
+        &SstPlan::text_at_terminal(&a.sst)?,
         false,
         out,
         |sst, emit| {

@@ -21,7 +21,6 @@
 //! Statistics.db could not be read (the others are still judged).
 
 use std::io::Write;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 use sstkit_format::analytics::{expired_blockers, Lifetimes};
@@ -59,12 +58,7 @@ fn entry_text(e: &Entry) -> String {
 /// Run the command.
 pub fn run(a: &ExpiredBlockersArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     let inputs = Inputs::resolve(&a.sstables, &a.walk, &a.io, None)?.metadata_only();
-    let now = a.now.unwrap_or_else(|| {
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_secs() as i64)
-            .unwrap_or(0)
-    });
+    let now = a.now.unwrap_or_else(crate::clock_secs);
     let gc_before = now.saturating_sub(a.gc_grace);
     let fmt = a.output.unwrap_or(if Stream::Stdout.is_terminal() {
         OutputFormat::Text

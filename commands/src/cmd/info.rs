@@ -554,12 +554,7 @@ fn many_text(inputs: &Inputs, gc_before: i64, out: &mut dyn Write) -> CmdResult<
 
 /// Run the command.
 pub fn run(a: &InfoArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
-    let now = a.now.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs() as i64)
-            .unwrap_or(0)
-    });
+    let now = a.now.unwrap_or_else(crate::clock_secs);
     let gc_before = now.saturating_sub(a.gc_grace);
     let plan = SstPlan::resolve(&a.sst, OutputFormat::Text)?;
     if plan.fmt == OutputFormat::Text && !a.histograms && plan.inputs.sstables.len() > 1 {

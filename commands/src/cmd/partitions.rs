@@ -38,7 +38,6 @@
 use std::collections::BinaryHeap;
 use std::io::Write;
 use std::rc::Rc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Map, Value};
 use sstkit_format::analytics::{PartitionStats, Summary, PERCENTILES};
@@ -160,12 +159,7 @@ pub fn run(a: &PartitionsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         return Err(CmdError::Usage("--top needs at least 1".into()));
     }
     let inputs = Inputs::resolve(&a.sstables, &a.walk, &a.io, a.schema.as_deref())?;
-    let now = a.now.unwrap_or_else(|| {
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_secs() as i64)
-            .unwrap_or(0)
-    });
+    let now = a.now.unwrap_or_else(crate::clock_secs);
     let fmt = a.format();
     let filter = Filter::new(a);
     let mut w = Writer::new(out, fmt, a.partitions_only);
@@ -175,10 +169,7 @@ pub fn run(a: &PartitionsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     w.begin()?;
     let outcome = inputs.each(a.io_stats, |_, sst, _| {
         let info = Rc::new(sst_info(sst)?);
-        let wanted = Keys::resolve(a, &info.keys).map_err(|e| match e {
-            CmdError::Usage(m) => CmdError::Usage(format!("{}: {m}", info.label)),
-            e => e,
-        })?;
+        let wanted = Keys::resolve(a, &info.keys).map_err(|e| e.in_sstable(&info.label))?;
         let mut summary = Summary::default();
         let mut listed = 0u64;
         let mut emit = |stats: PartitionStats, key: &[u8], disk_size: u64| -> CmdResult<()> {

@@ -149,10 +149,7 @@ fn run_plan(a: &LookupPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
             }
         }
         written += 1;
-        let r = read_one(a, sst, label, now_secs, &mut json).map_err(|e| match e {
-            CmdError::Usage(m) => CmdError::Usage(format!("{label}: {m}")),
-            e => e,
-        });
+        let r = read_one(a, sst, label, now_secs, &mut json).map_err(|e| e.in_sstable(label));
         crate::end_sstable(&mut json, true, r)
     })?;
     if scylla {

@@ -26,7 +26,7 @@
 //! directory that is an input's, a version sstkit does not write); 3 an
 //! sstable that cannot be read or written (its partial output removed).
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 
 use serde_json::json;
 use sstkit_format::statistics::Statistics;
@@ -36,7 +36,7 @@ use sstkit_format::write::copy::{copy_partitions, kept_metadata, source_compress
 use sstkit_format::write::{next_generation, Compression, SstableWriter, WriterOptions};
 use sstkit_format::Sstable;
 
-use crate::cli::{OutputFormat, RewriteArgs, SstArgs};
+use crate::cli::{OutputFormat, RewriteArgs};
 use crate::dump::select::{Selection, Spec};
 use crate::dump::Table;
 use crate::plan::SstPlan;
@@ -47,7 +47,8 @@ use crate::{for_each_sstable, CmdError, CmdResult, Emit, Outcome};
 pub fn run(a: &RewriteArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     let spec = Spec::from_args(&a.select)?;
     let w = Writer::parse(&a.writer)?;
-    for_each_source(&a.sst, &a.output_dir, out, |sst, st, t, emit| {
+    let plan = SstPlan::text_at_terminal(&a.sst)?;
+    for_each_source(&plan, &a.output_dir, out, |sst, st, t, emit| {
         let header = t.header;
         let sel = Selection::resolve(&spec, t)?;
         let opts = w.options(sst, st)?;
@@ -120,36 +121,26 @@ pub fn run(a: &RewriteArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
 
 /// The frame of a writing command: create `--output-dir` (never an input's
 /// directory), then call `f` for each input sstable with its Statistics.db
-/// and table; the report is json in pipes and text at a terminal.
+/// and table.
 pub(crate) fn for_each_source(
-    sst_args: &SstArgs,
+    plan: &SstPlan,
     output_dir: &std::path::Path,
     out: &mut dyn Write,
     mut f: impl FnMut(&Sstable, &Statistics, &Table<'_>, &mut Emit<'_, '_>) -> CmdResult<()>,
 ) -> CmdResult<Outcome> {
-    crate::prepare_output_dir(output_dir, &sst_args.sstables, &sst_args.common.walk)?;
-    let default = if std::io::stdout().is_terminal() {
-        OutputFormat::Text
-    } else {
-        OutputFormat::Json
-    };
-    for_each_sstable(
-        &SstPlan::resolve(sst_args, default)?,
-        false,
-        out,
-        |sst, emit| {
-            let st = crate::render::read_statistics(sst)?;
-            let header = sst.data_header(&st)?;
-            let partitioner = crate::render::partitioner_of(sst, &st)?;
-            let t = Table {
-                header: &header,
-                partitioner,
-                now_secs: 0,
-                raw_timestamps: false,
-            };
-            f(sst, &st, &t, emit)
-        },
-    )
+    crate::prepare_output_dir(output_dir, &plan.inputs.sstables)?;
+    for_each_sstable(plan, false, out, |sst, emit| {
+        let st = crate::render::read_statistics(sst)?;
+        let header = sst.data_header(&st)?;
+        let partitioner = crate::render::partitioner_of(sst, &st)?;
+        let t = Table {
+            header: &header,
+            partitioner,
+            now_secs: 0,
+            raw_timestamps: false,
+        };
+        f(sst, &st, &t, emit)
+    })
 }
 
 /// `--format-version`, checked.

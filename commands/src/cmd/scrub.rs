@@ -48,7 +48,6 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Map, Value};
 use sstkit_format::data::Fragment;
@@ -124,124 +123,117 @@ fn salvage_writer(
 
 /// Run the command.
 pub fn run(a: &ScrubArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
+    if a.output_dir.is_some() && !matches!(a.mode, ScrubMode::Skip | ScrubMode::Segregate) {
+        return Err(CmdError::Usage(
+            "--output-dir needs --mode skip or --mode segregate".into(),
+        ));
+    }
+    let plan = SstPlan::resolve(&a.sst, OutputFormat::Json)?;
     if let Some(dir) = &a.output_dir {
-        if !matches!(a.mode, ScrubMode::Skip | ScrubMode::Segregate) {
-            return Err(CmdError::Usage(
-                "--output-dir needs --mode skip or --mode segregate".into(),
+        crate::prepare_output_dir(dir, &plan.inputs.sstables)?;
+    }
+    let now_secs = crate::clock_secs();
+    for_each_sstable(&plan, false, out, |sst, emit| {
+        let ctx = KeyCtx::read(sst)?;
+        let as_sstables = a.salvage_format == SalvageFormat::Sstable;
+        let opts = scrub::Options {
+            mode: mode_of(a.mode),
+            keep_out_of_order: as_sstables && a.output_dir.is_some(),
+            ..scrub::Options::default()
+        };
+        let label = crate::sstable_label(sst);
+        let mut sink = match &a.output_dir {
+            Some(dir) if !as_sstables => {
+                Some(NdjsonSink::create(dir, &sst.data_path(), &label, now_secs)?)
+            }
+            _ => None,
+        };
+        let mut writer = match &a.output_dir {
+            Some(dir) if as_sstables => Some(salvage_writer(sst, dir, a.mode)?),
+            _ => None,
+        };
+        let target: Option<&mut dyn SalvageSink> = match (sink.as_mut(), writer.as_mut()) {
+            (Some(s), _) => Some(s),
+            (None, Some(w)) => Some(w),
+            _ => None,
+        };
+        let mut bar = Progress::new("scrub");
+        let r = scrub::scrub(sst, &opts, target, &mut |p, len| bar.set(p, len));
+        bar.finish();
+        if let Some(e) = writer.as_mut().and_then(|w| w.error.take()) {
+            return Err(e.into());
+        }
+        let mut report = r?;
+        // Data.db read alone cannot tell a file cut at a partition
+        // boundary (or to nothing) from a whole one; the index can.
+        let cut = crate::render::read_statistics(sst)
+            .ok()
+            .and_then(|st| crate::truncation::data_shorter_than_index(sst, &st));
+        if let Some(e) = cut {
+            report.problems.push(Problem::new(
+                ProblemClass::DataLost,
+                Component::Data,
+                e.offset.unwrap_or(0),
+                e.kind.to_string(),
             ));
         }
-        crate::prepare_output_dir(dir, &a.sst.sstables, &a.sst.common.walk)?;
-    }
-    let now_secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
-    for_each_sstable(
-        &SstPlan::resolve(&a.sst, OutputFormat::Json)?,
-        false,
-        out,
-        |sst, emit| {
-            let ctx = KeyCtx::read(sst)?;
-            let as_sstables = a.salvage_format == SalvageFormat::Sstable;
-            let opts = scrub::Options {
-                mode: mode_of(a.mode),
-                keep_out_of_order: as_sstables && a.output_dir.is_some(),
-                ..scrub::Options::default()
+        let mut summary = Map::new();
+        summary.insert("valid".into(), json!(report.valid()));
+        summary.insert("errors".into(), json!(report.problems.total()));
+        summary.insert("mode".into(), json!(mode_name(a.mode)));
+        summary.insert("partitions".into(), json!(report.partitions));
+        summary.insert("rows".into(), json!(report.rows));
+        summary.insert("static_rows".into(), json!(report.static_rows));
+        summary.insert("range_tombstone_markers".into(), json!(report.markers));
+        summary.insert("data_bytes".into(), json!(report.data_len));
+        summary.insert("salvaged".into(), json!(report.salvaged));
+        summary.insert("segregated".into(), json!(report.segregated));
+        summary.insert("dropped".into(), json!(report.dropped));
+        summary.insert("damaged".into(), json!(report.damaged));
+        summary.insert("index_resync".into(), json!(report.index_resync));
+        summary.insert("lost_bytes".into(), json!(report.lost_bytes));
+        summary.insert(
+            "lost_ranges".into(),
+            Value::Array(
+                report
+                    .lost_ranges
+                    .iter()
+                    .map(|r| json!([r.start, r.end]))
+                    .collect(),
+            ),
+        );
+        summary.insert("aborted".into(), json!(report.aborted));
+        summary.insert("resyncs".into(), json!(report.resyncs));
+        summary.insert("attempts".into(), json!(report.attempts));
+        summary.insert("probe_bytes".into(), json!(report.probe_bytes));
+        summary.insert("data_len".into(), json!(report.data_len));
+        if let Some(w) = &writer {
+            let path = |o: &Option<sstkit_format::write::Written>| {
+                o.as_ref().map(|w| w.data_path.display().to_string())
             };
-            let label = crate::sstable_label(sst);
-            let mut sink = match &a.output_dir {
-                Some(dir) if !as_sstables => {
-                    Some(NdjsonSink::create(dir, &sst.data_path(), &label, now_secs)?)
-                }
-                _ => None,
-            };
-            let mut writer = match &a.output_dir {
-                Some(dir) if as_sstables => Some(salvage_writer(sst, dir, a.mode)?),
-                _ => None,
-            };
-            let target: Option<&mut dyn SalvageSink> = match (sink.as_mut(), writer.as_mut()) {
-                (Some(s), _) => Some(s),
-                (None, Some(w)) => Some(w),
-                _ => None,
-            };
-            let mut bar = Progress::new("scrub");
-            let r = scrub::scrub(sst, &opts, target, &mut |p, len| bar.set(p, len));
-            bar.finish();
-            if let Some(e) = writer.as_mut().and_then(|w| w.error.take()) {
-                return Err(e.into());
-            }
-            let mut report = r?;
-            // Data.db read alone cannot tell a file cut at a partition
-            // boundary (or to nothing) from a whole one; the index can.
-            let cut = crate::render::read_statistics(sst)
-                .ok()
-                .and_then(|st| crate::truncation::data_shorter_than_index(sst, &st));
-            if let Some(e) = cut {
-                report.problems.push(Problem::new(
-                    ProblemClass::DataLost,
-                    Component::Data,
-                    e.offset.unwrap_or(0),
-                    e.kind.to_string(),
-                ));
-            }
-            let mut summary = Map::new();
-            summary.insert("valid".into(), json!(report.valid()));
-            summary.insert("errors".into(), json!(report.problems.total()));
-            summary.insert("mode".into(), json!(mode_name(a.mode)));
-            summary.insert("partitions".into(), json!(report.partitions));
-            summary.insert("rows".into(), json!(report.rows));
-            summary.insert("static_rows".into(), json!(report.static_rows));
-            summary.insert("range_tombstone_markers".into(), json!(report.markers));
-            summary.insert("data_bytes".into(), json!(report.data_len));
-            summary.insert("salvaged".into(), json!(report.salvaged));
-            summary.insert("segregated".into(), json!(report.segregated));
-            summary.insert("dropped".into(), json!(report.dropped));
-            summary.insert("damaged".into(), json!(report.damaged));
-            summary.insert("index_resync".into(), json!(report.index_resync));
-            summary.insert("lost_bytes".into(), json!(report.lost_bytes));
             summary.insert(
-                "lost_ranges".into(),
-                Value::Array(
-                    report
-                        .lost_ranges
-                        .iter()
-                        .map(|r| json!([r.start, r.end]))
-                        .collect(),
-                ),
+                "outputs".into(),
+                json!({
+                    "salvaged": path(&w.outputs.main),
+                    "segregated": path(&w.outputs.segregated),
+                    "damaged": path(&w.outputs.damaged),
+                    "duplicates": w.outputs.duplicates,
+                }),
             );
-            summary.insert("aborted".into(), json!(report.aborted));
-            summary.insert("resyncs".into(), json!(report.resyncs));
-            summary.insert("attempts".into(), json!(report.attempts));
-            summary.insert("probe_bytes".into(), json!(report.probe_bytes));
-            summary.insert("data_len".into(), json!(report.data_len));
-            if let Some(w) = &writer {
-                let path = |o: &Option<sstkit_format::write::Written>| {
-                    o.as_ref().map(|w| w.data_path.display().to_string())
-                };
-                summary.insert(
-                    "outputs".into(),
-                    json!({
-                        "salvaged": path(&w.outputs.main),
-                        "segregated": path(&w.outputs.segregated),
-                        "damaged": path(&w.outputs.damaged),
-                        "duplicates": w.outputs.duplicates,
-                    }),
-                );
-            }
-            if let Some(s) = &sink {
-                summary.insert(
-                    "outputs".into(),
-                    json!({
-                        "salvaged": s.main_path.display().to_string(),
-                        "segregated": s.seg_path.display().to_string(),
-                        "damaged": s.damaged_path.display().to_string(),
-                        "lost": s.lost_path.display().to_string(),
-                    }),
-                );
-            }
-            crate::findings::emit_report(sst, emit, &ctx, summary, &report.problems)
-        },
-    )
+        }
+        if let Some(s) = &sink {
+            summary.insert(
+                "outputs".into(),
+                json!({
+                    "salvaged": s.main_path.display().to_string(),
+                    "segregated": s.seg_path.display().to_string(),
+                    "damaged": s.damaged_path.display().to_string(),
+                    "lost": s.lost_path.display().to_string(),
+                }),
+            );
+        }
+        crate::findings::emit_report(sst, emit, &ctx, summary, &report.problems)
+    })
 }
 
 /// The NDJSON salvage sink: dump-data NDJSON lines (through the dump-data

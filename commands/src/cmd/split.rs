@@ -33,6 +33,7 @@ use super::rewrite::{create_error, data_len, for_each_source, output_json, Outpu
 use crate::cli::{OutputFormat, SplitArgs};
 use crate::dump::select::{Selection, Spec};
 use crate::dump::Table;
+use crate::plan::SstPlan;
 use crate::progress::Progress;
 use crate::{CmdError, CmdResult, Outcome};
 
@@ -103,7 +104,8 @@ pub fn run(a: &SplitArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     if a.max_size == Some(0) {
         return Err(CmdError::Usage("--max-size must be > 0".into()));
     }
-    for_each_source(&a.sst, &a.output_dir, out, |sst, st, t, emit| {
+    let plan = SstPlan::text_at_terminal(&a.sst)?;
+    for_each_source(&plan, &a.output_dir, out, |sst, st, t, emit| {
         let header = t.header;
         let opts = w.options(sst, st)?;
         // Checked up front: a version or chunk length sstkit does not write.
