@@ -328,3 +328,46 @@ fn one_unreadable_sstable_of_several_is_reported_once_and_the_rest_is_read() {
         );
     }
 }
+
+/// A writing command finds its sstables before it creates `--output-dir`:
+/// "no sstables found" (exit 2) leaves no empty directory behind.
+#[test]
+fn no_sstables_found_creates_no_output_dir() {
+    let empty = scratch_dir("exit", "none");
+    for cmd in ["compact", "scrub", "rewrite", "split"] {
+        let out = empty.join(format!("out-{cmd}"));
+        let mut args = vec![cmd, "--output-dir", out.to_str().unwrap()];
+        match cmd {
+            "scrub" => args.extend(["--mode", "skip"]),
+            "split" => args.extend(["--max-size", "1MiB"]),
+            _ => {}
+        }
+        args.push(empty.to_str().unwrap());
+        let r = sstkit(&args);
+        expect(&r, 2, cmd);
+        assert!(
+            r.stderr.contains("no sstables found"),
+            "{cmd}: {}",
+            r.stderr
+        );
+        assert!(!out.exists(), "{cmd}: {} was created", out.display());
+    }
+}
+
+/// `--io-stats` prints the counters of an sstable whose read failed
+/// too, in every command that scans Data.db per sstable.
+#[test]
+fn io_stats_name_an_sstable_whose_read_failed() {
+    let data_cut = copy_of("nb_deletes", "io");
+    truncate(&data_cut, 3000);
+    let label = data_cut.to_str().unwrap();
+    for cmd in ["dump-data", "partitions", "timestamps"] {
+        let r = sstkit([cmd, "-o", "json", "--io-stats", "json", label]);
+        expect(&r, 3, cmd);
+        let counted = r.stderr.lines().any(|l| {
+            serde_json::from_str::<serde_json::Value>(l)
+                .is_ok_and(|v| v["sstable"] == label && v["total"].is_object())
+        });
+        assert!(counted, "{cmd}: no IO counters for {label}\n{}", r.stderr);
+    }
+}
