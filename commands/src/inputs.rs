@@ -108,10 +108,10 @@ impl Inputs {
         io_stats: Option<IoStatsFormat>,
         mut read: impl FnMut(usize, &Sstable, &str) -> CmdResult<()>,
     ) -> CmdResult<Outcome> {
-        let mut schema = SchemaSource::default();
+        let mut found = SchemaSource::default();
         let mut outcome = Outcome::default();
         for (i, d) in self.sstables.iter().enumerate() {
-            let sst = match self.open(d, &mut schema) {
+            let sst = match self.open(d, &mut found) {
                 Ok(s) => s,
                 Err(e) => {
                     outcome.settle(Err(e.into()))?;
@@ -130,8 +130,8 @@ impl Inputs {
     /// Open every sstable as one table ([`MergeInputs`]): any sstable that
     /// cannot be read ends the command.
     pub fn open_merged(&self) -> CmdResult<MergeInputs> {
-        let mut schema = SchemaSource::default();
-        MergeInputs::new(self.sstables.iter().map(|d| self.open(d, &mut schema)))
+        let mut found = SchemaSource::default();
+        MergeInputs::new(self.sstables.iter().map(|d| self.open(d, &mut found)))
     }
 
     /// Open one sstable and attach its table schema.
