@@ -277,6 +277,19 @@ impl MergeInputs {
         key: &[u8],
         slice: &'a Slice,
     ) -> CmdResult<(Vec<SliceSource<'a>>, Vec<Option<Visit>>)> {
+        self.sources_of(idx, key, slice, true)
+    }
+
+    /// [`MergeInputs::partition_sources`]; without `rows` every source reads
+    /// only the partition header and static row (the visits still say
+    /// which sstables the slice needs).
+    fn sources_of<'a>(
+        &'a self,
+        idx: &mut Indexes<'_>,
+        key: &[u8],
+        slice: &'a Slice,
+        rows: bool,
+    ) -> CmdResult<(Vec<SliceSource<'a>>, Vec<Option<Visit>>)> {
         let cmp = self.schema.comparator();
         let mut visits: Vec<Option<Visit>> = vec![None; self.ssts.len()];
         let mut sources = Vec::new();
@@ -297,9 +310,19 @@ impl MergeInputs {
             };
             let header_only = self.slice_outside(i, slice, &cmp);
             let map = self.schema.column_map(&self.headers[i]);
-            let mut src = SliceSource::open(sst, &self.headers[i], h, slice, header_only, map, i)?;
+            let mut src = SliceSource::open(
+                sst,
+                &self.headers[i],
+                h,
+                slice,
+                header_only || !rows,
+                map,
+                i,
+            )?;
             visits[i] = Some(if header_only {
                 Visit::HeaderOnly
+            } else if !rows {
+                Visit::Read(None)
             } else {
                 let p = src.plan();
                 Visit::Read((p.blocks > 0).then_some((p.block_range, p.blocks)))
@@ -316,6 +339,368 @@ impl MergeInputs {
     }
 }
 
+impl Visit {
+    /// This visit and a window's read of the same sstable, as one: the
+    /// blocks of both.
+    fn join(&mut self, window: Option<(Option<(usize, usize)>, usize)>) {
+        let Some((range, n)) = window else {
+            return;
+        };
+        let range = match self {
+            Visit::Read(Some((Some((a, b)), _))) => Some(match range {
+                Some((c, d)) => ((*a).min(c), (*b).max(d)),
+                None => (*a, *b),
+            }),
+            _ => range,
+        };
+        *self = Visit::Read(Some((range, n)));
+    }
+}
+
+/// The windows of a reversed merged read of one partition, from the slice
+/// end down: each covers at most [`window_bytes`] of every sstable's
+/// row-index blocks (at least one), and starts at the first clustering of
+/// a block, as an inclusive start bound.
+struct Windows<'s> {
+    cmp: ClusteringComparator,
+    budget: u64,
+    /// Per sstable with a row index: its number, the sstable, the row
+    /// index, and how many of its blocks start below the current edge.
+    indexes: Vec<(usize, &'s Sstable, Box<dyn sstkit_format::read::RowIndex>, usize)>,
+}
+
+impl Windows<'_> {
+    /// How many of the first `below` blocks of index `k` start before `edge`.
+    fn count_before(
+        &mut self,
+        k: usize,
+        below: usize,
+        edge: &sstkit_format::clustering::ClusteringPrefix<'_>,
+    ) -> CmdResult<usize> {
+        let (_, sst, ri, _) = &mut self.indexes[k];
+        let (mut lo, mut hi) = (0, below);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let b = ri.block(sst, mid)?;
+            if self.cmp.compare(&b.first.as_prefix(), edge).is_lt() {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(lo)
+    }
+
+    /// Move every index to `edge` (`None`: the partition end).
+    fn move_to(&mut self, edge: Option<&OwnedClustering>) -> CmdResult<()> {
+        for k in 0..self.indexes.len() {
+            let n = self.indexes[k].3;
+            let n = match edge {
+                Some(e) => self.count_before(k, n, &e.as_prefix())?,
+                None => n,
+            };
+            self.indexes[k].3 = n;
+        }
+        Ok(())
+    }
+
+    /// The lower edge of the window that ends at the current edge; `None`
+    /// when that window reaches `start` (the slice's start).
+    fn lower(
+        &mut self,
+        start: Option<&sstkit_format::clustering::ClusteringPrefix<'_>>,
+    ) -> CmdResult<Option<OwnedClustering>> {
+        let mut lower: Option<OwnedClustering> = None;
+        for (_, sst, ri, below) in &mut self.indexes {
+            let Some(mut k) = below.checked_sub(1) else {
+                continue;
+            };
+            let mut bytes = ri.block_walk(sst, k)?.width;
+            while k > 0 {
+                let w = ri.block_walk(sst, k - 1)?.width;
+                if bytes.saturating_add(w) > self.budget {
+                    break;
+                }
+                bytes += w;
+                k -= 1;
+            }
+            if k == 0 {
+                // All of this sstable's part fits: it sets no edge.
+                continue;
+            }
+            let first = ri.block(sst, k)?;
+            let edge = OwnedClustering {
+                kind: BoundKind::InclStartBound,
+                values: first.first.values.clone(),
+            };
+            if lower
+                .as_ref()
+                .is_none_or(|l| self.cmp.compare(&edge.as_prefix(), &l.as_prefix()).is_gt())
+            {
+                lower = Some(edge);
+            }
+        }
+        Ok(lower.filter(|l| {
+            start.is_none_or(|s| self.cmp.compare(&l.as_prefix(), s).is_gt())
+        }))
+    }
+
+    /// Where sstable `i`'s source of the window above the current edge
+    /// starts: the first clustering of its last block that starts before
+    /// the edge, so that a range tombstone bound at the edge is read as it
+    /// is stored (`None`: no such block).
+    fn margin(&mut self, i: usize) -> CmdResult<Option<OwnedClustering>> {
+        let Some(k) = self.indexes.iter().position(|x| x.0 == i) else {
+            return Ok(None);
+        };
+        let (_, sst, ri, below) = &mut self.indexes[k];
+        let Some(b) = below.checked_sub(1) else {
+            return Ok(None);
+        };
+        let first = ri.block(sst, b)?;
+        Ok(Some(OwnedClustering {
+            kind: BoundKind::InclStartBound,
+            values: first.first.values.clone(),
+        }))
+    }
+}
+
+fn bound_of(c: &OwnedClustering, inclusive: bool) -> sstkit_format::read::ClusteringBound {
+    sstkit_format::read::ClusteringBound {
+        values: c.values.clone(),
+        inclusive,
+    }
+}
+
+impl MergeInputs {
+    /// A merged single-partition read of `slice` of `key` to `sink`;
+    /// `None` when no sstable has the partition. `visits` gets what was
+    /// done with each sstable, also when the read fails.
+    ///
+    /// Reversed, the slice is merged forward in windows cut at row-index
+    /// blocks ([`Windows`]), from the last window to the first, and only
+    /// one window is held. Each sstable's source of a window starts a
+    /// block below it, so a range tombstone bound at the window's lower
+    /// edge is merged from the stored bounds as a whole-slice read merges
+    /// it; what the merge gives outside the window (its sources' synthetic
+    /// bounds at their slice edges included) is dropped, and the windows'
+    /// units put end to end are the whole slice's. Returns the windows read.
+    #[allow(clippy::too_many_arguments)]
+    pub fn emit_lookup(
+        &self,
+        idx: &mut Indexes<'_>,
+        key: &[u8],
+        slice: &Slice,
+        t: &Table<'_>,
+        shape: &Shape,
+        sink: &mut dyn Sink,
+        visits: &mut Vec<Option<Visit>>,
+    ) -> CmdResult<Option<usize>> {
+        let windowed = shape.reverse && window_bytes() > 0;
+        let (sources, v) = self.sources_of(idx, key, slice, !windowed)?;
+        *visits = v;
+        if sources.is_empty() {
+            return Ok(None);
+        }
+        let mut merger = self.merger(sources);
+        let Some(start) = merger.next_partition()? else {
+            return Ok(Some(0));
+        };
+        if !windowed {
+            emit_partition(&mut merger, start, &self.schema, t, shape, sink)?;
+            return Ok(Some(1));
+        }
+        drop(merger);
+        start_partition(&start, &self.schema, t, shape, sink)?;
+        let n = self.emit_windows(idx, key, slice, t, shape, sink, visits)?;
+        sink.partition_end(t)?;
+        Ok(Some(n))
+    }
+
+    /// A partition of a merged scan (already started by `merger`),
+    /// reversed: held while it is smaller than a window, else read again
+    /// by key, window by window ([`MergeInputs::emit_lookup`]), through
+    /// `idx` (opened on first use). True when the sink printed it.
+    pub fn emit_scanned_reversed<'s>(
+        &'s self,
+        idx: &mut Option<Indexes<'s>>,
+        merger: &mut Merger<'_>,
+        start: MergedStart,
+        t: &Table<'_>,
+        shape: &Shape,
+        sink: &mut dyn Sink,
+    ) -> CmdResult<bool> {
+        start_partition(&start, &self.schema, t, shape, sink)?;
+        let slice = shape.slice.clone().unwrap_or_default();
+        let mut spill = |key: &[u8], sink: &mut dyn Sink| -> CmdResult<()> {
+            let idx = match idx {
+                Some(i) => i,
+                None => idx.insert(self.indexes()?),
+            };
+            let (_, mut visits) = self.sources_of(idx, key, &slice, false)?;
+            self.emit_windows(idx, key, &slice, t, shape, sink, &mut visits)?;
+            Ok(())
+        };
+        emit_held_reversed(
+            merger,
+            &start.key,
+            &self.schema,
+            t,
+            shape,
+            sink,
+            Some(&mut spill),
+        )
+    }
+
+    /// The rows and markers of `slice` of partition `key`, reversed, window
+    /// by window (see [`MergeInputs::emit_lookup`]), from the sstables
+    /// `visits` names; the visits get the blocks read. Returns the windows
+    /// read.
+    #[allow(clippy::too_many_arguments)]
+    fn emit_windows(
+        &self,
+        idx: &mut Indexes<'_>,
+        key: &[u8],
+        slice: &Slice,
+        t: &Table<'_>,
+        shape: &Shape,
+        sink: &mut dyn Sink,
+        visits: &mut [Option<Visit>],
+    ) -> CmdResult<usize> {
+        let schema = &self.schema;
+        let cmp = schema.comparator();
+        // The sstables the slice needs, and which give only their header.
+        let chosen: Vec<(usize, bool)> = visits
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| match v {
+                Some(Visit::Read(_)) => Some((i, false)),
+                Some(Visit::HeaderOnly) => Some((i, true)),
+                _ => None,
+            })
+            .collect();
+        let mut rev = Reversed::new(shape.row_limit.unwrap_or(u64::MAX));
+        let mut windows = Windows {
+            cmp: schema.comparator(),
+            budget: window_bytes().max(1),
+            indexes: Vec::new(),
+        };
+        for &(i, header_only) in &chosen {
+            if header_only {
+                continue;
+            }
+            if let Some(ri) = idx.indexes[i].find(key)?.and_then(|h| h.row_index) {
+                let n = ri.block_count();
+                windows.indexes.push((i, &self.ssts[i], ri, n));
+            }
+        }
+        let start = slice.start_prefix();
+        let end = slice.end_prefix();
+        windows.move_to(end.as_ref().map(OwnedClustering::of).as_ref())?;
+        let mut upper: Option<OwnedClustering> = None;
+        let mut read = 0;
+        let mut held: Vec<Unit> = Vec::new();
+        while !rev.full() {
+            let lower = windows.lower(start.as_ref())?;
+            windows.move_to(lower.as_ref())?;
+            // Each sstable's slice: from a block below the window (or the
+            // slice start) to the window's end.
+            let mut slices = Vec::with_capacity(chosen.len());
+            for &(i, _) in &chosen {
+                let from = match &lower {
+                    None => slice.start.clone(),
+                    Some(_) => match windows.margin(i)? {
+                        Some(m)
+                            if start
+                                .as_ref()
+                                .is_none_or(|s| cmp.compare(&m.as_prefix(), s).is_gt()) =>
+                        {
+                            Some(bound_of(&m, true))
+                        }
+                        _ => slice.start.clone(),
+                    },
+                };
+                let to = match &upper {
+                    None => slice.end.clone(),
+                    Some(u) => Some(bound_of(u, false)),
+                };
+                slices.push(Slice {
+                    start: from,
+                    end: to,
+                });
+            }
+            let mut sources = Vec::with_capacity(chosen.len());
+            for (&(i, header_only), s) in chosen.iter().zip(&slices) {
+                let Some(h) = idx.indexes[i].find(key)? else {
+                    return Err(CmdError::from(sstkit_format::error::Error::new(
+                        sstkit_format::error::ErrorKind::BadValue(
+                            "the partition left the index during the read".into(),
+                        ),
+                        "reversed merge",
+                    )));
+                };
+                let map = schema.column_map(&self.headers[i]);
+                let src =
+                    SliceSource::open(&self.ssts[i], &self.headers[i], h, s, header_only, map, i)?;
+                if !header_only {
+                    let p = src.plan();
+                    if let Some(v) = visits[i].as_mut() {
+                        v.join((p.blocks > 0).then_some((p.block_range, p.blocks)));
+                    }
+                }
+                sources.push(src);
+            }
+            let mut merger = self.merger(sources);
+            if merger.next_partition()?.is_some() {
+                while let Some(mut u) = merger.next_unfiltered()? {
+                    let pos = match &u {
+                        Unit::Row(r) => r.clustering.as_prefix(),
+                        Unit::Marker(m) => m.bound.as_prefix(),
+                        _ => continue,
+                    };
+                    if lower
+                        .as_ref()
+                        .is_some_and(|l| cmp.compare(&pos, &l.as_prefix()).is_lt())
+                    {
+                        continue;
+                    }
+                    if upper
+                        .as_ref()
+                        .is_some_and(|e| cmp.compare(&pos, &e.as_prefix()).is_ge())
+                    {
+                        break;
+                    }
+                    // The bounds the slice edges give are written as `Clip`
+                    // writes them in a forward read.
+                    let at_edge = [&start, &end]
+                        .into_iter()
+                        .flatten()
+                        .any(|e| cmp.compare(&pos, e).is_eq());
+                    if let (Unit::Marker(m), true) = (&mut u, at_edge) {
+                        m.position = Default::default();
+                        m.source = 0;
+                    }
+                    held.push(u);
+                }
+            }
+            drop(merger);
+            read += 1;
+            for u in held.iter().rev() {
+                if !rev.write(u, schema, t, shape, sink)? {
+                    break;
+                }
+            }
+            held.clear();
+            match lower {
+                Some(l) => upper = Some(l),
+                None => break,
+            }
+        }
+        rev.finish(t, sink)?;
+        Ok(read)
+    }
+}
+
 /// What a command does to each merged partition's rows.
 #[derive(Debug, Default)]
 pub struct Shape {
@@ -325,8 +710,11 @@ pub struct Shape {
     pub row_limit: Option<u64>,
     /// Only these regular and static columns.
     pub columns: Option<HashSet<String>>,
-    /// Rows and markers in reverse clustering order (the partition's slice,
-    /// or its last `row_limit` rows, are held in memory to be reversed).
+    /// Rows and markers in reverse clustering order: a single-partition
+    /// read ([`MergeInputs::emit_lookup`]) merges the slice forward in
+    /// windows cut at row-index blocks, from the last window to the first,
+    /// and holds one window; a partition of a merged scan is held whole
+    /// up to a window's bytes, then read that way.
     pub reverse: bool,
 }
 
@@ -475,26 +863,20 @@ pub fn emit_partition(
     shape: &Shape,
     sink: &mut dyn Sink,
 ) -> CmdResult<bool> {
-    sink.partition_start(t, &start.key, &start.deletion, start.header_end.0)?;
-    if let Some(r) = &start.static_row {
-        let v = r.view(schema);
-        let v = match &shape.columns {
-            Some(c) => filter_columns(v, c),
-            None => v,
-        };
-        sink.static_row(t, &v, start.header_end.0)?;
+    start_partition(&start, schema, t, shape, sink)?;
+    if shape.reverse {
+        return emit_held_reversed(merger, &start.key, schema, t, shape, sink, None);
     }
     let cmp = schema.comparator();
     let mut clip = Clip::new(&cmp, shape.slice.as_ref());
     let limit = shape.row_limit.unwrap_or(u64::MAX);
     let mut rows = 0u64;
     let mut buf: Vec<Unit> = Vec::new();
-    let (mut held, mut held_rows) = (std::collections::VecDeque::new(), 0u64);
     let mut last_row: Option<OwnedClustering> = None;
     let clipping = shape.slice.is_some();
     // Rows one sstable alone has go to the sink as they are stored, unless
-    // they are clipped or held for reversing.
-    let pass = !clipping && !shape.reverse;
+    // they are clipped.
+    let pass = !clipping;
     while let Some(m) = merger.next_merged(pass)? {
         let u = match m {
             Merged::Unit(u) => u,
@@ -522,10 +904,6 @@ pub fn emit_partition(
             buf.push(u);
         }
         for u in buf.drain(..) {
-            if shape.reverse {
-                hold_last(&mut held, &mut held_rows, u, limit);
-                continue;
-            }
             if rows >= limit {
                 break;
             }
@@ -535,44 +913,185 @@ pub fn emit_partition(
             }
             write_unit(&u, schema, t, shape, sink)?;
         }
-        if clip.done || (!shape.reverse && rows >= limit) {
+        if clip.done || rows >= limit {
             break;
         }
     }
-    if shape.reverse {
-        // The last `limit` rows of the slice, last first; markers reversed
-        // (a range still open after the last row is closed at it).
-        let mut open = DeletionTime::LIVE;
-        let mut out_rows = 0u64;
-        for u in held.iter().rev() {
-            if out_rows >= limit {
-                break;
-            }
-            match u {
-                Unit::Row(r) => {
-                    out_rows += 1;
-                    last_row = Some(r.clustering.clone());
-                    write_unit(u, schema, t, shape, sink)?;
-                }
-                Unit::Marker(m) => {
-                    let rm = m.reversed();
-                    open = rm.view().open_deletion().unwrap_or(DeletionTime::LIVE);
-                    sink.marker(t, &rm.view())?;
-                }
-                _ => {}
-            }
-        }
-        if let (false, Some(r)) = (open.is_live(), &last_row) {
-            let close = Clip::marker(r, BoundKind::InclEndBound, open);
-            sink.marker(t, &close.view())?;
-        }
-    } else {
-        buf.clear();
-        clip.close_at(last_row.as_ref(), &mut buf);
-        for u in buf.drain(..) {
-            write_unit(&u, schema, t, shape, sink)?;
+    buf.clear();
+    clip.close_at(last_row.as_ref(), &mut buf);
+    for u in buf.drain(..) {
+        write_unit(&u, schema, t, shape, sink)?;
+    }
+    sink.partition_end(t)?;
+    Ok(sink.last_partition_written())
+}
+
+/// The partition header and static row of `start` to `sink`.
+fn start_partition(
+    start: &MergedStart,
+    schema: &MergedSchema,
+    t: &Table<'_>,
+    shape: &Shape,
+    sink: &mut dyn Sink,
+) -> io::Result<()> {
+    sink.partition_start(t, &start.key, &start.deletion, start.header_end.0)?;
+    if let Some(r) = &start.static_row {
+        let v = r.view(schema);
+        let v = match &shape.columns {
+            Some(c) => filter_columns(v, c),
+            None => v,
+        };
+        sink.static_row(t, &v, start.header_end.0)?;
+    }
+    Ok(())
+}
+
+/// Writes the rows and markers of a reversed read (the forward stream read
+/// backwards), the rows up to `limit`, and closes at the last row written
+/// a range still open there.
+struct Reversed {
+    limit: u64,
+    rows: u64,
+    /// The deletion open in the output.
+    open: DeletionTime,
+    last_row: Option<OwnedClustering>,
+}
+
+impl Reversed {
+    fn new(limit: u64) -> Reversed {
+        Reversed {
+            limit,
+            rows: 0,
+            open: DeletionTime::LIVE,
+            last_row: None,
         }
     }
+
+    /// `limit` rows are written.
+    fn full(&self) -> bool {
+        self.rows >= self.limit
+    }
+
+    /// Write `u` (a forward unit, taken last first); false once `limit`
+    /// rows are written (`u` is then dropped).
+    fn write(
+        &mut self,
+        u: &Unit,
+        schema: &MergedSchema,
+        t: &Table<'_>,
+        shape: &Shape,
+        sink: &mut dyn Sink,
+    ) -> io::Result<bool> {
+        if self.full() {
+            return Ok(false);
+        }
+        match u {
+            Unit::Row(r) => {
+                self.rows += 1;
+                self.last_row = Some(r.clustering.clone());
+                write_row(r, schema, t, shape, sink)?;
+            }
+            Unit::Marker(m) => {
+                let rm = m.reversed();
+                self.open = rm.view().open_deletion().unwrap_or(DeletionTime::LIVE);
+                sink.marker(t, &rm.view())?;
+            }
+            _ => {}
+        }
+        Ok(true)
+    }
+
+    /// The end: a range open after the last row written (cut by the limit)
+    /// is closed at it.
+    fn finish(self, t: &Table<'_>, sink: &mut dyn Sink) -> io::Result<()> {
+        if let (false, Some(r)) = (self.open.is_live(), &self.last_row) {
+            let close = Clip::marker(r, BoundKind::InclEndBound, self.open);
+            sink.marker(t, &close.view())?;
+        }
+        Ok(())
+    }
+}
+
+/// Data.db bytes per sstable that one window of a reversed merged read
+/// covers (whole row-index blocks, at least one), and the bytes a merged
+/// scan holds of one partition before it reads it that way.
+const WINDOW_BYTES: u64 = 1 << 20;
+
+/// [`WINDOW_BYTES`], unless `SSTKIT_MERGE_REVERSE_WINDOW` gives another
+/// (tests cut small sstables into many windows; 0 holds the whole slice,
+/// the reference the windows are checked against).
+fn window_bytes() -> u64 {
+    std::env::var("SSTKIT_MERGE_REVERSE_WINDOW")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(WINDOW_BYTES)
+}
+
+/// What a held unit costs, roughly (a scan spills past [`window_bytes`]).
+fn unit_bytes(u: &Unit) -> u64 {
+    match u {
+        Unit::Row(r) => r.size + 64,
+        _ => 64,
+    }
+}
+
+/// Writes the rows and markers of a partition whose header is out,
+/// reversed (a scan's partition that outgrew memory: [`MergeInputs::emit_lookup`]'s
+/// windows).
+type Spill<'s> = dyn FnMut(&[u8], &mut dyn Sink) -> CmdResult<()> + 's;
+
+/// The rest of a merged partition reversed, held in memory: the last
+/// `row_limit` rows of the slice (and the markers between them), or all of
+/// it. With `spill`, once the partition has given [`window_bytes`] what is
+/// held is dropped and `spill` writes the partition's rows instead; the
+/// merger skips the rest at its next partition.
+fn emit_held_reversed(
+    merger: &mut Merger<'_>,
+    key: &[u8],
+    schema: &MergedSchema,
+    t: &Table<'_>,
+    shape: &Shape,
+    sink: &mut dyn Sink,
+    mut spill: Option<&mut Spill<'_>>,
+) -> CmdResult<bool> {
+    let cmp = schema.comparator();
+    let mut clip = Clip::new(&cmp, shape.slice.as_ref());
+    let clipping = shape.slice.is_some();
+    let limit = shape.row_limit.unwrap_or(u64::MAX);
+    let budget = match spill {
+        Some(_) => window_bytes(),
+        None => 0,
+    };
+    let (mut held, mut held_rows, mut seen) = (std::collections::VecDeque::new(), 0u64, 0u64);
+    let mut buf: Vec<Unit> = Vec::new();
+    while let Some(u) = merger.next_unfiltered()? {
+        buf.clear();
+        if clipping {
+            clip.feed(u, &mut buf);
+        } else {
+            buf.push(u);
+        }
+        for u in buf.drain(..) {
+            seen += unit_bytes(&u);
+            hold_last(&mut held, &mut held_rows, u, limit);
+        }
+        if let Some(s) = spill.as_mut().filter(|_| budget > 0 && seen > budget) {
+            held.clear();
+            s(key, sink)?;
+            sink.partition_end(t)?;
+            return Ok(sink.last_partition_written());
+        }
+        if clip.done {
+            break;
+        }
+    }
+    let mut rev = Reversed::new(limit);
+    for u in held.iter().rev() {
+        if !rev.write(u, schema, t, shape, sink)? {
+            break;
+        }
+    }
+    rev.finish(t, sink)?;
     sink.partition_end(t)?;
     Ok(sink.last_partition_written())
 }

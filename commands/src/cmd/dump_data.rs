@@ -215,6 +215,8 @@ pub(crate) fn drive_merged(
         return Ok(());
     }
     let mut emitted = 0u64;
+    // Reversed: the indexes a partition too large to hold is read through.
+    let mut rev_idx = None;
     // One merged partition to the sink: true once `--limit` partitions are printed.
     let mut emit = |merger: &mut sstkit_format::merge::Merger<'_>,
                     start: sstkit_format::merge::MergedStart|
@@ -222,6 +224,8 @@ pub(crate) fn drive_merged(
         let printed = if a.keys_only {
             sink.key_only(t, &start.key)?;
             true
+        } else if shape.reverse {
+            inputs.emit_scanned_reversed(&mut rev_idx, merger, start, t, shape, sink)?
         } else {
             crate::merged::emit_partition(merger, start, &inputs.schema, t, shape, sink)?
         };

@@ -165,7 +165,7 @@ fn run_plan(a: &LookupPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
 /// first (max timestamp) and the visit stops once a partition deletion
 /// newer than every remaining sstable's max timestamp has been seen.
 fn run_merged(a: &LookupPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
-    use crate::merged::{emit_partition, Shape, Visit};
+    use crate::merged::{Shape, Visit};
     let inputs = a.inputs.open_merged()?;
     let keys = &a.keys;
     let header = &inputs.schema.header;
@@ -224,23 +224,19 @@ fn run_merged(a: &LookupPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
         let t = Instant::now();
         let before: Vec<IoStats> = inputs.ssts.iter().map(|s| s.io.stats()).collect();
         let mut visits: Vec<Option<Visit>> = vec![None; inputs.ssts.len()];
+        let mut windows = None;
         let r = (|| -> CmdResult<()> {
-            let (sources, v) = inputs.partition_sources(&mut indexes, key, &slice)?;
-            visits = v;
-            if sources.is_empty() {
+            windows = inputs.emit_lookup(
+                &mut indexes,
+                key,
+                &slice,
+                &table,
+                &shape,
+                renderer.sink(),
+                &mut visits,
+            )?;
+            if windows.is_none() {
                 note_key_absent(&label, &k.label(), Absence::Index);
-                return Ok(());
-            }
-            let mut merger = inputs.merger(sources);
-            if let Some(start) = merger.next_partition()? {
-                emit_partition(
-                    &mut merger,
-                    start,
-                    &inputs.schema,
-                    &table,
-                    &shape,
-                    renderer.sink(),
-                )?;
             }
             Ok(())
         })();
@@ -270,7 +266,10 @@ fn run_merged(a: &LookupPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
             a.io_stats,
             "total",
             &total,
-            json!({"operation": "read", "key": k.label(), "result": "merged",
+            json!({"operation": "read", "key": k.label(), "result": match windows {
+                       Some(n) if a.reverse => format!("merged, reversed in {n} windows"),
+                       _ => "merged".into(),
+                   },
                    "micros": t.elapsed().as_micros() as u64}),
         );
         if let Err(e) = r {
