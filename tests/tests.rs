@@ -69,6 +69,9 @@ mod terminal;
 // --merge: sstables of one table read as one, against the rows a live node returned.
 mod merge;
 
+// --merge --reverse in windows equals the slice held whole.
+mod merge_reverse;
+
 // --merge --explain: provenance of each winner against the sstables' own dumps and select.json.
 mod explain;
 

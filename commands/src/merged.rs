@@ -366,7 +366,12 @@ struct Windows<'s> {
     budget: u64,
     /// Per sstable with a row index: its number, the sstable, the row
     /// index, and how many of its blocks start below the current edge.
-    indexes: Vec<(usize, &'s Sstable, Box<dyn sstkit_format::read::RowIndex>, usize)>,
+    indexes: Vec<(
+        usize,
+        &'s Sstable,
+        Box<dyn sstkit_format::read::RowIndex>,
+        usize,
+    )>,
 }
 
 impl Windows<'_> {
@@ -440,9 +445,7 @@ impl Windows<'_> {
                 lower = Some(edge);
             }
         }
-        Ok(lower.filter(|l| {
-            start.is_none_or(|s| self.cmp.compare(&l.as_prefix(), s).is_gt())
-        }))
+        Ok(lower.filter(|l| start.is_none_or(|s| self.cmp.compare(&l.as_prefix(), s).is_gt())))
     }
 
     /// Where sstable `i`'s source of the window above the current edge
@@ -484,7 +487,8 @@ impl MergeInputs {
     /// edge is merged from the stored bounds as a whole-slice read merges
     /// it; what the merge gives outside the window (its sources' synthetic
     /// bounds at their slice edges included) is dropped, and the windows'
-    /// units put end to end are the whole slice's. Returns the windows read.
+    /// units put end to end are the whole slice's. Returns the windows read
+    /// (0: not reversed, or held whole).
     #[allow(clippy::too_many_arguments)]
     pub fn emit_lookup(
         &self,
@@ -508,7 +512,7 @@ impl MergeInputs {
         };
         if !windowed {
             emit_partition(&mut merger, start, &self.schema, t, shape, sink)?;
-            return Ok(Some(1));
+            return Ok(Some(0));
         }
         drop(merger);
         start_partition(&start, &self.schema, t, shape, sink)?;
