@@ -12,6 +12,8 @@ BENCH_DIR holds nb_merged_1..8 and nb_compacted from bench/workloads_merge.py. P
   each lookup skipped, by reason (filter, clustering range, partition deletion);
 - `dump-data --merge` of the 8 against `dump-data` of the compacted sstable (same content,
   checked with `-o cql`): median wall time, MB/s of uncompressed Data.db read, peak RSS;
+- `read --merge` of the whole wide partition, forward and reversed (and its last 10 rows):
+  wall time and peak RSS;
 - the load average at each step.
 """
 
@@ -160,6 +162,11 @@ def main():
     wall, rss = timed([a.sstkit, "read", "--merge", "-o", "ndjson", "-k", "0",
                        *map(str, merged)])
     print(f"read --merge of the whole wide partition: {wall:.2f} s, peak RSS {rss / 1024:.1f} MiB")
+    for extra in ([], ["--limit", "10"]):
+        wall, rss = timed([a.sstkit, "read", "--merge", "--reverse", *extra, "-o", "ndjson",
+                           "-k", "0", *map(str, merged)])
+        print(f"read --merge --reverse {' '.join(extra)} of the wide partition: {wall:.2f} s, "
+              f"peak RSS {rss / 1024:.1f} MiB")
     print(f"load {loadavg()}")
 
 

@@ -352,7 +352,8 @@ deletion, range tombstone bound, row, row marker, row deletion, collection delet
 sstable its winning version came from, and the versions it shadowed, each with its sstable and \
 what shadowed it (a newer timestamp; Cassandra's tie-break rule for equal timestamps; a cell, \
 row, collection, range or partition deletion; expiry at --now). A row is absent when it holds \
-no live marker and no live cell. --output text (one line per item) or ndjson/json (one JSON \
+no live marker and no live cell. Items come in clustering order, also with --reverse (--limit \
+then counts the first rows). --output text (one line per item) or ndjson/json (one JSON \
 object per item, docs/schemas/explain.schema.json); other formats are refused.";
 /// `export` output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -12,6 +12,11 @@
 //!           ─► the command's Sink
 //! ```
 //!
+//! `--reverse` of one partition merges its slice forward in windows cut at
+//! the sstables' row-index blocks, from the last window to the first, and
+//! holds one window ([`MergeInputs::emit_lookup`]); a merged scan holds a
+//! partition while it is small and reads a larger one again by key that way.
+//!
 //! Sstables of different tables (key, clustering or column types differ,
 //! or another partitioner) are a usage error (exit 2) naming both files.
 

@@ -31,7 +31,9 @@
 //! `--merge`: the sstables read as one table ([`crate::merged`]): one
 //! output of the reconciled partitions. `--key` looks each key up in every
 //! sstable's partition index (as `read --merge` does); the other selections
-//! filter the merged stream; `--limit` counts printed partitions.
+//! filter the merged stream; `--limit` counts printed partitions. With
+//! `--reverse` a partition larger than a window is read again by key, in
+//! windows ([`crate::merged::MergeInputs::emit_scanned_reversed`]).
 //!
 //! `--token-range` takes `(START,END]` in the partitioner's token syntax
 //! (Murmur3: signed 64-bit; write `--token-range=-5,10` when START is

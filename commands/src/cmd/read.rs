@@ -71,7 +71,9 @@
 //! `--merge`: each key's partition reconciled across the sstables (see
 //! `run_merged` for the order and skipping of sstables); `--io-stats` then
 //! prints one entry per sstable (read, header only, or skipped and why) and
-//! a `total` one.
+//! a `total` one. With `--reverse` the slice is merged in windows, last
+//! first ([`crate::merged::MergeInputs::emit_lookup`]); the total says how
+//! many.
 //!
 //! BTI (`da`) sstables: the same lookups through Filter.db, Partitions.db
 //! and Rows.db ([`sstkit_format::bti::BtiIndex`]); row-index blocks are
