@@ -231,10 +231,13 @@ fn merge_reverse_in_windows_equals_the_held_slice() {
             }
         }
         // A partition larger than a window in a merged reversed dump is read
-        // again by key, in windows.
-        for output in ["text", "sstabledump"] {
+        // again by key, in windows; a key looked up is read in windows.
+        for (output, key) in [("text", None), ("sstabledump", None), ("text", Some("1"))] {
             let dump = |window: u64| {
                 let mut args = vec!["dump-data", "--merge", "--reverse", "-o", output];
+                if let Some(k) = key {
+                    args.extend(["-k", k]);
+                }
                 args.extend(dirs.iter().map(String::as_str));
                 let r = sstkit_window(window, &args);
                 assert_eq!(r.code, 0, "{version} dump {window}: {}", r.stderr);

@@ -521,15 +521,28 @@ impl MergeInputs {
         }
         drop(merger);
         start_partition(&start, &self.schema, t, shape, sink)?;
-        let n = self.emit_windows(idx, key, slice, t, shape, sink, visits)?;
+        // The sstables the slice needs, and which give only their header.
+        let chosen: Vec<(usize, bool)> = visits
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| match v {
+                Some(Visit::Read(_)) => Some((i, false)),
+                Some(Visit::HeaderOnly) => Some((i, true)),
+                _ => None,
+            })
+            .collect();
+        let n = self.emit_windows(idx, key, slice, &chosen, t, shape, sink, Some(visits))?;
         sink.partition_end(t)?;
         Ok(Some(n))
     }
 
-    /// A partition of a merged scan (already started by `merger`),
-    /// reversed: held while it is smaller than a window, else read again
-    /// by key, window by window ([`MergeInputs::emit_lookup`]), through
-    /// `idx` (opened on first use). True when the sink printed it.
+    /// A partition of a merged scan (already started by `merger`, a merger
+    /// of [`MergeInputs::scan_sources`]), reversed: held while it is smaller
+    /// than a window, else read again by key, window by window (as
+    /// [`MergeInputs::emit_lookup`] does, from the sstables the scan found
+    /// it in: none is skipped, so rows keep the positions the scan gives
+    /// them), through `idx` (opened on first use). True when the sink
+    /// printed it.
     pub fn emit_scanned_reversed<'s>(
         &'s self,
         idx: &mut Option<Indexes<'s>>,
@@ -541,13 +554,13 @@ impl MergeInputs {
     ) -> CmdResult<bool> {
         start_partition(&start, &self.schema, t, shape, sink)?;
         let slice = shape.slice.clone().unwrap_or_default();
+        let chosen: Vec<(usize, bool)> = start.sources.iter().map(|&i| (i, false)).collect();
         let mut spill = |key: &[u8], sink: &mut dyn Sink| -> CmdResult<()> {
             let idx = match idx {
                 Some(i) => i,
                 None => idx.insert(self.indexes()?),
             };
-            let (_, mut visits) = self.sources_of(idx, key, &slice, false)?;
-            self.emit_windows(idx, key, &slice, t, shape, sink, &mut visits)?;
+            self.emit_windows(idx, key, &slice, &chosen, t, shape, sink, None)?;
             Ok(())
         };
         emit_held_reversed(
@@ -563,38 +576,29 @@ impl MergeInputs {
 
     /// The rows and markers of `slice` of partition `key`, reversed, window
     /// by window (see [`MergeInputs::emit_lookup`]), from the sstables
-    /// `visits` names; the visits get the blocks read. Returns the windows
-    /// read.
+    /// `chosen` (sstable, gives only its header); `visits` gets the blocks
+    /// read. Returns the windows read.
     #[allow(clippy::too_many_arguments)]
     fn emit_windows(
         &self,
         idx: &mut Indexes<'_>,
         key: &[u8],
         slice: &Slice,
+        chosen: &[(usize, bool)],
         t: &Table<'_>,
         shape: &Shape,
         sink: &mut dyn Sink,
-        visits: &mut [Option<Visit>],
+        mut visits: Option<&mut [Option<Visit>]>,
     ) -> CmdResult<usize> {
         let schema = &self.schema;
         let cmp = schema.comparator();
-        // The sstables the slice needs, and which give only their header.
-        let chosen: Vec<(usize, bool)> = visits
-            .iter()
-            .enumerate()
-            .filter_map(|(i, v)| match v {
-                Some(Visit::Read(_)) => Some((i, false)),
-                Some(Visit::HeaderOnly) => Some((i, true)),
-                _ => None,
-            })
-            .collect();
         let mut rev = Reversed::new(shape.row_limit.unwrap_or(u64::MAX));
         let mut windows = Windows {
             cmp: schema.comparator(),
             budget: window_bytes().max(1),
             indexes: Vec::new(),
         };
-        for &(i, header_only) in &chosen {
+        for &(i, header_only) in chosen {
             if header_only {
                 continue;
             }
@@ -615,7 +619,7 @@ impl MergeInputs {
             // Each sstable's slice: from a block below the window (or the
             // slice start) to the window's end.
             let mut slices = Vec::with_capacity(chosen.len());
-            for &(i, _) in &chosen {
+            for &(i, _) in chosen {
                 let from = match &lower {
                     None => slice.start.clone(),
                     Some(_) => match windows.margin(i)? {
@@ -651,7 +655,7 @@ impl MergeInputs {
                 let map = schema.column_map(&self.headers[i]);
                 let src =
                     SliceSource::open(&self.ssts[i], &self.headers[i], h, s, header_only, map, i)?;
-                if !header_only {
+                if let (false, Some(visits)) = (header_only, visits.as_deref_mut()) {
                     let p = src.plan();
                     if let Some(v) = visits[i].as_mut() {
                         v.join((p.blocks > 0).then_some((p.block_range, p.blocks)));

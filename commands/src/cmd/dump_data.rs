@@ -217,7 +217,36 @@ pub(crate) fn drive_merged(
         return Ok(());
     }
     let mut emitted = 0u64;
-    // Reversed: the indexes a partition too large to hold is read through.
+    if let (Some(keys), true) = (&sel.keys, shape.reverse && !a.keys_only) {
+        // Reversed point lookups: each key's partition in windows.
+        let mut idx = inputs.indexes()?;
+        let all = sstkit_format::read::Slice::all();
+        let mut visits = Vec::new();
+        for key in keys {
+            if !sel.wants(t, key) {
+                continue;
+            }
+            if inputs
+                .emit_lookup(&mut idx, key, &all, t, shape, sink, &mut visits)?
+                .is_none()
+            {
+                crate::render::note_key_absent(
+                    &inputs.label(),
+                    &select::key_text(t, key),
+                    sstkit_format::read::Absence::Index,
+                );
+                continue;
+            }
+            if sink.last_partition_written() {
+                emitted += 1;
+                if emitted >= limit {
+                    break;
+                }
+            }
+        }
+        return Ok(());
+    }
+    // Reversed scan: the indexes a partition too large to hold is read through.
     let mut rev_idx = None;
     // One merged partition to the sink: true once `--limit` partitions are printed.
     let mut emit = |merger: &mut sstkit_format::merge::Merger<'_>,
