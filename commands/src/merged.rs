@@ -486,7 +486,7 @@ impl MergeInputs {
     /// done with each sstable, also when the read fails.
     ///
     /// Reversed, the slice is merged forward in windows cut at row-index
-    /// blocks ([`Windows`]), from the last window to the first, and only
+    /// blocks, from the last window to the first, and only
     /// one window is held. Each sstable's source of a window starts a
     /// block below it, so a range tombstone bound at the window's lower
     /// edge is merged from the stored bounds as a whole-slice read merges
