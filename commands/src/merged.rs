@@ -369,14 +369,19 @@ impl Visit {
 struct Windows<'s> {
     cmp: ClusteringComparator,
     budget: u64,
-    /// Per sstable with a row index: its number, the sstable, the row
-    /// index, and how many of its blocks start below the current edge.
-    indexes: Vec<(
-        usize,
-        &'s Sstable,
-        Box<dyn sstkit_format::read::RowIndex>,
-        usize,
-    )>,
+    /// The sstables with a row index (pre-3.0 ones, whose index names
+    /// cells, set no edge).
+    indexes: Vec<WindowIndex<'s>>,
+}
+
+/// One sstable's row index in [`Windows`].
+struct WindowIndex<'s> {
+    /// The sstable's number in the merge.
+    number: usize,
+    sst: &'s Sstable,
+    ri: Box<dyn sstkit_format::read::RowIndex>,
+    /// How many of its blocks start below the current edge.
+    below: usize,
 }
 
 impl Windows<'_> {
@@ -387,11 +392,11 @@ impl Windows<'_> {
         below: usize,
         edge: &sstkit_format::clustering::ClusteringPrefix<'_>,
     ) -> CmdResult<usize> {
-        let (_, sst, ri, _) = &mut self.indexes[k];
+        let x = &mut self.indexes[k];
         let (mut lo, mut hi) = (0, below);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            let b = ri.block(sst, mid)?;
+            let b = x.ri.block(x.sst, mid)?;
             if self.cmp.compare(&b.first.as_prefix(), edge).is_lt() {
                 lo = mid + 1;
             } else {
@@ -404,12 +409,12 @@ impl Windows<'_> {
     /// Move every index to `edge` (`None`: the partition end).
     fn move_to(&mut self, edge: Option<&OwnedClustering>) -> CmdResult<()> {
         for k in 0..self.indexes.len() {
-            let n = self.indexes[k].3;
+            let n = self.indexes[k].below;
             let n = match edge {
                 Some(e) => self.count_before(k, n, &e.as_prefix())?,
                 None => n,
             };
-            self.indexes[k].3 = n;
+            self.indexes[k].below = n;
         }
         Ok(())
     }
@@ -421,8 +426,9 @@ impl Windows<'_> {
         start: Option<&sstkit_format::clustering::ClusteringPrefix<'_>>,
     ) -> CmdResult<Option<OwnedClustering>> {
         let mut lower: Option<OwnedClustering> = None;
-        for (_, sst, ri, below) in &mut self.indexes {
-            let Some(mut k) = below.checked_sub(1) else {
+        for x in &mut self.indexes {
+            let (sst, ri) = (x.sst, &mut x.ri);
+            let Some(mut k) = x.below.checked_sub(1) else {
                 continue;
             };
             let mut bytes = ri.block_walk(sst, k)?.width;
@@ -458,14 +464,13 @@ impl Windows<'_> {
     /// the edge, so that a range tombstone bound at the edge is read as it
     /// is stored (`None`: no such block).
     fn margin(&mut self, i: usize) -> CmdResult<Option<OwnedClustering>> {
-        let Some(k) = self.indexes.iter().position(|x| x.0 == i) else {
+        let Some(x) = self.indexes.iter_mut().find(|x| x.number == i) else {
             return Ok(None);
         };
-        let (_, sst, ri, below) = &mut self.indexes[k];
-        let Some(b) = below.checked_sub(1) else {
+        let Some(b) = x.below.checked_sub(1) else {
             return Ok(None);
         };
-        let first = ri.block(sst, b)?;
+        let first = x.ri.block(x.sst, b)?;
         Ok(Some(OwnedClustering {
             kind: BoundKind::InclStartBound,
             values: first.first.values.clone(),
@@ -599,12 +604,17 @@ impl MergeInputs {
             indexes: Vec::new(),
         };
         for &(i, header_only) in chosen {
-            if header_only {
+            let sst = &self.ssts[i];
+            if header_only || sst.features().legacy_cells {
                 continue;
             }
             if let Some(ri) = idx.indexes[i].find(key)?.and_then(|h| h.row_index) {
-                let n = ri.block_count();
-                windows.indexes.push((i, &self.ssts[i], ri, n));
+                windows.indexes.push(WindowIndex {
+                    number: i,
+                    sst,
+                    below: ri.block_count(),
+                    ri,
+                });
             }
         }
         let start = slice.start_prefix();
@@ -645,12 +655,13 @@ impl MergeInputs {
             let mut sources = Vec::with_capacity(chosen.len());
             for (&(i, header_only), s) in chosen.iter().zip(&slices) {
                 let Some(h) = idx.indexes[i].find(key)? else {
-                    return Err(CmdError::from(sstkit_format::error::Error::new(
+                    let e = sstkit_format::error::Error::new(
                         sstkit_format::error::ErrorKind::BadValue(
-                            "the partition left the index during the read".into(),
+                            "the partition is no longer in the index".into(),
                         ),
-                        "reversed merge",
-                    )));
+                        "reversed merge window",
+                    );
+                    return Err(e.in_file(&self.ssts[i].data_path()).into());
                 };
                 let map = schema.column_map(&self.headers[i]);
                 let src =
