@@ -339,3 +339,61 @@ fn merge_fixtures_reversed_in_windows_equal_the_held_partitions() {
     }
     assert!(compared > 0 || !fixtures().join("nb_merge_range_1").is_dir());
 }
+
+/// A pre-3.0 sstable (ka, read with `--schema`, its index naming cells) in a
+/// reversed merge with mc and me sstables of the same 13,520-row partition
+/// (Scylla's `large_partition`): the mc and me row indexes cut the windows,
+/// the ka partition is read whole in each, and the output is the held one.
+#[test]
+fn merge_reverse_with_a_legacy_sstable_equals_the_held_slice() {
+    let Some(c) = crate::util::corpus() else {
+        return;
+    };
+    let dir = c.join("scylladb/large_partition");
+    if !dir.is_dir() {
+        eprintln!("skipping: scylladb/large_partition is absent");
+        return;
+    }
+    let scratch = crate::util::scratch_dir("merge-reverse", "legacy");
+    let cql = crate::util::schema_file(
+        &scratch,
+        "wide",
+        "CREATE TABLE try1.data (t1 text, t2 text, t3 text, PRIMARY KEY (t1, t2));",
+    );
+    let files: Vec<String> = [
+        "try1-data-ka-3-Data.db",
+        "mc-3-big-Data.db",
+        "me-3-big-Data.db",
+    ]
+    .iter()
+    .map(|f| dir.join(f).display().to_string())
+    .collect();
+    for slice in [&[][..], &["--from", "13aB", "--to", "15aA"][..]] {
+        let read = |window: u64| {
+            let mut args = vec![
+                "read",
+                "--merge",
+                "--reverse",
+                "--io-stats=json",
+                "-o",
+                "text",
+                "-k",
+                "v1",
+                "--schema",
+                cql.to_str().unwrap(),
+            ];
+            args.extend(slice);
+            args.extend(files.iter().map(String::as_str));
+            let r = sstkit_window(window, &args);
+            assert_eq!(r.code, 0, "{slice:?} {window}: {}", r.stderr);
+            r
+        };
+        let held = read(0);
+        let got = read(4096);
+        if slice.is_empty() {
+            assert!(windows_of(&got.stderr) > 1, "{}", got.stderr);
+        }
+        same(&got.stdout, &held.stdout, &format!("{slice:?}"));
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+}
