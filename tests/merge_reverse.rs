@@ -304,10 +304,13 @@ fn merge_reverse_of_one_sstable_equals_read_reverse() {
 }
 
 /// Every merge fixture table (sstables a Cassandra 5.0 node wrote, with
-/// overwrites, partition, range, row and collection deletions), dumped
-/// merged and reversed: a partition read again by key, in windows, prints
-/// what the held partition prints. (The rows against what the node
-/// returned, reversed: `merge::dump_data_merge_equals_select`.)
+/// overwrites, partition, range, row and collection deletions, static
+/// rows), dumped merged and reversed: a partition read again by key, in
+/// windows, prints what the held partition prints; and each key read merged
+/// and reversed in windows prints what the held read prints, from the same
+/// sstables (filter, clustering range and partition deletion skips). (The
+/// rows against what the node returned, reversed:
+/// `merge::dump_data_merge_equals_select` and `merge::read_merge_equals_select`.)
 #[test]
 fn merge_fixtures_reversed_in_windows_equal_the_held_partitions() {
     let mut compared = 0;
@@ -334,6 +337,34 @@ fn merge_fixtures_reversed_in_windows_equal_the_held_partitions() {
                 assert!(!held.is_empty(), "{run}_{table} {output}");
                 same(&dump(1), &held, &format!("{run}_{table} {output}"));
                 compared += 1;
+            }
+            // Each key read merged and reversed: the same output, and the
+            // same sstables read, given only their header or skipped.
+            let mut args = vec!["dump-data", "--merge", "--keys-only", "-o", "text"];
+            args.extend(dirs.iter().map(String::as_str));
+            let keys = crate::util::sstkit(&args).stdout;
+            for key in keys.lines() {
+                let read = |window: u64| {
+                    let mut args = vec!["read", "--merge", "--reverse", "--io-stats=json"];
+                    args.extend(["-o", "text", "-k", key]);
+                    args.extend(dirs.iter().map(String::as_str));
+                    let r = sstkit_window(window, &args);
+                    assert_eq!(r.code, 0, "{run}_{table} {key} {window}: {}", r.stderr);
+                    let visits: Vec<String> = r
+                        .stderr
+                        .lines()
+                        .filter(|l| l.starts_with('{'))
+                        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+                        .filter(|v| v["sstable"] != "total")
+                        .map(|v| v["result"].to_string())
+                        .collect();
+                    (r.stdout, visits)
+                };
+                let (held, held_visits) = read(0);
+                let (got, visits) = read(1);
+                same(&got, &held, &format!("{run}_{table} -k {key}"));
+                assert_eq!(visits, held_visits, "{run}_{table} -k {key}");
+                assert_eq!(visits.len(), dirs.len());
             }
         }
     }

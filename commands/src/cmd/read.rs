@@ -269,7 +269,8 @@ fn run_merged(a: &LookupPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
             "total",
             &total,
             json!({"operation": "read", "key": k.label(), "result": match windows {
-                       Some(n) if n > 0 => format!("merged, reversed in {n} windows"),
+                       Some(1) => "merged, reversed in 1 window".into(),
+                       Some(n) if n > 1 => format!("merged, reversed in {n} windows"),
                        _ => "merged".into(),
                    },
                    "micros": t.elapsed().as_micros() as u64}),
