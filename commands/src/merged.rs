@@ -493,22 +493,28 @@ pub fn emit_partition(
     let mut last_row: Option<OwnedClustering> = None;
     let clipping = shape.slice.is_some();
     // Rows one sstable alone has go to the sink as they are stored, unless
-    // they are clipped or held for reversing.
-    let pass = !clipping && !shape.reverse;
-    while let Some(m) = merger.next_merged(pass)? {
-        let u = match m {
-            Merged::Unit(u) => u,
-            Merged::Passed(i) => {
-                if rows >= limit {
-                    break;
-                }
-                rows += 1;
-                let row = merger.passed_row(i)?;
+    // they are clipped or held for reversing (the merger renders them
+    // through `out`, so each is counted here after it is written).
+    let pass = !clipping && !shape.reverse && limit > 0;
+    loop {
+        let next = if pass {
+            let mut out = |row: sstkit_format::data::LazyRow<'_>| -> CmdResult<()> {
                 match &shape.columns {
                     Some(c) => sink.row(t, &filter_columns(row.into_decoded()?, c))?,
                     None if sink.takes_lazy_rows() => sink.lazy_row(t, row)?,
                     None => sink.row(t, &row.into_decoded()?)?,
                 }
+                Ok(())
+            };
+            merger.next_merged_with(&mut out)?
+        } else {
+            merger.next_merged(false)?
+        };
+        let Some(m) = next else { break };
+        let u = match m {
+            Merged::Unit(u) => u,
+            Merged::Passed(_) => {
+                rows += 1;
                 if rows >= limit {
                     break;
                 }

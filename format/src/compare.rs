@@ -314,6 +314,13 @@ fn signed_bytes_order(x: u64) -> i64 {
 /// shifted to the top of an `i64`; values of one length order as the numbers.
 #[inline]
 fn signed_be(x: &[u8]) -> i64 {
+    // The common widths without a variable-length copy (a call to memcpy).
+    if let Ok(b) = <[u8; 4]>::try_from(x) {
+        return i64::from(i32::from_be_bytes(b)) << 32;
+    }
+    if let Ok(b) = <[u8; 8]>::try_from(x) {
+        return i64::from_be_bytes(b);
+    }
     let mut b = [0u8; 8];
     b[..x.len()].copy_from_slice(x);
     i64::from_be_bytes(b)

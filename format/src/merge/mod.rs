@@ -274,10 +274,28 @@ pub enum Merged {
     Passed(usize),
 }
 
+/// What [`UnitSource::next_row`] read.
+#[derive(Debug)]
+pub enum Step<'a> {
+    /// A clustered row, its head decoded, as stored (sources that hold
+    /// rows); if it is not output at once, it is the held row of
+    /// [`UnitSource::materialize`] and [`UnitSource::held_row`].
+    Row(LazyRow<'a>),
+    /// Anything else, as [`UnitSource::next_unit`] gives it.
+    Unit(Option<Unit>),
+}
+
 /// A stream of [`Unit`]s: one sstable's partitions, in Data.db order.
 pub trait UnitSource {
     /// The next unit; `None` at the end.
     fn next_unit(&mut self) -> Result<Option<Unit>>;
+
+    /// [`UnitSource::next_unit`], but a clustered row of a source that holds
+    /// rows comes with its head decoded, so that a row no other source has
+    /// is decoded once.
+    fn next_row(&mut self) -> Result<Step<'_>> {
+        self.next_unit().map(Step::Unit)
+    }
 
     /// The owned row of the [`Unit::Held`] this source handed out last.
     fn materialize(&mut self, _held: HeldRow) -> Result<MRow> {
@@ -557,6 +575,9 @@ pub struct ScanSource<'s> {
     hold: bool,
     /// Buffers of held rows given back, for the next ones.
     spare_prefixes: Vec<OwnedPrefix>,
+    /// Allocations of the last fragment [`UnitSource::next_row`] turned
+    /// into a unit, recycled by the next call (the reader is still lent then).
+    pending_spare: Option<Spare>,
     done: bool,
 }
 
@@ -579,6 +600,7 @@ impl<'s> ScanSource<'s> {
             index,
             hold,
             spare_prefixes: Vec::new(),
+            pending_spare: None,
             done: false,
         }
     }
@@ -664,9 +686,39 @@ impl UnitSource for ScanSource<'_> {
         }
     }
 
+    fn next_row(&mut self) -> Result<Step<'_>> {
+        if !self.hold {
+            return self.next_unit().map(Step::Unit);
+        }
+        if self.done {
+            return Ok(Step::Unit(None));
+        }
+        if let Some(s) = self.pending_spare.take() {
+            self.reader.recycle(s);
+        }
+        match self.reader.next_lazy()? {
+            None => {
+                self.done = true;
+                Ok(Step::Unit(None))
+            }
+            Some(Fragment::Row(r)) => Ok(Step::Row(r)),
+            Some(f) => {
+                let f = f.into_decoded()?;
+                let u = unit_of(&f, &self.map, self.index);
+                let mut spare = Spare::default();
+                spare.keep(f);
+                self.pending_spare = Some(spare);
+                Ok(Step::Unit(Some(u)))
+            }
+        }
+    }
+
     fn next_unit(&mut self) -> Result<Option<Unit>> {
         if self.done {
             return Ok(None);
+        }
+        if let Some(s) = self.pending_spare.take() {
+            self.reader.recycle(s);
         }
         let Some(mut u) = self.read_unit()? else {
             self.done = true;
@@ -710,6 +762,8 @@ pub struct Merger<'a> {
     /// Active sources whose head was taken: refilled and queued by the next
     /// [`Merger::next_merged`].
     stale: Vec<usize>,
+    /// The head of `queue[0]` is known to sort strictly before the others.
+    front_unique: bool,
     partition_deletion: DeletionTime,
     /// Per source: the range deletion open in it.
     open: Vec<DeletionTime>,
@@ -772,6 +826,7 @@ impl<'a> Merger<'a> {
             active: Vec::new(),
             queue: Vec::with_capacity(n),
             stale: Vec::with_capacity(n),
+            front_unique: false,
             partition_deletion: DeletionTime::LIVE,
             open: vec![DeletionTime::LIVE; n],
             merged_open: DeletionTime::LIVE,
@@ -948,6 +1003,7 @@ impl<'a> Merger<'a> {
             None => header_end.unwrap_or_default(),
         };
         self.queue.clear();
+        self.front_unique = false;
         self.stale.clear();
         self.stale.extend_from_slice(&self.active);
         Ok(Some(MergedStart {
@@ -990,6 +1046,14 @@ impl<'a> Merger<'a> {
                         ))
                     }
                     Some(u) => {
+                        // Most often the source that moved is still first:
+                        // one compare then, and none for the group below.
+                        let first = self.queue.first().and_then(|&q| self.heads[q].as_ref());
+                        if first.is_none_or(|h| self.compare(u, h).is_lt()) {
+                            self.queue.insert(0, i);
+                            self.front_unique = true;
+                            continue;
+                        }
                         let at = self
                             .queue
                             .partition_point(|&q| match self.heads[q].as_ref() {
@@ -997,6 +1061,7 @@ impl<'a> Merger<'a> {
                                 None => true,
                             });
                         self.queue.insert(at, i);
+                        self.front_unique = false;
                     }
                 }
             }
@@ -1011,12 +1076,13 @@ impl<'a> Merger<'a> {
             }
             // The smallest head, and every head equal to it.
             let m = self.queue.remove(0);
+            let unique = std::mem::replace(&mut self.front_unique, false);
             self.stale.push(m);
             let Some(head) = self.take(m) else {
                 continue;
             };
             let mut group = Vec::new();
-            while let Some(&i) = self.queue.first() {
+            while let Some(&i) = self.queue.first().filter(|_| !unique) {
                 let eq = self.heads[i]
                     .as_ref()
                     .is_some_and(|a| self.compare(a, &head).is_eq());
@@ -1079,6 +1145,47 @@ impl<'a> Merger<'a> {
             if let Some(u) = out {
                 return Ok(Some(Merged::Unit(u)));
             }
+        }
+    }
+
+    /// [`Merger::next_merged`] with `pass`, a row that only one source has,
+    /// under no deletion, given to `out` as stored before
+    /// [`Merged::Passed`] is returned. When the previous result left only
+    /// one source to read and its next row sorts before every other
+    /// source's head, that row is decoded once and handed over at once.
+    pub fn next_merged_with<E: From<Error>>(
+        &mut self,
+        out: &mut impl FnMut(LazyRow<'_>) -> std::result::Result<(), E>,
+    ) -> std::result::Result<Option<Merged>, E> {
+        if let [m] = self.stale[..] {
+            if self.heads[m].is_none()
+                && self.explain.is_none()
+                && self.active_deletion().is_live()
+            {
+                match self.sources[m].next_row()? {
+                    Step::Row(r) => {
+                        let marked = r.liveness.is_some() || r.deletion.is_some();
+                        let first = self.queue.first().and_then(|&q| self.heads[q].as_ref());
+                        let below = first
+                            .and_then(Key::of)
+                            .is_none_or(|k| self.cmp.compare_any(&r.clustering, &k).is_lt());
+                        if marked && below {
+                            out(r)?;
+                            return Ok(Some(Merged::Passed(m)));
+                        }
+                        let clustering = OwnedPrefix::of(&r.clustering);
+                        self.heads[m] = Some(Unit::Held(HeldRow { clustering, marked }));
+                    }
+                    Step::Unit(u) => self.heads[m] = u,
+                }
+            }
+        }
+        match self.next_merged(true)? {
+            Some(Merged::Passed(m)) => {
+                out(self.passed_row(m)?)?;
+                Ok(Some(Merged::Passed(m)))
+            }
+            other => Ok(other),
         }
     }
 
