@@ -24,8 +24,8 @@ use sstkit_format::component::Component;
 use sstkit_format::data::{ColumnData, MarkerDeletion, Row, ScanReader};
 use sstkit_format::deletion::DeletionTime;
 use sstkit_format::merge::{
-    MMarker, MRow, Merged, MergedSchema, MergedStart, Merger, ScanSource, SliceSource, Unit,
-    UnitSource,
+    MMarker, MRow, Merged, MergedSchema, MergedStart, Merger, RowOut, ScanSource, SliceSource,
+    Unit, UnitSource,
 };
 use sstkit_format::read::{OwnedClustering, Slice};
 use sstkit_format::statistics::{SerializationHeader, Statistics};
@@ -498,11 +498,15 @@ pub fn emit_partition(
     let pass = !clipping && !shape.reverse && limit > 0;
     loop {
         let next = if pass {
-            let mut out = |row: sstkit_format::data::LazyRow<'_>| -> CmdResult<()> {
-                match &shape.columns {
-                    Some(c) => sink.row(t, &filter_columns(row.into_decoded()?, c))?,
-                    None if sink.takes_lazy_rows() => sink.lazy_row(t, row)?,
-                    None => sink.row(t, &row.into_decoded()?)?,
+            let mut out = |row: RowOut<'_, '_>| -> CmdResult<()> {
+                match (row, &shape.columns) {
+                    (RowOut::Stored(r), Some(c)) => {
+                        sink.row(t, &filter_columns(r.into_decoded()?, c))?
+                    }
+                    (RowOut::Stored(r), None) if sink.takes_lazy_rows() => sink.lazy_row(t, r)?,
+                    (RowOut::Stored(r), None) => sink.row(t, &r.into_decoded()?)?,
+                    (RowOut::Merged(r), Some(c)) => sink.row(t, &filter_columns(r.clone(), c))?,
+                    (RowOut::Merged(r), None) => sink.row(t, r)?,
                 }
                 Ok(())
             };
