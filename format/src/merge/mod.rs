@@ -1243,9 +1243,7 @@ impl<'a> Merger<'a> {
         out: &mut impl FnMut(RowOut<'_, '_>) -> std::result::Result<(), E>,
     ) -> std::result::Result<Option<Merged>, E> {
         if let [m] = self.stale[..] {
-            if self.heads[m].is_none()
-                && self.explain.is_none()
-                && self.active_deletion().is_live()
+            if self.heads[m].is_none() && self.explain.is_none() && self.active_deletion().is_live()
             {
                 match self.sources[m].next_row()? {
                     Step::Row(r) => {
