@@ -499,14 +499,16 @@ pub fn emit_partition(
     loop {
         let next = if pass {
             let mut out = |row: RowOut<'_, '_>| -> CmdResult<()> {
-                match (row, &shape.columns) {
-                    (RowOut::Stored(r), Some(c)) => {
-                        sink.row(t, &filter_columns(r.into_decoded()?, c))?
-                    }
-                    (RowOut::Stored(r), None) if sink.takes_lazy_rows() => sink.lazy_row(t, r)?,
-                    (RowOut::Stored(r), None) => sink.row(t, &r.into_decoded()?)?,
-                    (RowOut::Merged(r), Some(c)) => sink.row(t, &filter_columns(r.clone(), c))?,
-                    (RowOut::Merged(r), None) => sink.row(t, r)?,
+                match row {
+                    RowOut::Stored(r) => match &shape.columns {
+                        Some(c) => sink.row(t, &filter_columns(r.into_decoded()?, c))?,
+                        None if sink.takes_lazy_rows() => sink.lazy_row(t, r)?,
+                        None => sink.row(t, &r.into_decoded()?)?,
+                    },
+                    RowOut::Merged(r) => match &shape.columns {
+                        Some(c) => sink.row(t, &filter_columns(r.clone(), c))?,
+                        None => sink.row(t, r)?,
+                    },
                 }
                 Ok(())
             };

@@ -1245,8 +1245,9 @@ impl<'a> Merger<'a> {
         if let [m] = self.stale[..] {
             if self.heads[m].is_none() && self.explain.is_none() && self.active_deletion().is_live()
             {
-                match self.sources[m].next_row()? {
-                    Step::Row(r) => {
+                match self.sources[m].next_row() {
+                    Err(e) => return Err(e.into()),
+                    Ok(Step::Row(r)) => {
                         let marked = r.liveness.is_some() || r.deletion.is_some();
                         let first = self.queue.first().and_then(|&q| self.heads[q].as_ref());
                         let below = first
@@ -1259,7 +1260,7 @@ impl<'a> Merger<'a> {
                         let clustering = OwnedPrefix::of(&r.clustering);
                         self.heads[m] = Some(Unit::Held(HeldRow { clustering, marked }));
                     }
-                    Step::Unit(u) => self.heads[m] = u,
+                    Ok(Step::Unit(u)) => self.heads[m] = u,
                 }
             }
         }
