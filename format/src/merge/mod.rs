@@ -694,9 +694,13 @@ impl UnitSource for ScanSource<'_> {
     }
 
     fn held_row(&self) -> Result<LazyRow<'_>> {
-        self.reader
-            .last_row()?
-            .ok_or_else(|| Merger::unexpected("the held row is no longer in its reader"))
+        match self.reader.last_row() {
+            Ok(Some(r)) => Ok(r),
+            Ok(None) => Err(Merger::unexpected(
+                "the held row is no longer in its reader",
+            )),
+            Err(e) => Err(e),
+        }
     }
 
     fn recycle_spare(&mut self, spare: Spare) {
@@ -720,13 +724,15 @@ impl UnitSource for ScanSource<'_> {
         if let Some(s) = self.pending_spare.take() {
             self.reader.recycle(s);
         }
-        match self.reader.next_lazy()? {
-            None => {
+        // Matched in place: the row is not moved out of a `Result` first.
+        match self.reader.next_lazy() {
+            Err(e) => Err(e),
+            Ok(None) => {
                 self.done = true;
                 Ok(Step::Unit(None))
             }
-            Some(Fragment::Row(r)) => Ok(Step::Row(r)),
-            Some(f) => {
+            Ok(Some(Fragment::Row(r))) => Ok(Step::Row(r)),
+            Ok(Some(f)) => {
                 let f = f.into_decoded()?;
                 let u = unit_of(&f, &self.map, self.index);
                 let mut spare = Spare::default();
