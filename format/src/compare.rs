@@ -196,7 +196,9 @@ impl ClusteringComparator {
         let all_ints = types.iter().all(|t| {
             matches!(
                 t,
-                CqlType::Native(Native::Int | Native::Bigint | Native::Smallint | Native::Timestamp)
+                CqlType::Native(
+                    Native::Int | Native::Bigint | Native::Smallint | Native::Timestamp
+                )
             )
         });
         ClusteringComparator { types, all_ints }

@@ -275,6 +275,8 @@ pub enum Merged {
 }
 
 /// What [`UnitSource::next_row`] read.
+// Matched where it is made, never stored: boxing the row would allocate per row.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Step<'a> {
     /// A clustered row, its head decoded, as stored (sources that hold
@@ -286,6 +288,8 @@ pub enum Step<'a> {
 }
 
 /// A row [`Merger::next_merged_with`] hands over.
+// Matched where it is made, never stored: boxing the row would allocate per row.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum RowOut<'r, 'a> {
     /// A row only one source has, as stored (its columns not decoded yet).
