@@ -805,6 +805,8 @@ pub struct Merger<'a> {
     versions: Vec<usize>,
     /// (column, version, cell) of the versions being reconciled.
     cells_buf: Vec<(usize, usize, usize)>,
+    /// Clustering buffers for the rows [`Merger::next_merged_with`] holds.
+    keys: Vec<OwnedPrefix>,
     partition_deletion: DeletionTime,
     /// Per source: the range deletion open in it.
     open: Vec<DeletionTime>,
@@ -876,6 +878,7 @@ impl<'a> Merger<'a> {
                 .all(|c| !c.complex && !c.counter),
             versions: Vec::with_capacity(n),
             cells_buf: Vec::new(),
+            keys: Vec::new(),
             partition_deletion: DeletionTime::LIVE,
             open: vec![DeletionTime::LIVE; n],
             merged_open: DeletionTime::LIVE,
@@ -1164,7 +1167,7 @@ impl<'a> Merger<'a> {
                 if let (true, Unit::Held(h)) = (group.is_empty(), &head) {
                     if pass && h.marked && active.is_live() {
                         if let Unit::Held(h) = head {
-                            self.sources[m].recycle(h);
+                            self.recycle_held(m, h);
                         }
                         return Ok(Some(Outcome::Merged(Merged::Passed(m))));
                     }
@@ -1172,7 +1175,7 @@ impl<'a> Merger<'a> {
                 self.versions.clear();
                 for (i, u) in std::iter::once((m, head)).chain(group) {
                     if let Unit::Held(h) = u {
-                        self.sources[i].recycle(h);
+                        self.recycle_held(i, h);
                         self.versions.push(i);
                     }
                 }
@@ -1193,7 +1196,7 @@ impl<'a> Merger<'a> {
                 let active = self.active_deletion();
                 match head {
                     Unit::Held(h) if pass && h.marked && active.is_live() => {
-                        self.sources[m].recycle(h);
+                        self.recycle_held(m, h);
                         return Ok(Some(Outcome::Merged(Merged::Passed(m))));
                     }
                     Unit::Held(h) => {
@@ -1255,9 +1258,10 @@ impl<'a> Merger<'a> {
         if let [m] = self.stale[..] {
             if self.heads[m].is_none() && self.explain.is_none() && self.active_deletion().is_live()
             {
+                let mut spare = None;
                 match self.sources[m].next_row() {
                     Err(e) => return Err(e.into()),
-                    Ok(Step::Row(r)) => {
+                    Ok(Step::Row(mut r)) => {
                         let marked = r.liveness.is_some() || r.deletion.is_some();
                         let first = self.queue.first().and_then(|&q| self.heads[q].as_ref());
                         let below = first
@@ -1267,10 +1271,19 @@ impl<'a> Merger<'a> {
                             out(RowOut::Stored(r))?;
                             return Ok(Some(Merged::Passed(m)));
                         }
-                        let clustering = OwnedPrefix::of(&r.clustering);
+                        // Held: its clustering copied into a reused buffer, and
+                        // the decoded values' list given back to the reader.
+                        let mut clustering = self.keys.pop().unwrap_or_default();
+                        clustering.set(&r.clustering);
+                        let mut s = Spare::default();
+                        s.keep_values(std::mem::take(&mut r.clustering.values));
+                        spare = Some(s);
                         self.heads[m] = Some(Unit::Held(HeldRow { clustering, marked }));
                     }
                     Ok(Step::Unit(u)) => self.heads[m] = u,
+                }
+                if let Some(s) = spare {
+                    self.sources[m].recycle_spare(s);
                 }
             }
         }
@@ -1332,6 +1345,17 @@ impl<'a> Merger<'a> {
         match self.sources.get(source) {
             Some(s) => s.held_row(),
             None => Err(Self::unexpected("no such source")),
+        }
+    }
+
+    /// Take back held row `h` of source `i`: its clustering buffer goes to
+    /// the merger's own few (for the rows [`Merger::next_merged_with`]
+    /// holds), else back to the source.
+    fn recycle_held(&mut self, i: usize, h: HeldRow) {
+        if self.keys.len() < 2 {
+            self.keys.push(h.clustering);
+        } else {
+            self.sources[i].recycle(h);
         }
     }
 
