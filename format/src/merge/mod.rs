@@ -1098,37 +1098,7 @@ impl<'a> Merger<'a> {
             if self.active.is_empty() {
                 return Ok(None);
             }
-            // Queue the sources whose head was taken, in head order.
-            while let Some(i) = self.stale.pop() {
-                self.fill(i)?;
-                match self.heads[i].as_ref() {
-                    None => return Err(Self::unexpected("the data ends inside a partition")),
-                    Some(Unit::End) => {}
-                    Some(Unit::Start { .. }) | Some(Unit::Static(_)) => {
-                        return Err(Self::unexpected(
-                            "partition start or static row inside a partition",
-                        ))
-                    }
-                    Some(u) => {
-                        // Most often the source that moved is still first:
-                        // one compare then, and none for the group below.
-                        let first = self.queue.first().and_then(|&q| self.heads[q].as_ref());
-                        if first.is_none_or(|h| self.compare(u, h).is_lt()) {
-                            self.queue.insert(0, i);
-                            self.front_unique = true;
-                            continue;
-                        }
-                        let at = self
-                            .queue
-                            .partition_point(|&q| match self.heads[q].as_ref() {
-                                Some(h) => self.compare(h, u).is_le(),
-                                None => true,
-                            });
-                        self.queue.insert(at, i);
-                        self.front_unique = false;
-                    }
-                }
-            }
+            self.queue_stale(0)?;
             if self.queue.is_empty() {
                 // Every source is at the partition end.
                 for k in 0..self.active.len() {
@@ -1255,6 +1225,14 @@ impl<'a> Merger<'a> {
         &mut self,
         out: &mut impl FnMut(RowOut<'_, '_>) -> std::result::Result<(), E>,
     ) -> std::result::Result<Option<Merged>, E> {
+        if self.stale.len() > 1 && self.explain.is_none() && self.active_deletion().is_live() {
+            // Queue all sources but one (the lowest-numbered), whose next row
+            // may then be read whole and handed over at once.
+            if let Some(k) = (0..self.stale.len()).min_by_key(|&k| self.stale[k]) {
+                self.stale.swap(0, k);
+            }
+            self.queue_stale(1)?;
+        }
         if let [m] = self.stale[..] {
             if self.heads[m].is_none() && self.explain.is_none() && self.active_deletion().is_live()
             {
@@ -1346,6 +1324,45 @@ impl<'a> Merger<'a> {
             Some(s) => s.held_row(),
             None => Err(Self::unexpected("no such source")),
         }
+    }
+
+    /// Queue the sources whose head was taken, in head order, but for the
+    /// first `keep` of them.
+    fn queue_stale(&mut self, keep: usize) -> Result<()> {
+        while self.stale.len() > keep {
+            let Some(i) = self.stale.pop() else {
+                break;
+            };
+            self.fill(i)?;
+            match self.heads[i].as_ref() {
+                None => return Err(Self::unexpected("the data ends inside a partition")),
+                Some(Unit::End) => {}
+                Some(Unit::Start { .. }) | Some(Unit::Static(_)) => {
+                    return Err(Self::unexpected(
+                        "partition start or static row inside a partition",
+                    ))
+                }
+                Some(u) => {
+                    // Most often the source that moved is still first:
+                    // one compare then, and none for the group below.
+                    let first = self.queue.first().and_then(|&q| self.heads[q].as_ref());
+                    if first.is_none_or(|h| self.compare(u, h).is_lt()) {
+                        self.queue.insert(0, i);
+                        self.front_unique = true;
+                        continue;
+                    }
+                    let at = self
+                        .queue
+                        .partition_point(|&q| match self.heads[q].as_ref() {
+                            Some(h) => self.compare(h, u).is_le(),
+                            None => true,
+                        });
+                    self.queue.insert(at, i);
+                    self.front_unique = false;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Take back held row `h` of source `i`: its clustering buffer goes to
