@@ -29,8 +29,8 @@ use sstkit_format::component::Component;
 use sstkit_format::data::{ColumnData, MarkerDeletion, Row, ScanReader};
 use sstkit_format::deletion::DeletionTime;
 use sstkit_format::merge::{
-    MMarker, MRow, Merged, MergedSchema, MergedStart, Merger, ScanSource, SliceSource, Unit,
-    UnitSource,
+    MMarker, MRow, Merged, MergedSchema, MergedStart, Merger, RowOut, ScanSource, SliceSource,
+    Unit, UnitSource,
 };
 use sstkit_format::read::{OwnedClustering, Slice};
 use sstkit_format::statistics::{SerializationHeader, Statistics};
@@ -899,22 +899,34 @@ pub fn emit_partition(
     let mut last_row: Option<OwnedClustering> = None;
     let clipping = shape.slice.is_some();
     // Rows one sstable alone has go to the sink as they are stored, unless
-    // they are clipped.
-    let pass = !clipping;
-    while let Some(m) = merger.next_merged(pass)? {
+    // they are clipped (the merger renders them through `out`, so each is
+    // counted here after it is written).
+    let pass = !clipping && limit > 0;
+    loop {
+        let next = if pass {
+            let mut out = |row: RowOut<'_, '_>| -> CmdResult<()> {
+                match row {
+                    RowOut::Stored(r) => match &shape.columns {
+                        Some(c) => sink.row(t, &filter_columns(r.into_decoded()?, c))?,
+                        None if sink.takes_lazy_rows() => sink.lazy_row(t, r)?,
+                        None => sink.row(t, &r.into_decoded()?)?,
+                    },
+                    RowOut::Merged(r) => match &shape.columns {
+                        Some(c) => sink.row(t, &filter_columns(r.clone(), c))?,
+                        None => sink.row(t, r)?,
+                    },
+                }
+                Ok(())
+            };
+            merger.next_merged_with(&mut out)?
+        } else {
+            merger.next_merged(false)?
+        };
+        let Some(m) = next else { break };
         let u = match m {
             Merged::Unit(u) => u,
-            Merged::Passed(i) => {
-                if rows >= limit {
-                    break;
-                }
+            Merged::Passed(_) => {
                 rows += 1;
-                let row = merger.passed_row(i)?;
-                match &shape.columns {
-                    Some(c) => sink.row(t, &filter_columns(row.into_decoded()?, c))?,
-                    None if sink.takes_lazy_rows() => sink.lazy_row(t, row)?,
-                    None => sink.row(t, &row.into_decoded()?)?,
-                }
                 if rows >= limit {
                     break;
                 }

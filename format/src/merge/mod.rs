@@ -274,10 +274,49 @@ pub enum Merged {
     Passed(usize),
 }
 
+/// What [`UnitSource::next_row`] read.
+// Matched where it is made, never stored: boxing the row would allocate per row.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub enum Step<'a> {
+    /// A clustered row, its head decoded, as stored (sources that hold
+    /// rows); if it is not output at once, it is the held row of
+    /// [`UnitSource::materialize`] and [`UnitSource::held_row`].
+    Row(LazyRow<'a>),
+    /// Anything else, as [`UnitSource::next_unit`] gives it.
+    Unit(Option<Unit>),
+}
+
+/// A row [`Merger::next_merged_with`] hands over.
+// Matched where it is made, never stored: boxing the row would allocate per row.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub enum RowOut<'r, 'a> {
+    /// A row only one source has, as stored (its columns not decoded yet).
+    Stored(LazyRow<'a>),
+    /// Versions of a row reconciled on their borrowed cells.
+    Merged(&'r Row<'a>),
+}
+
+/// What [`Merger::merge_next`] found.
+enum Outcome {
+    Merged(Merged),
+    /// Versions of a row, all held in their sources (`Merger::versions`), to
+    /// be reconciled under this active deletion.
+    Versions(DeletionTime),
+}
+
 /// A stream of [`Unit`]s: one sstable's partitions, in Data.db order.
 pub trait UnitSource {
     /// The next unit; `None` at the end.
     fn next_unit(&mut self) -> Result<Option<Unit>>;
+
+    /// [`UnitSource::next_unit`], but a clustered row of a source that holds
+    /// rows comes with its head decoded, so that a row no other source has
+    /// is decoded once.
+    fn next_row(&mut self) -> Result<Step<'_>> {
+        self.next_unit().map(Step::Unit)
+    }
 
     /// The owned row of the [`Unit::Held`] this source handed out last.
     fn materialize(&mut self, _held: HeldRow) -> Result<MRow> {
@@ -298,6 +337,9 @@ pub trait UnitSource {
 
     /// Take back a [`Unit::Held`] that is done with (its buffers are reused).
     fn recycle(&mut self, _held: HeldRow) {}
+
+    /// Take back the allocations of a row decoded from [`UnitSource::held_row`].
+    fn recycle_spare(&mut self, _spare: Spare) {}
 
     /// Uncompressed Data.db bytes read so far and in all, for a progress bar
     /// (`(0, 0)` for sources that are not a Data.db scan).
@@ -557,6 +599,9 @@ pub struct ScanSource<'s> {
     hold: bool,
     /// Buffers of held rows given back, for the next ones.
     spare_prefixes: Vec<OwnedPrefix>,
+    /// Allocations of the last fragment [`UnitSource::next_row`] turned
+    /// into a unit, recycled by the next call (the reader is still lent then).
+    pending_spare: Option<Spare>,
     done: bool,
 }
 
@@ -579,6 +624,7 @@ impl<'s> ScanSource<'s> {
             index,
             hold,
             spare_prefixes: Vec::new(),
+            pending_spare: None,
             done: false,
         }
     }
@@ -652,9 +698,17 @@ impl UnitSource for ScanSource<'_> {
     }
 
     fn held_row(&self) -> Result<LazyRow<'_>> {
-        self.reader
-            .last_row()?
-            .ok_or_else(|| Merger::unexpected("the held row is no longer in its reader"))
+        match self.reader.last_row() {
+            Ok(Some(r)) => Ok(r),
+            Ok(None) => Err(Merger::unexpected(
+                "the held row is no longer in its reader",
+            )),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn recycle_spare(&mut self, spare: Spare) {
+        self.reader.recycle(spare);
     }
 
     fn recycle(&mut self, held: HeldRow) {
@@ -664,9 +718,41 @@ impl UnitSource for ScanSource<'_> {
         }
     }
 
+    fn next_row(&mut self) -> Result<Step<'_>> {
+        if !self.hold {
+            return self.next_unit().map(Step::Unit);
+        }
+        if self.done {
+            return Ok(Step::Unit(None));
+        }
+        if let Some(s) = self.pending_spare.take() {
+            self.reader.recycle(s);
+        }
+        // Matched in place: the row is not moved out of a `Result` first.
+        match self.reader.next_lazy() {
+            Err(e) => Err(e),
+            Ok(None) => {
+                self.done = true;
+                Ok(Step::Unit(None))
+            }
+            Ok(Some(Fragment::Row(r))) => Ok(Step::Row(r)),
+            Ok(Some(f)) => {
+                let f = f.into_decoded()?;
+                let u = unit_of(&f, &self.map, self.index);
+                let mut spare = Spare::default();
+                spare.keep(f);
+                self.pending_spare = Some(spare);
+                Ok(Step::Unit(Some(u)))
+            }
+        }
+    }
+
     fn next_unit(&mut self) -> Result<Option<Unit>> {
         if self.done {
             return Ok(None);
+        }
+        if let Some(s) = self.pending_spare.take() {
+            self.reader.recycle(s);
         }
         let Some(mut u) = self.read_unit()? else {
             self.done = true;
@@ -710,6 +796,17 @@ pub struct Merger<'a> {
     /// Active sources whose head was taken: refilled and queued by the next
     /// [`Merger::next_merged`].
     stale: Vec<usize>,
+    /// The head of `queue[0]` is known to sort strictly before the others.
+    front_unique: bool,
+    /// The regular columns have no collections and no counters: versions of
+    /// a row held in their sources can be reconciled on borrowed cells.
+    borrowable: bool,
+    /// The sources of the row versions [`Outcome::Versions`] left held.
+    versions: Vec<usize>,
+    /// (column, version, cell) of the versions being reconciled.
+    cells_buf: Vec<(usize, usize, usize)>,
+    /// Clustering buffers for the rows [`Merger::next_merged_with`] holds.
+    keys: Vec<OwnedPrefix>,
     partition_deletion: DeletionTime,
     /// Per source: the range deletion open in it.
     open: Vec<DeletionTime>,
@@ -772,6 +869,16 @@ impl<'a> Merger<'a> {
             active: Vec::new(),
             queue: Vec::with_capacity(n),
             stale: Vec::with_capacity(n),
+            front_unique: false,
+            borrowable: schema
+                .data
+                .regular_columns
+                .columns()
+                .iter()
+                .all(|c| !c.complex && !c.counter),
+            versions: Vec::with_capacity(n),
+            cells_buf: Vec::new(),
+            keys: Vec::new(),
             partition_deletion: DeletionTime::LIVE,
             open: vec![DeletionTime::LIVE; n],
             merged_open: DeletionTime::LIVE,
@@ -948,6 +1055,7 @@ impl<'a> Merger<'a> {
             None => header_end.unwrap_or_default(),
         };
         self.queue.clear();
+        self.front_unique = false;
         self.stale.clear();
         self.stale.extend_from_slice(&self.active);
         Ok(Some(MergedStart {
@@ -974,32 +1082,23 @@ impl<'a> Merger<'a> {
     /// [`Merger::passed_row`] before the next call. Its decoding is then
     /// the caller's, and it is not copied. Never when explaining.
     pub fn next_merged(&mut self, pass: bool) -> Result<Option<Merged>> {
+        Ok(match self.merge_next(pass, false)? {
+            None => None,
+            Some(Outcome::Merged(m)) => Some(m),
+            Some(Outcome::Versions(_)) => return Err(Self::unexpected("versions not asked for")),
+        })
+    }
+
+    /// [`Merger::next_merged`]; with `borrow`, the versions of a row that
+    /// are all held in their sources are left there (in `versions`) for
+    /// [`Merger::reconcile_borrowed`].
+    fn merge_next(&mut self, pass: bool, borrow: bool) -> Result<Option<Outcome>> {
+        let borrow = borrow && self.borrowable && self.explain.is_none();
         loop {
             if self.active.is_empty() {
                 return Ok(None);
             }
-            // Queue the sources whose head was taken, in head order.
-            while let Some(i) = self.stale.pop() {
-                self.fill(i)?;
-                match self.heads[i].as_ref() {
-                    None => return Err(Self::unexpected("the data ends inside a partition")),
-                    Some(Unit::End) => {}
-                    Some(Unit::Start { .. }) | Some(Unit::Static(_)) => {
-                        return Err(Self::unexpected(
-                            "partition start or static row inside a partition",
-                        ))
-                    }
-                    Some(u) => {
-                        let at = self
-                            .queue
-                            .partition_point(|&q| match self.heads[q].as_ref() {
-                                Some(h) => self.compare(h, u).is_le(),
-                                None => true,
-                            });
-                        self.queue.insert(at, i);
-                    }
-                }
-            }
+            self.queue_stale(0)?;
             if self.queue.is_empty() {
                 // Every source is at the partition end.
                 for k in 0..self.active.len() {
@@ -1011,12 +1110,13 @@ impl<'a> Merger<'a> {
             }
             // The smallest head, and every head equal to it.
             let m = self.queue.remove(0);
+            let unique = std::mem::replace(&mut self.front_unique, false);
             self.stale.push(m);
             let Some(head) = self.take(m) else {
                 continue;
             };
             let mut group = Vec::new();
-            while let Some(&i) = self.queue.first() {
+            while let Some(&i) = self.queue.first().filter(|_| !unique) {
                 let eq = self.heads[i]
                     .as_ref()
                     .is_some_and(|a| self.compare(a, &head).is_eq());
@@ -1026,8 +1126,39 @@ impl<'a> Merger<'a> {
                 self.queue.remove(0);
                 self.stale.push(i);
                 if let Some(u) = self.take(i) {
-                    let u = self.own(i, u)?;
+                    let u = if borrow { u } else { self.own(i, u)? };
                     group.push((i, u));
+                }
+            }
+            let all_held = matches!(head, Unit::Held(_))
+                && group.iter().all(|(_, u)| matches!(u, Unit::Held(_)));
+            if borrow && all_held {
+                let active = self.active_deletion();
+                if let (true, Unit::Held(h)) = (group.is_empty(), &head) {
+                    if pass && h.marked && active.is_live() {
+                        if let Unit::Held(h) = head {
+                            self.recycle_held(m, h);
+                        }
+                        return Ok(Some(Outcome::Merged(Merged::Passed(m))));
+                    }
+                }
+                self.versions.clear();
+                for (i, u) in std::iter::once((m, head)).chain(group) {
+                    if let Unit::Held(h) = u {
+                        self.recycle_held(i, h);
+                        self.versions.push(i);
+                    }
+                }
+                // Source order: ties between versions go to the earlier source.
+                self.versions.sort_unstable();
+                return Ok(Some(Outcome::Versions(active)));
+            }
+            if borrow {
+                for (i, u) in group.iter_mut() {
+                    if matches!(u, Unit::Held(_)) {
+                        let h = std::mem::replace(u, Unit::End);
+                        *u = self.own(*i, h)?;
+                    }
                 }
             }
             if group.is_empty() && self.explain.is_none() {
@@ -1035,19 +1166,19 @@ impl<'a> Merger<'a> {
                 let active = self.active_deletion();
                 match head {
                     Unit::Held(h) if pass && h.marked && active.is_live() => {
-                        self.sources[m].recycle(h);
-                        return Ok(Some(Merged::Passed(m)));
+                        self.recycle_held(m, h);
+                        return Ok(Some(Outcome::Merged(Merged::Passed(m))));
                     }
                     Unit::Held(h) => {
                         let row = self.sources[m].materialize(h)?;
                         if let Some(r) = self.merge_one(row, active) {
-                            return Ok(Some(Merged::Unit(Unit::Row(Box::new(r)))));
+                            return Ok(Some(Outcome::Merged(Merged::Unit(Unit::Row(Box::new(r))))));
                         }
                         continue;
                     }
                     Unit::Row(row) => {
                         if let Some(r) = self.merge_one(*row, active) {
-                            return Ok(Some(Merged::Unit(Unit::Row(Box::new(r)))));
+                            return Ok(Some(Outcome::Merged(Merged::Unit(Unit::Row(Box::new(r))))));
                         }
                         continue;
                     }
@@ -1077,9 +1208,114 @@ impl<'a> Merger<'a> {
                     .map(|r| Unit::Row(Box::new(r)))
             };
             if let Some(u) = out {
-                return Ok(Some(Merged::Unit(u)));
+                return Ok(Some(Outcome::Merged(Merged::Unit(u))));
             }
         }
+    }
+
+    /// [`Merger::next_merged`] with `pass`, rows handed to `out` instead
+    /// of returned owned: a row only one source has, under no deletion, as
+    /// stored; versions of a row that are all held in their sources (tables
+    /// without collections or counters), reconciled on their borrowed cells.
+    /// Each row given to `out` (none when every version is shadowed) is
+    /// followed by [`Merged::Passed`]. When the previous result left only
+    /// one source to read and its next row sorts before every other
+    /// source's head, that row is decoded once and handed over at once.
+    pub fn next_merged_with<E: From<Error>>(
+        &mut self,
+        out: &mut impl FnMut(RowOut<'_, '_>) -> std::result::Result<(), E>,
+    ) -> std::result::Result<Option<Merged>, E> {
+        if self.stale.len() > 1 && self.explain.is_none() && self.active_deletion().is_live() {
+            // Queue all sources but one (the lowest-numbered), whose next row
+            // may then be read whole and handed over at once.
+            if let Some(k) = (0..self.stale.len()).min_by_key(|&k| self.stale[k]) {
+                self.stale.swap(0, k);
+            }
+            self.queue_stale(1)?;
+        }
+        if let [m] = self.stale[..] {
+            if self.heads[m].is_none() && self.explain.is_none() && self.active_deletion().is_live()
+            {
+                let mut spare = None;
+                match self.sources[m].next_row() {
+                    Err(e) => return Err(e.into()),
+                    Ok(Step::Row(mut r)) => {
+                        let marked = r.liveness.is_some() || r.deletion.is_some();
+                        let first = self.queue.first().and_then(|&q| self.heads[q].as_ref());
+                        let below = first
+                            .and_then(Key::of)
+                            .is_none_or(|k| self.cmp.compare_any(&r.clustering, &k).is_lt());
+                        if marked && below {
+                            out(RowOut::Stored(r))?;
+                            return Ok(Some(Merged::Passed(m)));
+                        }
+                        // Held: its clustering copied into a reused buffer, and
+                        // the decoded values' list given back to the reader.
+                        let mut clustering = self.keys.pop().unwrap_or_default();
+                        clustering.set(&r.clustering);
+                        let mut s = Spare::default();
+                        s.keep_values(std::mem::take(&mut r.clustering.values));
+                        spare = Some(s);
+                        self.heads[m] = Some(Unit::Held(HeldRow { clustering, marked }));
+                    }
+                    Ok(Step::Unit(u)) => self.heads[m] = u,
+                }
+                if let Some(s) = spare {
+                    self.sources[m].recycle_spare(s);
+                }
+            }
+        }
+        loop {
+            match self.merge_next(true, true)? {
+                None => return Ok(None),
+                Some(Outcome::Merged(Merged::Passed(m))) => {
+                    out(RowOut::Stored(self.passed_row(m)?))?;
+                    return Ok(Some(Merged::Passed(m)));
+                }
+                Some(Outcome::Merged(other)) => return Ok(Some(other)),
+                Some(Outcome::Versions(active)) => {
+                    if let Some(m) = self.reconcile_borrowed(active, out)? {
+                        return Ok(Some(Merged::Passed(m)));
+                    }
+                }
+            }
+        }
+    }
+
+    /// `Row.Merger.merge` of the versions [`Outcome::Versions`] left held
+    /// (simple, non-counter columns), on their borrowed cells: the merged
+    /// row goes to `out`; its first source, or `None` when nothing is left.
+    fn reconcile_borrowed<E: From<Error>>(
+        &mut self,
+        active: DeletionTime,
+        out: &mut impl FnMut(RowOut<'_, '_>) -> std::result::Result<(), E>,
+    ) -> std::result::Result<Option<usize>, E> {
+        let mut rows: Vec<Row<'_>> = Vec::with_capacity(self.versions.len());
+        for &i in &self.versions {
+            rows.push(self.sources[i].held_row()?.into_decoded()?);
+        }
+        let merged = merge_borrowed(&mut rows, active, &mut self.cells_buf)?;
+        let first = self.versions.first().copied();
+        let written = match &merged {
+            Some(r) => {
+                out(RowOut::Merged(r))?;
+                first
+            }
+            None => None,
+        };
+        // The allocations go back to the readers they came from.
+        let mut spares: Vec<Spare> = rows
+            .into_iter()
+            .map(|r| Fragment::Row(r).into_spare())
+            .collect();
+        if let (Some(r), Some(s)) = (merged, spares.first_mut()) {
+            s.merge(Fragment::Row(r).into_spare());
+        }
+        for (k, spare) in spares.into_iter().enumerate() {
+            let i = self.versions[k];
+            self.sources[i].recycle_spare(spare);
+        }
+        Ok(written)
     }
 
     /// The row of [`Merged::Passed`]`(source)`, as stored.
@@ -1087,6 +1323,56 @@ impl<'a> Merger<'a> {
         match self.sources.get(source) {
             Some(s) => s.held_row(),
             None => Err(Self::unexpected("no such source")),
+        }
+    }
+
+    /// Queue the sources whose head was taken, in head order, but for the
+    /// first `keep` of them.
+    fn queue_stale(&mut self, keep: usize) -> Result<()> {
+        while self.stale.len() > keep {
+            let Some(i) = self.stale.pop() else {
+                break;
+            };
+            self.fill(i)?;
+            match self.heads[i].as_ref() {
+                None => return Err(Self::unexpected("the data ends inside a partition")),
+                Some(Unit::End) => {}
+                Some(Unit::Start { .. }) | Some(Unit::Static(_)) => {
+                    return Err(Self::unexpected(
+                        "partition start or static row inside a partition",
+                    ))
+                }
+                Some(u) => {
+                    // Most often the source that moved is still first:
+                    // one compare then, and none for the group below.
+                    let first = self.queue.first().and_then(|&q| self.heads[q].as_ref());
+                    if first.is_none_or(|h| self.compare(u, h).is_lt()) {
+                        self.queue.insert(0, i);
+                        self.front_unique = true;
+                        continue;
+                    }
+                    let at = self
+                        .queue
+                        .partition_point(|&q| match self.heads[q].as_ref() {
+                            Some(h) => self.compare(h, u).is_le(),
+                            None => true,
+                        });
+                    self.queue.insert(at, i);
+                    self.front_unique = false;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Take back held row `h` of source `i`: its clustering buffer goes to
+    /// the merger's own few (for the rows [`Merger::next_merged_with`]
+    /// holds), else back to the source.
+    fn recycle_held(&mut self, i: usize, h: HeldRow) {
+        if self.keys.len() < 2 {
+            self.keys.push(h.clustering);
+        } else {
+            self.sources[i].recycle(h);
         }
     }
 
@@ -1432,32 +1718,174 @@ fn pick(a: MCell, b: MCell) -> MCell {
 
 // ------------------------------------------------------------------- views
 
+/// The flags of a merged row, rebuilt from what it holds.
+fn merged_flags(
+    is_static: bool,
+    liveness: Option<LivenessInfo>,
+    deletion: Option<RowDeletion>,
+    scylla: Option<DeletionTime>,
+    complex_deletion: bool,
+) -> RowFlags {
+    let mut f = 0u8;
+    let mut ext = 0u8;
+    if is_static {
+        ext |= flags::EXT_IS_STATIC;
+    }
+    if let Some(l) = liveness {
+        f |= flags::HAS_TIMESTAMP;
+        if l.ttl.is_some() {
+            f |= flags::HAS_TTL;
+        }
+    }
+    if let Some(d) = deletion {
+        f |= flags::HAS_DELETION;
+        if d.shadowable {
+            ext |= flags::EXT_HAS_SHADOWABLE_DELETION;
+        }
+    }
+    if scylla.is_some() {
+        ext |= flags::EXT_HAS_SCYLLA_SHADOWABLE_DELETION;
+    }
+    if complex_deletion {
+        f |= flags::HAS_COMPLEX_DELETION;
+    }
+    if ext != 0 {
+        f |= flags::EXTENSION_FLAG;
+    }
+    RowFlags { flags: f, ext }
+}
+
+/// [`Merger::merge_rows`] of the versions of a clustered row decoded from
+/// their sources (`rows`, in source order; simple, non-counter columns), on
+/// their borrowed cells. The merged row takes the first version's clustering.
+fn merge_borrowed<'a>(
+    rows: &mut [Row<'a>],
+    mut active: DeletionTime,
+    buf: &mut Vec<(usize, usize, usize)>,
+) -> Result<Option<Row<'a>>> {
+    // The row-relative flags no longer apply: every field is explicit.
+    let plain = |c: &Cell<'a>| Cell {
+        flags: c.flags & !(cell_flags::USE_ROW_TIMESTAMP | cell_flags::USE_ROW_TTL),
+        ..*c
+    };
+    let simple = |cd: &ColumnData<'a>| match cd {
+        ColumnData::Simple { column, cell } => Ok((*column, *cell)),
+        ColumnData::Complex { .. } => Err(Merger::unexpected(
+            "a complex column in a row reconciled on borrowed cells",
+        )),
+    };
+    let mut cells: Vec<ColumnData<'a>> = Vec::new();
+    let (liveness, deletion, scylla) = if let ([r], true) = (&*rows, active.is_live()) {
+        // One version, nothing to shadow it: as it is, unless empty.
+        for cd in &r.cells {
+            let (column, cell) = simple(cd)?;
+            cells.push(ColumnData::Simple {
+                column,
+                cell: plain(&cell),
+            });
+        }
+        if r.liveness.is_none() && r.deletion.is_none() && cells.is_empty() {
+            return Ok(None);
+        }
+        (r.liveness, r.deletion, r.scylla_shadowable_deletion)
+    } else {
+        let mut liveness: Option<LivenessInfo> = None;
+        let mut deletion: Option<RowDeletion> = None;
+        let mut scylla: Option<DeletionTime> = None;
+        for r in rows.iter() {
+            if let Some(l) = r.liveness {
+                if liveness.is_none_or(|cur| liveness_supersedes(&l, &cur)) {
+                    liveness = Some(l);
+                }
+            }
+            if let Some(d) = r.deletion {
+                if deletion.is_none_or(|cur| supersedes(&d.time, &cur.time)) {
+                    deletion = Some(d);
+                }
+            }
+            if let Some(d) = r.scylla_shadowable_deletion {
+                scylla = Some(scylla.map_or(d, |cur| max_deletion(cur, d)));
+            }
+        }
+        // A shadowable deletion is undone by a newer row marker.
+        if let (Some(d), Some(l)) = (deletion, liveness) {
+            if d.shadowable && l.timestamp > d.time.marked_for_delete_at {
+                deletion = None;
+            }
+        }
+        match deletion {
+            Some(d) if supersedes(&d.time, &active) => active = d.time,
+            _ => deletion = None,
+        }
+        if liveness.is_some_and(|l| deletes(&active, l.timestamp)) {
+            liveness = None;
+        }
+        // Every version's cells by column; a column's versions stay in source order.
+        buf.clear();
+        for (v, r) in rows.iter().enumerate() {
+            for (k, cd) in r.cells.iter().enumerate() {
+                buf.push((cd.column().index, v, k));
+            }
+        }
+        buf.sort_by_key(|e| e.0);
+        let mut at = 0;
+        while let Some(&(col, v, k)) = buf.get(at) {
+            let (column, mut best) = simple(&rows[v].cells[k])?;
+            at += 1;
+            while let Some(&(_, v, k)) = buf.get(at).filter(|e| e.0 == col) {
+                let (_, cell) = simple(&rows[v].cells[k])?;
+                if !reconcile::regular_left_wins(
+                    &reconcile::Version::of(&best),
+                    &reconcile::Version::of(&cell),
+                ) {
+                    best = cell;
+                }
+                at += 1;
+            }
+            if !deletes(&active, best.timestamp) {
+                cells.push(ColumnData::Simple {
+                    column,
+                    cell: plain(&best),
+                });
+            }
+        }
+        let empty = liveness.is_none() && deletion.is_none() && cells.is_empty();
+        if empty && scylla.is_none() {
+            return Ok(None);
+        }
+        (liveness, deletion, scylla)
+    };
+    let Some(first) = rows.first_mut() else {
+        return Ok(None);
+    };
+    let kind = first.clustering.kind;
+    let clustering = std::mem::replace(
+        &mut first.clustering,
+        crate::clustering::ClusteringPrefix {
+            kind,
+            values: Vec::new(),
+        },
+    );
+    Ok(Some(Row {
+        position: first.position,
+        size: first.size,
+        clustering,
+        flags: merged_flags(false, liveness, deletion, scylla, false),
+        row_size: 0,
+        prev_unfiltered_size: 0,
+        liveness,
+        deletion,
+        scylla_shadowable_deletion: scylla,
+        cells,
+    }))
+}
+
 impl MRow {
     /// A borrowed [`Row`] for the renderers, its columns resolved in
     /// `schema`; flags rebuilt from what the row holds.
     pub fn view<'s>(&'s self, schema: &'s MergedSchema) -> Row<'s> {
         let st = self.is_static();
-        let mut f = 0u8;
-        let mut ext = 0u8;
-        if st {
-            ext |= flags::EXT_IS_STATIC;
-        }
-        if let Some(l) = self.liveness {
-            f |= flags::HAS_TIMESTAMP;
-            if l.ttl.is_some() {
-                f |= flags::HAS_TTL;
-            }
-        }
-        if let Some(d) = self.deletion {
-            f |= flags::HAS_DELETION;
-            if d.shadowable {
-                ext |= flags::EXT_HAS_SHADOWABLE_DELETION;
-            }
-        }
-        if self.scylla_shadowable_deletion.is_some() {
-            ext |= flags::EXT_HAS_SCYLLA_SHADOWABLE_DELETION;
-        }
-        if self.cells.iter().any(|c| {
+        let complex_deletion = self.cells.iter().any(|c| {
             matches!(
                 c,
                 MColumnData::Complex {
@@ -1465,12 +1893,14 @@ impl MRow {
                     ..
                 }
             )
-        }) {
-            f |= flags::HAS_COMPLEX_DELETION;
-        }
-        if ext != 0 {
-            f |= flags::EXTENSION_FLAG;
-        }
+        });
+        let row_flags = merged_flags(
+            st,
+            self.liveness,
+            self.deletion,
+            self.scylla_shadowable_deletion,
+            complex_deletion,
+        );
         let cells = self
             .cells
             .iter()
@@ -1495,7 +1925,7 @@ impl MRow {
             position: self.position,
             size: self.size,
             clustering: self.clustering.as_prefix(),
-            flags: RowFlags { flags: f, ext },
+            flags: row_flags,
             row_size: 0,
             prev_unfiltered_size: 0,
             liveness: self.liveness,

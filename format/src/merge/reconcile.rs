@@ -108,6 +108,41 @@ pub enum Winner {
 
 /// `Cells.resolveRegular`; true when `left` wins.
 fn resolve_regular(left: &MCell, right: &MCell) -> bool {
+    regular_left_wins(&Version::of_owned(left), &Version::of_owned(right))
+}
+
+/// What [`regular_left_wins`] reads of a cell, owned ([`MCell`]) or borrowed
+/// ([`crate::data::Cell`]).
+pub(crate) struct Version<'v> {
+    timestamp: i64,
+    local_deletion_time: Option<i64>,
+    expiring: bool,
+    value: &'v [u8],
+}
+
+impl<'v> Version<'v> {
+    fn of_owned(c: &'v MCell) -> Self {
+        Version {
+            timestamp: c.timestamp,
+            local_deletion_time: c.local_deletion_time,
+            expiring: c.is_expiring(),
+            value: &c.value,
+        }
+    }
+
+    pub(crate) fn of(c: &crate::data::Cell<'v>) -> Self {
+        Version {
+            timestamp: c.timestamp,
+            local_deletion_time: c.local_deletion_time,
+            expiring: c.flags & crate::data::model::cell_flags::IS_EXPIRING != 0,
+            value: c.value,
+        }
+    }
+}
+
+/// `Cells.resolveRegular` of two versions of a cell that is not a counter;
+/// true when `left` (from the earlier source) wins.
+pub(crate) fn regular_left_wins(left: &Version<'_>, right: &Version<'_>) -> bool {
     if left.timestamp != right.timestamp {
         return left.timestamp > right.timestamp;
     }
@@ -120,7 +155,7 @@ fn resolve_regular(left: &MCell, right: &MCell) -> bool {
         }
         // Then a tombstone beats an expiring cell; then the later local
         // deletion (expiration) time.
-        let (lt, rt) = (!left.is_expiring(), !right.is_expiring());
+        let (lt, rt) = (!left.expiring, !right.expiring);
         if lt != rt {
             return lt;
         }
@@ -129,7 +164,7 @@ fn resolve_regular(left: &MCell, right: &MCell) -> bool {
         }
     }
     // The greater value (unsigned bytes); `left` on equality.
-    left.value.as_slice().cmp(right.value.as_slice()) != Ordering::Less
+    left.value.cmp(right.value) != Ordering::Less
 }
 
 /// `Cells.resolveCounter`: a tombstone always wins (CASSANDRA-7346); live
