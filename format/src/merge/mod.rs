@@ -1513,37 +1513,11 @@ impl<'a> Merger<'a> {
         if rows.len() == 1 && active.is_live() {
             return rows.pop().filter(|r| !r.is_empty());
         }
-        let mut liveness: Option<LivenessInfo> = None;
-        let mut deletion: Option<RowDeletion> = None;
-        let mut scylla: Option<DeletionTime> = None;
-        for r in &rows {
-            if let Some(l) = r.liveness {
-                if liveness.is_none_or(|cur| liveness_supersedes(&l, &cur)) {
-                    liveness = Some(l);
-                }
-            }
-            if let Some(d) = r.deletion {
-                if deletion.is_none_or(|cur| supersedes(&d.time, &cur.time)) {
-                    deletion = Some(d);
-                }
-            }
-            if let Some(d) = r.scylla_shadowable_deletion {
-                scylla = Some(scylla.map_or(d, |cur| max_deletion(cur, d)));
-            }
-        }
-        // A shadowable deletion is undone by a newer row marker.
-        if let (Some(d), Some(l)) = (deletion, liveness) {
-            if d.shadowable && l.timestamp > d.time.marked_for_delete_at {
-                deletion = None;
-            }
-        }
-        match deletion {
-            Some(d) if supersedes(&d.time, &active) => active = d.time,
-            _ => deletion = None,
-        }
-        if liveness.is_some_and(|l| deletes(&active, l.timestamp)) {
-            liveness = None;
-        }
+        let (liveness, deletion, scylla) = row_header(
+            rows.iter()
+                .map(|r| (r.liveness, r.deletion, r.scylla_shadowable_deletion)),
+            &mut active,
+        );
         let mut it = rows.into_iter();
         let first = it.next()?;
         let (position, size, source, clustering) =
@@ -1755,6 +1729,58 @@ fn merged_flags(
     RowFlags { flags: f, ext }
 }
 
+/// The row marker, row deletion and Scylla shadowable deletion that win
+/// among a row's versions (each given as `(liveness, deletion, scylla)`),
+/// as `Row.Merger` picks them; `active` becomes the row deletion when that
+/// is newer, and a marker it deletes is dropped.
+fn row_header(
+    versions: impl Iterator<
+        Item = (
+            Option<LivenessInfo>,
+            Option<RowDeletion>,
+            Option<DeletionTime>,
+        ),
+    >,
+    active: &mut DeletionTime,
+) -> (
+    Option<LivenessInfo>,
+    Option<RowDeletion>,
+    Option<DeletionTime>,
+) {
+    let mut liveness: Option<LivenessInfo> = None;
+    let mut deletion: Option<RowDeletion> = None;
+    let mut scylla: Option<DeletionTime> = None;
+    for (l, d, sd) in versions {
+        if let Some(l) = l {
+            if liveness.is_none_or(|cur| liveness_supersedes(&l, &cur)) {
+                liveness = Some(l);
+            }
+        }
+        if let Some(d) = d {
+            if deletion.is_none_or(|cur| supersedes(&d.time, &cur.time)) {
+                deletion = Some(d);
+            }
+        }
+        if let Some(d) = sd {
+            scylla = Some(scylla.map_or(d, |cur| max_deletion(cur, d)));
+        }
+    }
+    // A shadowable deletion is undone by a newer row marker.
+    if let (Some(d), Some(l)) = (deletion, liveness) {
+        if d.shadowable && l.timestamp > d.time.marked_for_delete_at {
+            deletion = None;
+        }
+    }
+    match deletion {
+        Some(d) if supersedes(&d.time, active) => *active = d.time,
+        _ => deletion = None,
+    }
+    if liveness.is_some_and(|l| deletes(active, l.timestamp)) {
+        liveness = None;
+    }
+    (liveness, deletion, scylla)
+}
+
 /// [`Merger::merge_rows`] of the versions of a clustered row decoded from
 /// their sources (`rows`, in source order; simple, non-counter columns), on
 /// their borrowed cells. The merged row takes the first version's clustering.
@@ -1789,37 +1815,11 @@ fn merge_borrowed<'a>(
         }
         (r.liveness, r.deletion, r.scylla_shadowable_deletion)
     } else {
-        let mut liveness: Option<LivenessInfo> = None;
-        let mut deletion: Option<RowDeletion> = None;
-        let mut scylla: Option<DeletionTime> = None;
-        for r in rows.iter() {
-            if let Some(l) = r.liveness {
-                if liveness.is_none_or(|cur| liveness_supersedes(&l, &cur)) {
-                    liveness = Some(l);
-                }
-            }
-            if let Some(d) = r.deletion {
-                if deletion.is_none_or(|cur| supersedes(&d.time, &cur.time)) {
-                    deletion = Some(d);
-                }
-            }
-            if let Some(d) = r.scylla_shadowable_deletion {
-                scylla = Some(scylla.map_or(d, |cur| max_deletion(cur, d)));
-            }
-        }
-        // A shadowable deletion is undone by a newer row marker.
-        if let (Some(d), Some(l)) = (deletion, liveness) {
-            if d.shadowable && l.timestamp > d.time.marked_for_delete_at {
-                deletion = None;
-            }
-        }
-        match deletion {
-            Some(d) if supersedes(&d.time, &active) => active = d.time,
-            _ => deletion = None,
-        }
-        if liveness.is_some_and(|l| deletes(&active, l.timestamp)) {
-            liveness = None;
-        }
+        let (liveness, deletion, scylla) = row_header(
+            rows.iter()
+                .map(|r| (r.liveness, r.deletion, r.scylla_shadowable_deletion)),
+            &mut active,
+        );
         // Every version's cells by column; a column's versions stay in source order.
         buf.clear();
         for (v, r) in rows.iter().enumerate() {
