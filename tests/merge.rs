@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use std::path::Path;
 
-use crate::util::{corpus, fixtures, schema_file, scratch_dir, sstkit};
+use crate::util::{corpus, fixtures, schema_file, scratch_dir, sstkit, write_from};
 
 /// One query of select.json mapped to `read` arguments.
 struct Q {
@@ -928,23 +928,13 @@ fn read_merge_seeks_and_keeps_a_range_tombstone_open_before_the_slice() {
             let input = out.join(format!("{version}-{name}.ndjson"));
             std::fs::write(&input, part(elems)).unwrap();
             let dir = out.join(format!("{version}-{name}"));
-            let r = sstkit([
-                "write",
-                "-o",
-                "json",
-                "--from",
-                input.to_str().unwrap(),
-                "--schema",
-                schema.to_str().unwrap(),
-                "--output-dir",
-                dir.to_str().unwrap(),
-                "--format-version",
+            let r = write_from(
+                &input,
+                &schema,
+                &dir,
                 version,
-                "--column-index-size",
-                "1KiB",
-                "--compression",
-                "none",
-            ]);
+                &["--column-index-size", "1KiB", "--compression", "none"],
+            );
             assert_eq!(r.code, 0, "{version} {name}: {}{}", r.stdout, r.stderr);
             dirs.push(dir.display().to_string());
         }

@@ -123,21 +123,13 @@ fn write_table(out: &std::path::Path, version: &str) -> Vec<String> {
         let input = out.join(format!("{version}-{name}.ndjson"));
         std::fs::write(&input, part(elems)).unwrap();
         let dir = out.join(format!("{version}-{name}"));
-        let r = crate::util::sstkit([
-            "write",
-            "-o",
-            "json",
-            "--from",
-            input.to_str().unwrap(),
-            "--schema",
-            schema.to_str().unwrap(),
-            "--output-dir",
-            dir.to_str().unwrap(),
-            "--format-version",
+        let r = crate::util::write_from(
+            &input,
+            &schema,
+            &dir,
             version,
-            "--column-index-size",
-            "1KiB",
-        ]);
+            &["--column-index-size", "1KiB"],
+        );
         assert_eq!(r.code, 0, "{version} {name}: {}{}", r.stdout, r.stderr);
         dirs.push(dir.display().to_string());
     }

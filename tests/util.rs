@@ -98,3 +98,23 @@ pub fn schema_file(dir: &Path, name: &str, cql: &str) -> PathBuf {
     std::fs::write(&p, cql).unwrap();
     p
 }
+
+/// `sstkit write -o json --from input --schema schema --output-dir dir
+/// --format-version version EXTRA...`.
+pub fn write_from(input: &Path, schema: &Path, dir: &Path, version: &str, extra: &[&str]) -> Run {
+    let mut args = vec![
+        "write",
+        "-o",
+        "json",
+        "--from",
+        input.to_str().unwrap(),
+        "--schema",
+        schema.to_str().unwrap(),
+        "--output-dir",
+        dir.to_str().unwrap(),
+        "--format-version",
+        version,
+    ];
+    args.extend_from_slice(extra);
+    sstkit(args)
+}

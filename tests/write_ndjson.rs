@@ -39,19 +39,7 @@ fn dump_write_dump_round_trips() {
             assert_eq!(r.code, 0, "{name}: {}", r.stderr);
             std::fs::write(&input, &r.stdout).unwrap();
             let dir = out.join("sst");
-            let r = sstkit([
-                "write",
-                "-o",
-                "json",
-                "--from",
-                input.to_str().unwrap(),
-                "--schema",
-                schema.to_str().unwrap(),
-                "--output-dir",
-                dir.to_str().unwrap(),
-                "--format-version",
-                &version,
-            ]);
+            let r = crate::util::write_from(&input, &schema, &dir, &version, &[]);
             if name.contains("counter") {
                 assert_eq!(r.code, 2, "{name}: counters refused: {}", r.stderr);
                 assert!(r.stderr.contains("counter"), "{name}: {}", r.stderr);
