@@ -48,8 +48,12 @@ fn open(case_dirs: &[PathBuf]) -> Table {
     }
 }
 
-/// The merged stream of `t`'s sstables, in `order`, as owned units.
-fn merged(t: &Table, order: &[usize]) -> (MergedSchema, Vec<Unit>) {
+/// The union schema of `t`'s sstables in `order`, and a whole-file source
+/// per sstable.
+fn scan_sources<'t>(
+    t: &'t Table,
+    order: &[usize],
+) -> (MergedSchema, Vec<Box<dyn UnitSource + 't>>) {
     let named: Vec<(&str, &SerializationHeader)> =
         order.iter().map(|&i| ("sst", &t.headers[i])).collect();
     let schema = MergedSchema::union(&named, t.ssts[0].features()).unwrap();
@@ -62,6 +66,12 @@ fn merged(t: &Table, order: &[usize]) -> (MergedSchema, Vec<Unit>) {
             n,
         )));
     }
+    (schema, sources)
+}
+
+/// The merged stream of `t`'s sstables, in `order`, as owned units.
+fn merged(t: &Table, order: &[usize]) -> (MergedSchema, Vec<Unit>) {
+    let (schema, sources) = scan_sources(t, order);
     let mut m = Merger::new(sources, &schema, t.partitioner.clone());
     let mut out = Vec::new();
     while let Some(s) = m.next_partition().unwrap() {
@@ -1022,18 +1032,7 @@ fn without_sources(units: Vec<Unit>) -> Vec<Unit> {
 /// gives it: rows handed over as stored or reconciled on borrowed cells,
 /// copied into owned units to compare.
 fn merged_handed(t: &Table, order: &[usize]) -> Vec<Unit> {
-    let named: Vec<(&str, &SerializationHeader)> =
-        order.iter().map(|&i| ("sst", &t.headers[i])).collect();
-    let schema = MergedSchema::union(&named, t.ssts[0].features()).unwrap();
-    let mut sources: Vec<Box<dyn UnitSource + '_>> = Vec::new();
-    for (n, &i) in order.iter().enumerate() {
-        let r = ScanReader::new(&t.ssts[i], &t.headers[i]).unwrap();
-        sources.push(Box::new(ScanSource::new(
-            r,
-            schema.column_map(&t.headers[i]),
-            n,
-        )));
-    }
+    let (schema, sources) = scan_sources(t, order);
     let map = schema.column_map(&schema.header);
     let mut m = Merger::new(sources, &schema, t.partitioner.clone());
     let mut out = Vec::new();
