@@ -334,3 +334,48 @@ fn read_explain_stays_in_the_slice_and_limit() {
     // --explain needs --merge.
     assert_eq!(sstkit(["read", "--explain", "-k", "4", &dirs[0]]).code, 2);
 }
+
+#[test]
+fn text_range_bounds_read_as_sentences() {
+    let dirs = dirs("nb", "merge_range");
+    let mut a = vec!["dump-data", "--merge", "--explain", "-o", "text"];
+    a.extend(dirs.iter().map(String::as_str));
+    let r = sstkit(&a);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let bounds: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("range tombstone bound "))
+        .collect();
+    // As many bound lines as the NDJSON has range-tombstone records.
+    let records: Vec<Value> = explain(&dirs)
+        .into_iter()
+        .filter(|e| e["item"] == "range-tombstone")
+        .collect();
+    assert_eq!(bounds.len(), records.len(), "{}", r.stdout);
+    let mut closing = 0;
+    for (line, rec) in bounds.iter().zip(&records) {
+        let closes = rec["closes"].as_array().map_or(0, Vec::len);
+        if closes > 0 && rec["winner"].is_null() {
+            // "ends X; Y still open" or "ends X; nothing open after it".
+            closing += 1;
+            let (_, after) = line.split_once(" ends ").expect(line);
+            assert!(
+                after.contains("; ")
+                    && (line.ends_with(" still open") || line.ends_with("; nothing open after it")),
+                "{line}"
+            );
+        }
+        // A bound with no clustering values is named, not printed as a lone bracket.
+        if rec["clustering"]["raw"]
+            .as_array()
+            .is_some_and(Vec::is_empty)
+        {
+            assert!(
+                line.starts_with("range tombstone bound the partition "),
+                "{line}"
+            );
+        }
+    }
+    assert!(closing > 0, "no bound that only closes:\n{}", r.stdout);
+}

@@ -182,6 +182,18 @@ impl ExplainOut<'_> {
             .map(|(i, v)| clustering_value_text(types.get(i), v.as_deref()))
             .collect();
         let v = vals.join(", ");
+        // A bound without values is the partition's edge: `[` alone would read as a typo.
+        if vals.is_empty() {
+            match c.kind {
+                BoundKind::InclStartBound | BoundKind::ExclStartBound => {
+                    return "the partition start".into()
+                }
+                BoundKind::InclEndBound | BoundKind::ExclEndBound => {
+                    return "the partition end".into()
+                }
+                _ => {}
+            }
+        }
         match c.kind {
             BoundKind::Clustering => format!("({v})"),
             BoundKind::InclStartBound => format!("[{v}"),
@@ -442,6 +454,9 @@ impl ExplainOut<'_> {
             DeletionKind::Row => format!("row deletion @{at} in {src}"),
             DeletionKind::Complex => format!("collection deletion @{at} in {src}"),
             DeletionKind::Range => match &d.bound {
+                Some(b) if b.values.is_empty() => {
+                    format!("range tombstone from the partition start @{at} in {src}")
+                }
                 Some(b) => format!(
                     "range tombstone {} .. @{at} in {src}",
                     self.clustering_text(b)
@@ -577,6 +592,8 @@ impl ExplainOut<'_> {
             ),
             Item::RangeTombstone { open, closes } => {
                 let mut s = format!("range tombstone bound {at}:");
+                // What stays open after a bound that closes ranges is a second clause.
+                let sep = if closes.is_empty() { "" } else { ";" };
                 if !closes.is_empty() {
                     let c: Vec<String> = closes
                         .iter()
@@ -588,8 +605,10 @@ impl ExplainOut<'_> {
                     (Some(_), Some(w)) => {
                         s.push_str(&format!(" opens {}", self.version_text(&e.item, w)))
                     }
-                    (Some(d), None) => s.push_str(&format!(" {} still open", self.deleter_text(d))),
-                    (None, _) => s.push_str(" nothing open after it"),
+                    (Some(d), None) => {
+                        s.push_str(&format!("{sep} {} still open", self.deleter_text(d)))
+                    }
+                    (None, _) => s.push_str(&format!("{sep} nothing open after it")),
                 }
                 s.push_str(&sh);
                 s
