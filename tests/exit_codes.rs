@@ -362,7 +362,7 @@ fn io_stats_name_an_sstable_whose_read_failed() {
     truncate(&data_cut, 3000);
     let label = data_cut.to_str().unwrap();
     for cmd in ["dump-data", "partitions", "timestamps"] {
-        let r = sstkit([cmd, "-o", "json", "--io-stats", "json", label]);
+        let r = sstkit([cmd, "-o", "json", "--io-stats=json", label]);
         expect(&r, 3, cmd);
         let counted = r.stderr.lines().any(|l| {
             serde_json::from_str::<serde_json::Value>(l)

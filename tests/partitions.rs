@@ -230,7 +230,7 @@ fn partitions_only_reads_little_of_data_db_on_wide_partitions() {
     for case in ["nb_wide", "da_wide"] {
         let dir = fixtures().join(case);
         let data_bytes = |extra: &[&str]| {
-            let mut a = vec!["partitions", "-o", "json", "--io-stats", "json"];
+            let mut a = vec!["partitions", "-o", "json", "--io-stats=json"];
             a.extend_from_slice(extra);
             a.push(dir.to_str().unwrap());
             let r = sstkit(&a);

@@ -1035,4 +1035,12 @@ fn output_formats_columns_limit_and_errors() {
     for l in r.stdout.lines() {
         serde_json::from_str::<Value>(l).expect("stdout stays ndjson");
     }
+    // Its format is given with `=` only, so a path right after it stays a path.
+    let r = sstkit(["read", "-o", "ndjson", "--key-hex", &key, "--io-stats", &p]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("Data.db"), "{}", r.stderr);
+    let r = sstkit(["read", "--key-hex", &key, "--io-stats=json", &p]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let json = r.stderr.lines().filter(|l| l.starts_with('{')).count();
+    assert!(json > 0, "{}", r.stderr);
 }

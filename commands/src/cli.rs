@@ -439,8 +439,8 @@ pub struct DumpDataArgs {
     /// Output format (default: json; text when stdout is a terminal)
     #[arg(long, short = 'o', value_enum)]
     pub output: Option<DataOutputFormat>,
-    /// Print IO counters per sstable to stderr (table, or json)
-    #[arg(long, value_name = "FORMAT", num_args = 0..=1, default_missing_value = "table")]
+    /// Print IO counters per sstable to stderr: a table, or JSON lines with --io-stats=json
+    #[arg(long, value_name = "FORMAT", num_args = 0..=1, require_equals = true, default_missing_value = "table")]
     pub io_stats: Option<IoStatsFormat>,
     #[command(flatten)]
     pub select: KeySelectArgs,
@@ -571,8 +571,8 @@ pub struct ReadArgs {
     /// Time for TTL expiry and the `expired` flags: seconds since the epoch or a timestamp (default: now)
     #[arg(long, value_name = "TIME", long_help = NOW_HELP, allow_hyphen_values = true)]
     pub now: Option<String>,
-    /// Print IO counters per operation to stderr (table, or json)
-    #[arg(long, value_name = "FORMAT", num_args = 0..=1, default_missing_value = "table")]
+    /// Print IO counters per operation to stderr: a table, or JSON lines with --io-stats=json
+    #[arg(long, value_name = "FORMAT", num_args = 0..=1, require_equals = true, default_missing_value = "table")]
     pub io_stats: Option<IoStatsFormat>,
     /// Benchmark baseline: ignore the promoted index and scan the partition
     /// from its start (scan reads, with read-ahead)
@@ -719,8 +719,8 @@ pub struct WriteArgs {
     /// Output format of the report (default: json; text when stdout is a terminal)
     #[arg(long, short = 'o', value_enum)]
     pub output: Option<OutputFormat>,
-    /// Print the IO counters of the --like sstable to stderr (table, or json); --schema reads no sstable
-    #[arg(long, value_name = "FORMAT", num_args = 0..=1, default_missing_value = "table")]
+    /// Print the IO counters of the --like sstable to stderr: a table, or JSON lines with --io-stats=json; --schema reads no sstable
+    #[arg(long, value_name = "FORMAT", num_args = 0..=1, require_equals = true, default_missing_value = "table")]
     pub io_stats: Option<IoStatsFormat>,
 }
 
@@ -789,8 +789,8 @@ pub struct CommonArgs {
     /// Output format (default: text for info and dump-schema, and for dump-statistics at a terminal; json otherwise)
     #[arg(long, short = 'o', value_enum)]
     pub output: Option<OutputFormat>,
-    /// Print IO counters per sstable to stderr (table, or json)
-    #[arg(long, value_name = "FORMAT", num_args = 0..=1, default_missing_value = "table")]
+    /// Print IO counters per sstable to stderr: a table, or JSON lines with --io-stats=json
+    #[arg(long, value_name = "FORMAT", num_args = 0..=1, require_equals = true, default_missing_value = "table")]
     pub io_stats: Option<IoStatsFormat>,
     /// CQL file with the table's CREATE TABLE: the schema of pre-3.0 (jb, ka, la, lb) sstables, which store none
     #[arg(long, value_name = "FILE", long_help = SCHEMA_HELP)]
@@ -1159,8 +1159,8 @@ pub struct PartitionsArgs {
     /// Judge TTL expiry at this time: seconds since the epoch or a timestamp (default: the current time)
     #[arg(long, value_name = "TIME", long_help = NOW_HELP, allow_hyphen_values = true, value_parser = parse_now)]
     pub now: Option<i64>,
-    /// Print IO counters per sstable to stderr (table, or json)
-    #[arg(long, value_name = "FORMAT", num_args = 0..=1, default_missing_value = "table")]
+    /// Print IO counters per sstable to stderr: a table, or JSON lines with --io-stats=json
+    #[arg(long, value_name = "FORMAT", num_args = 0..=1, require_equals = true, default_missing_value = "table")]
     pub io_stats: Option<IoStatsFormat>,
     /// CQL file with the table's CREATE TABLE: the schema of pre-3.0 (jb, ka, la, lb) sstables, which store none
     #[arg(long, value_name = "FILE", long_help = SCHEMA_HELP)]
@@ -1265,8 +1265,8 @@ pub struct TimestampsArgs {
     /// CQL file with the table's CREATE TABLE: the schema of pre-3.0 (jb, ka, la, lb) sstables, which store none
     #[arg(long, value_name = "FILE", long_help = SCHEMA_HELP)]
     pub schema: Option<PathBuf>,
-    /// Print IO counters per sstable to stderr (table, or json)
-    #[arg(long, value_name = "FORMAT", num_args = 0..=1, default_missing_value = "table")]
+    /// Print IO counters per sstable to stderr: a table, or JSON lines with --io-stats=json
+    #[arg(long, value_name = "FORMAT", num_args = 0..=1, require_equals = true, default_missing_value = "table")]
     pub io_stats: Option<IoStatsFormat>,
     #[command(flatten)]
     pub walk: WalkArgs,

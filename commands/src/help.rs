@@ -523,7 +523,7 @@ pub const COMMANDS: &[CommandHelp] = &[
             ),
             ex(
                 "Sizes only, from the index, with the IO it cost",
-                "sstkit partitions --partitions-only --io-stats table fixtures/cassandra/nb_wide/",
+                "sstkit partitions --partitions-only --io-stats fixtures/cassandra/nb_wide/",
             ),
             Example {
                 what: "Large partitions anywhere in a node's data directory, snapshots included",
