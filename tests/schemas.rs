@@ -454,3 +454,76 @@ fn explain_records_match_their_schema() {
     }
     assert!(n > 100, "{n} records");
 }
+
+/// Every command that reads sstables through `--io-stats` (all but `read`,
+/// which reports each lookup, and `write`, whose sstable is `--like`'s)
+/// prints one schema-valid line per sstable it read, merged or not.
+#[test]
+fn every_reading_command_reports_io_per_sstable() {
+    let schema = load("io-stats.schema.json");
+    let data: Vec<String> = ["nb_merge_overwrite_1", "nb_merge_overwrite_2"]
+        .iter()
+        .map(|c| data_file(c))
+        .collect();
+    let scratch = std::env::temp_dir().join(format!("sstkit-schemas-io-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch).expect("scratch dir");
+    let out = |name: &str| scratch.join(name).display().to_string();
+    let runs: Vec<Vec<String>> = [
+        vec!["info", "-o", "json"],
+        vec!["info", "-o", "text"],
+        vec!["dump-toc"],
+        vec!["dump-statistics", "-o", "json"],
+        vec!["dump-summary"],
+        vec!["dump-index"],
+        vec!["dump-compression-info"],
+        vec!["dump-filter"],
+        vec!["dump-data"],
+        vec!["dump-data", "--merge"],
+        vec!["validate"],
+        vec!["validate-checksums"],
+        vec!["scrub"],
+        vec!["partitions", "-o", "json"],
+        vec!["expired-blockers", "-o", "json"],
+        vec!["timestamps", "-o", "json"],
+        vec!["export", "-f", "csv", "-o", &out("rows.csv")],
+        vec!["export", "--merge", "-f", "csv", "-o", &out("merged.csv")],
+        vec!["rewrite", "--output-dir", &out("rewrite")],
+        vec!["split", "--max-size", "4096", "--output-dir", &out("split")],
+        vec!["compact", "--output-dir", &out("compact")],
+    ]
+    .into_iter()
+    .map(|a| a.into_iter().map(String::from).collect())
+    .collect();
+    let mut failures = Vec::new();
+    for a in &runs {
+        let args: Vec<&str> = a
+            .iter()
+            .map(String::as_str)
+            .chain(["--io-stats=json"])
+            .chain(data.iter().map(String::as_str))
+            .collect();
+        let r = sstkit(&args);
+        if r.code != 0 {
+            failures.push(format!("{a:?}: exit {:?}: {}", r.code, r.stderr));
+            continue;
+        }
+        let lines: Vec<Value> = r
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with('{'))
+            .map(|l| serde_json::from_str(l).expect("io-stats JSON"))
+            .collect();
+        let named: Vec<&str> = lines.iter().filter_map(|v| v["sstable"].as_str()).collect();
+        if named != data.iter().map(String::as_str).collect::<Vec<_>>() {
+            failures.push(format!("{a:?}: lines name {named:?}"));
+        }
+        for v in &lines {
+            for e in errors_of(v, &schema, None) {
+                failures.push(format!("{a:?}: {e}"));
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

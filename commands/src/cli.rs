@@ -382,9 +382,6 @@ pub enum ExportCompression {
 /// `export` arguments.
 #[derive(Debug, Clone, Args)]
 pub struct ExportArgs {
-    /// Sstables: a path to any component, or a directory
-    #[arg(value_name = "SSTABLE", required = true, long_help = INPUTS)]
-    pub sstables: Vec<PathBuf>,
     /// Output format
     #[arg(long, short = 'f', value_enum)]
     pub format: ExportFormat,
@@ -394,9 +391,9 @@ pub struct ExportArgs {
     /// Read the sstables as one table: rows reconciled across them
     #[arg(long)]
     pub merge: bool,
-    #[arg(long, value_name = "TIME", long_help = NOW_HELP, allow_hyphen_values = true)]
+    #[arg(long, value_name = "TIME", long_help = NOW_HELP, allow_hyphen_values = true, value_parser = parse_now)]
     /// What is live: TTLs are judged at this time (default: now)
-    pub now: Option<String>,
+    pub now: Option<i64>,
     /// Only partitions whose token is in (START,END]
     #[arg(long, value_name = "START,END", allow_hyphen_values = true)]
     pub token_range: Option<String>,
@@ -421,27 +418,16 @@ pub struct ExportArgs {
     /// Parquet: write N files into the --output directory, one per token range (part-00000-of-N.parquet ...)
     #[arg(long, value_name = "token-range:N")]
     pub partition_by: Option<String>,
-    #[arg(long, value_name = "FILE", long_help = SCHEMA_HELP)]
-    /// CQL file with the table's CREATE TABLE (column names)
-    pub schema: Option<PathBuf>,
     #[command(flatten)]
-    pub io: IoArgs,
-    #[command(flatten)]
-    pub walk: WalkArgs,
+    pub input: InputArgs,
 }
 
 /// `dump-data` arguments.
 #[derive(Debug, Clone, Args)]
 pub struct DumpDataArgs {
-    /// Sstables: a path to any component, or a directory
-    #[arg(value_name = "SSTABLE", required = true, long_help = INPUTS)]
-    pub sstables: Vec<PathBuf>,
     /// Output format (default: json; text when stdout is a terminal)
     #[arg(long, short = 'o', value_enum)]
     pub output: Option<DataOutputFormat>,
-    /// Print IO counters per sstable to stderr: a table, or JSON lines with --io-stats=json
-    #[arg(long, value_name = "FORMAT", num_args = 0..=1, require_equals = true, default_missing_value = "table")]
-    pub io_stats: Option<IoStatsFormat>,
     #[command(flatten)]
     pub select: KeySelectArgs,
     /// Stop after N partitions (per sstable)
@@ -457,8 +443,8 @@ pub struct DumpDataArgs {
     #[arg(long)]
     pub raw_timestamps: bool,
     /// Time for TTL expiry and the `expired` flags: seconds since the epoch or a timestamp (default: now)
-    #[arg(long, value_name = "TIME", long_help = NOW_HELP, allow_hyphen_values = true)]
-    pub now: Option<String>,
+    #[arg(long, value_name = "TIME", long_help = NOW_HELP, allow_hyphen_values = true, value_parser = parse_now)]
+    pub now: Option<i64>,
     /// Rows and range tombstones in reverse clustering order (bounded memory)
     #[arg(long)]
     pub reverse: bool,
@@ -468,25 +454,15 @@ pub struct DumpDataArgs {
     /// With --merge: say where each winning cell, marker and tombstone came from and what it shadowed
     #[arg(long, requires = "merge", conflicts_with_all = ["keys_only", "tombstones_only"], long_help = EXPLAIN_HELP)]
     pub explain: bool,
-    /// CQL file with the table's CREATE TABLE: the schema of pre-3.0 (jb, ka, la, lb) sstables, which store none
-    #[arg(long, value_name = "FILE", long_help = SCHEMA_HELP)]
-    pub schema: Option<PathBuf>,
     #[command(flatten)]
-    pub io: IoArgs,
-    #[command(flatten)]
-    pub walk: WalkArgs,
+    pub input: InputArgs,
 }
 
 impl DumpDataArgs {
     /// The output format: `--output`, else text when stdout is a terminal
     /// (a person reads it) and json otherwise (a program does).
     pub fn format(&self) -> DataOutputFormat {
-        use std::io::IsTerminal;
-        self.output.unwrap_or(if std::io::stdout().is_terminal() {
-            DataOutputFormat::Text
-        } else {
-            DataOutputFormat::Json
-        })
+        text_at_terminal(self.output, DataOutputFormat::Text, DataOutputFormat::Json)
     }
 }
 
@@ -513,9 +489,6 @@ pub struct KeySelectArgs {
 /// `read` arguments: a single-partition bounded read.
 #[derive(Debug, Clone, Args)]
 pub struct ReadArgs {
-    /// Sstables: a path to any component, or a directory
-    #[arg(value_name = "SSTABLE", required = true, long_help = INPUTS)]
-    pub sstables: Vec<PathBuf>,
     /// Partition key (CQL literal form, composite as a:b); repeatable
     #[arg(long, short = 'k', value_name = "KEY", allow_hyphen_values = true)]
     pub key: Vec<String>,
@@ -569,22 +542,14 @@ pub struct ReadArgs {
     #[arg(long)]
     pub raw_timestamps: bool,
     /// Time for TTL expiry and the `expired` flags: seconds since the epoch or a timestamp (default: now)
-    #[arg(long, value_name = "TIME", long_help = NOW_HELP, allow_hyphen_values = true)]
-    pub now: Option<String>,
-    /// Print IO counters per operation to stderr: a table, or JSON lines with --io-stats=json
-    #[arg(long, value_name = "FORMAT", num_args = 0..=1, require_equals = true, default_missing_value = "table")]
-    pub io_stats: Option<IoStatsFormat>,
+    #[arg(long, value_name = "TIME", long_help = NOW_HELP, allow_hyphen_values = true, value_parser = parse_now)]
+    pub now: Option<i64>,
     /// Benchmark baseline: ignore the promoted index and scan the partition
     /// from its start (scan reads, with read-ahead)
     #[arg(long, hide = true, conflicts_with = "reverse")]
     pub naive: bool,
-    /// CQL file with the table's CREATE TABLE: the schema of pre-3.0 (jb, ka, la, lb) sstables, which store none
-    #[arg(long, value_name = "FILE", long_help = SCHEMA_HELP)]
-    pub schema: Option<PathBuf>,
     #[command(flatten)]
-    pub io: IoArgs,
-    #[command(flatten)]
-    pub walk: WalkArgs,
+    pub input: InputArgs,
 }
 
 /// `validate` arguments.
@@ -654,8 +619,8 @@ pub struct CompactArgs {
     #[arg(long, value_name = "DURATION", default_value = "10d", value_parser = parse_duration)]
     pub gc_grace: i64,
     /// Time TTL expiry and tombstone age are judged at: seconds since the epoch or a timestamp (default: now)
-    #[arg(long, value_name = "TIME", long_help = NOW_HELP, allow_hyphen_values = true)]
-    pub now: Option<String>,
+    #[arg(long, value_name = "TIME", long_help = NOW_HELP, allow_hyphen_values = true, value_parser = parse_now)]
+    pub now: Option<i64>,
     #[command(flatten)]
     pub writer: WriterArgs,
 }
@@ -783,12 +748,14 @@ pub enum OutputFormat {
     Text,
 }
 
-/// Flags every command shares.
+/// What every command that reads sstables takes: the sstables, how they are
+/// read, and `--schema` for those that store none. Defined once, flattened
+/// into each command's arguments, and resolved by [`crate::inputs::Inputs::resolve`].
 #[derive(Debug, Clone, Args)]
-pub struct CommonArgs {
-    /// Output format (default: text for info and dump-schema, and for dump-statistics at a terminal; json otherwise)
-    #[arg(long, short = 'o', value_enum)]
-    pub output: Option<OutputFormat>,
+pub struct InputArgs {
+    /// Sstables: a path to any component, or a directory (a data directory with --recursive)
+    #[arg(value_name = "SSTABLE", required = true, long_help = INPUTS)]
+    pub sstables: Vec<PathBuf>,
     /// Print IO counters per sstable to stderr: a table, or JSON lines with --io-stats=json
     #[arg(long, value_name = "FORMAT", num_args = 0..=1, require_equals = true, default_missing_value = "table")]
     pub io_stats: Option<IoStatsFormat>,
@@ -869,11 +836,11 @@ pub enum IoStatsFormat {
 /// Arguments of commands that only take sstables.
 #[derive(Debug, Clone, Args)]
 pub struct SstArgs {
-    /// Sstables: a path to any component, or a directory
-    #[arg(value_name = "SSTABLE", required = true, long_help = INPUTS)]
-    pub sstables: Vec<PathBuf>,
+    /// Output format (default: text for info and dump-schema, and for dump-statistics at a terminal; json otherwise)
+    #[arg(long, short = 'o', value_enum)]
+    pub output: Option<OutputFormat>,
     #[command(flatten)]
-    pub common: CommonArgs,
+    pub input: InputArgs,
 }
 
 /// `info` arguments.
@@ -1111,9 +1078,6 @@ pub enum PartitionMetric {
 /// `partitions` arguments.
 #[derive(Debug, Clone, Args)]
 pub struct PartitionsArgs {
-    /// Sstables: a path to any component, or a directory (a data directory with --recursive)
-    #[arg(value_name = "SSTABLE", required = true, long_help = INPUTS)]
-    pub sstables: Vec<PathBuf>,
     /// Output format (default: text at a terminal, json otherwise)
     #[arg(long, short = 'o', value_enum)]
     pub output: Option<PartitionsOutput>,
@@ -1159,28 +1123,27 @@ pub struct PartitionsArgs {
     /// Judge TTL expiry at this time: seconds since the epoch or a timestamp (default: the current time)
     #[arg(long, value_name = "TIME", long_help = NOW_HELP, allow_hyphen_values = true, value_parser = parse_now)]
     pub now: Option<i64>,
-    /// Print IO counters per sstable to stderr: a table, or JSON lines with --io-stats=json
-    #[arg(long, value_name = "FORMAT", num_args = 0..=1, require_equals = true, default_missing_value = "table")]
-    pub io_stats: Option<IoStatsFormat>,
-    /// CQL file with the table's CREATE TABLE: the schema of pre-3.0 (jb, ka, la, lb) sstables, which store none
-    #[arg(long, value_name = "FILE", long_help = SCHEMA_HELP)]
-    pub schema: Option<PathBuf>,
     #[command(flatten)]
-    pub walk: WalkArgs,
-    #[command(flatten)]
-    pub io: IoArgs,
+    pub input: InputArgs,
 }
 
 impl PartitionsArgs {
     /// The output format: `--output`, else text at a terminal and json otherwise.
     pub fn format(&self) -> PartitionsOutput {
-        use std::io::IsTerminal;
-        self.output.unwrap_or(if std::io::stdout().is_terminal() {
-            PartitionsOutput::Text
-        } else {
-            PartitionsOutput::Json
-        })
+        text_at_terminal(self.output, PartitionsOutput::Text, PartitionsOutput::Json)
     }
+}
+
+/// `--output` when given; else `text` when stdout is a terminal (a person
+/// reads it) and `other` when it is not (a program does).
+pub fn text_at_terminal<T>(output: Option<T>, text: T, other: T) -> T {
+    output.unwrap_or_else(|| {
+        if crate::term::Stream::Stdout.is_terminal() {
+            text
+        } else {
+            other
+        }
+    })
 }
 
 /// `--now TIME`: seconds since the epoch or a timestamp, as the data commands take it.
@@ -1208,9 +1171,6 @@ pub fn parse_duration(s: &str) -> Result<i64, String> {
 /// `expired-blockers` arguments.
 #[derive(Debug, Clone, Args)]
 pub struct ExpiredBlockersArgs {
-    /// Sstables: a path to any component, or a directory (a data directory with --recursive)
-    #[arg(value_name = "SSTABLE", required = true, long_help = INPUTS)]
-    pub sstables: Vec<PathBuf>,
     /// Output format (default: text at a terminal, json otherwise)
     #[arg(long, short = 'o', value_enum)]
     pub output: Option<OutputFormat>,
@@ -1221,9 +1181,7 @@ pub struct ExpiredBlockersArgs {
     #[arg(long, value_name = "TIME", long_help = NOW_HELP, allow_hyphen_values = true, value_parser = parse_now)]
     pub now: Option<i64>,
     #[command(flatten)]
-    pub walk: WalkArgs,
-    #[command(flatten)]
-    pub io: IoArgs,
+    pub input: InputArgs,
 }
 
 /// `timestamps --bucket` values.
@@ -1253,23 +1211,12 @@ pub enum TimestampsOutput {
 /// `timestamps` arguments.
 #[derive(Debug, Clone, Args)]
 pub struct TimestampsArgs {
-    /// Sstables: a path to any component, or a directory (a data directory with --recursive)
-    #[arg(value_name = "SSTABLE", required = true, long_help = INPUTS)]
-    pub sstables: Vec<PathBuf>,
     /// Output format (default: text at a terminal, json otherwise)
     #[arg(long, short = 'o', value_enum)]
     pub output: Option<TimestampsOutput>,
     /// Bucket width
     #[arg(long, value_enum, default_value = "day")]
     pub bucket: TimeBucket,
-    /// CQL file with the table's CREATE TABLE: the schema of pre-3.0 (jb, ka, la, lb) sstables, which store none
-    #[arg(long, value_name = "FILE", long_help = SCHEMA_HELP)]
-    pub schema: Option<PathBuf>,
-    /// Print IO counters per sstable to stderr: a table, or JSON lines with --io-stats=json
-    #[arg(long, value_name = "FORMAT", num_args = 0..=1, require_equals = true, default_missing_value = "table")]
-    pub io_stats: Option<IoStatsFormat>,
     #[command(flatten)]
-    pub walk: WalkArgs,
-    #[command(flatten)]
-    pub io: IoArgs,
+    pub input: InputArgs,
 }

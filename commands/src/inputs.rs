@@ -21,7 +21,7 @@ use sstkit_format::io::IoOptions;
 use sstkit_format::schema::TableSchema;
 use sstkit_format::Sstable;
 
-use crate::cli::{IoArgs, IoStatsFormat, SstArgs, WalkArgs};
+use crate::cli::{InputArgs, IoStatsFormat};
 use crate::merged::MergeInputs;
 use crate::output::iostats;
 use crate::{sstable_label, CmdError, CmdResult, Outcome};
@@ -36,6 +36,8 @@ pub struct Inputs {
     pub io: IoOptions,
     /// `--schema FILE`, for errors that name it.
     pub schema_file: Option<PathBuf>,
+    /// `--io-stats`: each sstable's IO counters go to stderr after it is read.
+    pub io_stats: Option<IoStatsFormat>,
     /// The table of `--schema FILE`, parsed once.
     schema: Option<Arc<TableSchema>>,
     attach: Attach,
@@ -56,29 +58,20 @@ enum Attach {
 }
 
 impl Inputs {
-    /// Resolve SSTABLE arguments (a usage error when none is found), the
-    /// `--io-*` flags (a usage error when inconsistent) and `--schema FILE`
-    /// (unreadable input, exit 3, when it cannot be read or parsed).
-    pub fn resolve(
-        paths: &[PathBuf],
-        walk: &WalkArgs,
-        io: &IoArgs,
-        schema: Option<&Path>,
-    ) -> CmdResult<Inputs> {
+    /// The sstables of the arguments (directories walked, a usage error when
+    /// none is found), their `--io-*` flags (a usage error when inconsistent), `--io-stats`
+    /// and `--schema FILE` (unreadable input, exit 3, when it cannot be read
+    /// or parsed).
+    pub fn resolve(a: &InputArgs) -> CmdResult<Inputs> {
+        let schema = a.schema.as_deref();
         Ok(Inputs {
-            sstables: crate::resolve_sstables_in(paths, walk)?,
-            io: crate::io_options(io)?,
+            sstables: crate::resolve_sstables_in(&a.sstables, &a.walk)?,
+            io: crate::io_options(&a.io)?,
             schema_file: schema.map(Path::to_path_buf),
+            io_stats: a.io_stats,
             schema: load_schema(schema)?,
             attach: Attach::Legacy,
         })
-    }
-
-    /// [`Inputs::resolve`] of the arguments shared by the commands that
-    /// only take sstables.
-    pub fn of(a: &SstArgs) -> CmdResult<Inputs> {
-        let c = &a.common;
-        Inputs::resolve(&a.sstables, &c.walk, &c.io, c.schema.as_deref())
     }
 
     /// When `on`, every sstable also gets its folder's `schema.cql` (when
@@ -101,11 +94,10 @@ impl Inputs {
     /// Data.db path). An sstable that cannot be opened, or whose `read`
     /// fails with a format error, is reported on stderr (`sstkit: <error>`)
     /// and counted unreadable, and the next one still runs; any other error
-    /// ends the command. With `io_stats`, each opened sstable's IO counters
-    /// follow its `read` on stderr.
+    /// ends the command. With `--io-stats`, each opened sstable's IO
+    /// counters follow its `read` on stderr.
     pub fn each(
         &self,
-        io_stats: Option<IoStatsFormat>,
         mut read: impl FnMut(usize, &Sstable, &str) -> CmdResult<()>,
     ) -> CmdResult<Outcome> {
         let mut found = SchemaSource::default();
@@ -120,7 +112,7 @@ impl Inputs {
             };
             let label = sstable_label(&sst);
             outcome.settle(read(i, &sst, &label))?;
-            if let Some(f) = io_stats {
+            if let Some(f) = self.io_stats {
                 iostats::print(f, &label, &sst.io.stats());
             }
         }
@@ -128,10 +120,21 @@ impl Inputs {
     }
 
     /// Open every sstable as one table ([`MergeInputs`]): any sstable that
-    /// cannot be read ends the command.
+    /// cannot be read ends the command. [`Inputs::report_io`] prints their
+    /// IO counters once the merge is done.
     pub fn open_merged(&self) -> CmdResult<MergeInputs> {
         let mut found = SchemaSource::default();
         MergeInputs::new(self.sstables.iter().map(|d| self.open(d, &mut found)))
+    }
+
+    /// With `--io-stats`, the IO counters of each sstable of a merge, in
+    /// input order, on stderr.
+    pub fn report_io(&self, merged: &MergeInputs) {
+        if let Some(f) = self.io_stats {
+            for (sst, label) in merged.ssts.iter().zip(&merged.labels) {
+                iostats::print(f, label, &sst.io.stats());
+            }
+        }
     }
 
     /// Open one sstable and attach its table schema.

@@ -28,8 +28,6 @@ pub struct SstPlan {
     pub inputs: Inputs,
     /// `--output`, or the command's default.
     pub fmt: OutputFormat,
-    /// `--io-stats`.
-    pub io_stats: Option<IoStatsFormat>,
 }
 
 impl SstPlan {
@@ -37,20 +35,15 @@ impl SstPlan {
     /// `--output`, else `default_fmt`.
     pub fn resolve(a: &SstArgs, default_fmt: OutputFormat) -> CmdResult<SstPlan> {
         Ok(SstPlan {
-            inputs: Inputs::of(a)?,
-            fmt: a.common.output.unwrap_or(default_fmt),
-            io_stats: a.common.io_stats,
+            inputs: Inputs::resolve(&a.input)?,
+            fmt: a.output.unwrap_or(default_fmt),
         })
     }
 
     /// [`SstPlan::resolve`] with text as the default at a terminal and json
     /// elsewhere (in pipes).
     pub fn text_at_terminal(a: &SstArgs) -> CmdResult<SstPlan> {
-        let default = if crate::term::Stream::Stdout.is_terminal() {
-            OutputFormat::Text
-        } else {
-            OutputFormat::Json
-        };
+        let default = crate::cli::text_at_terminal(None, OutputFormat::Text, OutputFormat::Json);
         SstPlan::resolve(a, default)
     }
 }
@@ -60,10 +53,8 @@ impl SstPlan {
 pub struct DumpPlan {
     /// The command, as the progress bar names it.
     pub command: &'static str,
-    /// The sstables, their IO options and `--schema`.
+    /// The sstables, their IO options, `--io-stats` and `--schema`.
     pub inputs: Inputs,
-    /// `--io-stats`.
-    pub io_stats: Option<IoStatsFormat>,
     /// Which partitions (`--key`, `--keys-file`, `--exclude-key`, `--token-range`).
     pub select: select::Spec,
     /// The output form (`--output`, or text at a terminal and json elsewhere).
@@ -96,14 +87,11 @@ impl DumpPlan {
             ));
         }
         let select = select::Spec::from_args(&a.select)?;
-        let now_secs = crate::now_secs(a.now.as_deref())?;
         Ok(DumpPlan {
             command: "dump-data",
-            inputs: Inputs::resolve(&a.sstables, &a.walk, &a.io, a.schema.as_deref())?
-                .names(format == DataOutputFormat::Cql),
+            inputs: Inputs::resolve(&a.input)?.names(format == DataOutputFormat::Cql),
             select,
-            now_secs,
-            io_stats: a.io_stats,
+            now_secs: a.now.unwrap_or_else(crate::clock_secs),
             format,
             limit: a.limit.unwrap_or(u64::MAX),
             keys_only: a.keys_only,
@@ -123,14 +111,12 @@ impl DumpPlan {
             ..Default::default()
         };
         let select = select::Spec::from_args(&select)?;
-        let now_secs = crate::now_secs(a.now.as_deref())?;
         Ok(DumpPlan {
             command: "export",
             // The column names of the CQL row view.
-            inputs: Inputs::resolve(&a.sstables, &a.walk, &a.io, a.schema.as_deref())?.names(true),
+            inputs: Inputs::resolve(&a.input)?.names(true),
             select,
-            now_secs,
-            io_stats: None,
+            now_secs: a.now.unwrap_or_else(crate::clock_secs),
             format: DataOutputFormat::Cql,
             limit: u64::MAX,
             keys_only: false,
@@ -205,7 +191,7 @@ fn key_args(a: &ReadArgs) -> CmdResult<Vec<KeyArg>> {
 pub struct LookupPlan {
     /// The sstables, their IO options and `--schema`.
     pub inputs: Inputs,
-    /// `--io-stats`.
+    /// `--io-stats`: `read` reports each lookup's IO itself, not each sstable's.
     pub io_stats: Option<IoStatsFormat>,
     /// The keys to look up, in the order given.
     pub keys: Vec<KeyArg>,
@@ -246,12 +232,12 @@ impl LookupPlan {
                 "--output cql prints every column of the live rows: not with --columns".into(),
             ));
         }
-        let now_secs = crate::now_secs(a.now.as_deref())?;
+        let mut inputs = Inputs::resolve(&a.input)?.names(a.output == DataOutputFormat::Cql);
+        let io_stats = inputs.io_stats.take();
         Ok(LookupPlan {
-            inputs: Inputs::resolve(&a.sstables, &a.walk, &a.io, a.schema.as_deref())?
-                .names(a.output == DataOutputFormat::Cql),
-            now_secs,
-            io_stats: a.io_stats,
+            inputs,
+            now_secs: a.now.unwrap_or_else(crate::clock_secs),
+            io_stats,
             keys,
             from: a.from.clone(),
             after: a.after.clone(),

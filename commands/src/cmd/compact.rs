@@ -40,7 +40,7 @@
 //! an output directory that is an input's); 3 an input that cannot be read
 //! or an output that cannot be written (the partial output is removed).
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 
 use serde_json::json;
 use sstkit_format::data::{DataPos, Fragment};
@@ -60,15 +60,14 @@ use crate::{CmdError, CmdResult, Outcome};
 
 /// Run the command.
 pub fn run(a: &CompactArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
-    let common = &a.sst.common;
     let w = Writer::parse(&a.writer)?;
     if a.gc_grace < 0 {
         return Err(CmdError::Usage("--gc-grace must not be negative".into()));
     }
-    let now = crate::now_secs(a.now.as_deref())?;
-    let inputs = Inputs::of(&a.sst)?;
-    crate::prepare_output_dir(&a.output_dir, &inputs.sstables)?;
-    let inputs = inputs.open_merged()?;
+    let now = a.now.unwrap_or_else(crate::clock_secs);
+    let plan = Inputs::resolve(&a.sst.input)?;
+    crate::prepare_output_dir(&a.output_dir, &plan.sstables)?;
+    let inputs = plan.open_merged()?;
     let stats = inputs
         .ssts
         .iter()
@@ -103,11 +102,7 @@ pub fn run(a: &CompactArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     for w in outputs.writers {
         written.push(w.finish()?);
     }
-    if let Some(f) = common.io_stats {
-        for (sst, label) in inputs.ssts.iter().zip(&inputs.labels) {
-            crate::output::iostats::print(f, label, &sst.io.stats());
-        }
-    }
+    plan.report_io(&inputs);
     let files: Vec<String> = written
         .iter()
         .flat_map(|w| w.files.iter().map(|p| p.display().to_string()))
@@ -124,11 +119,7 @@ pub fn run(a: &CompactArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         .map(|w| w.data_path.display().to_string())
         .unwrap_or_default();
     let c = purger.counts;
-    let fmt = common.output.unwrap_or(if std::io::stdout().is_terminal() {
-        OutputFormat::Text
-    } else {
-        OutputFormat::Json
-    });
+    let fmt = crate::cli::text_at_terminal(a.sst.output, OutputFormat::Text, OutputFormat::Json);
     if fmt == OutputFormat::Text {
         writeln!(
             out,

@@ -68,7 +68,7 @@ use crate::dump::select::{self, Selection};
 use crate::dump::sstabledump::{KeysWriter, SstabledumpWriter};
 use crate::dump::text::TextWriter;
 use crate::dump::{type_warning, Sink, Table, TypeCheck};
-use crate::output::{iostats, JsonOut};
+use crate::output::JsonOut;
 use crate::plan::DumpPlan;
 use crate::progress::Progress;
 use crate::term::Stream;
@@ -93,7 +93,7 @@ fn run_plan(a: &DumpPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
     let mut json = JsonOut::new(out, if scylla { json_fmt } else { OutputFormat::Text });
     let mut written = 0usize;
     let multi = a.inputs.sstables.len() > 1;
-    let outcome = a.inputs.each(a.io_stats, |_, sst, label| {
+    let outcome = a.inputs.each(|_, sst, label| {
         dump_one(a, sst, label, now_secs, &mut json, &mut written, multi)
             .map_err(|e| e.in_sstable(label))
     })?;
@@ -189,11 +189,7 @@ fn run_merged(a: &DumpPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
         }
     };
     outcome.settle(r)?;
-    if let Some(f) = a.io_stats {
-        for (sst, l) in inputs.ssts.iter().zip(&inputs.labels) {
-            iostats::print(f, l, &sst.io.stats());
-        }
-    }
+    a.inputs.report_io(&inputs);
     if scylla {
         json.finish()?;
     } else {

@@ -57,17 +57,13 @@ fn entry_text(e: &Entry) -> String {
 
 /// Run the command.
 pub fn run(a: &ExpiredBlockersArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
-    let inputs = Inputs::resolve(&a.sstables, &a.walk, &a.io, None)?.metadata_only();
+    let inputs = Inputs::resolve(&a.input)?.metadata_only();
     let now = a.now.unwrap_or_else(crate::clock_secs);
     let gc_before = now.saturating_sub(a.gc_grace);
-    let fmt = a.output.unwrap_or(if Stream::Stdout.is_terminal() {
-        OutputFormat::Text
-    } else {
-        OutputFormat::Json
-    });
+    let fmt = crate::cli::text_at_terminal(a.output, OutputFormat::Text, OutputFormat::Json);
     // (table, its sstables) in input order.
     let mut tables: Vec<(String, Vec<Entry>)> = Vec::new();
-    let outcome = inputs.each(None, |_, sst, label| {
+    let outcome = inputs.each(|_, sst, label| {
         let st = read_statistics(sst)?;
         let stats = st.stats.ok_or_else(|| {
             sstkit_format::Error::new(

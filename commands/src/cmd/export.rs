@@ -1562,6 +1562,7 @@ pub fn run(a: &ExportArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         part.flush_rows(plan, schema, decimals)?;
         part.finish()?;
     }
+    reads.inputs.report_io(&inputs);
     Ok(Outcome::default())
 }
 

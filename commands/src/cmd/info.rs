@@ -475,7 +475,7 @@ fn many_text(inputs: &Inputs, gc_before: i64, out: &mut dyn Write) -> CmdResult<
                 .collect::<String>()
         })
     };
-    let outcome = inputs.each(None, |_, sst, _| {
+    let outcome = inputs.each(|_, sst, _| {
         let v = collect(sst, gc_before)?;
         let size = v["data_size"].as_u64().unwrap_or(0);
         let parts = v["estimated_partitions"].as_i64().unwrap_or(0);

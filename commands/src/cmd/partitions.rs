@@ -158,7 +158,7 @@ pub fn run(a: &PartitionsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     if a.top == Some(0) {
         return Err(CmdError::Usage("--top needs at least 1".into()));
     }
-    let inputs = Inputs::resolve(&a.sstables, &a.walk, &a.io, a.schema.as_deref())?;
+    let inputs = Inputs::resolve(&a.input)?;
     let now = a.now.unwrap_or_else(crate::clock_secs);
     let fmt = a.format();
     let filter = Filter::new(a);
@@ -167,7 +167,7 @@ pub fn run(a: &PartitionsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     let mut top: BinaryHeap<Ranked> = BinaryHeap::new();
     let mut seq = 0u64;
     w.begin()?;
-    let outcome = inputs.each(a.io_stats, |_, sst, _| {
+    let outcome = inputs.each(|_, sst, _| {
         let info = Rc::new(sst_info(sst)?);
         let wanted = Keys::resolve(a, &info.keys).map_err(|e| e.in_sstable(&info.label))?;
         let mut summary = Summary::default();

@@ -134,7 +134,7 @@ fn run_plan(a: &LookupPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
     let multi = a.inputs.sstables.len() > 1;
     let mut written = 0usize;
     // `read_one` reports the IO of each step itself.
-    let outcome = a.inputs.each(None, |_, sst, label| {
+    let outcome = a.inputs.each(|_, sst, label| {
         if scylla {
             json.begin_sstable(label)?;
         } else {

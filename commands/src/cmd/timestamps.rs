@@ -140,14 +140,11 @@ fn scan(sst: &Sstable, b: TimeBucket, h: &mut Histogram) -> CmdResult<()> {
 
 /// Run the command.
 pub fn run(a: &TimestampsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
-    let inputs = Inputs::resolve(&a.sstables, &a.walk, &a.io, a.schema.as_deref())?;
-    let fmt = a.output.unwrap_or(if Stream::Stdout.is_terminal() {
-        TimestampsOutput::Text
-    } else {
-        TimestampsOutput::Json
-    });
+    let inputs = Inputs::resolve(&a.input)?;
+    let fmt =
+        crate::cli::text_at_terminal(a.output, TimestampsOutput::Text, TimestampsOutput::Json);
     let mut tables: Vec<(String, u64, Histogram)> = Vec::new();
-    let outcome = inputs.each(a.io_stats, |_, sst, _| {
+    let outcome = inputs.each(|_, sst, _| {
         let table = crate::table_key(&sst.desc);
         // An sstable that fails half-way counts nothing: its counts are kept apart until it ends.
         let mut h = Histogram::default();

@@ -40,7 +40,7 @@
 //! schema, a malformed or out-of-order line); 3 the input cannot be read or
 //! the output written.
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{BufRead, Write};
 
 use serde::de::DeserializeSeed;
 use std::io::Read;
@@ -147,11 +147,7 @@ pub fn run(a: &WriteArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         .iter()
         .map(|p| p.display().to_string())
         .collect();
-    let fmt = a.output.unwrap_or(if std::io::stdout().is_terminal() {
-        OutputFormat::Text
-    } else {
-        OutputFormat::Json
-    });
+    let fmt = crate::cli::text_at_terminal(a.output, OutputFormat::Text, OutputFormat::Json);
     if fmt == OutputFormat::Text {
         writeln!(
             out,
