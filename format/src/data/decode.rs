@@ -773,26 +773,6 @@ pub(crate) fn decode_row<'a>(
     })
 }
 
-/// The clustering of a clustered row (a cursor at its flags byte), copied
-/// into `key`; true when the row has a row marker or a deletion. The rest
-/// of the row is not decoded (a merge decodes it again when it needs it).
-pub(crate) fn row_key(
-    cur: &mut Cur<'_>,
-    schema: &DataSchema,
-    spare: &mut Spare,
-    key: &mut crate::compare::OwnedPrefix,
-) -> Result<bool> {
-    let flags = cur.u8("row flags")?;
-    if flags & rf::EXTENSION_FLAG != 0 {
-        cur.u8("extended row flags")?;
-    }
-    let values = reuse(std::mem::take(&mut spare.values));
-    let c = clustering::decode_clustering_in(cur, &schema.clustering_fixed_lens, values)?;
-    key.set(&c);
-    spare.keep_values(c.values);
-    Ok(flags & (rf::HAS_TIMESTAMP | rf::HAS_DELETION) != 0)
-}
-
 /// Decode a row's head from a cursor holding exactly its bytes (as
 /// measured); the cursor is left empty, the column data in the [`LazyRow`].
 /// Inlined: the row is then built where it is used, not returned through
@@ -945,5 +925,119 @@ pub(crate) fn decode_marker<'a>(
         marker_size,
         prev_unfiltered_size,
         deletion,
+    })
+}
+
+/// The head of a clustered row as [`decode_row_head`] parsed it, copied out
+/// without borrows, so that the row can be built again from its bytes
+/// without parsing them twice (a merge holds rows in their readers).
+/// Rows whose present columns are listed (64 columns or more) have none.
+#[derive(Debug, Clone, Copy)]
+pub struct RowHead {
+    size: u64,
+    flags: RowFlags,
+    row_size: u64,
+    prev_unfiltered_size: u64,
+    liveness: Option<LivenessInfo>,
+    deletion: Option<RowDeletion>,
+    scylla_shadowable_deletion: Option<DeletionTime>,
+    /// The column data: its cursor's slice (from the row's first byte) and
+    /// where the cursor is in it.
+    body_start: u32,
+    body_len: u32,
+    body_pos: u32,
+    /// `Present::All { next: 0, n }` when `None`, else `Present::Bits`.
+    bits: Option<u64>,
+    has_complex_deletion: bool,
+}
+
+impl LazyRow<'_> {
+    /// The head of this clustered row, undecoded columns included, as a
+    /// plain copy ([`row_from_head`] builds the row again from it).
+    pub fn head(&self) -> Option<RowHead> {
+        let PendingInner::Encoded { columns, .. } = &self.cells.0 else {
+            return None;
+        };
+        if self.is_static() {
+            return None;
+        }
+        let bits = match columns.present {
+            Present::All { next: 0, .. } => None,
+            Present::Bits(b) => Some(b),
+            _ => return None,
+        };
+        let body = &columns.body;
+        let body_abs = body.abs_offset() - body.pos() as u64;
+        Some(RowHead {
+            size: self.size,
+            flags: self.flags,
+            row_size: self.row_size,
+            prev_unfiltered_size: self.prev_unfiltered_size,
+            liveness: self.liveness,
+            deletion: self.deletion,
+            scylla_shadowable_deletion: self.scylla_shadowable_deletion,
+            body_start: u32::try_from(body_abs.checked_sub(self.position.0)?).ok()?,
+            body_len: u32::try_from(body.pos() + body.remaining()).ok()?,
+            body_pos: u32::try_from(body.pos()).ok()?,
+            bits,
+            has_complex_deletion: columns.has_complex_deletion,
+        })
+    }
+}
+
+/// The clustered row `head` describes, from a cursor holding exactly the
+/// bytes it was parsed from: only the clustering is decoded again.
+#[inline(always)]
+pub(crate) fn row_from_head<'a>(
+    cur: &mut Cur<'a>,
+    schema: &'a DataSchema,
+    position: DataPos,
+    spare: &mut Spare,
+    home: Option<&'a dyn RowHome>,
+    head: &RowHead,
+) -> Result<LazyRow<'a>> {
+    let bytes = cur.rest();
+    let flags = cur.u8("row flags")?;
+    if flags & rf::EXTENSION_FLAG != 0 {
+        cur.u8("extended row flags")?;
+    }
+    let values = reuse(std::mem::take(&mut spare.values));
+    let clustering = clustering::decode_clustering_in(cur, &schema.clustering_fixed_lens, values)?;
+    let start = head.body_start as usize;
+    let body_bytes = bytes
+        .get(start..start + head.body_len as usize)
+        .ok_or_else(|| cur.bad("row body", "the held row's bytes changed"))?;
+    let mut body = Cur::new(body_bytes, cur.component(), position.0 + start as u64);
+    body.seek(head.body_pos as usize, "row body")?;
+    let columns = schema.regular_columns.columns();
+    let present = match head.bits {
+        None => Present::All {
+            next: 0,
+            n: columns.len(),
+        },
+        Some(b) => Present::Bits(b),
+    };
+    Ok(LazyRow {
+        position,
+        size: head.size,
+        clustering,
+        flags: head.flags,
+        row_size: head.row_size,
+        prev_unfiltered_size: head.prev_unfiltered_size,
+        liveness: head.liveness,
+        deletion: head.deletion,
+        scylla_shadowable_deletion: head.scylla_shadowable_deletion,
+        cells: Pending(PendingInner::Encoded {
+            columns: Columns {
+                body,
+                present,
+                set: columns,
+                deltas: &schema.deltas,
+                liveness: head.liveness,
+                has_complex_deletion: head.has_complex_deletion,
+                row_size: head.row_size,
+            },
+            home,
+        }),
     })
 }

@@ -147,6 +147,9 @@ struct Inner<'s> {
     /// The clustered row just stepped over, while its bytes are still
     /// behind the source's position ([`ScanReader::last_row`]).
     last_row: Option<Plan>,
+    /// The head of `last_row` as first parsed, when kept
+    /// ([`ScanReader::keep_head`]): it is then not parsed again.
+    held: Option<decode::RowHead>,
 }
 
 /// Lowercase hex with a `0x` prefix (error context for partition keys).
@@ -193,6 +196,7 @@ impl<'s> Inner<'s> {
             spare: RefCell::new(Spare::default()),
             legacy: None,
             last_row: None,
+            held: None,
         }
     }
 
@@ -475,6 +479,7 @@ impl Inner<'_> {
             self.src.advance(total)?;
             if matches!(plan, Plan::Row { .. }) {
                 self.last_row = Some(plan);
+                self.held = None;
             }
         }
         Ok(Some(plan))
@@ -582,17 +587,35 @@ impl Inner<'_> {
             Ok(None) => return Ok(None),
             Err(e) => return Err(self.fail(e)),
         };
-        let this = &*self;
-        let r = match plan {
-            Plan::Row { len } => {
-                let position = this.src.position().0 - len as u64;
-                let mut cur = crate::cur::Cur::new(this.src.behind(len), Component::Data, position);
-                decode::row_key(&mut cur, &this.schema, &mut this.spare.borrow_mut(), key)
-                    .map(|marked| Next::Held { marked })
-            }
-            other => this.decode_lazy(other).map(Next::Fragment),
+        let Plan::Row { len } = plan else {
+            let this = &*self;
+            return match this.decode_lazy(plan) {
+                Ok(f) => Ok(Some(Next::Fragment(f))),
+                Err(e) => Err(this.fail(e)),
+            };
         };
-        r.map(Some).map_err(|e| this.fail(e))
+        // The whole head is parsed once, here, and kept: the row is built
+        // again from it without parsing when it is needed.
+        let position = DataPos(self.src.position().0 - len as u64);
+        let mut cur = crate::cur::Cur::new(self.src.behind(len), Component::Data, position.0);
+        let mut spare = self.spare.borrow_mut();
+        let (marked, head) =
+            match decode::decode_row_head(&mut cur, &self.schema, position, &mut spare, None) {
+                Ok(mut row) => {
+                    key.set(&row.clustering);
+                    let marked = row.liveness.is_some() || row.deletion.is_some();
+                    let head = row.head();
+                    spare.keep_values(std::mem::take(&mut row.clustering.values));
+                    (marked, head)
+                }
+                Err(e) => {
+                    drop(spare);
+                    return Err(self.fail(e));
+                }
+            };
+        drop(spare);
+        self.held = head;
+        Ok(Some(Next::Held { marked }))
     }
 
     #[inline(always)]
@@ -894,10 +917,35 @@ impl<'s> ScanReader<'s> {
         if self.inner.failed.get() || self.inner.legacy.is_some() {
             return Ok(None);
         }
+        if let (Plan::Row { len }, Some(head)) = (plan, &self.inner.held) {
+            let inner = &self.inner;
+            let position = DataPos(inner.src.position().0 - len as u64);
+            let mut cur = crate::cur::Cur::new(inner.src.behind(len), Component::Data, position.0);
+            return match decode::row_from_head(
+                &mut cur,
+                &inner.schema,
+                position,
+                &mut inner.spare.borrow_mut(),
+                Some(inner),
+                head,
+            ) {
+                Ok(r) => Ok(Some(r)),
+                Err(e) => Err(inner.fail(e)),
+            };
+        }
         match self.inner.decode_lazy(plan) {
             Ok(Fragment::Row(r)) => Ok(Some(r)),
             Ok(_) => Ok(None),
             Err(e) => Err(self.inner.fail(e)),
+        }
+    }
+
+    /// Keep the head of the row [`ScanReader::next_lazy`] just returned
+    /// (its [`LazyRow::head`]): [`ScanReader::last_row`] then builds the row
+    /// from it without parsing it again.
+    pub fn keep_head(&mut self, head: Option<decode::RowHead>) {
+        if matches!(self.inner.last_row, Some(Plan::Row { .. })) {
+            self.inner.held = head;
         }
     }
 

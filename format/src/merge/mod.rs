@@ -59,7 +59,7 @@ use crate::compare::{ClusteringComparator, OwnedPrefix, PrefixLike};
 use crate::data::model::{cell_flags, flags};
 use crate::data::{
     Cell, Column, ColumnData, DataPos, DataSchema, Fragment, LazyRow, LivenessInfo, MarkerDeletion,
-    Next, RangeTombstoneMarker, Row, RowDeletion, RowFlags, ScanReader, Spare,
+    Next, RangeTombstoneMarker, Row, RowDeletion, RowFlags, RowHead, ScanReader, Spare,
 };
 use crate::deletion::DeletionTime;
 use crate::error::{Error, ErrorKind, Result};
@@ -340,6 +340,10 @@ pub trait UnitSource {
 
     /// Take back the allocations of a row decoded from [`UnitSource::held_row`].
     fn recycle_spare(&mut self, _spare: Spare) {}
+
+    /// The row [`UnitSource::next_row`] gave is held: keep its parsed head
+    /// ([`LazyRow::head`]) for [`UnitSource::held_row`].
+    fn keep_head(&mut self, _head: Option<RowHead>) {}
 
     /// Uncompressed Data.db bytes read so far and in all, for a progress bar
     /// (`(0, 0)` for sources that are not a Data.db scan).
@@ -709,6 +713,10 @@ impl UnitSource for ScanSource<'_> {
 
     fn recycle_spare(&mut self, spare: Spare) {
         self.reader.recycle(spare);
+    }
+
+    fn keep_head(&mut self, head: Option<RowHead>) {
+        self.reader.keep_head(head);
     }
 
     fn recycle(&mut self, held: HeldRow) {
@@ -1237,6 +1245,7 @@ impl<'a> Merger<'a> {
             if self.heads[m].is_none() && self.explain.is_none() && self.active_deletion().is_live()
             {
                 let mut spare = None;
+                let mut head = None;
                 match self.sources[m].next_row() {
                     Err(e) => return Err(e.into()),
                     Ok(Step::Row(mut r)) => {
@@ -1253,6 +1262,7 @@ impl<'a> Merger<'a> {
                         // the decoded values' list given back to the reader.
                         let mut clustering = self.keys.pop().unwrap_or_default();
                         clustering.set(&r.clustering);
+                        head = Some(r.head());
                         let mut s = Spare::default();
                         s.keep_values(std::mem::take(&mut r.clustering.values));
                         spare = Some(s);
@@ -1262,6 +1272,9 @@ impl<'a> Merger<'a> {
                 }
                 if let Some(s) = spare {
                     self.sources[m].recycle_spare(s);
+                }
+                if let Some(h) = head {
+                    self.sources[m].keep_head(h);
                 }
             }
         }
