@@ -618,6 +618,49 @@ impl Inner<'_> {
         Ok(Some(Next::Held { marked }))
     }
 
+    fn next_row_or(
+        &mut self,
+        other: impl FnOnce(Option<Fragment<'_, LazyRow<'_>>>) -> Result<()>,
+    ) -> Result<Option<LazyRow<'_>>> {
+        if self.failed.get() || self.legacy.is_some() {
+            let f = self.next_lazy()?;
+            other(f)?;
+            return Ok(None);
+        }
+        let plan = match self.prepare(false) {
+            Ok(Some(p)) => p,
+            Ok(None) => {
+                other(None)?;
+                return Ok(None);
+            }
+            Err(e) => return Err(self.fail(e)),
+        };
+        let this = &*self;
+        let Plan::Row { len } = plan else {
+            let f = this.decode_lazy(plan).map_err(|e| this.fail(e))?;
+            other(Some(f))?;
+            return Ok(None);
+        };
+        // Built here, where it is returned: not moved out of a `Fragment`.
+        let position = DataPos(this.src.position().0 - len as u64);
+        let mut cur = crate::cur::Cur::new(this.src.behind(len), Component::Data, position.0);
+        let row = decode::decode_row_head(
+            &mut cur,
+            &this.schema,
+            position,
+            &mut this.spare.borrow_mut(),
+            Some(this),
+        );
+        match row {
+            Ok(r) if cur.is_empty() => Ok(Some(r)),
+            Ok(_) => Err(this.fail(cur.bad(
+                "unfiltered",
+                "decoded length differs from the measured length",
+            ))),
+            Err(e) => Err(this.fail(e)),
+        }
+    }
+
     #[inline(always)]
     fn next_lazy(&mut self) -> Result<Option<Fragment<'_, LazyRow<'_>>>> {
         if self.failed.get() || self.legacy.is_some() {
@@ -895,6 +938,16 @@ impl<'s> ScanReader<'s> {
     /// files come decoded already, in the same form.
     pub fn next_lazy(&mut self) -> Result<Option<Fragment<'_, LazyRow<'_>>>> {
         self.inner.next_lazy()
+    }
+
+    /// [`ScanReader::next_lazy`] for a merge: a clustered row is returned;
+    /// anything else, or `None` at the end, is given to `other` (and
+    /// `Ok(None)` returned).
+    pub fn next_row_or(
+        &mut self,
+        other: impl FnOnce(Option<Fragment<'_, LazyRow<'_>>>) -> Result<()>,
+    ) -> Result<Option<LazyRow<'_>>> {
+        self.inner.next_row_or(other)
     }
 
     /// [`ScanReader::next_lazy`] for a merge, which holds rows back: a

@@ -274,19 +274,6 @@ pub enum Merged {
     Passed(usize),
 }
 
-/// What [`UnitSource::next_row`] read.
-// Matched where it is made, never stored: boxing the row would allocate per row.
-#[allow(clippy::large_enum_variant)]
-#[derive(Debug)]
-pub enum Step<'a> {
-    /// A clustered row, its head decoded, as stored (sources that hold
-    /// rows); if it is not output at once, it is the held row of
-    /// [`UnitSource::materialize`] and [`UnitSource::held_row`].
-    Row(LazyRow<'a>),
-    /// Anything else, as [`UnitSource::next_unit`] gives it.
-    Unit(Option<Unit>),
-}
-
 /// A row [`Merger::next_merged_with`] hands over.
 // Matched where it is made, never stored: boxing the row would allocate per row.
 #[allow(clippy::large_enum_variant)]
@@ -312,10 +299,13 @@ pub trait UnitSource {
     fn next_unit(&mut self) -> Result<Option<Unit>>;
 
     /// [`UnitSource::next_unit`], but a clustered row of a source that holds
-    /// rows comes with its head decoded, so that a row no other source has
-    /// is decoded once.
-    fn next_row(&mut self) -> Result<Step<'_>> {
-        self.next_unit().map(Step::Unit)
+    /// rows is returned with its head decoded, so that a row no other source
+    /// has is decoded once; anything else goes to `unit` (and `None` is
+    /// returned). A returned row not output at once is the held row of
+    /// [`UnitSource::materialize`] and [`UnitSource::held_row`].
+    fn next_row(&mut self, unit: &mut Option<Unit>) -> Result<Option<LazyRow<'_>>> {
+        *unit = self.next_unit()?;
+        Ok(None)
     }
 
     /// The owned row of the [`Unit::Held`] this source handed out last.
@@ -726,33 +716,32 @@ impl UnitSource for ScanSource<'_> {
         }
     }
 
-    fn next_row(&mut self) -> Result<Step<'_>> {
+    fn next_row(&mut self, unit: &mut Option<Unit>) -> Result<Option<LazyRow<'_>>> {
         if !self.hold {
-            return self.next_unit().map(Step::Unit);
+            *unit = self.next_unit()?;
+            return Ok(None);
         }
+        *unit = None;
         if self.done {
-            return Ok(Step::Unit(None));
+            return Ok(None);
         }
         if let Some(s) = self.pending_spare.take() {
             self.reader.recycle(s);
         }
-        // Matched in place: the row is not moved out of a `Result` first.
-        match self.reader.next_lazy() {
-            Err(e) => Err(e),
-            Ok(None) => {
-                self.done = true;
-                Ok(Step::Unit(None))
-            }
-            Ok(Some(Fragment::Row(r))) => Ok(Step::Row(r)),
-            Ok(Some(f)) => {
-                let f = f.into_decoded()?;
-                let u = unit_of(&f, &self.map, self.index);
-                let mut spare = Spare::default();
-                spare.keep(f);
-                self.pending_spare = Some(spare);
-                Ok(Step::Unit(Some(u)))
-            }
-        }
+        let (map, index) = (&self.map, self.index);
+        let (done, pending_spare) = (&mut self.done, &mut self.pending_spare);
+        self.reader.next_row_or(|f| {
+            let Some(f) = f else {
+                *done = true;
+                return Ok(());
+            };
+            let f = f.into_decoded()?;
+            *unit = Some(unit_of(&f, map, index));
+            let mut spare = Spare::default();
+            spare.keep(f);
+            *pending_spare = Some(spare);
+            Ok(())
+        })
     }
 
     fn next_unit(&mut self) -> Result<Option<Unit>> {
@@ -1246,9 +1235,10 @@ impl<'a> Merger<'a> {
             {
                 let mut spare = None;
                 let mut head = None;
-                match self.sources[m].next_row() {
+                let mut unit = None;
+                match self.sources[m].next_row(&mut unit) {
                     Err(e) => return Err(e.into()),
-                    Ok(Step::Row(mut r)) => {
+                    Ok(Some(mut r)) => {
                         let marked = r.liveness.is_some() || r.deletion.is_some();
                         let first = self.queue.first().and_then(|&q| self.heads[q].as_ref());
                         let below = first
@@ -1268,7 +1258,7 @@ impl<'a> Merger<'a> {
                         spare = Some(s);
                         self.heads[m] = Some(Unit::Held(HeldRow { clustering, marked }));
                     }
-                    Ok(Step::Unit(u)) => self.heads[m] = u,
+                    Ok(None) => self.heads[m] = unit,
                 }
                 if let Some(s) = spare {
                     self.sources[m].recycle_spare(s);
