@@ -661,6 +661,32 @@ impl Inner<'_> {
         }
     }
 
+    /// The clustered row of `len` bytes just stepped over, built where it is
+    /// returned (not moved out of a `Fragment`): from its kept head when there
+    /// is one ([`ScanReader::keep_head`]), else parsed.
+    #[inline(always)]
+    fn row_behind(&self, len: usize) -> Result<LazyRow<'_>> {
+        let position = DataPos(self.src.position().0 - len as u64);
+        let mut cur = crate::cur::Cur::new(self.src.behind(len), Component::Data, position.0);
+        let spare = &mut self.spare.borrow_mut();
+        let row = match &self.held {
+            Some(head) => {
+                decode::row_from_head(&mut cur, &self.schema, position, spare, Some(self), head)
+            }
+            None => decode::decode_row_head(&mut cur, &self.schema, position, spare, Some(self)),
+        };
+        // Matched in place: the row is not moved through `Result` adapters.
+        match row {
+            Ok(r) if self.held.is_some() || cur.is_empty() => Ok(r),
+            // Cannot happen when measure and decode agree; kept as a guard.
+            Ok(_) => Err(self.fail(cur.bad(
+                "unfiltered",
+                "decoded length differs from the measured length",
+            ))),
+            Err(e) => Err(self.fail(e)),
+        }
+    }
+
     #[inline(always)]
     fn next_lazy(&mut self) -> Result<Option<Fragment<'_, LazyRow<'_>>>> {
         if self.failed.get() || self.legacy.is_some() {
@@ -970,26 +996,23 @@ impl<'s> ScanReader<'s> {
         if self.inner.failed.get() || self.inner.legacy.is_some() {
             return Ok(None);
         }
-        if let (Plan::Row { len }, Some(head)) = (plan, &self.inner.held) {
-            let inner = &self.inner;
-            let position = DataPos(inner.src.position().0 - len as u64);
-            let mut cur = crate::cur::Cur::new(inner.src.behind(len), Component::Data, position.0);
-            return match decode::row_from_head(
-                &mut cur,
-                &inner.schema,
-                position,
-                &mut inner.spare.borrow_mut(),
-                Some(inner),
-                head,
-            ) {
-                Ok(r) => Ok(Some(r)),
-                Err(e) => Err(inner.fail(e)),
-            };
+        match plan {
+            Plan::Row { len } => self.inner.row_behind(len).map(Some),
+            _ => Ok(None),
         }
-        match self.inner.decode_lazy(plan) {
-            Ok(Fragment::Row(r)) => Ok(Some(r)),
-            Ok(_) => Ok(None),
-            Err(e) => Err(self.inner.fail(e)),
+    }
+
+    /// [`ScanReader::last_row`], an error when there is none (the merge's
+    /// held row).
+    pub fn held_row(&self) -> Result<LazyRow<'_>> {
+        match self.inner.last_row {
+            Some(Plan::Row { len }) if !self.inner.failed.get() && self.inner.legacy.is_none() => {
+                self.inner.row_behind(len)
+            }
+            _ => Err(Error::new(
+                ErrorKind::BadValue("the held row is no longer in its reader".into()),
+                "merge",
+            )),
         }
     }
 

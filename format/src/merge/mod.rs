@@ -692,13 +692,7 @@ impl UnitSource for ScanSource<'_> {
     }
 
     fn held_row(&self) -> Result<LazyRow<'_>> {
-        match self.reader.last_row() {
-            Ok(Some(r)) => Ok(r),
-            Ok(None) => Err(Merger::unexpected(
-                "the held row is no longer in its reader",
-            )),
-            Err(e) => Err(e),
-        }
+        self.reader.held_row()
     }
 
     fn recycle_spare(&mut self, spare: Spare) {
