@@ -1112,3 +1112,64 @@ fn handed_rows_equal_owned_rows() {
     }
     assert!(checked > 0, "no merge fixture found");
 }
+
+/// A row read by `ScanReader::next_row_or` decodes as `next_fragment`'s,
+/// and so does the same row built again from its kept head
+/// (`keep_head`, then `held_row`); anything else goes to `other`.
+#[test]
+fn kept_heads_build_rows_as_scanned() {
+    let mut rows = 0;
+    for case in [
+        "nb_clustering",
+        "nb_deletes",
+        "da_collections",
+        "da_wide_desc",
+    ] {
+        let dir = fixtures().join(case);
+        if !dir.is_dir() {
+            continue;
+        }
+        let t = open(&[dir]);
+        let mut scan = ScanReader::new(&t.ssts[0], &t.headers[0]).unwrap();
+        let mut lazy = ScanReader::new(&t.ssts[0], &t.headers[0]).unwrap();
+        while let Some(want) = scan.next_fragment().unwrap() {
+            let mut other = None;
+            let row = lazy
+                .next_row_or(|f| {
+                    other = Some(f.map(|f| f.into_decoded().unwrap().into_spare()));
+                    Ok(())
+                })
+                .unwrap();
+            match (want, row) {
+                (Fragment::Row(want), Some(r)) => {
+                    let head = r.head();
+                    assert!(head.is_some(), "{case}: no head");
+                    assert_eq!(r.into_decoded().unwrap(), want, "{case}");
+                    lazy.keep_head(head);
+                    let again = lazy.held_row().unwrap().into_decoded().unwrap();
+                    assert_eq!(again, want, "{case}");
+                    rows += 1;
+                }
+                (want, None) => {
+                    assert!(matches!(other, Some(Some(_))), "{case}: {want:?} not given");
+                    assert!(
+                        !matches!(want, Fragment::Row(_)),
+                        "{case}: row not returned"
+                    );
+                    assert!(lazy.held_row().is_err(), "{case}");
+                }
+                (want, Some(r)) => panic!("{case}: {want:?} read as a row: {r:?}"),
+            }
+        }
+        let mut end = None;
+        assert!(lazy
+            .next_row_or(|f| {
+                end = Some(f.is_none());
+                Ok(())
+            })
+            .unwrap()
+            .is_none());
+        assert_eq!(end, Some(true), "{case}");
+    }
+    assert!(rows > 0, "no fixture found");
+}
