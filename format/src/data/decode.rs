@@ -928,7 +928,7 @@ pub(crate) fn decode_marker<'a>(
     })
 }
 
-/// The head of a clustered row as [`decode_row_head`] parsed it, copied out
+/// The head of a clustered row as the reader parsed it, copied out
 /// without borrows, so that the row can be built again from its bytes
 /// without parsing them twice (a merge holds rows in their readers).
 /// Rows whose present columns are listed (64 columns or more) have none.
@@ -953,7 +953,8 @@ pub struct RowHead {
 
 impl LazyRow<'_> {
     /// The head of this clustered row, undecoded columns included, as a
-    /// plain copy ([`row_from_head`] builds the row again from it).
+    /// plain copy, from which the reader builds the row again
+    /// ([`ScanReader::keep_head`](super::ScanReader::keep_head)).
     pub fn head(&self) -> Option<RowHead> {
         let PendingInner::Encoded { columns, .. } = &self.cells.0 else {
             return None;
