@@ -29,8 +29,8 @@ use sstkit_format::component::Component;
 use sstkit_format::data::{ColumnData, MarkerDeletion, Row, ScanReader};
 use sstkit_format::deletion::DeletionTime;
 use sstkit_format::merge::{
-    MMarker, MRow, Merged, MergedSchema, MergedStart, Merger, RowOut, ScanSource, SliceSource,
-    Unit, UnitSource,
+    Blocks, HeldTail, MMarker, MRow, Merged, MergedSchema, MergedStart, Merger, ReversedMerge,
+    RowOut, ScanSource, SliceSource, Unit, UnitSource, WindowPart,
 };
 use sstkit_format::read::{OwnedClustering, Slice};
 use sstkit_format::statistics::{SerializationHeader, Statistics};
@@ -345,9 +345,9 @@ impl MergeInputs {
 }
 
 impl Visit {
-    /// This visit and a window's read of the same sstable, as one: the
+    /// This visit and the windows' reads of the same sstable, as one: the
     /// blocks of both.
-    fn join(&mut self, window: Option<(Option<(usize, usize)>, usize)>) {
+    fn join(&mut self, window: Option<Blocks>) {
         let Some((range, n)) = window else {
             return;
         };
@@ -359,129 +359,6 @@ impl Visit {
             _ => range,
         };
         *self = Visit::Read(Some((range, n)));
-    }
-}
-
-/// The windows of a reversed merged read of one partition, from the slice
-/// end down: each covers at most [`window_bytes`] of every sstable's
-/// row-index blocks (at least one), and starts at the first clustering of
-/// a block, as an inclusive start bound.
-struct Windows<'s> {
-    cmp: ClusteringComparator,
-    budget: u64,
-    /// The sstables with a row index (pre-3.0 ones, whose index names
-    /// cells, set no edge).
-    indexes: Vec<WindowIndex<'s>>,
-}
-
-/// One sstable's row index in [`Windows`].
-struct WindowIndex<'s> {
-    /// The sstable's number in the merge.
-    number: usize,
-    sst: &'s Sstable,
-    ri: Box<dyn sstkit_format::read::RowIndex>,
-    /// How many of its blocks start below the current edge.
-    below: usize,
-}
-
-impl Windows<'_> {
-    /// How many of the first `below` blocks of index `k` start before `edge`.
-    fn count_before(
-        &mut self,
-        k: usize,
-        below: usize,
-        edge: &sstkit_format::clustering::ClusteringPrefix<'_>,
-    ) -> CmdResult<usize> {
-        let x = &mut self.indexes[k];
-        let (mut lo, mut hi) = (0, below);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            let b = x.ri.block(x.sst, mid)?;
-            if self.cmp.compare(&b.first.as_prefix(), edge).is_lt() {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        Ok(lo)
-    }
-
-    /// Move every index to `edge` (`None`: the partition end).
-    fn move_to(&mut self, edge: Option<&OwnedClustering>) -> CmdResult<()> {
-        for k in 0..self.indexes.len() {
-            let n = self.indexes[k].below;
-            let n = match edge {
-                Some(e) => self.count_before(k, n, &e.as_prefix())?,
-                None => n,
-            };
-            self.indexes[k].below = n;
-        }
-        Ok(())
-    }
-
-    /// The lower edge of the window that ends at the current edge; `None`
-    /// when that window reaches `start` (the slice's start).
-    fn lower(
-        &mut self,
-        start: Option<&sstkit_format::clustering::ClusteringPrefix<'_>>,
-    ) -> CmdResult<Option<OwnedClustering>> {
-        let mut lower: Option<OwnedClustering> = None;
-        for x in &mut self.indexes {
-            let (sst, ri) = (x.sst, &mut x.ri);
-            let Some(mut k) = x.below.checked_sub(1) else {
-                continue;
-            };
-            let mut bytes = ri.block_walk(sst, k)?.width;
-            while k > 0 {
-                let w = ri.block_walk(sst, k - 1)?.width;
-                if bytes.saturating_add(w) > self.budget {
-                    break;
-                }
-                bytes += w;
-                k -= 1;
-            }
-            if k == 0 {
-                // All of this sstable's part fits: it sets no edge.
-                continue;
-            }
-            let first = ri.block(sst, k)?;
-            let edge = OwnedClustering {
-                kind: BoundKind::InclStartBound,
-                values: first.first.values.clone(),
-            };
-            if lower
-                .as_ref()
-                .is_none_or(|l| self.cmp.compare(&edge.as_prefix(), &l.as_prefix()).is_gt())
-            {
-                lower = Some(edge);
-            }
-        }
-        Ok(lower.filter(|l| start.is_none_or(|s| self.cmp.compare(&l.as_prefix(), s).is_gt())))
-    }
-
-    /// Where sstable `i`'s source of the window above the current edge
-    /// starts: the first clustering of its last block that starts before
-    /// the edge, so that a range tombstone bound at the edge is read as it
-    /// is stored (`None`: no such block).
-    fn margin(&mut self, i: usize) -> CmdResult<Option<OwnedClustering>> {
-        let Some(x) = self.indexes.iter_mut().find(|x| x.number == i) else {
-            return Ok(None);
-        };
-        let Some(b) = x.below.checked_sub(1) else {
-            return Ok(None);
-        };
-        let first = x.ri.block(x.sst, b)?;
-        Ok(Some(OwnedClustering {
-            kind: BoundKind::InclStartBound,
-            values: first.first.values.clone(),
-        }))
-    }
-}
-
-fn bound_of(c: &OwnedClustering, inclusive: bool) -> sstkit_format::read::ClusteringBound {
-    sstkit_format::read::ClusteringBound {
-        values: c.values.clone(),
-        inclusive,
     }
 }
 
@@ -593,135 +470,51 @@ impl MergeInputs {
         t: &Table<'_>,
         shape: &Shape,
         sink: &mut dyn Sink,
-        mut visits: Option<&mut [Option<Visit>]>,
+        visits: Option<&mut [Option<Visit>]>,
     ) -> CmdResult<usize> {
-        let schema = &self.schema;
-        let cmp = schema.comparator();
-        let mut rev = Reversed::new(shape.row_limit.unwrap_or(u64::MAX));
-        let mut windows = Windows {
-            cmp: schema.comparator(),
-            budget: window_bytes().max(1),
-            indexes: Vec::new(),
-        };
-        for &(i, header_only) in chosen {
-            let sst = &self.ssts[i];
-            if header_only || sst.features().legacy_cells {
-                continue;
-            }
-            if let Some(ri) = idx.indexes[i].find(key)?.and_then(|h| h.row_index) {
-                windows.indexes.push(WindowIndex {
+        // In `chosen`'s order: the merge's ties go to the first source.
+        let mut parts: Vec<WindowPart<'_>> = idx
+            .indexes
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(i, index)| {
+                let &(_, header_only) = chosen.iter().find(|c| c.0 == i)?;
+                Some(WindowPart {
                     number: i,
-                    sst,
-                    below: ri.block_count(),
-                    ri,
-                });
+                    sst: &self.ssts[i],
+                    header: &self.headers[i],
+                    header_only,
+                    index: index.as_mut(),
+                })
+            })
+            .collect();
+        parts.sort_by_key(|p| chosen.iter().position(|c| c.0 == p.number));
+        let mut merge = ReversedMerge::new(
+            &self.schema,
+            self.partitioner.clone(),
+            key,
+            slice,
+            parts,
+            window_bytes(),
+        )?;
+        let mut rev = Reversed::new(shape.row_limit.unwrap_or(u64::MAX));
+        let r = (|| -> CmdResult<()> {
+            while !rev.full() {
+                let Some(u) = merge.next_unit()? else { break };
+                rev.write(&u, &self.schema, t, shape, sink)?;
+            }
+            Ok(())
+        })();
+        if let Some(visits) = visits {
+            for &(i, header_only) in chosen {
+                if let (false, Some(v)) = (header_only, visits[i].as_mut()) {
+                    v.join(merge.blocks_read(i));
+                }
             }
         }
-        let start = slice.start_prefix();
-        let end = slice.end_prefix();
-        windows.move_to(end.as_ref().map(OwnedClustering::of).as_ref())?;
-        let mut upper: Option<OwnedClustering> = None;
-        let mut read = 0;
-        let mut held: Vec<Unit> = Vec::new();
-        while !rev.full() {
-            let lower = windows.lower(start.as_ref())?;
-            windows.move_to(lower.as_ref())?;
-            // Each sstable's slice: from a block below the window (or the
-            // slice start) to the window's end.
-            let mut slices = Vec::with_capacity(chosen.len());
-            for &(i, _) in chosen {
-                let from = match &lower {
-                    None => slice.start.clone(),
-                    Some(_) => match windows.margin(i)? {
-                        Some(m)
-                            if start
-                                .as_ref()
-                                .is_none_or(|s| cmp.compare(&m.as_prefix(), s).is_gt()) =>
-                        {
-                            Some(bound_of(&m, true))
-                        }
-                        _ => slice.start.clone(),
-                    },
-                };
-                let to = match &upper {
-                    None => slice.end.clone(),
-                    Some(u) => Some(bound_of(u, false)),
-                };
-                slices.push(Slice {
-                    start: from,
-                    end: to,
-                });
-            }
-            let mut sources = Vec::with_capacity(chosen.len());
-            for (&(i, header_only), s) in chosen.iter().zip(&slices) {
-                let Some(h) = idx.indexes[i].find(key)? else {
-                    let e = sstkit_format::error::Error::new(
-                        sstkit_format::error::ErrorKind::BadValue(
-                            "the partition is no longer in the index".into(),
-                        ),
-                        "reversed merge window",
-                    );
-                    return Err(e.in_file(&self.ssts[i].data_path()).into());
-                };
-                let map = schema.column_map(&self.headers[i]);
-                let src =
-                    SliceSource::open(&self.ssts[i], &self.headers[i], h, s, header_only, map, i)?;
-                if let (false, Some(visits)) = (header_only, visits.as_deref_mut()) {
-                    let p = src.plan();
-                    if let Some(v) = visits[i].as_mut() {
-                        v.join((p.blocks > 0).then_some((p.block_range, p.blocks)));
-                    }
-                }
-                sources.push(src);
-            }
-            let mut merger = self.merger(sources);
-            if merger.next_partition()?.is_some() {
-                while let Some(mut u) = merger.next_unfiltered()? {
-                    let pos = match &u {
-                        Unit::Row(r) => r.clustering.as_prefix(),
-                        Unit::Marker(m) => m.bound.as_prefix(),
-                        _ => continue,
-                    };
-                    if lower
-                        .as_ref()
-                        .is_some_and(|l| cmp.compare(&pos, &l.as_prefix()).is_lt())
-                    {
-                        continue;
-                    }
-                    if upper
-                        .as_ref()
-                        .is_some_and(|e| cmp.compare(&pos, &e.as_prefix()).is_ge())
-                    {
-                        break;
-                    }
-                    // The bounds the slice edges give are written as `Clip`
-                    // writes them in a forward read.
-                    let at_edge = [&start, &end]
-                        .into_iter()
-                        .flatten()
-                        .any(|e| cmp.compare(&pos, e).is_eq());
-                    if let (Unit::Marker(m), true) = (&mut u, at_edge) {
-                        m.position = Default::default();
-                        m.source = 0;
-                    }
-                    held.push(u);
-                }
-            }
-            drop(merger);
-            read += 1;
-            for u in held.iter().rev() {
-                if !rev.write(u, schema, t, shape, sink)? {
-                    break;
-                }
-            }
-            held.clear();
-            match lower {
-                Some(l) => upper = Some(l),
-                None => break,
-            }
-        }
+        r?;
         rev.finish(t, sink)?;
-        Ok(read)
+        Ok(merge.windows_read())
     }
 }
 
@@ -1063,14 +856,6 @@ fn window_bytes() -> u64 {
         .unwrap_or(WINDOW_BYTES)
 }
 
-/// What a held unit costs, roughly (a scan spills past [`window_bytes`]).
-fn unit_bytes(u: &Unit) -> u64 {
-    match u {
-        Unit::Row(r) => r.size + 64,
-        _ => 64,
-    }
-}
-
 /// Writes the rows and markers of a partition whose header is out,
 /// reversed (a scan's partition that outgrew memory: [`MergeInputs::emit_lookup`]'s
 /// windows).
@@ -1098,7 +883,7 @@ fn emit_held_reversed(
         Some(_) => window_bytes(),
         None => 0,
     };
-    let (mut held, mut held_rows, mut seen) = (std::collections::VecDeque::new(), 0u64, 0u64);
+    let mut tail = HeldTail::new(limit);
     let mut buf: Vec<Unit> = Vec::new();
     while let Some(u) = merger.next_unfiltered()? {
         buf.clear();
@@ -1108,11 +893,13 @@ fn emit_held_reversed(
             buf.push(u);
         }
         for u in buf.drain(..) {
-            seen += unit_bytes(&u);
-            hold_last(&mut held, &mut held_rows, u, limit);
+            tail.push(u);
         }
-        if let Some(s) = spill.as_mut().filter(|_| budget > 0 && seen > budget) {
-            held.clear();
+        if let Some(s) = spill
+            .as_mut()
+            .filter(|_| budget > 0 && tail.bytes_seen() > budget)
+        {
+            drop(tail);
             s(key, sink)?;
             sink.partition_end(t)?;
             return Ok(sink.last_partition_written());
@@ -1122,39 +909,14 @@ fn emit_held_reversed(
         }
     }
     let mut rev = Reversed::new(limit);
-    for u in held.iter().rev() {
-        if !rev.write(u, schema, t, shape, sink)? {
+    while let Some(u) = tail.pop_back() {
+        if !rev.write(&u, schema, t, shape, sink)? {
             break;
         }
     }
     rev.finish(t, sink)?;
     sink.partition_end(t)?;
     Ok(sink.last_partition_written())
-}
-
-/// Hold `u` for a reversed output of the last `limit` rows: what comes before
-/// the `limit`th row from the end is never written, so it is dropped as rows
-/// arrive, and memory holds `limit` rows rather than the slice.
-fn hold_last(held: &mut std::collections::VecDeque<Unit>, rows: &mut u64, u: Unit, limit: u64) {
-    if limit == 0 {
-        return;
-    }
-    if matches!(u, Unit::Row(_)) {
-        if *rows == limit {
-            // The oldest row, the markers before it and those up to the next row.
-            while let Some(f) = held.pop_front() {
-                if matches!(f, Unit::Row(_)) {
-                    break;
-                }
-            }
-            while held.front().is_some_and(|f| !matches!(f, Unit::Row(_))) {
-                held.pop_front();
-            }
-            *rows -= 1;
-        }
-        *rows += 1;
-    }
-    held.push_back(u);
 }
 
 fn write_unit(
