@@ -25,7 +25,7 @@ use std::collections::VecDeque;
 use crate::data::{DataPos, Fragment, RangeTombstoneMarker, Row, ScanReader};
 use crate::error::{Error, ErrorKind, Result};
 use crate::lookup::PartitionHandle;
-use crate::read::{bad, point_reader, seek_indexed, Clip, Ctx, ReadPlan, Slice};
+use crate::read::{bad, indexed_start, point_reader, seek_indexed, Clip, Ctx, ReadPlan, Slice};
 use crate::sstable::Sstable;
 use crate::statistics::SerializationHeader;
 
@@ -221,16 +221,8 @@ impl<'a> SliceSource<'a> {
             Ok(())
         };
         let (go, stopped) = match reader.next_fragment()? {
-            Some(Fragment::PartitionStart {
-                key: k, deletion, ..
-            }) if *state == State::Header => {
-                if k != key.as_slice() {
-                    return Err(bad(
-                        "partition header",
-                        "the index points at another partition".into(),
-                        at,
-                    ));
-                }
+            Some(f @ Fragment::PartitionStart { .. }) if *state == State::Header => {
+                let deletion = indexed_start(Some(&f), key, at, "partition")?;
                 let header_end = reader.position();
                 out.push_back(Unit::Start {
                     key: key.clone(),
