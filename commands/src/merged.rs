@@ -32,7 +32,7 @@ use sstkit_format::merge::{
     Blocks, HeldTail, MMarker, MRow, Merged, MergedSchema, MergedStart, Merger, ReversedMerge,
     RowOut, ScanSource, SliceSource, Unit, UnitSource, WindowPart,
 };
-use sstkit_format::read::{OwnedClustering, Slice};
+use sstkit_format::read::{OwnedClustering, PartitionHandle, Slice};
 use sstkit_format::statistics::{SerializationHeader, Statistics};
 use sstkit_format::token::Partitioner;
 use sstkit_format::Sstable;
@@ -282,21 +282,30 @@ impl MergeInputs {
         key: &[u8],
         slice: &'a Slice,
     ) -> CmdResult<(Vec<SliceSource<'a>>, Vec<Option<Visit>>)> {
-        self.sources_of(idx, key, slice, true)
+        let (sources, visits, _) = self.sources_of(idx, key, slice, true)?;
+        Ok((sources, visits))
     }
 
     /// [`MergeInputs::partition_sources`]; without `rows` every source reads
     /// only the partition header and static row (the visits still say
-    /// which sstables the slice needs).
+    /// which sstables the slice needs). Also returns, per sstable, the
+    /// partition its index found (for a reversed read's windows).
+    #[allow(clippy::type_complexity)]
     fn sources_of<'a>(
         &'a self,
         idx: &mut Indexes<'_>,
         key: &[u8],
         slice: &'a Slice,
         rows: bool,
-    ) -> CmdResult<(Vec<SliceSource<'a>>, Vec<Option<Visit>>)> {
+    ) -> CmdResult<(
+        Vec<SliceSource<'a>>,
+        Vec<Option<Visit>>,
+        Vec<Option<PartitionHandle>>,
+    )> {
         let cmp = self.schema.comparator();
         let mut visits: Vec<Option<Visit>> = vec![None; self.ssts.len()];
+        let mut handles: Vec<Option<PartitionHandle>> = Vec::new();
+        handles.resize_with(self.ssts.len(), || None);
         let mut sources = Vec::new();
         let mut newest_deletion = i64::MIN;
         for &i in &idx.order {
@@ -306,7 +315,7 @@ impl MergeInputs {
                 visits[i] = Some(Visit::Shadowed(newest_deletion));
                 continue;
             }
-            let Some(h) = idx.indexes[i].find(key)? else {
+            let Some(mut h) = idx.indexes[i].find(key)? else {
                 let why = idx.indexes[i]
                     .last_absence()
                     .unwrap_or(sstkit_format::read::Absence::Index);
@@ -318,7 +327,7 @@ impl MergeInputs {
             let mut src = SliceSource::open(
                 sst,
                 &self.headers[i],
-                h,
+                &mut h,
                 slice,
                 header_only || !rows,
                 map,
@@ -336,11 +345,12 @@ impl MergeInputs {
                 newest_deletion = newest_deletion.max(d.marked_for_delete_at);
             }
             sources.push(src);
+            handles[i] = Some(h);
         }
         // Argument order, as in a whole scan: ties and positions come from
         // the same sstable either way.
         sources.sort_by_key(SliceSource::index);
-        Ok((sources, visits))
+        Ok((sources, visits, handles))
     }
 }
 
@@ -388,7 +398,7 @@ impl MergeInputs {
         visits: &mut Vec<Option<Visit>>,
     ) -> CmdResult<Option<usize>> {
         let windowed = shape.reverse && window_bytes() > 0;
-        let (sources, v) = self.sources_of(idx, key, slice, !windowed)?;
+        let (sources, v, mut handles) = self.sources_of(idx, key, slice, !windowed)?;
         *visits = v;
         if sources.is_empty() {
             return Ok(None);
@@ -403,17 +413,21 @@ impl MergeInputs {
         }
         drop(merger);
         start_partition(&start, &self.schema, t, shape, sink)?;
-        // The sstables the slice needs, and which give only their header.
-        let chosen: Vec<(usize, bool)> = visits
+        // The sstables the slice needs (which give only their header), with
+        // the partition their index found: the windows look nothing up again.
+        let chosen: Vec<(usize, bool, PartitionHandle)> = visits
             .iter()
             .enumerate()
-            .filter_map(|(i, v)| match v {
-                Some(Visit::Read(_)) => Some((i, false)),
-                Some(Visit::HeaderOnly) => Some((i, true)),
-                _ => None,
+            .filter_map(|(i, v)| {
+                let header_only = match v {
+                    Some(Visit::Read(_)) => false,
+                    Some(Visit::HeaderOnly) => true,
+                    _ => return None,
+                };
+                Some((i, header_only, handles[i].take()?))
             })
             .collect();
-        let n = self.emit_windows(idx, key, slice, &chosen, t, shape, sink, Some(visits))?;
+        let n = self.emit_windows(chosen, slice, t, shape, sink, Some(visits))?;
         sink.partition_end(t)?;
         Ok(Some(n))
     }
@@ -423,8 +437,8 @@ impl MergeInputs {
     /// than a window, else read again by key, window by window (as
     /// [`MergeInputs::emit_lookup`] does, from the sstables the scan found
     /// it in: none is skipped, so rows keep the positions the scan gives
-    /// them), through `idx` (opened on first use). True when the sink
-    /// printed it.
+    /// them), through `idx` (opened on first use; each sstable's partition
+    /// looked up once). True when the sink printed it.
     pub fn emit_scanned_reversed<'s>(
         &'s self,
         idx: &mut Option<Indexes<'s>>,
@@ -436,13 +450,26 @@ impl MergeInputs {
     ) -> CmdResult<bool> {
         start_partition(&start, &self.schema, t, shape, sink)?;
         let slice = shape.slice.clone().unwrap_or_default();
-        let chosen: Vec<(usize, bool)> = start.sources.iter().map(|&i| (i, false)).collect();
+        let in_scan = start.sources.clone();
         let mut spill = |key: &[u8], sink: &mut dyn Sink| -> CmdResult<()> {
             let idx = match idx {
                 Some(i) => i,
                 None => idx.insert(self.indexes()?),
             };
-            self.emit_windows(idx, key, &slice, &chosen, t, shape, sink, None)?;
+            let mut chosen = Vec::with_capacity(in_scan.len());
+            for &i in &in_scan {
+                let Some(h) = idx.indexes[i].find(key)? else {
+                    let e = sstkit_format::error::Error::new(
+                        sstkit_format::error::ErrorKind::BadValue(
+                            "the scan found the partition, but the index does not".into(),
+                        ),
+                        "reversed merge",
+                    );
+                    return Err(e.in_file(&self.ssts[i].data_path()).into());
+                };
+                chosen.push((i, false, h));
+            }
+            self.emit_windows(chosen, &slice, t, shape, sink, None)?;
             Ok(())
         };
         emit_held_reversed(
@@ -456,43 +483,33 @@ impl MergeInputs {
         )
     }
 
-    /// The rows and markers of `slice` of partition `key`, reversed, window
-    /// by window (see [`MergeInputs::emit_lookup`]), from the sstables
-    /// `chosen` (sstable, gives only its header); `visits` gets the blocks
-    /// read. Returns the windows read.
-    #[allow(clippy::too_many_arguments)]
+    /// The rows and markers of `slice` of a partition, reversed, window by
+    /// window (see [`MergeInputs::emit_lookup`]), from the sstables `chosen`
+    /// (sstable, gives only its header, its partition as the index found
+    /// it); `visits` gets the blocks read. Returns the windows read.
     fn emit_windows(
         &self,
-        idx: &mut Indexes<'_>,
-        key: &[u8],
+        chosen: Vec<(usize, bool, PartitionHandle)>,
         slice: &Slice,
-        chosen: &[(usize, bool)],
         t: &Table<'_>,
         shape: &Shape,
         sink: &mut dyn Sink,
         visits: Option<&mut [Option<Visit>]>,
     ) -> CmdResult<usize> {
-        // In `chosen`'s order: the merge's ties go to the first source.
-        let mut parts: Vec<WindowPart<'_>> = idx
-            .indexes
-            .iter_mut()
-            .enumerate()
-            .filter_map(|(i, index)| {
-                let &(_, header_only) = chosen.iter().find(|c| c.0 == i)?;
-                Some(WindowPart {
-                    number: i,
-                    sst: &self.ssts[i],
-                    header: &self.headers[i],
-                    header_only,
-                    index: index.as_mut(),
-                })
+        let read: Vec<usize> = chosen.iter().filter(|c| !c.1).map(|c| c.0).collect();
+        let parts = chosen
+            .into_iter()
+            .map(|(i, header_only, handle)| WindowPart {
+                number: i,
+                sst: &self.ssts[i],
+                header: &self.headers[i],
+                header_only,
+                handle,
             })
             .collect();
-        parts.sort_by_key(|p| chosen.iter().position(|c| c.0 == p.number));
         let mut merge = ReversedMerge::new(
             &self.schema,
             self.partitioner.clone(),
-            key,
             slice,
             parts,
             window_bytes(),
@@ -506,8 +523,8 @@ impl MergeInputs {
             Ok(())
         })();
         if let Some(visits) = visits {
-            for &(i, header_only) in chosen {
-                if let (false, Some(v)) = (header_only, visits[i].as_mut()) {
+            for i in read {
+                if let Some(v) = visits[i].as_mut() {
                     v.join(merge.blocks_read(i));
                 }
             }

@@ -26,7 +26,7 @@ use std::collections::VecDeque;
 use crate::clustering::{BoundKind, ClusteringPrefix};
 use crate::compare::ClusteringComparator;
 use crate::error::{Error, ErrorKind, Result};
-use crate::lookup::{PartitionIndex, RowIndex};
+use crate::lookup::{PartitionHandle, RowIndex};
 use crate::read::{ClusteringBound, OwnedClustering, Slice};
 use crate::sstable::Sstable;
 use crate::statistics::SerializationHeader;
@@ -45,8 +45,9 @@ pub struct WindowPart<'a> {
     /// Read only its partition header and static row (the slice is
     /// outside what it holds, but its partition deletion counts).
     pub header_only: bool,
-    /// Its partition index.
-    pub index: &'a mut dyn PartitionIndex,
+    /// The partition, as its index found it: looked up once, its row index
+    /// serves every window.
+    pub handle: PartitionHandle,
 }
 
 /// Blocks of a partition's row index a read chose: `(first, last)` (none
@@ -58,10 +59,9 @@ pub type Blocks = (Option<(usize, usize)>, usize);
 pub struct ReversedMerge<'a> {
     schema: &'a MergedSchema,
     partitioner: Partitioner,
-    key: &'a [u8],
     slice: &'a Slice,
     parts: Vec<WindowPart<'a>>,
-    windows: Windows<'a>,
+    windows: Windows,
     /// The upper edge of the next window (`None`: the slice end).
     upper: Option<OwnedClustering>,
     /// The first window has been read.
@@ -83,7 +83,7 @@ impl std::fmt::Debug for ReversedMerge<'_> {
 }
 
 impl<'a> ReversedMerge<'a> {
-    /// `slice` of partition `key` in `parts`, merged onto `schema`, in
+    /// `slice` of the partition `parts` hold, merged onto `schema`, in
     /// windows of at most `budget` Data.db bytes of each sstable's
     /// row-index blocks (at least one block). The partition header and
     /// static row are not given: the caller has them from a merge of the
@@ -91,7 +91,6 @@ impl<'a> ReversedMerge<'a> {
     pub fn new(
         schema: &'a MergedSchema,
         partitioner: Partitioner,
-        key: &'a [u8],
         slice: &'a Slice,
         mut parts: Vec<WindowPart<'a>>,
         budget: u64,
@@ -101,27 +100,24 @@ impl<'a> ReversedMerge<'a> {
             budget: budget.max(1),
             indexes: Vec::new(),
         };
-        for p in parts.iter_mut() {
+        for (part, p) in parts.iter().enumerate() {
             // Pre-3.0 row indexes name cells, not rows: they set no edge.
             if p.header_only || p.sst.features().legacy_cells {
                 continue;
             }
-            if let Some(ri) = p.index.find(key)?.and_then(|h| h.row_index) {
+            if let Some(ri) = &p.handle.row_index {
                 windows.indexes.push(WindowIndex {
-                    number: p.number,
-                    sst: p.sst,
+                    part,
                     below: ri.block_count(),
-                    ri,
                 });
             }
         }
         let end = slice.end_prefix().as_ref().map(OwnedClustering::of);
-        windows.move_to(end.as_ref())?;
+        windows.move_to(&mut parts, end.as_ref())?;
         let n = parts.len();
         Ok(ReversedMerge {
             schema,
             partitioner,
-            key,
             slice,
             parts,
             windows,
@@ -164,15 +160,15 @@ impl<'a> ReversedMerge<'a> {
         let cmp = self.windows.cmp.clone();
         let start = self.slice.start_prefix();
         let end = self.slice.end_prefix();
-        let lower = self.windows.lower(start.as_ref())?;
-        self.windows.move_to(lower.as_ref())?;
+        let lower = self.windows.lower(&mut self.parts, start.as_ref())?;
+        self.windows.move_to(&mut self.parts, lower.as_ref())?;
         // Each sstable's slice: from a block below the window (or the slice
         // start) to the window's end.
         let mut slices = Vec::with_capacity(self.parts.len());
-        for p in &self.parts {
+        for k in 0..self.parts.len() {
             let from = match &lower {
                 None => self.slice.start.clone(),
-                Some(_) => match self.windows.margin(p.number)? {
+                Some(_) => match self.windows.margin(&mut self.parts, k)? {
                     Some(m)
                         if start
                             .as_ref()
@@ -194,15 +190,16 @@ impl<'a> ReversedMerge<'a> {
         }
         let mut sources = Vec::with_capacity(self.parts.len());
         for ((p, s), blocks) in self.parts.iter_mut().zip(&slices).zip(&mut self.blocks) {
-            let Some(h) = p.index.find(self.key)? else {
-                let e = Error::new(
-                    ErrorKind::BadValue("the partition is no longer in the index".into()),
-                    "reversed merge window",
-                );
-                return Err(e.in_file(&p.sst.data_path()));
-            };
             let map = self.schema.column_map(p.header);
-            let src = SliceSource::open(p.sst, p.header, h, s, p.header_only, map, p.number)?;
+            let src = SliceSource::open(
+                p.sst,
+                p.header,
+                &mut p.handle,
+                s,
+                p.header_only,
+                map,
+                p.number,
+            )?;
             if !p.header_only {
                 let plan = src.plan();
                 if plan.blocks > 0 {
@@ -272,36 +269,52 @@ fn join(so_far: Option<Blocks>, window: Blocks) -> Blocks {
 /// at most `budget` bytes of every sstable's row-index blocks (at least
 /// one), and starts at the first clustering of a block, as an inclusive
 /// start bound.
-struct Windows<'s> {
+struct Windows {
     cmp: ClusteringComparator,
     budget: u64,
     /// The sstables with a row index.
-    indexes: Vec<WindowIndex<'s>>,
+    indexes: Vec<WindowIndex>,
 }
 
 /// One sstable's row index in [`Windows`].
-struct WindowIndex<'s> {
-    /// The sstable's number in the merge.
-    number: usize,
-    sst: &'s Sstable,
-    ri: Box<dyn RowIndex>,
+struct WindowIndex {
+    /// Its part of the [`ReversedMerge`].
+    part: usize,
     /// How many of its blocks start below the current edge.
     below: usize,
 }
 
-impl Windows<'_> {
+/// The sstable and row index of `part`.
+fn row_index<'p>(
+    parts: &'p mut [WindowPart<'_>],
+    part: usize,
+) -> Result<(&'p Sstable, &'p mut dyn RowIndex)> {
+    let p = parts.get_mut(part).ok_or_else(lost)?;
+    let ri = p.handle.row_index.as_deref_mut().ok_or_else(lost)?;
+    Ok((p.sst, ri))
+}
+
+fn lost() -> Error {
+    Error::new(
+        ErrorKind::BadValue("a window's row index is gone".into()),
+        "reversed merge window",
+    )
+}
+
+impl Windows {
     /// How many of the first `below` blocks of index `k` start before `edge`.
     fn count_before(
-        &mut self,
+        &self,
+        parts: &mut [WindowPart<'_>],
         k: usize,
         below: usize,
         edge: &ClusteringPrefix<'_>,
     ) -> Result<usize> {
-        let x = &mut self.indexes[k];
+        let (sst, ri) = row_index(parts, self.indexes[k].part)?;
         let (mut lo, mut hi) = (0, below);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            let b = x.ri.block(x.sst, mid)?;
+            let b = ri.block(sst, mid)?;
             if self.cmp.compare(&b.first.as_prefix(), edge).is_lt() {
                 lo = mid + 1;
             } else {
@@ -312,11 +325,15 @@ impl Windows<'_> {
     }
 
     /// Move every index to `edge` (`None`: the partition end).
-    fn move_to(&mut self, edge: Option<&OwnedClustering>) -> Result<()> {
+    fn move_to(
+        &mut self,
+        parts: &mut [WindowPart<'_>],
+        edge: Option<&OwnedClustering>,
+    ) -> Result<()> {
         for k in 0..self.indexes.len() {
             let n = self.indexes[k].below;
             let n = match edge {
-                Some(e) => self.count_before(k, n, &e.as_prefix())?,
+                Some(e) => self.count_before(parts, k, n, &e.as_prefix())?,
                 None => n,
             };
             self.indexes[k].below = n;
@@ -326,13 +343,17 @@ impl Windows<'_> {
 
     /// The lower edge of the window that ends at the current edge; `None`
     /// when that window reaches `start` (the slice's start).
-    fn lower(&mut self, start: Option<&ClusteringPrefix<'_>>) -> Result<Option<OwnedClustering>> {
+    fn lower(
+        &self,
+        parts: &mut [WindowPart<'_>],
+        start: Option<&ClusteringPrefix<'_>>,
+    ) -> Result<Option<OwnedClustering>> {
         let mut lower: Option<OwnedClustering> = None;
-        for x in &mut self.indexes {
-            let (sst, ri) = (x.sst, &mut x.ri);
+        for x in &self.indexes {
             let Some(mut k) = x.below.checked_sub(1) else {
                 continue;
             };
+            let (sst, ri) = row_index(parts, x.part)?;
             let mut bytes = ri.block_walk(sst, k)?.width;
             while k > 0 {
                 let w = ri.block_walk(sst, k - 1)?.width;
@@ -361,18 +382,19 @@ impl Windows<'_> {
         Ok(lower.filter(|l| start.is_none_or(|s| self.cmp.compare(&l.as_prefix(), s).is_gt())))
     }
 
-    /// Where sstable `i`'s source of the window above the current edge
-    /// starts: the first clustering of its last block that starts before
-    /// the edge, so that a range tombstone bound at the edge is read as it
-    /// is stored (`None`: no such block).
-    fn margin(&mut self, i: usize) -> Result<Option<OwnedClustering>> {
-        let Some(x) = self.indexes.iter_mut().find(|x| x.number == i) else {
+    /// Where `part`'s source of the window above the current edge starts:
+    /// the first clustering of its last block that starts before the edge,
+    /// so that a range tombstone bound at the edge is read as it is stored
+    /// (`None`: no such block).
+    fn margin(&self, parts: &mut [WindowPart<'_>], part: usize) -> Result<Option<OwnedClustering>> {
+        let Some(x) = self.indexes.iter().find(|x| x.part == part) else {
             return Ok(None);
         };
         let Some(b) = x.below.checked_sub(1) else {
             return Ok(None);
         };
-        let first = x.ri.block(x.sst, b)?;
+        let (sst, ri) = row_index(parts, part)?;
+        let first = ri.block(sst, b)?;
         Ok(Some(OwnedClustering {
             kind: BoundKind::InclStartBound,
             values: first.first.values.clone(),
