@@ -14,8 +14,9 @@
 //!
 //! `--reverse` of one partition merges its slice forward in windows cut at
 //! the sstables' row-index blocks, from the last window to the first, and
-//! holds one window ([`MergeInputs::emit_lookup`]); a merged scan holds a
-//! partition while it is small and reads a larger one again by key that way.
+//! holds one window ([`sstkit_format::merge::ReversedMerge`], called by
+//! [`MergeInputs::emit_lookup`]); a merged scan holds a partition while it is
+//! small and reads a larger one again by key that way.
 //!
 //! Sstables of different tables (key, clustering or column types differ,
 //! or another partitioner) are a usage error (exit 2) naming both files.
@@ -378,14 +379,9 @@ impl MergeInputs {
     /// done with each sstable, also when the read fails.
     ///
     /// Reversed, the slice is merged forward in windows cut at row-index
-    /// blocks, from the last window to the first, and only
-    /// one window is held. Each sstable's source of a window starts a
-    /// block below it, so a range tombstone bound at the window's lower
-    /// edge is merged from the stored bounds as a whole-slice read merges
-    /// it; what the merge gives outside the window (its sources' synthetic
-    /// bounds at their slice edges included) is dropped, and the windows'
-    /// units put end to end are the whole slice's. Returns the windows read
-    /// (0: not reversed, or held whole).
+    /// blocks, from the last window to the first, and one window is held
+    /// ([`ReversedMerge`]); each sstable's partition is looked up once.
+    /// Returns the windows read (0: not reversed, or held whole).
     #[allow(clippy::too_many_arguments)]
     pub fn emit_lookup(
         &self,
