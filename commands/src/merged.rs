@@ -14,8 +14,9 @@
 //!
 //! `--reverse` of one partition merges its slice forward in windows cut at
 //! the sstables' row-index blocks, from the last window to the first, and
-//! holds one window ([`MergeInputs::emit_lookup`]); a merged scan holds a
-//! partition while it is small and reads a larger one again by key that way.
+//! holds one window ([`sstkit_format::merge::ReversedMerge`], called by
+//! [`MergeInputs::emit_lookup`]); a merged scan holds a partition while it is
+//! small and reads a larger one again by key that way.
 //!
 //! Sstables of different tables (key, clustering or column types differ,
 //! or another partitioner) are a usage error (exit 2) naming both files.
@@ -29,10 +30,10 @@ use sstkit_format::component::Component;
 use sstkit_format::data::{ColumnData, MarkerDeletion, Row, ScanReader};
 use sstkit_format::deletion::DeletionTime;
 use sstkit_format::merge::{
-    MMarker, MRow, Merged, MergedSchema, MergedStart, Merger, RowOut, ScanSource, SliceSource,
-    Unit, UnitSource,
+    Blocks, HeldTail, MMarker, MRow, Merged, MergedSchema, MergedStart, Merger, ReversedMerge,
+    RowOut, ScanSource, SliceSource, Unit, UnitSource, WindowPart,
 };
-use sstkit_format::read::{OwnedClustering, Slice};
+use sstkit_format::read::{OwnedClustering, PartitionHandle, Slice};
 use sstkit_format::statistics::{SerializationHeader, Statistics};
 use sstkit_format::token::Partitioner;
 use sstkit_format::Sstable;
@@ -282,21 +283,30 @@ impl MergeInputs {
         key: &[u8],
         slice: &'a Slice,
     ) -> CmdResult<(Vec<SliceSource<'a>>, Vec<Option<Visit>>)> {
-        self.sources_of(idx, key, slice, true)
+        let (sources, visits, _) = self.sources_of(idx, key, slice, true)?;
+        Ok((sources, visits))
     }
 
     /// [`MergeInputs::partition_sources`]; without `rows` every source reads
     /// only the partition header and static row (the visits still say
-    /// which sstables the slice needs).
+    /// which sstables the slice needs). Also returns, per sstable, the
+    /// partition its index found (for a reversed read's windows).
+    #[allow(clippy::type_complexity)]
     fn sources_of<'a>(
         &'a self,
         idx: &mut Indexes<'_>,
         key: &[u8],
         slice: &'a Slice,
         rows: bool,
-    ) -> CmdResult<(Vec<SliceSource<'a>>, Vec<Option<Visit>>)> {
+    ) -> CmdResult<(
+        Vec<SliceSource<'a>>,
+        Vec<Option<Visit>>,
+        Vec<Option<PartitionHandle>>,
+    )> {
         let cmp = self.schema.comparator();
         let mut visits: Vec<Option<Visit>> = vec![None; self.ssts.len()];
+        let mut handles: Vec<Option<PartitionHandle>> = Vec::new();
+        handles.resize_with(self.ssts.len(), || None);
         let mut sources = Vec::new();
         let mut newest_deletion = i64::MIN;
         for &i in &idx.order {
@@ -306,7 +316,7 @@ impl MergeInputs {
                 visits[i] = Some(Visit::Shadowed(newest_deletion));
                 continue;
             }
-            let Some(h) = idx.indexes[i].find(key)? else {
+            let Some(mut h) = idx.indexes[i].find(key)? else {
                 let why = idx.indexes[i]
                     .last_absence()
                     .unwrap_or(sstkit_format::read::Absence::Index);
@@ -318,7 +328,7 @@ impl MergeInputs {
             let mut src = SliceSource::open(
                 sst,
                 &self.headers[i],
-                h,
+                &mut h,
                 slice,
                 header_only || !rows,
                 map,
@@ -336,18 +346,19 @@ impl MergeInputs {
                 newest_deletion = newest_deletion.max(d.marked_for_delete_at);
             }
             sources.push(src);
+            handles[i] = Some(h);
         }
         // Argument order, as in a whole scan: ties and positions come from
         // the same sstable either way.
         sources.sort_by_key(SliceSource::index);
-        Ok((sources, visits))
+        Ok((sources, visits, handles))
     }
 }
 
 impl Visit {
-    /// This visit and a window's read of the same sstable, as one: the
+    /// This visit and the windows' reads of the same sstable, as one: the
     /// blocks of both.
-    fn join(&mut self, window: Option<(Option<(usize, usize)>, usize)>) {
+    fn join(&mut self, window: Option<Blocks>) {
         let Some((range, n)) = window else {
             return;
         };
@@ -362,143 +373,15 @@ impl Visit {
     }
 }
 
-/// The windows of a reversed merged read of one partition, from the slice
-/// end down: each covers at most [`window_bytes`] of every sstable's
-/// row-index blocks (at least one), and starts at the first clustering of
-/// a block, as an inclusive start bound.
-struct Windows<'s> {
-    cmp: ClusteringComparator,
-    budget: u64,
-    /// The sstables with a row index (pre-3.0 ones, whose index names
-    /// cells, set no edge).
-    indexes: Vec<WindowIndex<'s>>,
-}
-
-/// One sstable's row index in [`Windows`].
-struct WindowIndex<'s> {
-    /// The sstable's number in the merge.
-    number: usize,
-    sst: &'s Sstable,
-    ri: Box<dyn sstkit_format::read::RowIndex>,
-    /// How many of its blocks start below the current edge.
-    below: usize,
-}
-
-impl Windows<'_> {
-    /// How many of the first `below` blocks of index `k` start before `edge`.
-    fn count_before(
-        &mut self,
-        k: usize,
-        below: usize,
-        edge: &sstkit_format::clustering::ClusteringPrefix<'_>,
-    ) -> CmdResult<usize> {
-        let x = &mut self.indexes[k];
-        let (mut lo, mut hi) = (0, below);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            let b = x.ri.block(x.sst, mid)?;
-            if self.cmp.compare(&b.first.as_prefix(), edge).is_lt() {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        Ok(lo)
-    }
-
-    /// Move every index to `edge` (`None`: the partition end).
-    fn move_to(&mut self, edge: Option<&OwnedClustering>) -> CmdResult<()> {
-        for k in 0..self.indexes.len() {
-            let n = self.indexes[k].below;
-            let n = match edge {
-                Some(e) => self.count_before(k, n, &e.as_prefix())?,
-                None => n,
-            };
-            self.indexes[k].below = n;
-        }
-        Ok(())
-    }
-
-    /// The lower edge of the window that ends at the current edge; `None`
-    /// when that window reaches `start` (the slice's start).
-    fn lower(
-        &mut self,
-        start: Option<&sstkit_format::clustering::ClusteringPrefix<'_>>,
-    ) -> CmdResult<Option<OwnedClustering>> {
-        let mut lower: Option<OwnedClustering> = None;
-        for x in &mut self.indexes {
-            let (sst, ri) = (x.sst, &mut x.ri);
-            let Some(mut k) = x.below.checked_sub(1) else {
-                continue;
-            };
-            let mut bytes = ri.block_walk(sst, k)?.width;
-            while k > 0 {
-                let w = ri.block_walk(sst, k - 1)?.width;
-                if bytes.saturating_add(w) > self.budget {
-                    break;
-                }
-                bytes += w;
-                k -= 1;
-            }
-            if k == 0 {
-                // All of this sstable's part fits: it sets no edge.
-                continue;
-            }
-            let first = ri.block(sst, k)?;
-            let edge = OwnedClustering {
-                kind: BoundKind::InclStartBound,
-                values: first.first.values.clone(),
-            };
-            if lower
-                .as_ref()
-                .is_none_or(|l| self.cmp.compare(&edge.as_prefix(), &l.as_prefix()).is_gt())
-            {
-                lower = Some(edge);
-            }
-        }
-        Ok(lower.filter(|l| start.is_none_or(|s| self.cmp.compare(&l.as_prefix(), s).is_gt())))
-    }
-
-    /// Where sstable `i`'s source of the window above the current edge
-    /// starts: the first clustering of its last block that starts before
-    /// the edge, so that a range tombstone bound at the edge is read as it
-    /// is stored (`None`: no such block).
-    fn margin(&mut self, i: usize) -> CmdResult<Option<OwnedClustering>> {
-        let Some(x) = self.indexes.iter_mut().find(|x| x.number == i) else {
-            return Ok(None);
-        };
-        let Some(b) = x.below.checked_sub(1) else {
-            return Ok(None);
-        };
-        let first = x.ri.block(x.sst, b)?;
-        Ok(Some(OwnedClustering {
-            kind: BoundKind::InclStartBound,
-            values: first.first.values.clone(),
-        }))
-    }
-}
-
-fn bound_of(c: &OwnedClustering, inclusive: bool) -> sstkit_format::read::ClusteringBound {
-    sstkit_format::read::ClusteringBound {
-        values: c.values.clone(),
-        inclusive,
-    }
-}
-
 impl MergeInputs {
     /// A merged single-partition read of `slice` of `key` to `sink`;
     /// `None` when no sstable has the partition. `visits` gets what was
     /// done with each sstable, also when the read fails.
     ///
     /// Reversed, the slice is merged forward in windows cut at row-index
-    /// blocks, from the last window to the first, and only
-    /// one window is held. Each sstable's source of a window starts a
-    /// block below it, so a range tombstone bound at the window's lower
-    /// edge is merged from the stored bounds as a whole-slice read merges
-    /// it; what the merge gives outside the window (its sources' synthetic
-    /// bounds at their slice edges included) is dropped, and the windows'
-    /// units put end to end are the whole slice's. Returns the windows read
-    /// (0: not reversed, or held whole).
+    /// blocks, from the last window to the first, and one window is held
+    /// ([`ReversedMerge`]); each sstable's partition is looked up once.
+    /// Returns the windows read (0: not reversed, or held whole).
     #[allow(clippy::too_many_arguments)]
     pub fn emit_lookup(
         &self,
@@ -511,7 +394,7 @@ impl MergeInputs {
         visits: &mut Vec<Option<Visit>>,
     ) -> CmdResult<Option<usize>> {
         let windowed = shape.reverse && window_bytes() > 0;
-        let (sources, v) = self.sources_of(idx, key, slice, !windowed)?;
+        let (sources, v, mut handles) = self.sources_of(idx, key, slice, !windowed)?;
         *visits = v;
         if sources.is_empty() {
             return Ok(None);
@@ -526,17 +409,21 @@ impl MergeInputs {
         }
         drop(merger);
         start_partition(&start, &self.schema, t, shape, sink)?;
-        // The sstables the slice needs, and which give only their header.
-        let chosen: Vec<(usize, bool)> = visits
+        // The sstables the slice needs (which give only their header), with
+        // the partition their index found: the windows look nothing up again.
+        let chosen: Vec<(usize, bool, PartitionHandle)> = visits
             .iter()
             .enumerate()
-            .filter_map(|(i, v)| match v {
-                Some(Visit::Read(_)) => Some((i, false)),
-                Some(Visit::HeaderOnly) => Some((i, true)),
-                _ => None,
+            .filter_map(|(i, v)| {
+                let header_only = match v {
+                    Some(Visit::Read(_)) => false,
+                    Some(Visit::HeaderOnly) => true,
+                    _ => return None,
+                };
+                Some((i, header_only, handles[i].take()?))
             })
             .collect();
-        let n = self.emit_windows(idx, key, slice, &chosen, t, shape, sink, Some(visits))?;
+        let n = self.emit_windows(chosen, slice, t, shape, sink, Some(visits))?;
         sink.partition_end(t)?;
         Ok(Some(n))
     }
@@ -546,8 +433,8 @@ impl MergeInputs {
     /// than a window, else read again by key, window by window (as
     /// [`MergeInputs::emit_lookup`] does, from the sstables the scan found
     /// it in: none is skipped, so rows keep the positions the scan gives
-    /// them), through `idx` (opened on first use). True when the sink
-    /// printed it.
+    /// them), through `idx` (opened on first use; each sstable's partition
+    /// looked up once). True when the sink printed it.
     pub fn emit_scanned_reversed<'s>(
         &'s self,
         idx: &mut Option<Indexes<'s>>,
@@ -559,13 +446,26 @@ impl MergeInputs {
     ) -> CmdResult<bool> {
         start_partition(&start, &self.schema, t, shape, sink)?;
         let slice = shape.slice.clone().unwrap_or_default();
-        let chosen: Vec<(usize, bool)> = start.sources.iter().map(|&i| (i, false)).collect();
+        let in_scan = start.sources.clone();
         let mut spill = |key: &[u8], sink: &mut dyn Sink| -> CmdResult<()> {
             let idx = match idx {
                 Some(i) => i,
                 None => idx.insert(self.indexes()?),
             };
-            self.emit_windows(idx, key, &slice, &chosen, t, shape, sink, None)?;
+            let mut chosen = Vec::with_capacity(in_scan.len());
+            for &i in &in_scan {
+                let Some(h) = idx.indexes[i].find(key)? else {
+                    let e = sstkit_format::error::Error::new(
+                        sstkit_format::error::ErrorKind::BadValue(
+                            "the scan found the partition, but the index does not".into(),
+                        ),
+                        "reversed merge",
+                    );
+                    return Err(e.in_file(&self.ssts[i].data_path()).into());
+                };
+                chosen.push((i, false, h));
+            }
+            self.emit_windows(chosen, &slice, t, shape, sink, None)?;
             Ok(())
         };
         emit_held_reversed(
@@ -579,149 +479,55 @@ impl MergeInputs {
         )
     }
 
-    /// The rows and markers of `slice` of partition `key`, reversed, window
-    /// by window (see [`MergeInputs::emit_lookup`]), from the sstables
-    /// `chosen` (sstable, gives only its header); `visits` gets the blocks
-    /// read. Returns the windows read.
-    #[allow(clippy::too_many_arguments)]
+    /// The rows and markers of `slice` of a partition, reversed, window by
+    /// window (see [`MergeInputs::emit_lookup`]), from the sstables `chosen`
+    /// (sstable, gives only its header, its partition as the index found
+    /// it); `visits` gets the blocks read. Returns the windows read.
     fn emit_windows(
         &self,
-        idx: &mut Indexes<'_>,
-        key: &[u8],
+        chosen: Vec<(usize, bool, PartitionHandle)>,
         slice: &Slice,
-        chosen: &[(usize, bool)],
         t: &Table<'_>,
         shape: &Shape,
         sink: &mut dyn Sink,
-        mut visits: Option<&mut [Option<Visit>]>,
+        visits: Option<&mut [Option<Visit>]>,
     ) -> CmdResult<usize> {
-        let schema = &self.schema;
-        let cmp = schema.comparator();
+        let read: Vec<usize> = chosen.iter().filter(|c| !c.1).map(|c| c.0).collect();
+        let parts = chosen
+            .into_iter()
+            .map(|(i, header_only, handle)| WindowPart {
+                number: i,
+                sst: &self.ssts[i],
+                header: &self.headers[i],
+                header_only,
+                handle,
+            })
+            .collect();
+        let mut merge = ReversedMerge::new(
+            &self.schema,
+            self.partitioner.clone(),
+            slice,
+            parts,
+            window_bytes(),
+        )?;
         let mut rev = Reversed::new(shape.row_limit.unwrap_or(u64::MAX));
-        let mut windows = Windows {
-            cmp: schema.comparator(),
-            budget: window_bytes().max(1),
-            indexes: Vec::new(),
-        };
-        for &(i, header_only) in chosen {
-            let sst = &self.ssts[i];
-            if header_only || sst.features().legacy_cells {
-                continue;
+        let r = (|| -> CmdResult<()> {
+            while !rev.full() {
+                let Some(u) = merge.next_unit()? else { break };
+                rev.write(&u, &self.schema, t, shape, sink)?;
             }
-            if let Some(ri) = idx.indexes[i].find(key)?.and_then(|h| h.row_index) {
-                windows.indexes.push(WindowIndex {
-                    number: i,
-                    sst,
-                    below: ri.block_count(),
-                    ri,
-                });
+            Ok(())
+        })();
+        if let Some(visits) = visits {
+            for i in read {
+                if let Some(v) = visits[i].as_mut() {
+                    v.join(merge.blocks_read(i));
+                }
             }
         }
-        let start = slice.start_prefix();
-        let end = slice.end_prefix();
-        windows.move_to(end.as_ref().map(OwnedClustering::of).as_ref())?;
-        let mut upper: Option<OwnedClustering> = None;
-        let mut read = 0;
-        let mut held: Vec<Unit> = Vec::new();
-        while !rev.full() {
-            let lower = windows.lower(start.as_ref())?;
-            windows.move_to(lower.as_ref())?;
-            // Each sstable's slice: from a block below the window (or the
-            // slice start) to the window's end.
-            let mut slices = Vec::with_capacity(chosen.len());
-            for &(i, _) in chosen {
-                let from = match &lower {
-                    None => slice.start.clone(),
-                    Some(_) => match windows.margin(i)? {
-                        Some(m)
-                            if start
-                                .as_ref()
-                                .is_none_or(|s| cmp.compare(&m.as_prefix(), s).is_gt()) =>
-                        {
-                            Some(bound_of(&m, true))
-                        }
-                        _ => slice.start.clone(),
-                    },
-                };
-                let to = match &upper {
-                    None => slice.end.clone(),
-                    Some(u) => Some(bound_of(u, false)),
-                };
-                slices.push(Slice {
-                    start: from,
-                    end: to,
-                });
-            }
-            let mut sources = Vec::with_capacity(chosen.len());
-            for (&(i, header_only), s) in chosen.iter().zip(&slices) {
-                let Some(h) = idx.indexes[i].find(key)? else {
-                    let e = sstkit_format::error::Error::new(
-                        sstkit_format::error::ErrorKind::BadValue(
-                            "the partition is no longer in the index".into(),
-                        ),
-                        "reversed merge window",
-                    );
-                    return Err(e.in_file(&self.ssts[i].data_path()).into());
-                };
-                let map = schema.column_map(&self.headers[i]);
-                let src =
-                    SliceSource::open(&self.ssts[i], &self.headers[i], h, s, header_only, map, i)?;
-                if let (false, Some(visits)) = (header_only, visits.as_deref_mut()) {
-                    let p = src.plan();
-                    if let Some(v) = visits[i].as_mut() {
-                        v.join((p.blocks > 0).then_some((p.block_range, p.blocks)));
-                    }
-                }
-                sources.push(src);
-            }
-            let mut merger = self.merger(sources);
-            if merger.next_partition()?.is_some() {
-                while let Some(mut u) = merger.next_unfiltered()? {
-                    let pos = match &u {
-                        Unit::Row(r) => r.clustering.as_prefix(),
-                        Unit::Marker(m) => m.bound.as_prefix(),
-                        _ => continue,
-                    };
-                    if lower
-                        .as_ref()
-                        .is_some_and(|l| cmp.compare(&pos, &l.as_prefix()).is_lt())
-                    {
-                        continue;
-                    }
-                    if upper
-                        .as_ref()
-                        .is_some_and(|e| cmp.compare(&pos, &e.as_prefix()).is_ge())
-                    {
-                        break;
-                    }
-                    // The bounds the slice edges give are written as `Clip`
-                    // writes them in a forward read.
-                    let at_edge = [&start, &end]
-                        .into_iter()
-                        .flatten()
-                        .any(|e| cmp.compare(&pos, e).is_eq());
-                    if let (Unit::Marker(m), true) = (&mut u, at_edge) {
-                        m.position = Default::default();
-                        m.source = 0;
-                    }
-                    held.push(u);
-                }
-            }
-            drop(merger);
-            read += 1;
-            for u in held.iter().rev() {
-                if !rev.write(u, schema, t, shape, sink)? {
-                    break;
-                }
-            }
-            held.clear();
-            match lower {
-                Some(l) => upper = Some(l),
-                None => break,
-            }
-        }
+        r?;
         rev.finish(t, sink)?;
-        Ok(read)
+        Ok(merge.windows_read())
     }
 }
 
@@ -1063,14 +869,6 @@ fn window_bytes() -> u64 {
         .unwrap_or(WINDOW_BYTES)
 }
 
-/// What a held unit costs, roughly (a scan spills past [`window_bytes`]).
-fn unit_bytes(u: &Unit) -> u64 {
-    match u {
-        Unit::Row(r) => r.size + 64,
-        _ => 64,
-    }
-}
-
 /// Writes the rows and markers of a partition whose header is out,
 /// reversed (a scan's partition that outgrew memory: [`MergeInputs::emit_lookup`]'s
 /// windows).
@@ -1098,7 +896,7 @@ fn emit_held_reversed(
         Some(_) => window_bytes(),
         None => 0,
     };
-    let (mut held, mut held_rows, mut seen) = (std::collections::VecDeque::new(), 0u64, 0u64);
+    let mut tail = HeldTail::new(limit);
     let mut buf: Vec<Unit> = Vec::new();
     while let Some(u) = merger.next_unfiltered()? {
         buf.clear();
@@ -1108,11 +906,13 @@ fn emit_held_reversed(
             buf.push(u);
         }
         for u in buf.drain(..) {
-            seen += unit_bytes(&u);
-            hold_last(&mut held, &mut held_rows, u, limit);
+            tail.push(u);
         }
-        if let Some(s) = spill.as_mut().filter(|_| budget > 0 && seen > budget) {
-            held.clear();
+        if let Some(s) = spill
+            .as_mut()
+            .filter(|_| budget > 0 && tail.bytes_seen() > budget)
+        {
+            drop(tail);
             s(key, sink)?;
             sink.partition_end(t)?;
             return Ok(sink.last_partition_written());
@@ -1122,39 +922,14 @@ fn emit_held_reversed(
         }
     }
     let mut rev = Reversed::new(limit);
-    for u in held.iter().rev() {
-        if !rev.write(u, schema, t, shape, sink)? {
+    while let Some(u) = tail.pop_back() {
+        if !rev.write(&u, schema, t, shape, sink)? {
             break;
         }
     }
     rev.finish(t, sink)?;
     sink.partition_end(t)?;
     Ok(sink.last_partition_written())
-}
-
-/// Hold `u` for a reversed output of the last `limit` rows: what comes before
-/// the `limit`th row from the end is never written, so it is dropped as rows
-/// arrive, and memory holds `limit` rows rather than the slice.
-fn hold_last(held: &mut std::collections::VecDeque<Unit>, rows: &mut u64, u: Unit, limit: u64) {
-    if limit == 0 {
-        return;
-    }
-    if matches!(u, Unit::Row(_)) {
-        if *rows == limit {
-            // The oldest row, the markers before it and those up to the next row.
-            while let Some(f) = held.pop_front() {
-                if matches!(f, Unit::Row(_)) {
-                    break;
-                }
-            }
-            while held.front().is_some_and(|f| !matches!(f, Unit::Row(_))) {
-                held.pop_front();
-            }
-            *rows -= 1;
-        }
-        *rows += 1;
-    }
-    held.push_back(u);
 }
 
 fn write_unit(

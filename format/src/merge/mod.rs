@@ -45,8 +45,10 @@
 pub mod explain;
 pub mod reconcile;
 mod seek;
+mod windows;
 
 pub use seek::SliceSource;
+pub use windows::{Blocks, HeldTail, ReversedMerge, WindowPart};
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]

@@ -25,7 +25,7 @@ use std::collections::VecDeque;
 use crate::data::{DataPos, Fragment, RangeTombstoneMarker, Row, ScanReader};
 use crate::error::{Error, ErrorKind, Result};
 use crate::lookup::PartitionHandle;
-use crate::read::{bad, point_reader, seek_indexed, Clip, Ctx, ReadPlan, Slice};
+use crate::read::{bad, indexed_start, point_reader, seek_indexed, Clip, Ctx, ReadPlan, Slice};
 use crate::sstable::Sstable;
 use crate::statistics::SerializationHeader;
 
@@ -101,7 +101,8 @@ fn unit_of_lent(
 
 impl<'a> SliceSource<'a> {
     /// Source number `index` of a merge: `slice` of partition `h` of `sst`
-    /// (decoded with `header`, columns mapped by `map`). With `header_only`
+    /// (decoded with `header`, columns mapped by `map`); `h` can open the
+    /// next source of the same partition (a reversed read's windows). With `header_only`
     /// only the partition header and static row are read (the slice is
     /// outside what the sstable holds, but its partition deletion counts).
     /// Reads the header now (the index may give it without a read).
@@ -109,7 +110,7 @@ impl<'a> SliceSource<'a> {
     pub fn open(
         sst: &'a Sstable,
         header: &'a SerializationHeader,
-        mut h: PartitionHandle,
+        h: &mut PartitionHandle,
         slice: &'a Slice,
         header_only: bool,
         map: ColumnMap,
@@ -169,7 +170,7 @@ impl<'a> SliceSource<'a> {
             clip,
             map,
             index,
-            key: h.key,
+            key: h.key.clone(),
             stop_at,
             out,
             state,
@@ -221,16 +222,8 @@ impl<'a> SliceSource<'a> {
             Ok(())
         };
         let (go, stopped) = match reader.next_fragment()? {
-            Some(Fragment::PartitionStart {
-                key: k, deletion, ..
-            }) if *state == State::Header => {
-                if k != key.as_slice() {
-                    return Err(bad(
-                        "partition header",
-                        "the index points at another partition".into(),
-                        at,
-                    ));
-                }
+            Some(f @ Fragment::PartitionStart { .. }) if *state == State::Header => {
+                let deletion = indexed_start(Some(&f), key, at, "partition")?;
                 let header_end = reader.position();
                 out.push_back(Unit::Start {
                     key: key.clone(),

@@ -431,6 +431,32 @@ pub(crate) fn bad(what: &'static str, msg: String, at: DataPos) -> Error {
     Error::at(ErrorKind::BadValue(msg), Component::Data, at.0, what)
 }
 
+/// The partition deletion of `f`, the first fragment read where the index
+/// places partition `key` (`at`); an error at `at` unless `f` is that
+/// partition's header (`missing` names what is absent when it is no header).
+pub(crate) fn indexed_start<R, M>(
+    f: Option<&Fragment<'_, R, M>>,
+    key: &[u8],
+    at: DataPos,
+    missing: &str,
+) -> Result<DeletionTime> {
+    match f {
+        Some(Fragment::PartitionStart {
+            key: k, deletion, ..
+        }) if *k == key => Ok(*deletion),
+        Some(Fragment::PartitionStart { .. }) => Err(bad(
+            "partition header",
+            "the index points at another partition".into(),
+            at,
+        )),
+        _ => Err(bad(
+            "partition header",
+            format!("no {missing} at the indexed position"),
+            at,
+        )),
+    }
+}
+
 /// First `k` in `[lo, hi)` for which `pred` is false (`pred` is true on a
 /// prefix of the range).
 fn search(
@@ -484,27 +510,8 @@ pub(super) fn emit_header<E: From<Error>>(
     };
     let mut r = PartitionReader::from_bytes(bytes, header, sst.features(), DataPos(0), opts)
         .map_err(|e| shift(e, pos))?;
-    let deletion = match r.next_fragment().map_err(|e| shift(e, pos))? {
-        Some(Fragment::PartitionStart {
-            key: k, deletion, ..
-        }) => {
-            if k != key {
-                return Err(E::from(bad(
-                    "partition header",
-                    "the index points at another partition".into(),
-                    pos,
-                )));
-            }
-            deletion
-        }
-        _ => {
-            return Err(E::from(bad(
-                "partition header",
-                "no partition header at the indexed position".into(),
-                pos,
-            )))
-        }
-    };
+    let first = r.next_fragment().map_err(|e| shift(e, pos))?;
+    let deletion = indexed_start(first.as_ref(), key, pos, "partition header")?;
     let header_end = DataPos(pos.0 + bytes.len() as u64);
     f(Fragment::PartitionStart {
         key,
@@ -818,25 +825,12 @@ fn read_whole<E: From<Error>>(
     });
     reader.plan_read(if naive { None } else { h.end });
     reader.seek_partition(h.position)?;
-    let deletion = match reader.next_fragment()? {
-        Some(Fragment::PartitionStart { key, deletion, .. }) => {
-            if key != h.key.as_slice() {
-                return Err(E::from(bad(
-                    "partition header",
-                    "the index points at another partition".into(),
-                    h.position,
-                )));
-            }
-            deletion
-        }
-        _ => {
-            return Err(E::from(bad(
-                "partition header",
-                "no partition at the indexed position".into(),
-                h.position,
-            )))
-        }
-    };
+    let deletion = indexed_start(
+        reader.next_fragment()?.as_ref(),
+        &h.key,
+        h.position,
+        "partition",
+    )?;
     // The first fragment after the header tells where the header ends; the
     // partition stops there when the first fragment is already past the slice.
     let stop = {
@@ -929,5 +923,47 @@ mod tests {
             Err(Error::new(ErrorKind::BadValue("x".into()), "test"))
         };
         assert!(search(0, 10, &mut bad).is_err());
+    }
+
+    #[test]
+    fn indexed_start_names_another_partition_and_a_missing_header() {
+        let d = DeletionTime {
+            marked_for_delete_at: 7,
+            local_deletion_time: 9,
+        };
+        let start = |key| -> Fragment<'_> {
+            Fragment::PartitionStart {
+                key,
+                deletion: d,
+                position: DataPos(0),
+                header_end: None,
+            }
+        };
+        let at = DataPos(42);
+        let ok = start(b"k");
+        assert_eq!(indexed_start(Some(&ok), b"k", at, "partition").unwrap(), d);
+        let other = start(b"j");
+        let e = indexed_start(Some(&other), b"k", at, "partition").unwrap_err();
+        assert_eq!(
+            e.kind.to_string(),
+            ErrorKind::BadValue("the index points at another partition".into()).to_string()
+        );
+        assert_eq!((e.component, e.offset), (Some(Component::Data), Some(42)));
+        let end: Fragment<'_> = Fragment::PartitionEnd { position: at };
+        for (f, missing, text) in [
+            (None, "partition", "no partition at the indexed position"),
+            (
+                Some(&end),
+                "partition header",
+                "no partition header at the indexed position",
+            ),
+        ] {
+            let e = indexed_start(f, b"k", at, missing).unwrap_err();
+            assert_eq!(
+                e.kind.to_string(),
+                ErrorKind::BadValue(text.into()).to_string()
+            );
+            assert_eq!(e.offset, Some(42));
+        }
     }
 }

@@ -85,8 +85,8 @@ use crate::types::CqlType;
 use crate::version::Features;
 
 use super::bounded::{
-    bad, emit_header, shift, slice_blocks, Clip, Visitor, COALESCE_GAP, MAX_CACHED_HEADER,
-    NS_HEADER,
+    bad, emit_header, indexed_start, shift, slice_blocks, Clip, Visitor, COALESCE_GAP,
+    MAX_CACHED_HEADER, NS_HEADER,
 };
 use super::{PartitionHandle, ReadOptions, ReadPlan, RowIndex, Slice};
 
@@ -739,25 +739,12 @@ fn read_whole<E: From<Error>>(
     let err = |e: Error| E::from(ctx.located(e, pos));
     let mut r = ctx.decoder(&bytes);
     r.seek_partition(DataPos(0)).map_err(err)?;
-    let deletion = match r.next_fragment().map_err(err)? {
-        Some(Fragment::PartitionStart { key, deletion, .. }) => {
-            if key != h.key.as_slice() {
-                return Err(E::from(bad(
-                    "partition header",
-                    "the index points at another partition".into(),
-                    h.position,
-                )));
-            }
-            deletion
-        }
-        _ => {
-            return Err(E::from(bad(
-                "partition header",
-                "no partition at the indexed position".into(),
-                h.position,
-            )))
-        }
-    };
+    let deletion = indexed_start(
+        r.next_fragment().map_err(err)?.as_ref(),
+        &h.key,
+        h.position,
+        "partition",
+    )?;
     let first = r.position().0 as usize;
     // The static row, if any, and where the rows start.
     let (header_end, rows_from) = {
