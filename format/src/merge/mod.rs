@@ -798,8 +798,9 @@ pub struct Merger<'a> {
     versions: Vec<usize>,
     /// (column, version, cell) of the versions being reconciled.
     cells_buf: Vec<(usize, usize, usize)>,
-    /// Clustering buffers for the rows [`Merger::next_merged_with`] holds.
-    keys: Vec<OwnedPrefix>,
+    /// Per source: a clustering buffer for the next row
+    /// [`Merger::next_merged_with`] holds (a source has one row in flight).
+    keys: Vec<Option<OwnedPrefix>>,
     partition_deletion: DeletionTime,
     /// Per source: the range deletion open in it.
     open: Vec<DeletionTime>,
@@ -871,7 +872,7 @@ impl<'a> Merger<'a> {
                 .all(|c| !c.complex && !c.counter),
             versions: Vec::with_capacity(n),
             cells_buf: Vec::new(),
-            keys: Vec::new(),
+            keys: vec![None; n],
             partition_deletion: DeletionTime::LIVE,
             open: vec![DeletionTime::LIVE; n],
             merged_open: DeletionTime::LIVE,
@@ -1246,7 +1247,7 @@ impl<'a> Merger<'a> {
                         }
                         // Held: its clustering copied into a reused buffer, and
                         // the decoded values' list given back to the reader.
-                        let mut clustering = self.keys.pop().unwrap_or_default();
+                        let mut clustering = self.keys[m].take().unwrap_or_default();
                         clustering.set(&r.clustering);
                         head = Some(r.head());
                         let mut s = Spare::default();
@@ -1365,13 +1366,13 @@ impl<'a> Merger<'a> {
     }
 
     /// Take back held row `h` of source `i`: its clustering buffer goes to
-    /// the merger's own few (for the rows [`Merger::next_merged_with`]
-    /// holds), else back to the source.
+    /// the source's slot for the rows [`Merger::next_merged_with`] holds,
+    /// else back to the source (buffers stay with their source, so none
+    /// runs out while another drops them).
     fn recycle_held(&mut self, i: usize, h: HeldRow) {
-        if self.keys.len() < 2 {
-            self.keys.push(h.clustering);
-        } else {
-            self.sources[i].recycle(h);
+        match &mut self.keys[i] {
+            slot @ None => *slot = Some(h.clustering),
+            Some(_) => self.sources[i].recycle(h),
         }
     }
 
