@@ -69,7 +69,7 @@ const MAX_SPARE_COMPLEX: usize = 64;
 /// that differ only in lifetimes. `collect` reuses the source allocation
 /// when the layouts match (std's in-place iteration; on a std without it
 /// this merely allocates).
-fn reuse<T, U>(mut v: Vec<T>) -> Vec<U> {
+pub(crate) fn reuse<T, U>(mut v: Vec<T>) -> Vec<U> {
     v.clear();
     v.into_iter().filter_map(|_| None).collect()
 }
@@ -92,13 +92,23 @@ impl Spare {
                         }
                     }
                 }
-                if cells.capacity() > self.cells.capacity() {
-                    self.cells = reuse(cells);
-                }
+                self.keep_cells(cells);
                 self.keep_values(clustering.values);
             }
             Fragment::Marker(m) => self.keep_values(m.bound.values),
             Fragment::PartitionStart { .. } | Fragment::PartitionEnd { .. } => {}
+        }
+    }
+
+    /// The kept cell list (empty), for a row built by hand.
+    pub(crate) fn take_cells<'a>(&mut self) -> Vec<ColumnData<'a>> {
+        reuse(std::mem::take(&mut self.cells))
+    }
+
+    /// Keep a cell list, e.g. one from [`Spare::take_cells`].
+    pub(crate) fn keep_cells(&mut self, v: Vec<ColumnData<'_>>) {
+        if v.capacity() > self.cells.capacity() {
+            self.cells = reuse(v);
         }
     }
 

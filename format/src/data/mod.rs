@@ -72,6 +72,7 @@ mod tests;
 mod corpus_tests;
 
 pub use decode::{ColumnVisitor, Pending, RowHead, Spare};
+pub(crate) use decode::reuse;
 pub use live::{live_row, LiveColumn, LiveRow};
 pub use model::{
     Cell, ColumnData, Fragment, LazyRow, LivenessInfo, MarkerDeletion, RangeTombstoneMarker, Row,

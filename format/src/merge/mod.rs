@@ -63,6 +63,7 @@ use crate::data::{
     Cell, Column, ColumnData, DataPos, DataSchema, Fragment, LazyRow, LivenessInfo, MarkerDeletion,
     Next, RangeTombstoneMarker, Row, RowDeletion, RowFlags, RowHead, ScanReader, Spare,
 };
+use crate::data::reuse;
 use crate::deletion::DeletionTime;
 use crate::error::{Error, ErrorKind, Result};
 use crate::read::OwnedClustering;
@@ -798,6 +799,14 @@ pub struct Merger<'a> {
     versions: Vec<usize>,
     /// (column, version, cell) of the versions being reconciled.
     cells_buf: Vec<(usize, usize, usize)>,
+    /// The lists [`Merger::reconcile_borrowed`] fills for every row, kept
+    /// from row to row: the versions (empty), their allocations on their
+    /// way back to their sources, and the merged row's cells.
+    rows_buf: Vec<Row<'static>>,
+    spares_buf: Vec<Spare>,
+    spare: Spare,
+    /// The versions of a row or marker being merged (kept from unit to unit).
+    group: Vec<(usize, Unit)>,
     /// Per source: a clustering buffer for the next row
     /// [`Merger::next_merged_with`] holds (a source has one row in flight).
     keys: Vec<Option<OwnedPrefix>>,
@@ -872,6 +881,10 @@ impl<'a> Merger<'a> {
                 .all(|c| !c.complex && !c.counter),
             versions: Vec::with_capacity(n),
             cells_buf: Vec::new(),
+            rows_buf: Vec::new(),
+            spares_buf: Vec::new(),
+            spare: Spare::default(),
+            group: Vec::new(),
             keys: vec![None; n],
             partition_deletion: DeletionTime::LIVE,
             open: vec![DeletionTime::LIVE; n],
@@ -1109,7 +1122,8 @@ impl<'a> Merger<'a> {
             let Some(head) = self.take(m) else {
                 continue;
             };
-            let mut group = Vec::new();
+            let mut group = std::mem::take(&mut self.group);
+            group.clear();
             while let Some(&i) = self.queue.first().filter(|_| !unique) {
                 let eq = self.heads[i]
                     .as_ref()
@@ -1133,16 +1147,18 @@ impl<'a> Merger<'a> {
                         if let Unit::Held(h) = head {
                             self.recycle_held(m, h);
                         }
+                        self.group = group;
                         return Ok(Some(Outcome::Merged(Merged::Passed(m))));
                     }
                 }
                 self.versions.clear();
-                for (i, u) in std::iter::once((m, head)).chain(group) {
+                for (i, u) in std::iter::once((m, head)).chain(group.drain(..)) {
                     if let Unit::Held(h) = u {
                         self.recycle_held(i, h);
                         self.versions.push(i);
                     }
                 }
+                self.group = group;
                 // Source order: ties between versions go to the earlier source.
                 self.versions.sort_unstable();
                 return Ok(Some(Outcome::Versions(active)));
@@ -1157,6 +1173,7 @@ impl<'a> Merger<'a> {
             }
             if group.is_empty() && self.explain.is_none() {
                 // One version: no copy when it can be output as stored.
+                self.group = group;
                 let active = self.active_deletion();
                 match head {
                     Unit::Held(h) if pass && h.marked && active.is_live() => {
@@ -1176,7 +1193,7 @@ impl<'a> Merger<'a> {
                         }
                         continue;
                     }
-                    head => group.push((m, head)),
+                    head => group = vec![(m, head)],
                 }
             } else {
                 let head = self.own(m, head)?;
@@ -1290,11 +1307,12 @@ impl<'a> Merger<'a> {
         active: DeletionTime,
         out: &mut impl FnMut(RowOut<'_, '_>) -> std::result::Result<(), E>,
     ) -> std::result::Result<Option<usize>, E> {
-        let mut rows: Vec<Row<'_>> = Vec::with_capacity(self.versions.len());
+        let mut rows: Vec<Row<'_>> = reuse(std::mem::take(&mut self.rows_buf));
         for &i in &self.versions {
             rows.push(self.sources[i].held_row()?.into_decoded()?);
         }
-        let merged = merge_borrowed(&mut rows, active, &mut self.cells_buf)?;
+        let cells = self.spare.take_cells();
+        let merged = merge_borrowed(&mut rows, active, cells, &mut self.cells_buf)?;
         let first = self.versions.first().copied();
         let written = match &merged {
             Some(r) => {
@@ -1303,15 +1321,20 @@ impl<'a> Merger<'a> {
             }
             None => None,
         };
-        // The allocations go back to the readers they came from.
-        let mut spares: Vec<Spare> = rows
-            .into_iter()
-            .map(|r| Fragment::Row(r).into_spare())
-            .collect();
-        if let (Some(r), Some(s)) = (merged, spares.first_mut()) {
-            s.merge(Fragment::Row(r).into_spare());
+        if let Some(r) = merged {
+            // Its clustering is the first version's (given back with it).
+            self.spare.keep_cells(r.cells);
+            if let Some(f) = rows.first_mut() {
+                f.clustering = r.clustering;
+            }
         }
-        for (k, spare) in spares.into_iter().enumerate() {
+        // The allocations go back to the readers they came from.
+        self.spares_buf.clear();
+        for r in rows.drain(..) {
+            self.spares_buf.push(Fragment::Row(r).into_spare());
+        }
+        self.rows_buf = reuse(rows);
+        for (k, spare) in self.spares_buf.drain(..).enumerate() {
             let i = self.versions[k];
             self.sources[i].recycle_spare(spare);
         }
@@ -1787,6 +1810,7 @@ fn row_header(
 fn merge_borrowed<'a>(
     rows: &mut [Row<'a>],
     mut active: DeletionTime,
+    mut cells: Vec<ColumnData<'a>>,
     buf: &mut Vec<(usize, usize, usize)>,
 ) -> Result<Option<Row<'a>>> {
     // The row-relative flags no longer apply: every field is explicit.
@@ -1800,7 +1824,7 @@ fn merge_borrowed<'a>(
             "a complex column in a row reconciled on borrowed cells",
         )),
     };
-    let mut cells: Vec<ColumnData<'a>> = Vec::new();
+    cells.clear();
     let (liveness, deletion, scylla) = if let ([r], true) = (&*rows, active.is_live()) {
         // One version, nothing to shadow it: as it is, unless empty.
         for cd in &r.cells {
