@@ -71,8 +71,8 @@ mod tests;
 #[cfg(test)]
 mod corpus_tests;
 
-pub use decode::{ColumnVisitor, Pending, RowHead, Spare};
 pub(crate) use decode::reuse;
+pub use decode::{ColumnVisitor, Pending, RowHead, Spare};
 pub use live::{live_row, LiveColumn, LiveRow};
 pub use model::{
     Cell, ColumnData, Fragment, LazyRow, LivenessInfo, MarkerDeletion, RangeTombstoneMarker, Row,

@@ -60,10 +60,10 @@ use crate::clustering::BoundKind;
 use crate::compare::{ClusteringComparator, OwnedPrefix, PrefixLike};
 use crate::data::model::{cell_flags, flags};
 use crate::data::{
-    Cell, Column, ColumnData, DataPos, DataSchema, Fragment, LazyRow, LivenessInfo, MarkerDeletion,
-    Next, RangeTombstoneMarker, Row, RowDeletion, RowFlags, RowHead, ScanReader, Spare,
+    reuse, Cell, Column, ColumnData, DataPos, DataSchema, Fragment, LazyRow, LivenessInfo,
+    MarkerDeletion, Next, RangeTombstoneMarker, Row, RowDeletion, RowFlags, RowHead, ScanReader,
+    Spare,
 };
-use crate::data::reuse;
 use crate::deletion::DeletionTime;
 use crate::error::{Error, ErrorKind, Result};
 use crate::read::OwnedClustering;
