@@ -11,7 +11,8 @@ BENCH_DIR holds nb_merged_1..8 and nb_compacted from bench/workloads_merge.py. P
   (`read` without --merge over the same sstables, its "read" lines), and how many sstables
   each lookup skipped, by reason (filter, clustering range, partition deletion);
 - `dump-data --merge` of the 8 against `dump-data` of the compacted sstable (same content,
-  checked with `-o cql`): median wall time, MB/s of uncompressed Data.db read, peak RSS;
+  checked with `-o cql`), run in turn: median wall and CPU time, MB/s of uncompressed
+  Data.db read, peak RSS, and the ratio of MB/s pair by pair, in wall and in CPU time;
 - `read --merge` of the whole wide partition, forward and reversed (and its last 10 rows):
   wall time and peak RSS;
 - the load average at each step.
@@ -45,19 +46,29 @@ def data_len(sstkit, dirs):
     return total
 
 
-def timed(cmd):
-    """(wall seconds, peak RSS KiB) of cmd, output discarded, from /usr/bin/time -v."""
+def timed_cpu(cmd):
+    """(wall seconds, CPU seconds (user + sys), peak RSS KiB) of cmd, output discarded,
+    from /usr/bin/time -v."""
     r = subprocess.run(["/usr/bin/time", "-v", *cmd], stdout=subprocess.DEVNULL,
                        stderr=subprocess.PIPE, text=True)
     if r.returncode != 0:
         raise SystemExit(f"failed ({r.returncode}): {' '.join(cmd)}\n{r.stderr[-2000:]}")
     wall = rss = None
+    cpu = 0.0
     for ln in r.stderr.splitlines():
         if "Elapsed (wall clock)" in ln:
             parts = [float(x) for x in ln.rsplit(" ", 1)[1].split(":")]
             wall = sum(p * 60 ** i for i, p in enumerate(reversed(parts)))
         elif "Maximum resident set size" in ln:
             rss = int(ln.rsplit(" ", 1)[1])
+        elif "User time (seconds)" in ln or "System time (seconds)" in ln:
+            cpu += float(ln.rsplit(" ", 1)[1])
+    return wall, cpu, rss
+
+
+def timed(cmd):
+    """(wall seconds, peak RSS KiB) of cmd, output discarded."""
+    wall, _, rss = timed_cpu(cmd)
     return wall, rss
 
 
@@ -145,20 +156,24 @@ def main():
     rows = cql[0].count(b"\n")
     print("same rows (-o cql): " + ("yes" if cql[0] == cql[1] else "NO") + f" ({rows:,} rows)")
     in_merged, in_compacted = data_len(a.sstkit, merged), data_len(a.sstkit, [compacted])
-    for name, args, length in (
-            ("merged (8 sstables)", ["--merge", *map(str, merged)], in_merged),
-            ("compacted (1 sstable)", [str(compacted)], in_compacted)):
-        runs = [timed([a.sstkit, "dump-data", "-o", "ndjson", *args]) for _ in range(a.runs)]
-        wall = statistics.median(w for w, _ in runs)
-        rss = max(r for _, r in runs)
+    # The two run in turn, so that both see the same machine; each pair gives a ratio.
+    dumps = (("merged (8 sstables)", ["--merge", *map(str, merged)], in_merged),
+             ("compacted (1 sstable)", [str(compacted)], in_compacted))
+    runs = {name: [] for name, _, _ in dumps}
+    for _ in range(a.runs):
+        for name, args, _ in dumps:
+            runs[name].append(timed_cpu([a.sstkit, "dump-data", "-o", "ndjson", *args]))
+    for name, _, length in dumps:
+        wall = statistics.median(w for w, _, _ in runs[name])
+        cpu = statistics.median(c for _, c, _ in runs[name])
+        rss = max(r for _, _, r in runs[name])
         print(f"{name:24} {length / 1e6:8.1f} MB uncompressed, {wall:6.2f} s, "
-              f"{length / 1e6 / wall:7.1f} MB/s, peak RSS {rss / 1024:.1f} MiB")
-        if name.startswith("merged"):
-            merged_wall = wall
-        else:
-            print(f"merged MB/s / compacted MB/s: "
-                  f"{(in_merged / merged_wall) / (in_compacted / wall):.2f}; "
-                  f"time for the same rows, compacted / merged: {wall / merged_wall:.2f}")
+              f"{length / 1e6 / wall:7.1f} MB/s, CPU {cpu:.2f} s, peak RSS {rss / 1024:.1f} MiB")
+    pairs = list(zip(*(runs[name] for name, _, _ in dumps)))
+    for what, k in (("wall", 0), ("CPU", 1)):
+        ratios = [(in_merged / m[k]) / (in_compacted / c[k]) for m, c in pairs]
+        print(f"merged MB/s / compacted MB/s, {what} time: median of {len(ratios)} pairs "
+              f"{statistics.median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f})")
     wall, rss = timed([a.sstkit, "read", "--merge", "-o", "ndjson", "-k", "0",
                        *map(str, merged)])
     print(f"read --merge of the whole wide partition: {wall:.2f} s, peak RSS {rss / 1024:.1f} MiB")
