@@ -420,3 +420,52 @@ fn merge_reverse_with_a_legacy_sstable_equals_the_held_slice() {
     }
     let _ = std::fs::remove_dir_all(&scratch);
 }
+
+/// Row indexes written by Cassandra 3.0 (`ma`, `mc`), 4.0 (`na`, `nb`) and
+/// 5.0 (`oa`, and the BTI `da`) in one reversed merge (the `legacy_*_clust`
+/// tables: 5 partitions of 50 rows with 1.2 KB clusterings, 13 blocks
+/// each): the BIG and BTI row indexes cut the windows together, and every
+/// key, whole and sliced, reads as the held slice.
+#[test]
+fn merge_reverse_across_big_and_bti_row_indexes_equals_the_held_slice() {
+    let Some(c) = crate::util::corpus() else {
+        return;
+    };
+    let dirs: Vec<String> = ["ma", "mc", "na", "nb", "oa", "da"]
+        .iter()
+        .map(|v| c.join(format!("cassandra/legacy_{v}_clust")))
+        .filter(|d| d.is_dir())
+        .map(|d| d.display().to_string())
+        .collect();
+    if dirs.len() < 2 {
+        eprintln!("skipping: fewer than two cassandra/legacy_*_clust tables");
+        return;
+    }
+    let slices: &[&[&str]] = &[&[], &["--from", "17", "--to", "33"], &["--limit", "9"]];
+    for key in ["0", "1", "2", "3", "4"] {
+        for slice in slices {
+            let read = |window: u64| {
+                let mut args = vec!["read", "--merge", "--reverse", "--io-stats=json"];
+                args.extend(["-o", "text", "-k", key]);
+                args.extend(slice.iter());
+                args.extend(dirs.iter().map(String::as_str));
+                let r = sstkit_window(window, &args);
+                assert_eq!(r.code, 0, "-k {key} {slice:?} {window}: {}", r.stderr);
+                r
+            };
+            let held = read(0);
+            assert!(!held.stdout.is_empty(), "-k {key} {slice:?}");
+            for window in [1, 6000, 30000] {
+                let got = read(window);
+                let what = format!("-k {key} {slice:?}: windows of {window} bytes");
+                same(&got.stdout, &held.stdout, &what);
+                // One block a window: at least one window per block of
+                // the whole partition (13 in each sstable).
+                if window == 1 && slice.is_empty() {
+                    let n = windows_of(&got.stderr);
+                    assert!(n >= 13, "{what}: {n} windows");
+                }
+            }
+        }
+    }
+}

@@ -27,7 +27,7 @@ use crate::clustering::{BoundKind, ClusteringPrefix};
 use crate::compare::ClusteringComparator;
 use crate::error::{Error, ErrorKind, Result};
 use crate::lookup::{PartitionHandle, RowIndex};
-use crate::read::{ClusteringBound, OwnedClustering, Slice};
+use crate::read::{gallop_down, ClusteringBound, OwnedClustering, Slice};
 use crate::sstable::Sstable;
 use crate::statistics::SerializationHeader;
 use crate::token::Partitioner;
@@ -161,6 +161,20 @@ impl<'a> ReversedMerge<'a> {
         let start = self.slice.start_prefix();
         let end = self.slice.end_prefix();
         let lower = self.windows.lower(&mut self.parts, start.as_ref())?;
+        // Row-index blocks out of clustering order could set the same edge
+        // again: an error rather than a read that never ends.
+        if let (Some(l), Some(u)) = (&lower, &self.upper) {
+            if cmp.compare(&l.as_prefix(), &u.as_prefix()).is_ge() {
+                return Err(Error::new(
+                    ErrorKind::BadValue(
+                        "row index blocks are not in clustering order (a reversed window \
+                         would not move down)"
+                            .into(),
+                    ),
+                    "reversed merge window",
+                ));
+            }
+        }
         self.windows.move_to(&mut self.parts, lower.as_ref())?;
         // Each sstable's slice: from a block below the window (or the slice
         // start) to the window's end.
@@ -311,17 +325,11 @@ impl Windows {
         edge: &ClusteringPrefix<'_>,
     ) -> Result<usize> {
         let (sst, ri) = row_index(parts, self.indexes[k].part)?;
-        let (mut lo, mut hi) = (0, below);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            let b = ri.block(sst, mid)?;
-            if self.cmp.compare(&b.first.as_prefix(), edge).is_lt() {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        Ok(lo)
+        // The edge moves down by about a window: found near `below`.
+        gallop_down(0, below, &mut |i| {
+            let b = ri.block(sst, i)?;
+            Ok(self.cmp.compare(&b.first.as_prefix(), edge).is_lt())
+        })
     }
 
     /// Move every index to `edge` (`None`: the partition end).
@@ -350,23 +358,15 @@ impl Windows {
     ) -> Result<Option<OwnedClustering>> {
         let mut lower: Option<OwnedClustering> = None;
         for x in &self.indexes {
-            let Some(mut k) = x.below.checked_sub(1) else {
+            let Some(last) = x.below.checked_sub(1) else {
                 continue;
             };
-            let (sst, ri) = row_index(parts, x.part)?;
-            let mut bytes = ri.block_walk(sst, k)?.width;
-            while k > 0 {
-                let w = ri.block_walk(sst, k - 1)?.width;
-                if bytes.saturating_add(w) > self.budget {
-                    break;
-                }
-                bytes += w;
-                k -= 1;
-            }
+            let k = self.first_in_budget(parts, x.part, last)?;
             if k == 0 {
                 // All of this sstable's part fits: it sets no edge.
                 continue;
             }
+            let (sst, ri) = row_index(parts, x.part)?;
             let first = ri.block(sst, k)?;
             let edge = OwnedClustering {
                 kind: BoundKind::InclStartBound,
@@ -380,6 +380,27 @@ impl Windows {
             }
         }
         Ok(lower.filter(|l| start.is_none_or(|s| self.cmp.compare(&l.as_prefix(), s).is_gt())))
+    }
+
+    /// The first of the blocks that end a window at block `last` of
+    /// `part`: the lowest block whose data starts at most `budget` bytes
+    /// below the end of `last` (`last` itself when that one alone is
+    /// larger). Block offsets ascend, so a search over them decodes
+    /// O(log n) blocks rather than every block below `last`, and galloping
+    /// down from `last` keeps them in a few Index.db units.
+    fn first_in_budget(
+        &self,
+        parts: &mut [WindowPart<'_>],
+        part: usize,
+        last: usize,
+    ) -> Result<usize> {
+        let (sst, ri) = row_index(parts, part)?;
+        let top = ri.block(sst, last)?;
+        let floor = top
+            .offset
+            .saturating_add(top.width)
+            .saturating_sub(self.budget);
+        gallop_down(0, last, &mut |i| Ok(ri.block(sst, i)?.offset < floor))
     }
 
     /// Where `part`'s source of the window above the current edge starts:

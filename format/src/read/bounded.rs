@@ -459,7 +459,7 @@ pub(crate) fn indexed_start<R, M>(
 
 /// First `k` in `[lo, hi)` for which `pred` is false (`pred` is true on a
 /// prefix of the range).
-fn search(
+pub(crate) fn search(
     mut lo: usize,
     mut hi: usize,
     pred: &mut dyn FnMut(usize) -> Result<bool>,
@@ -491,6 +491,28 @@ fn gallop(lo: usize, hi: usize, pred: &mut dyn FnMut(usize) -> Result<bool>) -> 
         } else {
             return search(a, probe, pred);
         }
+    }
+}
+
+/// [`search`] probing `hi - 1, hi - 2, hi - 4, ...` first: cheap when the
+/// answer is close to `hi` (a reversed window's edge, just below the last
+/// one), and the blocks it reads lie together.
+pub(crate) fn gallop_down(
+    lo: usize,
+    hi: usize,
+    pred: &mut dyn FnMut(usize) -> Result<bool>,
+) -> Result<usize> {
+    let mut b = hi;
+    let mut step = 1usize;
+    loop {
+        let Some(probe) = b.checked_sub(step).filter(|p| *p >= lo) else {
+            return search(lo, b, pred);
+        };
+        if pred(probe)? {
+            return search(probe + 1, b, pred);
+        }
+        b = probe;
+        step = step.saturating_mul(2);
     }
 }
 
@@ -907,6 +929,11 @@ mod tests {
                     };
                     assert_eq!(search(lo, n, &mut pred).unwrap(), t);
                     assert_eq!(gallop(lo, n, &mut pred).unwrap(), t, "n {n} t {t} lo {lo}");
+                    assert_eq!(
+                        gallop_down(lo, n, &mut pred).unwrap(),
+                        t,
+                        "n {n} t {t} lo {lo}"
+                    );
                 }
             }
         }
@@ -918,11 +945,19 @@ mod tests {
         };
         assert_eq!(gallop(500, 1_000_000, &mut pred).unwrap(), 501);
         assert!(probes <= 3, "{probes}");
+        let mut probes = 0;
+        let mut pred = |k: usize| {
+            probes += 1;
+            Ok(k < 999_998)
+        };
+        assert_eq!(gallop_down(0, 1_000_000, &mut pred).unwrap(), 999_998);
+        assert!(probes <= 4, "{probes}");
         // Errors propagate.
         let mut bad = |_k: usize| -> Result<bool> {
             Err(Error::new(ErrorKind::BadValue("x".into()), "test"))
         };
         assert!(search(0, 10, &mut bad).is_err());
+        assert!(gallop_down(0, 10, &mut bad).is_err());
     }
 
     #[test]

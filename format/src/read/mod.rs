@@ -45,7 +45,7 @@ pub use crate::lookup::{
     Absence, IndexBlock, OwnedClustering, PartitionHandle, PartitionIndex, RowIndex,
 };
 pub use big::{BigIndex, BigIndexScan, BigRowIndex};
-pub(crate) use bounded::{bad, indexed_start, point_reader, seek_indexed, Clip, Ctx};
+pub(crate) use bounded::{bad, gallop_down, indexed_start, point_reader, seek_indexed, Clip, Ctx};
 pub use bounded::{BoundedReader, ReadOptions, ReadPlan, Visitor};
 pub use reversed::ReversedReader;
 
