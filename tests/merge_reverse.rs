@@ -469,3 +469,73 @@ fn merge_reverse_across_big_and_bti_row_indexes_equals_the_held_slice() {
         }
     }
 }
+
+/// A corrupt offsets array in one sstable of a reversed merge in windows
+/// (Cassandra's `legacy_nb_clust`, partition `0`, 13 blocks): an entry past
+/// the blocks, and one that names an earlier block (so block names go out
+/// of clustering order and a window could not move down), each exit 3
+/// with an error naming Index.db, its offset and the key, instead of a
+/// wrong answer or a read that never ends.
+#[test]
+fn merge_reverse_with_a_corrupt_offsets_array_is_an_error() {
+    let Some(c) = crate::util::corpus() else {
+        return;
+    };
+    let (src, other) = (
+        c.join("cassandra/legacy_nb_clust"),
+        c.join("cassandra/legacy_oa_clust"),
+    );
+    if !src.is_dir() || !other.is_dir() {
+        eprintln!("skipping: cassandra/legacy_{{nb,oa}}_clust are absent");
+        return;
+    }
+    let out = crate::util::scratch_dir("merge-reverse", "offsets");
+    // Partition 0's entry ends where partition 1's starts: its last 13 × 4
+    // bytes are the offsets array.
+    let index = crate::util::sstkit(&["dump-index", "-o", "ndjson", src.to_str().unwrap()]);
+    assert_eq!(index.code, 0, "{}", index.stderr);
+    let entries: Vec<serde_json::Value> = index
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(entries[0]["key"]["value"], "0");
+    assert_eq!(entries[0]["promoted_index"]["blocks"], 13);
+    let array = entries[1]["index_offset"].as_u64().unwrap() as usize - 13 * 4;
+    let cases: [(&str, fn(&mut Vec<u8>, usize)); 2] = [
+        ("past", |b, at| {
+            b[at + 28..at + 32].copy_from_slice(&[0xff; 4])
+        }),
+        ("earlier", |b, at| b.copy_within(at + 12..at + 16, at + 28)),
+    ];
+    for (name, corrupt) in cases {
+        let dir = out.join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in std::fs::read_dir(&src).unwrap() {
+            let f = f.unwrap().path();
+            std::fs::copy(&f, dir.join(f.file_name().unwrap())).unwrap();
+        }
+        let p = dir.join("nb-1-big-Index.db");
+        let mut bytes = std::fs::read(&p).unwrap();
+        corrupt(&mut bytes, array);
+        std::fs::write(&p, bytes).unwrap();
+        let args = [
+            "read",
+            "--merge",
+            "--reverse",
+            "-k",
+            "0",
+            dir.to_str().unwrap(),
+            other.to_str().unwrap(),
+        ];
+        let r = sstkit_window(1, &args);
+        assert_eq!(r.code, 3, "{name}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("nb-1-big-Index.db+0x"),
+            "{name}: {}",
+            r.stderr
+        );
+        assert!(r.stderr.contains("partition key 0"), "{name}: {}", r.stderr);
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -7,6 +7,7 @@
 use std::rc::Rc;
 
 use crate::clustering::{BoundKind, ClusteringPrefix};
+use crate::component::Component;
 use crate::data::DataPos;
 use crate::deletion::DeletionTime;
 use crate::error::Result;
@@ -77,6 +78,9 @@ pub trait RowIndex: std::fmt::Debug {
     fn block_walk(&mut self, sst: &Sstable, i: usize) -> Result<Rc<IndexBlock>> {
         self.block(sst, i)
     }
+    /// Where the row index is stored (for errors): its component and the
+    /// offset of the partition's entry in it.
+    fn location(&self) -> (Component, u64);
     /// Length of the partition header plus static row in Data.db.
     fn header_length(&self) -> u64;
     /// The partition deletion.

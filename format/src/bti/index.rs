@@ -572,6 +572,10 @@ impl RowIndex for BtiRowIndex {
         Ok(b)
     }
 
+    fn location(&self) -> (Component, u64) {
+        (Component::Rows, self.entry.root)
+    }
+
     fn header_length(&self) -> u64 {
         self.trie.first().map_or(0, |e| e.payload.offset)
     }

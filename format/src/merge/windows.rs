@@ -160,19 +160,27 @@ impl<'a> ReversedMerge<'a> {
         let cmp = self.windows.cmp.clone();
         let start = self.slice.start_prefix();
         let end = self.slice.end_prefix();
-        let lower = self.windows.lower(&mut self.parts, start.as_ref())?;
+        let (lower, setter) = match self.windows.lower(&mut self.parts, start.as_ref())? {
+            Some((l, part)) => (Some(l), Some(part)),
+            None => (None, None),
+        };
         // Row-index blocks out of clustering order could set the same edge
         // again: an error rather than a read that never ends.
-        if let (Some(l), Some(u)) = (&lower, &self.upper) {
+        if let (Some(l), Some(u), Some(part)) = (&lower, &self.upper, setter) {
             if cmp.compare(&l.as_prefix(), &u.as_prefix()).is_ge() {
-                return Err(Error::new(
+                let (sst, ri) = row_index(&mut self.parts, part)?;
+                let (component, at) = ri.location();
+                return Err(Error::at(
                     ErrorKind::BadValue(
                         "row index blocks are not in clustering order (a reversed window \
                          would not move down)"
                             .into(),
                     ),
+                    component,
+                    at,
                     "reversed merge window",
-                ));
+                )
+                .in_file(&sst.path(component)));
             }
         }
         self.windows.move_to(&mut self.parts, lower.as_ref())?;
@@ -349,14 +357,15 @@ impl Windows {
         Ok(())
     }
 
-    /// The lower edge of the window that ends at the current edge; `None`
-    /// when that window reaches `start` (the slice's start).
+    /// The lower edge of the window that ends at the current edge, and the
+    /// part whose row index set it; `None` when that window reaches `start`
+    /// (the slice's start).
     fn lower(
         &self,
         parts: &mut [WindowPart<'_>],
         start: Option<&ClusteringPrefix<'_>>,
-    ) -> Result<Option<OwnedClustering>> {
-        let mut lower: Option<OwnedClustering> = None;
+    ) -> Result<Option<(OwnedClustering, usize)>> {
+        let mut lower: Option<(OwnedClustering, usize)> = None;
         for x in &self.indexes {
             let Some(last) = x.below.checked_sub(1) else {
                 continue;
@@ -374,12 +383,15 @@ impl Windows {
             };
             if lower
                 .as_ref()
-                .is_none_or(|l| self.cmp.compare(&edge.as_prefix(), &l.as_prefix()).is_gt())
+                .is_none_or(|(l, _)| self.cmp.compare(&edge.as_prefix(), &l.as_prefix()).is_gt())
             {
-                lower = Some(edge);
+                lower = Some((edge, x.part));
             }
         }
-        Ok(lower.filter(|l| start.is_none_or(|s| self.cmp.compare(&l.as_prefix(), s).is_gt())))
+        Ok(
+            lower
+                .filter(|(l, _)| start.is_none_or(|s| self.cmp.compare(&l.as_prefix(), s).is_gt())),
+        )
     }
 
     /// The first of the blocks that end a window at block `last` of

@@ -612,6 +612,10 @@ impl RowIndex for BigRowIndex {
             .map_err(|e| e.in_file(&sst.path(Component::Index)))
     }
 
+    fn location(&self) -> (Component, u64) {
+        (Component::Index, self.pi_position)
+    }
+
     fn header_length(&self) -> u64 {
         self.header_length
     }
