@@ -249,14 +249,10 @@ fn whole_partitions_equal_dump(sst: &Path) -> usize {
         .iter()
         .map(|p| format!("0x{}\n", p["key"]["raw"].as_str().unwrap()))
         .collect();
-    let f = std::env::temp_dir().join(format!(
-        "sstkit-bti-keys-{}-{}",
-        std::process::id(),
-        sst.parent().unwrap().file_name().unwrap().to_string_lossy()
-    ));
+    let scratch = crate::util::scratch_dir("bti", "keys");
+    let f = scratch.join("keys.txt");
     std::fs::write(&f, keys).unwrap();
     let r = sstkit(["read", "-o", "ndjson", "--keys-file", &s(&f), &s(sst)]);
-    let _ = std::fs::remove_file(&f);
     assert_eq!(r.code, 0, "{}: {}", sst.display(), r.stderr);
     let got = lines(&r.stdout);
     assert_eq!(got.len(), parts.len(), "{}", sst.display());
@@ -416,7 +412,8 @@ fn absent_keys_read_no_data() {
         .filter(|k| !present.contains(k))
         .map(|k| format!("0x{k}\n"))
         .collect();
-    let f = std::env::temp_dir().join(format!("sstkit-bti-absent-{}", std::process::id()));
+    let scratch = crate::util::scratch_dir("bti", "absent");
+    let f = scratch.join("keys.txt");
     std::fs::write(&f, keys).unwrap();
     let r = sstkit([
         "read",
@@ -427,7 +424,6 @@ fn absent_keys_read_no_data() {
         &s(&f),
         &s(&sst),
     ]);
-    let _ = std::fs::remove_file(&f);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(r.stdout, "");
     let ops = stats(&r.stderr);

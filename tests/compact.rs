@@ -15,10 +15,11 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::merge::{cases, cks, compare, expected, project, select};
-use crate::util::{fixtures, scratch_dir, sstkit};
+use crate::util::{fixtures, scratch_dir, sstkit, Scratch};
 
-/// Compact `dirs` into a fresh directory with `extra` flags: the report.
-fn compact(dirs: &[String], tag: &str, extra: &[&str]) -> (PathBuf, Value) {
+/// Compact `dirs` into a fresh directory with `extra` flags: the
+/// directory's guard, the output sstable and the report.
+fn compact(dirs: &[String], tag: &str, extra: &[&str]) -> (Scratch, PathBuf, Value) {
     let out = scratch_dir("compact", tag);
     let mut args: Vec<String> = vec![
         "compact".into(),
@@ -32,7 +33,8 @@ fn compact(dirs: &[String], tag: &str, extra: &[&str]) -> (PathBuf, Value) {
     let r = sstkit(&args);
     assert_eq!(r.code, 0, "compact {tag}: {}{}", r.stdout, r.stderr);
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
-    (PathBuf::from(v["output"].as_str().unwrap()), v)
+    let output = PathBuf::from(v["output"].as_str().unwrap());
+    (out, output, v)
 }
 
 fn ndjson(args: &[&str]) -> String {
@@ -79,7 +81,7 @@ fn compact_equals_merged_read_and_select() {
                 if let Some(t) = target {
                     extra.extend(["--format-version", t]);
                 }
-                let (out, rep) = compact(&dirs, &tag, &extra);
+                let (_scratch, out, rep) = compact(&dirs, &tag, &extra);
                 valid(&out);
                 let got = ndjson(&[
                     "dump-data",
@@ -91,11 +93,10 @@ fn compact_equals_merged_read_and_select() {
                 ]);
                 assert_eq!(got, merged, "{tag}");
                 assert_eq!(rep["partitions"], rep["partitions_read"], "{tag}");
-                let _ = std::fs::remove_dir_all(out.parent().unwrap());
             }
             // Everything purgeable: the live rows are still the node's.
             let tag = format!("{run}_{table}_purged");
-            let (out, rep) = compact(&dirs, &tag, &["--purge", "--gc-grace", "0"]);
+            let (_scratch, out, rep) = compact(&dirs, &tag, &["--purge", "--gc-grace", "0"]);
             valid(&out);
             let r = sstkit(["dump-data", "-o", "ndjson", out.to_str().unwrap()]);
             assert_eq!(r.code, 0, "{tag}: {}", r.stderr);
@@ -120,7 +121,6 @@ fn compact_equals_merged_read_and_select() {
                 out.to_str().unwrap(),
             ]);
             assert!(dump.trim().is_empty(), "{tag}: tombstones left: {dump}");
-            let _ = std::fs::remove_dir_all(out.parent().unwrap());
         }
     }
 }
@@ -189,7 +189,7 @@ fn expired_cells_become_tombstones() {
             })
             .collect();
         assert!(!expiring.is_empty(), "{run}_deletes has TTL cells");
-        let (out, rep) = compact(&dirs, &format!("{run}-ttl"), &["--now", late]);
+        let (_scratch, out, rep) = compact(&dirs, &format!("{run}-ttl"), &["--now", late]);
         valid(&out);
         assert_eq!(
             rep["purged"]["expired_to_tombstones"].as_u64().unwrap(),
@@ -219,8 +219,7 @@ fn expired_cells_become_tombstones() {
                 "{run}: {c}"
             );
         }
-        let _ = std::fs::remove_dir_all(out.parent().unwrap());
-        let (out, rep) = compact(
+        let (_scratch, out, rep) = compact(
             &dirs,
             &format!("{run}-ttl-purge"),
             &["--now", late, "--purge", "--gc-grace", "0"],
@@ -241,7 +240,6 @@ fn expired_cells_become_tombstones() {
                 .all(|(t, _)| !expiring.iter().any(|(u, _)| u == t)),
             "{run}: purged cells left"
         );
-        let _ = std::fs::remove_dir_all(out.parent().unwrap());
     }
 }
 
@@ -278,7 +276,7 @@ fn compact_max_size_cuts_between_partitions() {
     merged_args.extend(dirs.iter().map(String::as_str));
     let merged = ndjson(&merged_args);
     // Data.db grows a whole chunk at a time: small chunks.
-    let (_, rep) = compact(
+    let (_scratch, _, rep) = compact(
         &dirs,
         "max-size",
         &[

@@ -32,7 +32,7 @@ use sstkit_format::data::{Fragment, ScanReader};
 use sstkit_format::digest::ChecksumAlgo;
 use sstkit_format::{Component, Sstable};
 
-use crate::util::repo;
+use crate::util::{repo, scratch_dir, Scratch};
 
 /// Longest a single run may take (debug build, 2 cores shared).
 const DEADLINE: Duration = Duration::from_secs(30);
@@ -169,17 +169,9 @@ pub(crate) fn parse_salvage(text: &str) -> BTreeMap<String, Value> {
     m
 }
 
-static CASE_NO: AtomicUsize = AtomicUsize::new(0);
-
 /// A fresh directory holding a copy of every file of `src`.
-fn copy_case(src: &Path, tag: &str) -> PathBuf {
-    let n = CASE_NO.fetch_add(1, AtOrd::SeqCst);
-    let dir = std::env::temp_dir().join(format!(
-        "sstkit-corruption-{}-{n}-{tag}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
+fn copy_case(src: &Path, tag: &str) -> Scratch {
+    let dir = scratch_dir("corruption", tag);
     for e in std::fs::read_dir(src).expect("fixture dir").flatten() {
         let p = e.path();
         let name = e.file_name().to_string_lossy().into_owned();
@@ -254,7 +246,6 @@ fn baseline(fixture: &str) -> Baseline {
         dump,
         "{fixture}: salvage != dump-data"
     );
-    let _ = std::fs::remove_dir_all(&case);
     Baseline {
         dir,
         data_name,
@@ -403,10 +394,8 @@ fn run_case(
         }
     }
     let d = dir.to_str().unwrap().to_string();
-    let out_dir = std::env::temp_dir().join(format!(
-        "{}-out",
-        dir.file_name().unwrap().to_string_lossy()
-    ));
+    let out_scratch = scratch_dir("corruption", &format!("{tag}-out"));
+    let out_dir = out_scratch.join("out");
     let out = out_dir.to_str().unwrap().to_string();
     let check = |r: &RunOut, what: &str| -> Result<(), String> {
         if !matches!(r.code, 0 | 1 | 3) {
@@ -557,8 +546,6 @@ fn run_case(
             st.slowest = (el, format!("{what} {damage:?}"));
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
-    let _ = std::fs::remove_dir_all(&out_dir);
     Ok(())
 }
 

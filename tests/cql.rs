@@ -429,7 +429,6 @@ fn legacy_rows_put_each_value_in_its_column() {
         "{}",
         r.stdout
     );
-    let _ = std::fs::remove_dir_all(&tmp);
 }
 
 /// `dump-data --merge -o cql` over every sstable of a multi-sstable table

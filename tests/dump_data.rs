@@ -464,7 +464,8 @@ fn key_is_found_through_the_index() {
     // --key-hex and --keys-file select the same partition.
     let r2 = sstkit(["dump-data", "-o", "ndjson", "--key-hex", "00000003", p]);
     assert_eq!(keys_of(&r2.stdout), vec!["3"]);
-    let f = std::env::temp_dir().join(format!("sstkit-keys-{}.txt", std::process::id()));
+    let scratch = crate::util::scratch_dir("dump-data", "keys");
+    let f = scratch.join("keys.txt");
     std::fs::write(&f, "3\n0x00000007\n").unwrap();
     let r3 = sstkit([
         "dump-data",
@@ -474,7 +475,6 @@ fn key_is_found_through_the_index() {
         f.to_str().unwrap(),
         p,
     ]);
-    let _ = std::fs::remove_file(&f);
     assert_eq!(keys_of(&r3.stdout), want);
     // sstabledump output with a key is sstabledump -k's: the same partition object.
     let r4 = sstkit(["dump-data", "-o", "sstabledump-lines", "-k", "3", p]);

@@ -4,22 +4,23 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::util::{data_files, fixtures, scratch_dir, sstkit, Run};
+use crate::util::{data_files, fixtures, scratch_dir, sstkit, Run, Scratch};
 
-/// A scratch copy of fixture `case`; returns its Data.db path.
-fn copy_of(case: &str, tag: &str) -> PathBuf {
+/// A scratch copy of fixture `case`: the directory's guard and its Data.db path.
+fn copy_of(case: &str, tag: &str) -> (Scratch, PathBuf) {
     let dir = scratch_dir("exit", tag);
     for e in std::fs::read_dir(fixtures().join(case)).unwrap().flatten() {
         if e.path().is_file() {
             std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
         }
     }
-    data_files(&dir).remove(0)
+    let data = data_files(&dir).remove(0);
+    (dir, data)
 }
 
 /// Copy the files of `src` whose name starts with `prefix` into a scratch
 /// directory, writable (corpus files are read-only).
-fn copy_corpus_set(src: &Path, prefix: &str, tag: &str) -> PathBuf {
+fn copy_corpus_set(src: &Path, prefix: &str, tag: &str) -> Scratch {
     let dir = scratch_dir("exit", tag);
     for e in std::fs::read_dir(src).unwrap().flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
@@ -60,14 +61,14 @@ fn expect(r: &Run, code: i32, what: &str) {
 
 #[test]
 fn dump_trie_on_damaged_rows_or_data_exits_3() {
-    let d = copy_of("da_wide", "trie-rows");
+    let (_d_dir, d) = copy_of("da_wide", "trie-rows");
     truncate(&component(&d, "Rows.db"), 20);
     let r = run(&["dump-trie", "--rows"], &d);
     expect(&r, 3, "dump-trie, Rows.db cut to 20 bytes");
     assert!(r.stderr.contains("Rows.db+0x"), "{}", r.stderr);
     assert!(!r.stdout.contains("key_error"), "{}", r.stdout);
 
-    let d = copy_of("da_clustering_nocompress", "trie-data");
+    let (_d_dir, d) = copy_of("da_clustering_nocompress", "trie-data");
     truncate(&d, 0);
     let r = run(&["dump-trie", "-o", "ndjson"], &d);
     expect(&r, 3, "dump-trie, Data.db cut to 0 bytes");
@@ -77,7 +78,7 @@ fn dump_trie_on_damaged_rows_or_data_exits_3() {
 #[test]
 fn empty_data_with_partitions_in_the_index_is_unreadable_or_a_finding() {
     for case in ["nb_clustering_nocompress", "da_clustering_nocompress"] {
-        let d = copy_of(case, &format!("empty-{case}"));
+        let (_d_dir, d) = copy_of(case, &format!("empty-{case}"));
         truncate(&d, 0);
         for args in [&["dump-data"][..], &["dump-data", "--reverse"]] {
             let r = run(args, &d);
@@ -106,7 +107,7 @@ fn empty_data_with_partitions_in_the_index_is_unreadable_or_a_finding() {
 
 #[test]
 fn data_cut_at_the_last_partition_is_unreadable_or_a_finding() {
-    let d = copy_of("nb_clustering_nocompress", "cut-last");
+    let (_d_dir, d) = copy_of("nb_clustering_nocompress", "cut-last");
     let idx = run(&["dump-index", "-o", "ndjson"], &d);
     expect(&idx, 0, "dump-index");
     let last: serde_json::Value = serde_json::from_str(idx.stdout.lines().last().unwrap()).unwrap();
@@ -130,7 +131,7 @@ fn data_cut_at_the_last_partition_is_unreadable_or_a_finding() {
 
 #[test]
 fn dump_index_on_empty_index_exits_3() {
-    let d = copy_of("nb_clustering", "empty-index");
+    let (_d_dir, d) = copy_of("nb_clustering", "empty-index");
     truncate(&component(&d, "Index.db"), 0);
     let r = run(&["dump-index"], &d);
     expect(&r, 3, "dump-index, empty Index.db");
@@ -139,7 +140,7 @@ fn dump_index_on_empty_index_exits_3() {
 
 #[test]
 fn dump_statistics_checksum_mismatch_exits_3() {
-    let d = copy_of("nb_clustering", "stats-crc");
+    let (_d_dir, d) = copy_of("nb_clustering", "stats-crc");
     let p = component(&d, "Statistics.db");
     let mut b = std::fs::read(&p).unwrap();
     // Byte 100 lies in the VALIDATION component, past the TOC.
@@ -156,7 +157,7 @@ fn dump_statistics_checksum_mismatch_exits_3() {
 #[test]
 fn read_with_a_foreign_statistics_exits_3_naming_it() {
     // nb_wide's partition key is an int: "sa:11" cannot be one.
-    let d = copy_of("nb_clustering", "foreign-stats");
+    let (_d_dir, d) = copy_of("nb_clustering", "foreign-stats");
     let wide = data_files(&fixtures().join("nb_wide")).remove(0);
     std::fs::copy(
         component(&wide, "Statistics.db"),
@@ -176,7 +177,7 @@ fn read_with_a_foreign_statistics_exits_3_naming_it() {
 
 #[test]
 fn unknown_partitioner_names_file_and_offset() {
-    let d = copy_of("nb_clustering", "partitioner");
+    let (_d_dir, d) = copy_of("nb_clustering", "partitioner");
     let p = component(&d, "Statistics.db");
     let mut b = std::fs::read(&p).unwrap();
     let name = b"Murmur3Partitioner";
@@ -211,7 +212,7 @@ fn reversed_dump_of_a_cut_partition_fails_where_the_forward_dump_fails() {
         ("nb_clustering_nocompress", 265032u64),
         ("da_clustering_nocompress", 262876),
     ] {
-        let d = copy_of(case, &format!("rev-cut-{case}"));
+        let (_d_dir, d) = copy_of(case, &format!("rev-cut-{case}"));
         let text = run(&["dump-data", "-o", "text"], &d);
         assert!(
             text.stdout.contains(&format!("@{cut} Row")),
@@ -282,12 +283,14 @@ fn dump_summary_on_a_cut_legacy_summary_exits_3() {
 /// Statistics.db fails before any data is read, a cut Data.db half-way.
 #[test]
 fn one_unreadable_sstable_of_several_is_reported_once_and_the_rest_is_read() {
-    let good = copy_of("nb_clustering", "ok");
-    // The end of its directory's name: what `info`'s text table keeps of a long path.
-    let good_dir = format!("-{}-ok", std::process::id());
-    let stats_cut = copy_of("nb_deletes", "st");
+    let (good_scratch, good) = copy_of("nb_clustering", "ok");
+    // The end of its directory's name (`ok-` and the random part): what
+    // `info`'s text table keeps of a long path.
+    let name = good_scratch.file_name().unwrap().to_string_lossy();
+    let good_dir = name[name.rfind("-ok-").unwrap()..].to_string();
+    let (_stats_cut_dir, stats_cut) = copy_of("nb_deletes", "st");
     truncate(&component(&stats_cut, "Statistics.db"), 10);
-    let data_cut = copy_of("nb_deletes", "dt");
+    let (_data_cut_dir, data_cut) = copy_of("nb_deletes", "dt");
     truncate(&data_cut, 3000);
     let cases: &[(&[&str], &Path, &str)] = &[
         (&["timestamps", "-o", "json"], &stats_cut, "Statistics.db"),
@@ -358,7 +361,7 @@ fn no_sstables_found_creates_no_output_dir() {
 /// too, in every command that scans Data.db per sstable.
 #[test]
 fn io_stats_name_an_sstable_whose_read_failed() {
-    let data_cut = copy_of("nb_deletes", "io");
+    let (_data_cut_dir, data_cut) = copy_of("nb_deletes", "io");
     truncate(&data_cut, 3000);
     let label = data_cut.to_str().unwrap();
     for cmd in ["dump-data", "partitions", "timestamps"] {

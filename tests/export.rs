@@ -13,14 +13,11 @@ use std::process::Command;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 
 use crate::cql::{select_queries, truth_now};
-use crate::util::{fixture_cases, fixtures, repo, sstkit};
+use crate::util::{fixture_cases, fixtures, repo, scratch_dir, sstkit, Scratch};
 
 /// A fresh scratch directory for one test.
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("sstkit-export-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn scratch(name: &str) -> Scratch {
+    scratch_dir("export", name)
 }
 
 /// Run `export_check.py MODE DATA TRUTH...`: None when a reader is missing
@@ -160,7 +157,6 @@ fn parquet_and_arrow_stream_equal_select_json_and_dump_cql() {
         checked += 1;
     }
     assert!(checked >= 9, "only {checked} cases checked");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -240,7 +236,6 @@ fn merged_export_equals_select_json() {
         with_metadata > 0,
         "no writetime query in the merge fixtures"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Rows, row groups and statistics of a Parquet file.
@@ -325,7 +320,6 @@ fn row_groups_codecs_and_token_range_files() {
         .filter(|e| e.file_name().to_string_lossy().starts_with('.'))
         .collect();
     assert!(leftovers.is_empty(), "temporary files left");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -399,7 +393,6 @@ fn usage_errors_and_no_partial_file() {
     ]);
     assert!(r.code == 2 || r.code == 3, "{}", r.stderr);
     assert!(!out.exists());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -499,5 +492,4 @@ fn tombstone_stream_holds_what_sstabledump_shows() {
         checked += 1;
     }
     assert!(checked >= 2, "no deletes fixture");
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -372,7 +372,7 @@ fn info_shows_the_rest_of_a_damaged_statistics() {
 }
 
 /// A copy of the corpus's `scylladb/uncompressed` (la) in a scratch directory.
-fn la_copy(name: &str) -> Option<std::path::PathBuf> {
+fn la_copy(name: &str) -> Option<crate::util::Scratch> {
     let root = crate::util::corpus()?;
     let tmp = crate::util::scratch_dir("keys", name);
     for f in std::fs::read_dir(root.join("scylladb/uncompressed")).unwrap() {

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::util::{corpus, schema_file, scratch_dir, sstkit};
+use crate::util::{corpus, schema_file, scratch_dir, sstkit, Scratch};
 
 /// The nine multi-version sets and their table (MANIFEST.md).
 const MULTI: &[(&str, &str)] = &[
@@ -44,7 +44,7 @@ const MULTI: &[(&str, &str)] = &[
 const MULTI_SCHEMA_READ: &str =
     "CREATE TABLE test.test_multi_schema (a int PRIMARY KEY, c set<int>, d int, e blob);";
 
-fn scratch(name: &str) -> PathBuf {
+fn scratch(name: &str) -> Scratch {
     scratch_dir("legacy", name)
 }
 
@@ -198,7 +198,6 @@ fn multi_version_sets_dump_the_same_from_ka_la_and_md() {
             }
         }
     }
-    let _ = std::fs::remove_dir_all(&tmp);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
@@ -230,7 +229,6 @@ fn every_output_format_reads_ka_and_la() {
         assert_eq!(r.code, 0, "{f}: {}", r.stderr);
         assert!(r.stdout.len() > 100, "{f}: {}", r.stdout);
     }
-    let _ = std::fs::remove_dir_all(&tmp);
 }
 
 /// `scylladb/complex` (sstable_mutation_test.cc `complex_schema`).
@@ -308,7 +306,6 @@ fn exact_contents_from_the_manifest() {
     ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("-8180144272884242102"), "{}", r.stdout);
-    let _ = std::fs::remove_dir_all(&tmp);
 }
 
 #[test]
@@ -358,7 +355,6 @@ fn intact_legacy_sstables_validate_and_scrub_clean() {
             }
         }
     }
-    let _ = std::fs::remove_dir_all(&tmp);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
@@ -442,7 +438,6 @@ fn cassandra_10791_scrub_recovers_seven_cells() {
     );
     let atoms: usize = main.iter().chain(&seg).map(|(_, r, t)| r + t).sum();
     assert_eq!(atoms, 7);
-    let _ = std::fs::remove_dir_all(&tmp);
 }
 
 /// `read` on ka/la (whole-partition reads, the slice clipped) returns what
@@ -493,7 +488,6 @@ fn read_slices_agree_with_md() {
             }
         }
     }
-    let _ = std::fs::remove_dir_all(&tmp);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

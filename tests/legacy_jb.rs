@@ -10,11 +10,11 @@
 //! LegacySSTableTest (MANIFEST.md) are checked on the jb dump itself.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 
-use crate::util::{corpus, schema_file, scratch_dir, sstkit};
+use crate::util::{corpus, schema_file, scratch_dir, sstkit, Scratch};
 
 /// The eight LegacySSTableTest tables: (name suffix, columns, compact).
 const TABLES: &[(&str, &str, bool)] = &[
@@ -56,7 +56,7 @@ fn keyspace1(cf: &str) -> String {
     )
 }
 
-fn scratch(name: &str) -> PathBuf {
+fn scratch(name: &str) -> Scratch {
     scratch_dir("jb", name)
 }
 
@@ -188,7 +188,6 @@ fn jb_sets_read_like_their_ka_twins_and_as_verify_reads_expects() {
             }
         }
     }
-    let _ = std::fs::remove_dir_all(&tmp);
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
@@ -248,7 +247,6 @@ fn jb_keyspace1_standard1_has_900_one_cell_partitions() {
     assert_eq!(filter(100..1000), (900, 900));
     let (fp, n) = filter(1000..1300);
     assert!(fp <= n / 20, "{fp} of {n} absent keys match");
-    let _ = std::fs::remove_dir_all(&tmp);
 }
 
 /// `read` through Index.db and the promoted index of a wide jb partition
@@ -287,7 +285,6 @@ fn jb_bounded_reads_agree_with_the_scan() {
         .map(|e| e["key"]["value"].as_str().unwrap()[..3].to_string())
         .collect();
     assert_eq!(cks, ["100", "101", "110"]);
-    let _ = std::fs::remove_dir_all(&tmp);
 }
 
 /// Every metadata command reads every intact jb set, in every output
@@ -370,7 +367,6 @@ fn jb_metadata_and_checks_are_clean() {
         assert_eq!(rep["valid"], true, "{t}: {rep}");
         assert!(rep["chunks"].as_u64().unwrap() >= 1, "{t}: {rep}");
     }
-    let _ = std::fs::remove_dir_all(&tmp);
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
@@ -453,5 +449,4 @@ fn corrupt_jb_out_of_order_partitions() {
         6,
         "{summary}"
     );
-    let _ = std::fs::remove_dir_all(&tmp);
 }

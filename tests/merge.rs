@@ -773,7 +773,6 @@ fn legacy_and_3x_versions_merge() {
         let out = run("read", "large_partition", &files, &wide, &rest);
         assert_eq!(out.lines().count(), n, "large_partition {slice:?}");
     }
-    let _ = std::fs::remove_dir_all(&scratch);
 }
 
 /// `dump-data --merge -o sstabledump` equals Cassandra's sstabledump of the
@@ -838,8 +837,8 @@ fn merge_and_compact_equal_cassandras_compaction() {
                 "{run}_{table}: the merge differs from Cassandra's compaction"
             );
             // `sstkit compact` writes the node's sstable: positions included.
-            let out_dir =
-                crate::util::scratch_dir("compaction", &format!("{run}_{table}")).join("compacted");
+            let scratch = crate::util::scratch_dir("compaction", &format!("{run}_{table}"));
+            let out_dir = scratch.join("compacted");
             let mut args = vec![
                 "compact".to_string(),
                 "--now".into(),
@@ -860,7 +859,6 @@ fn merge_and_compact_equal_cassandras_compaction() {
             ]);
             assert_eq!(dump.code, 0, "{run}_{table}: {}", dump.stderr);
             let ours: Value = serde_json::from_str(&dump.stdout).unwrap();
-            let _ = std::fs::remove_dir_all(out_dir.parent().unwrap());
             assert_eq!(
                 ours, want,
                 "{run}_{table}: sstkit compact differs from Cassandra's compaction"
@@ -1027,7 +1025,6 @@ fn read_merge_seeks_and_keeps_a_range_tombstone_open_before_the_slice() {
             "{version}: {last}"
         );
     }
-    let _ = std::fs::remove_dir_all(&out);
 }
 
 /// Merging one sstable equals reading it, for slices of the wide fixtures'

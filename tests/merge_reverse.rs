@@ -245,7 +245,6 @@ fn merge_reverse_in_windows_equals_the_held_slice() {
             }
         }
     }
-    let _ = std::fs::remove_dir_all(&out);
 }
 
 /// Merging one sstable reversed, in windows, equals reading it reversed,
@@ -418,7 +417,6 @@ fn merge_reverse_with_a_legacy_sstable_equals_the_held_slice() {
         }
         same(&got.stdout, &held.stdout, &format!("{slice:?}"));
     }
-    let _ = std::fs::remove_dir_all(&scratch);
 }
 
 /// Row indexes written by Cassandra 3.0 (`ma`, `mc`), 4.0 (`na`, `nb`) and

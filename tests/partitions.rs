@@ -382,7 +382,7 @@ fn readme_screenshot_is_current() {
 }
 
 /// Two sstables of one table in a `keyspace/table-id/` folder.
-fn stage_merge_pair(name: &str) -> PathBuf {
+fn stage_merge_pair(name: &str) -> crate::util::Scratch {
     let root = scratch_dir("blockers", name);
     let table = root.join("oracle/deletes_merge-3fbb65f0e68911f1b41253bd8bb18368");
     std::fs::create_dir_all(&table).unwrap();

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::util::{corpus, data_files, fixture_cases, scratch_dir, sstkit};
+use crate::util::{corpus, data_files, fixture_cases, scratch_dir, sstkit, Scratch};
 
 /// `dump-data -o ndjson` without the per-line sstable path.
 fn dump(data: &Path, extra: &[&str]) -> Vec<Value> {
@@ -30,8 +30,8 @@ fn dump(data: &Path, extra: &[&str]) -> Vec<Value> {
         .collect()
 }
 
-/// Rewrite `data` into a fresh directory; the new Data.db.
-fn rewrite(data: &Path, tag: &str, extra: &[&str]) -> PathBuf {
+/// Rewrite `data` into a fresh directory: its guard and the new Data.db.
+fn rewrite(data: &Path, tag: &str, extra: &[&str]) -> (Scratch, PathBuf) {
     let out = scratch_dir("rewrite", tag);
     let mut args = vec![
         "rewrite",
@@ -59,7 +59,8 @@ fn rewrite(data: &Path, tag: &str, extra: &[&str]) -> PathBuf {
         .next()
         .unwrap()
         .clone();
-    PathBuf::from(rep["output"].as_str().unwrap())
+    let output = PathBuf::from(rep["output"].as_str().unwrap());
+    (out, output)
 }
 
 fn valid(data: &Path) {
@@ -87,14 +88,13 @@ fn fixtures_round_trip() {
         for data in data_files(&case) {
             let tag = case.file_name().unwrap().to_string_lossy().to_string();
             let source = dump(&data, &[]);
-            let out = rewrite(&data, &tag, &[]);
+            let (_out_dir, out) = rewrite(&data, &tag, &[]);
             valid(&out);
             assert_eq!(source, dump(&out, &[]), "{}", data.display());
-            let _ = std::fs::remove_dir_all(out.parent().unwrap());
             // Across formats: BIG -> da -> the source's version; da -> oa.
             let version = data.file_name().unwrap().to_string_lossy()[..2].to_string();
             let other = if is_bti(&data) { "oa" } else { "da" };
-            let across = rewrite(
+            let (_across_dir, across) = rewrite(
                 &data,
                 &format!("{tag}-{other}"),
                 &["--format-version", other],
@@ -102,7 +102,7 @@ fn fixtures_round_trip() {
             valid(&across);
             assert_eq!(source, dump(&across, &[]), "{} as {other}", data.display());
             if !is_bti(&data) {
-                let back = rewrite(
+                let (_back_dir, back) = rewrite(
                     &across,
                     &format!("{tag}-back"),
                     &["--format-version", &version],
@@ -114,9 +114,7 @@ fn fixtures_round_trip() {
                     "{} -> da -> {version}",
                     data.display()
                 );
-                let _ = std::fs::remove_dir_all(back.parent().unwrap());
             }
-            let _ = std::fs::remove_dir_all(across.parent().unwrap());
         }
     }
 }
@@ -152,10 +150,9 @@ fn corpus_round_trip() {
                 continue;
             }
             let tag = format!("corpus-{done}");
-            let out = rewrite(&p, &tag, &[]);
+            let (_out_dir, out) = rewrite(&p, &tag, &[]);
             valid(&out);
             assert_eq!(dump(&p, &[]), dump(&out, &[]), "{}", p.display());
-            let _ = std::fs::remove_dir_all(out.parent().unwrap());
             done += 1;
         }
     }
@@ -167,7 +164,7 @@ fn filters_versions_and_compressions() {
     let fx = crate::util::fixtures();
     // --exclude-key: the same data without that partition.
     let wide = &data_files(&fx.join("nb_wide"))[0];
-    let out = rewrite(
+    let (_out_dir, out) = rewrite(
         wide,
         "exclude",
         &["--exclude-key", "5", "--column-index-size", "1KiB"],
@@ -179,7 +176,7 @@ fn filters_versions_and_compressions() {
         .collect();
     assert_eq!(dump(&out, &[]), want);
     // --key: only that partition.
-    let out = rewrite(wide, "only", &["--key", "5"]);
+    let (_out_dir, out) = rewrite(wide, "only", &["--key", "5"]);
     valid(&out);
     assert_eq!(dump(&out, &[]), dump(wide, &["--key", "5"]));
     // Another version and every compression: the same data, valid.
@@ -214,7 +211,7 @@ fn filters_versions_and_compressions() {
             vec!["--compression", "lz4", "--column-index-size", "1KiB"],
         ),
     ] {
-        let out = rewrite(deletes, tag, &args);
+        let (_out_dir, out) = rewrite(deletes, tag, &args);
         valid(&out);
         let r = sstkit(["validate-checksums", out.to_str().unwrap()]);
         assert_eq!(r.code, 0, "{tag}: {}", r.stdout);
@@ -330,8 +327,6 @@ fn split_by_size_and_token_ranges() {
         all.extend(dump(&p, &[]));
     }
     assert_eq!(all, whole);
-    let _ = std::fs::remove_dir_all(&out);
-    let _ = std::fs::remove_dir_all(&out2);
 }
 
 /// A pre-3.0 `ka` sstable (with its CREATE TABLE) upgraded to `oa` holds
@@ -353,7 +348,7 @@ fn ka_upgrades_to_oa() {
         "CREATE TABLE ks.sliced_mutation_reads_test (pk int, ck int, v1 int, v2 set<int>, PRIMARY KEY (pk, ck));",
     );
     let c = cql.to_str().unwrap();
-    let out = rewrite(&data, "ka", &["--schema", c, "--format-version", "oa"]);
+    let (_out_dir, out) = rewrite(&data, "ka", &["--schema", c, "--format-version", "oa"]);
     valid(&out);
     assert_eq!(dump(&data, &["--schema", c]), dump(&out, &[]));
     // Without --format-version: ka is not a version sstkit writes.
@@ -367,5 +362,4 @@ fn ka_upgrades_to_oa() {
         data.to_str().unwrap(),
     ]);
     assert_eq!(r.code, 2, "{}", r.stderr);
-    let _ = std::fs::remove_dir_all(&tmp);
 }

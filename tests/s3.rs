@@ -11,13 +11,13 @@
 //! does not start.
 
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::util::{data_files, fixtures, repo, scratch_dir, Run};
+use crate::util::{data_files, fixtures, repo, scratch_dir, Run, Scratch};
 
 const BUCKET: &str = "sstkit-test";
 
@@ -199,7 +199,7 @@ fn s(p: &Path) -> String {
 
 /// Copies of the test cases in `root/ks/<case>-<32 hex>/` (a data
 /// directory layout for `-r`), the same tree locally and in the bucket.
-fn layout(name: &str) -> PathBuf {
+fn layout(name: &str) -> Scratch {
     let root = scratch_dir("s3", name);
     for (i, case) in CASES.iter().enumerate() {
         let dir = root.join(format!("ks/{case}-{:032x}", i + 1));
@@ -293,7 +293,6 @@ fn reads_through_s3_equal_local_reads_and_their_io() {
     let url_root = format!("s3://{BUCKET}/data");
     // The LIST of an sstable's components names them for a file argument too.
     assert_remote_equals_local(&root, &url_root, true, &|a| moto.sstkit(a));
-    let _ = std::fs::remove_dir_all(&root);
 }
 
 /// Reads of the tree `root` (made by [`layout`]) through `url_root`, where
@@ -425,7 +424,6 @@ impl Dav {
 fn reads_through_http_equal_local_reads_and_their_io() {
     let root = layout("http");
     let Some(dav) = Dav::start("reads_through_http_equal_local_reads_and_their_io", &root) else {
-        let _ = std::fs::remove_dir_all(&root);
         return;
     };
     assert_remote_equals_local(&root, &dav.url, false, &|a| crate::util::sstkit(a));
@@ -435,7 +433,6 @@ fn reads_through_http_equal_local_reads_and_their_io() {
     assert_eq!(r.code, 3, "{}", r.stderr);
     assert!(r.stderr.contains(&url), "{}", r.stderr);
     drop(dav);
-    let _ = std::fs::remove_dir_all(&root);
 }
 
 /// The Azure Blob Storage emulator Azurite (npm `azurite`, installed by
@@ -444,6 +441,8 @@ fn reads_through_http_equal_local_reads_and_their_io() {
 /// `azure-storage-blob` client.
 struct Azurite {
     _server: Server,
+    /// Its working directory (whatever it writes there goes), removed after the server is killed.
+    _cwd: Scratch,
     endpoint: String,
 }
 
@@ -463,16 +462,18 @@ impl Azurite {
             return None;
         }
         let name = format!("{bin} (npm install azurite, set SSTKIT_AZURITE)");
+        let cwd = scratch_dir("azurite", "cwd");
         let server = serve(test, &name, |port| {
             let mut c = Command::new(&bin);
             c.args(["--blobHost", "127.0.0.1", "--blobPort", port])
                 .args(["--inMemoryPersistence", "--silent", "--skipApiVersionCheck"])
-                .current_dir(std::env::temp_dir());
+                .current_dir(cwd.path());
             c
         })?;
         Some(Azurite {
             endpoint: server.url(),
             _server: server,
+            _cwd: cwd,
         })
     }
 
@@ -547,7 +548,6 @@ fn reads_through_azure_equal_local_reads_and_their_io() {
     let r = az.sstkit(&["info", &url]);
     assert_eq!(r.code, 3, "{}", r.stderr);
     assert!(r.stderr.contains(&url), "{}", r.stderr);
-    let _ = std::fs::remove_dir_all(&root);
 }
 
 #[test]
@@ -598,7 +598,6 @@ fn remote_inputs_default_to_large_reads_and_read_no_toc_to_open() {
             );
         }
     }
-    let _ = std::fs::remove_dir_all(&root);
 }
 
 #[test]
@@ -652,7 +651,6 @@ fn missing_objects_buckets_and_remote_outputs_are_clear_errors() {
         assert_eq!(r.code, 2, "{cmd}: {}", r.stderr);
         assert!(r.stderr.contains("local directory"), "{cmd}: {}", r.stderr);
     }
-    let _ = std::fs::remove_dir_all(&root);
 }
 
 #[test]

@@ -26,7 +26,7 @@ use sstkit_format::schema::TableSchema;
 use sstkit_format::{Component, Sstable};
 
 use crate::corruption::{parse_salvage, run_limited, Rng};
-use crate::util::{corpus, fixtures};
+use crate::util::{corpus, fixtures, scratch_dir};
 
 /// One sstable of a source directory, and what it holds intact.
 struct Intact {
@@ -140,8 +140,8 @@ const LEGACY: [(&str, &str); 4] = [
 
 /// The sstables of the campaign: fixtures with several chunks, and corpus
 /// sets with several chunks (when the corpus is here), with the schema file
-/// of the pre-3.0 ones.
-fn sources() -> Vec<(PathBuf, Option<PathBuf>)> {
+/// of the pre-3.0 ones (written into `schemas`).
+fn sources(schemas: &Path) -> Vec<(PathBuf, Option<PathBuf>)> {
     let mut v: Vec<(PathBuf, Option<PathBuf>)> = [
         "nb_clustering_nocompress",
         "da_clustering_nocompress",
@@ -177,10 +177,7 @@ fn sources() -> Vec<(PathBuf, Option<PathBuf>)> {
             }
         }
         for (i, (set, cql)) in LEGACY.iter().enumerate() {
-            let schema = std::env::temp_dir().join(format!(
-                "sstkit-salvage-{}-schema-{i}.cql",
-                std::process::id()
-            ));
+            let schema = schemas.join(format!("schema-{i}.cql"));
             std::fs::write(&schema, cql).expect("schema file");
             for d in crate::util::data_files(&c.join(set)) {
                 let n = d.file_name().unwrap().to_string_lossy().into_owned();
@@ -289,9 +286,7 @@ struct Tally {
 fn run_case(srcs: &[Intact], c: &Case, tally: &Mutex<Tally>) -> Result<(), String> {
     let s = &srcs[c.source];
     let n = CASE_NO.fetch_add(1, AtOrd::SeqCst);
-    let dir = std::env::temp_dir().join(format!("sstkit-salvage-{}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let dir = scratch_dir("salvage", &n.to_string());
     for e in std::fs::read_dir(&s.dir)
         .map_err(|e| e.to_string())?
         .flatten()
@@ -316,7 +311,6 @@ fn run_case(srcs: &[Intact], c: &Case, tally: &Mutex<Tally>) -> Result<(), Strin
         }
     }
     if bytes == before {
-        let _ = std::fs::remove_dir_all(&dir);
         return Ok(());
     }
     // Copies keep the corpus's read-only mode: replace, don't overwrite.
@@ -450,7 +444,6 @@ fn run_case(srcs: &[Intact], c: &Case, tally: &Mutex<Tally>) -> Result<(), Strin
         g.damaged_written += t.damaged_written;
         g.lost_intact += t.lost_intact;
     }
-    let _ = std::fs::remove_dir_all(&dir);
     if errors.is_empty() {
         Ok(())
     } else {
@@ -469,7 +462,8 @@ fn salvage_campaign() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(12);
-    let srcs: Vec<Intact> = sources()
+    let schemas = scratch_dir("salvage", "schemas");
+    let srcs: Vec<Intact> = sources(&schemas)
         .into_iter()
         .filter_map(|(d, schema)| intact(&d, schema))
         .collect();
@@ -529,13 +523,7 @@ fn resync_costs_a_linear_pass() {
     }
     let mut rng = Rng(0x11_4ea2);
     for data in srcs {
-        let dir = std::env::temp_dir().join(format!(
-            "sstkit-linear-{}-{}",
-            std::process::id(),
-            CASE_NO.fetch_add(1, AtOrd::SeqCst)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = scratch_dir("linear", &CASE_NO.fetch_add(1, AtOrd::SeqCst).to_string());
         let name = data.file_name().unwrap().to_string_lossy().into_owned();
         let prefix = name.trim_end_matches("Data.db");
         for e in std::fs::read_dir(data.parent().unwrap()).unwrap().flatten() {
@@ -614,6 +602,5 @@ fn resync_costs_a_linear_pass() {
             probe <= 2 * data_len + (2 << 20),
             "{name}: confirmations decoded {probe} bytes of {data_len}"
         );
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -2,10 +2,12 @@
 //! every command, and the `--io-stats=json` lines, checked against their
 //! JSON Schema in `docs/schemas/` (README "Output schemas").
 
+use std::path::Path;
+
 use serde_json::Value;
 
 use crate::schema_check::{check, load};
-use crate::util::{corpus, data_files, fixtures, sstkit};
+use crate::util::{corpus, data_files, fixtures, scratch_dir, sstkit};
 
 /// Fixtures that between them hold every kind of record: BIG and BTI,
 /// compressed and not, statics, collections, counters, deletions, range
@@ -40,8 +42,9 @@ fn first_key_hex(data: &str) -> String {
 }
 
 /// The arguments of `command` on `data`, or None when the command does not
-/// apply to that sstable (a BIG-only or BTI-only component).
-fn args(command: &str, data: &str) -> Option<Vec<String>> {
+/// apply to that sstable (a BIG-only or BTI-only component); the writing
+/// commands write under `scratch`.
+fn args(command: &str, data: &str, scratch: &Path) -> Option<Vec<String>> {
     let bti = data.contains("-bti-");
     let compressed =
         std::path::Path::new(&data.replace("-Data.db", "-CompressionInfo.db")).is_file();
@@ -56,9 +59,8 @@ fn args(command: &str, data: &str) -> Option<Vec<String>> {
         "dump-trie" => v(&["dump-trie", data, "--rows"]),
         // The writing commands write into a scratch directory of their own.
         "rewrite" | "split" | "compact" => {
-            let dir = std::env::temp_dir().join(format!(
-                "sstkit-schemas-{command}-{}-{}",
-                std::process::id(),
+            let dir = scratch.join(format!(
+                "{command}-{}",
                 data.len() ^ data.bytes().map(usize::from).sum::<usize>()
             ));
             let dir = dir.display().to_string();
@@ -71,9 +73,8 @@ fn args(command: &str, data: &str) -> Option<Vec<String>> {
         // Counter cells cannot be written back from NDJSON.
         "write" if data.contains("counters") => None,
         "write" => {
-            let dir = std::env::temp_dir().join(format!(
-                "sstkit-schemas-write-{}-{}",
-                std::process::id(),
+            let dir = scratch.join(format!(
+                "write-{}",
                 data.len() ^ data.bytes().map(usize::from).sum::<usize>()
             ));
             std::fs::create_dir_all(&dir).expect("scratch dir");
@@ -136,13 +137,14 @@ fn errors_of(v: &Value, schema: &Value, sub: Option<&str>) -> Vec<String> {
 
 #[test]
 fn every_json_and_ndjson_output_matches_its_schema() {
+    let scratch = scratch_dir("schemas", "commands");
     let mut failures = Vec::new();
     let mut checked = 0;
     for command in COMMANDS {
         let schema = load(&format!("{command}.schema.json"));
         for case in CASES {
             let data = data_file(case);
-            let Some(a) = args(command, &data) else {
+            let Some(a) = args(command, &data, &scratch) else {
                 continue;
             };
             let json = sstkit(a.iter().map(String::as_str).chain(["-o", "json"]));
@@ -159,18 +161,6 @@ fn every_json_and_ndjson_output_matches_its_schema() {
                 }
             }
             checked += 1;
-        }
-    }
-    // The writing commands' scratch directories.
-    let mine = format!("-{}-", std::process::id());
-    for e in std::fs::read_dir(std::env::temp_dir())
-        .into_iter()
-        .flatten()
-        .flatten()
-    {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if name.starts_with("sstkit-schemas-") && name.contains(&mine) {
-            let _ = std::fs::remove_dir_all(e.path());
         }
     }
     assert!(checked > COMMANDS.len(), "{checked} runs checked");
@@ -198,9 +188,7 @@ fn io_stats_lines_match_their_schema() {
 fn write_io_stats_lines_match_rewrites() {
     let schema = load("io-stats.schema.json");
     let data = data_file("nb_collections");
-    let dir = std::env::temp_dir().join(format!("sstkit-schemas-write-io-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let dir = scratch_dir("schemas", "write-io");
     let input = dir.join("in.ndjson");
     std::fs::write(&input, sstkit(["dump-data", "-o", "ndjson", &data]).stdout).expect("records");
     let (i, o) = (input.display().to_string(), dir.display().to_string());
@@ -254,7 +242,6 @@ fn write_io_stats_lines_match_rewrites() {
     ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(lines(&r.stderr).is_empty(), "{}", r.stderr);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The schemas are strict enough to notice a changed field: a report with a
@@ -465,9 +452,7 @@ fn every_reading_command_reports_io_per_sstable() {
         .iter()
         .map(|c| data_file(c))
         .collect();
-    let scratch = std::env::temp_dir().join(format!("sstkit-schemas-io-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&scratch);
-    std::fs::create_dir_all(&scratch).expect("scratch dir");
+    let scratch = scratch_dir("schemas", "io");
     let out = |name: &str| scratch.join(name).display().to_string();
     let runs: Vec<Vec<String>> = [
         vec!["info", "-o", "json"],
@@ -524,6 +509,5 @@ fn every_reading_command_reports_io_per_sstable() {
             }
         }
     }
-    let _ = std::fs::remove_dir_all(&scratch);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

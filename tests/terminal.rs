@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::util::{corpus, fixture_cases, fixtures, repo, sstkit};
+use crate::util::{corpus, fixture_cases, fixtures, repo, sstkit, Scratch};
 
 /// The widest line of `s` in columns (escape codes and `\r` take none).
 fn widest(s: &str) -> (usize, String) {
@@ -193,7 +193,7 @@ fn long_binary_fields_show_a_size_and_a_hash() {
 
 #[test]
 fn no_colour_in_pipes_unless_always() {
-    let bad = corrupt_case();
+    let (_scratch, bad) = corrupt_case();
     let case = fixtures().join("nb_clustering").display().to_string();
     for args in [
         vec!["info", case.as_str()],
@@ -255,7 +255,6 @@ fn key_not_in_the_index_is_said_on_stderr() {
             r.stderr
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -304,7 +303,6 @@ fn key_not_in_an_unindexed_sstable_is_said_on_stderr() {
             d.as_str(),
         ]);
         assert!(!r.stderr.contains("not found"), "{case}: {}", r.stderr);
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }
 
@@ -320,12 +318,12 @@ fn no_progress_bar_when_stderr_is_not_a_terminal() {
 }
 
 /// A corrupt sstable validate reports (the corpus when present, else a
-/// damaged copy of a fixture).
-fn corrupt_case() -> PathBuf {
+/// damaged copy of a fixture, whose guard comes along).
+fn corrupt_case() -> (Option<Scratch>, PathBuf) {
     if let Some(c) = corpus() {
         let p = c.join("scylladb/invalid_boundary/mc-33-big-Data.db");
         if p.exists() {
-            return p;
+            return (None, p);
         }
     }
     let dir = tempdir("corrupt");
@@ -340,18 +338,11 @@ fn corrupt_case() -> PathBuf {
         *x ^= 0x5a;
     }
     std::fs::write(&data, b).unwrap();
-    data
+    (Some(dir), data)
 }
 
-fn tempdir(what: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "sstkit-terminal-{what}-{}-{:?}",
-        std::process::id(),
-        std::thread::current().id()
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn tempdir(what: &str) -> Scratch {
+    crate::util::scratch_dir("terminal", what)
 }
 
 /// Runs under a pseudo-terminal.
@@ -457,7 +448,8 @@ mod pty {
 
     #[test]
     fn text_fits_an_80_column_terminal() {
-        let bad = corrupt_case().display().to_string();
+        let (_scratch, bad) = corrupt_case();
+        let bad = bad.display().to_string();
         let case = nb();
         let all_types = fixtures().join("nb_all_types").display().to_string();
         let collections = fixtures().join("nb_collections").display().to_string();
@@ -487,7 +479,8 @@ mod pty {
 
     #[test]
     fn colour_at_a_terminal_and_its_off_switches() {
-        let bad = corrupt_case().display().to_string();
+        let (_scratch, bad) = corrupt_case();
+        let bad = bad.display().to_string();
         let r = run(&["validate", "-o", "text", &bad], 80, false, &[]);
         assert!(has_colour(&r.tty), "no colour at a terminal:\n{}", r.tty);
         assert!(

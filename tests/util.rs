@@ -83,13 +83,54 @@ pub fn data_files(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
-/// A fresh scratch directory `sstkit-<prefix>-<pid>-<name>` under the
-/// system temp dir (removed and recreated).
-pub fn scratch_dir(prefix: &str, name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("sstkit-{prefix}-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A scratch directory under the system temp dir, removed when dropped.
+///
+/// It is kept (and named on stderr) when dropped during a panic, i.e. a
+/// failing test, or when `SSTKIT_KEEP_SCRATCH` is set, so it can be looked
+/// at; anything else left in the temp dir after a run is a leak.
+pub struct Scratch(tempfile::TempDir);
+
+impl Scratch {
+    pub fn path(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for Scratch {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.path().as_os_str()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if std::thread::panicking() || std::env::var_os("SSTKIT_KEEP_SCRATCH").is_some() {
+            self.0.disable_cleanup(true);
+            eprintln!("kept scratch dir {}", self.0.path().display());
+        }
+    }
+}
+
+/// A fresh, empty scratch directory `sstkit-<prefix>-<name>-<random>`
+/// under the system temp dir (the prefix names the test that left it).
+pub fn scratch_dir(prefix: &str, name: &str) -> Scratch {
+    let r = tempfile::Builder::new()
+        .prefix(&format!("sstkit-{prefix}-{name}-"))
+        .tempdir();
+    Scratch(r.expect("create scratch dir"))
 }
 
 /// Write `cql` (a CREATE TABLE for `--schema`) to `dir/name.cql`.
@@ -117,4 +158,31 @@ pub fn write_from(input: &Path, schema: &Path, dir: &Path, version: &str, extra:
     ];
     args.extend_from_slice(extra);
     sstkit(args)
+}
+
+/// A scratch dir goes away with its guard, contents and all, and stays when
+/// its test panics.
+#[test]
+fn scratch_dir_is_removed_on_drop_and_kept_on_panic() {
+    if std::env::var_os("SSTKIT_KEEP_SCRATCH").is_some() {
+        eprintln!("skipping: SSTKIT_KEEP_SCRATCH keeps every scratch dir");
+        return;
+    }
+    let s = scratch_dir("util", "drop");
+    let path = s.to_path_buf();
+    let name = path.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.starts_with("sstkit-util-drop-"), "{name}");
+    std::fs::create_dir(s.join("sub")).unwrap();
+    std::fs::write(s.join("sub/f"), b"x").unwrap();
+    drop(s);
+    assert!(!path.exists(), "{} survived its guard", path.display());
+
+    let kept = std::panic::catch_unwind(|| {
+        let s = scratch_dir("util", "panic");
+        let p = s.to_path_buf();
+        std::panic::panic_any(p);
+    });
+    let kept = *kept.unwrap_err().downcast::<PathBuf>().unwrap();
+    assert!(kept.is_dir(), "{} removed during a panic", kept.display());
+    std::fs::remove_dir_all(&kept).unwrap();
 }

@@ -10,14 +10,11 @@ use crate::metadata::{corpus_sstables, CORRUPT_SETS};
 use crate::util::{corpus, fixture_cases, fixtures, sstkit};
 
 /// A scratch directory under the system temp dir, removed on drop.
-struct Scratch(PathBuf);
+struct Scratch(crate::util::Scratch);
 
 impl Scratch {
     fn new(name: &str) -> Scratch {
-        let p = std::env::temp_dir().join(format!("sstkit-vc-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).expect("create scratch dir");
-        Scratch(p)
+        Scratch(crate::util::scratch_dir("vc", name))
     }
 
     /// Copy every component of the sstable(s) in `dir` (writable copies).
@@ -37,12 +34,6 @@ impl Scratch {
 
     fn path(&self, name: &str) -> String {
         self.0.join(name).to_string_lossy().into_owned()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 

@@ -4,7 +4,7 @@
 //! `scrub` matches `docs/schemas/finding.schema.json`.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 use sstkit_format::validate::ProblemClass;
@@ -13,14 +13,11 @@ use crate::schema_check::check;
 use crate::util::{corpus, fixtures, repo, sstkit, Run};
 
 /// A scratch directory under the system temp dir, removed on drop.
-struct Scratch(PathBuf);
+struct Scratch(crate::util::Scratch);
 
 impl Scratch {
     fn new(name: &str) -> Scratch {
-        let p = std::env::temp_dir().join(format!("sstkit-vf-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).expect("create scratch dir");
-        Scratch(p)
+        Scratch(crate::util::scratch_dir("vf", name))
     }
 
     /// Copy the components of fixture `case` whose suffix is in `only`
@@ -42,12 +39,6 @@ impl Scratch {
 
     fn path(&self, name: &str) -> String {
         self.0.join(name).to_string_lossy().into_owned()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 

@@ -9,7 +9,7 @@ use std::path::Path;
 use serde_json::Value;
 use sstkit_format::digest::ChecksumAlgo;
 
-use crate::util::{corpus, data_files, fixture_cases, fixtures, sstkit};
+use crate::util::{corpus, data_files, fixture_cases, fixtures, scratch_dir, sstkit};
 
 fn json(s: &str) -> Value {
     serde_json::from_str(s).unwrap_or_else(|e| panic!("not JSON ({e}): {s}"))
@@ -74,8 +74,8 @@ fn scrub_skip_salvage_equals_dump_data() {
         if !dir.is_dir() {
             continue;
         }
-        let out = std::env::temp_dir().join(format!("sstkit-vs-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&out);
+        let scratch = scratch_dir("vs", name);
+        let out = scratch.join("out");
         let r = sstkit([
             "scrub",
             "--mode",
@@ -111,7 +111,6 @@ fn scrub_skip_salvage_equals_dump_data() {
                 .collect()
         };
         assert_eq!(strip(&salvaged), strip(&dump.stdout), "{name}: lines");
-        let _ = std::fs::remove_dir_all(&out);
     }
 }
 
@@ -147,9 +146,7 @@ fn output_formats() {
 #[test]
 fn swapped_partitions_are_segregated() {
     let src = fixtures().join("nb_clustering_nocompress");
-    let tmp = std::env::temp_dir().join(format!("sstkit-swap-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp).unwrap();
+    let tmp = scratch_dir("swap", "nb");
     for e in std::fs::read_dir(&src).unwrap().flatten() {
         let n = e.file_name().to_string_lossy().into_owned();
         if n.contains("-big-") {
@@ -264,7 +261,6 @@ fn swapped_partitions_are_segregated() {
     let mut both = [m, s].concat();
     both.sort();
     assert_eq!(both, whole);
-    let _ = std::fs::remove_dir_all(&tmp);
 }
 
 /// What each deliberately corrupt corpus set must yield: (set, command,
@@ -698,8 +694,7 @@ const CORRUPT_LEGACY: &[LegacyCase] = &[
 #[test]
 fn corrupt_legacy_sets_give_the_expected_findings() {
     let Some(root) = corpus() else { return };
-    let tmp = std::env::temp_dir().join(format!("sstkit-corrupt-legacy-{}", std::process::id()));
-    std::fs::create_dir_all(&tmp).unwrap();
+    let tmp = scratch_dir("corrupt-legacy", "schemas");
     let mut failures = Vec::new();
     for (i, (set, cql, cmd, code, want, message)) in CORRUPT_LEGACY.iter().enumerate() {
         let dir = root.join(set);
@@ -741,6 +736,5 @@ fn corrupt_legacy_sets_give_the_expected_findings() {
             ));
         }
     }
-    let _ = std::fs::remove_dir_all(&tmp);
     assert!(failures.is_empty(), "{failures:#?}");
 }

@@ -51,7 +51,6 @@ fn dump_write_dump_round_trips() {
             let valid = sstkit(["validate", written.to_str().unwrap()]);
             assert_eq!(valid.code, 0, "{name}: {}", valid.stdout);
             assert_eq!(dump(&written), dump(&data), "{name}");
-            let _ = std::fs::remove_dir_all(&out);
             done += 1;
         }
     }
@@ -85,7 +84,6 @@ fn out_of_order_partitions_are_refused_with_their_line() {
         0,
         "nothing written"
     );
-    let _ = std::fs::remove_dir_all(&out);
 }
 
 /// Malformed records are usage errors naming the line, never a panic, and
@@ -125,7 +123,6 @@ fn malformed_records_are_refused_with_their_line() {
         assert!(r.stderr.contains("line 2"), "{bad}: {}", r.stderr);
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "{bad}: nothing written");
     }
-    let _ = std::fs::remove_dir_all(&out);
 }
 
 /// `dump-data -o ndjson SSTABLE | sstkit write --from - --like SSTABLE`: the
@@ -180,7 +177,6 @@ fn pipe_round_trip_with_like() {
                     .starts_with('.')),
                 "{name}: temporary files left"
             );
-            let _ = std::fs::remove_dir_all(&out);
             done += 1;
         }
     }
@@ -226,7 +222,6 @@ fn long_records_are_streamed() {
             "nothing written"
         );
     }
-    let _ = std::fs::remove_dir_all(&out);
 }
 
 /// A record's fields in another order: a key after the clustering elements
@@ -272,7 +267,6 @@ fn records_with_fields_out_of_order() {
         0,
         "nothing written"
     );
-    let _ = std::fs::remove_dir_all(&out);
 }
 
 /// `write --from` of `text` (saved as `out/in<i>.ndjson`) with `case`'s

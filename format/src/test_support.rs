@@ -14,6 +14,15 @@ use crate::descriptor::{parse_file_name, Descriptor};
 use crate::token::Partitioner;
 use crate::version::{Features, Version};
 
+/// A scratch directory `sstkit-<what>-<random>` under the system temp dir,
+/// removed when dropped.
+pub fn scratch(what: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("sstkit-{what}-"))
+        .tempdir()
+        .expect("create scratch dir")
+}
+
 /// One corpus component file.
 #[derive(Debug, Clone)]
 pub struct File {

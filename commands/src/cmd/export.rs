@@ -1698,14 +1698,12 @@ mod tests {
         let a = build_array(&ty, &[Some(&v), None], Decimals::Text).unwrap();
         let schema = Arc::new(Schema::new(vec![arrow_field("c", &ty, Decimals::Text)]));
         let batch = RecordBatch::try_new(schema.clone(), vec![a]).unwrap();
-        let path =
-            std::env::temp_dir().join(format!("sstkit-export-unit-{}.parquet", std::process::id()));
-        let f = File::create(&path).unwrap();
-        let mut w = parquet::arrow::ArrowWriter::try_new(f, schema, None).unwrap();
+        // An unnamed file: nothing is left in the temp dir even if the test panics.
+        let f = tempfile::tempfile().unwrap();
+        let mut w =
+            parquet::arrow::ArrowWriter::try_new(f.try_clone().unwrap(), schema, None).unwrap();
         w.write(&batch).unwrap();
         w.close().unwrap();
-        let f = File::open(&path).unwrap();
-        let _ = std::fs::remove_file(&path);
         let r = ParquetRecordBatchReaderBuilder::try_new(f)
             .unwrap()
             .build()

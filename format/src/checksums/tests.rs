@@ -4,30 +4,7 @@ use super::*;
 use crate::descriptor::Descriptor;
 use crate::test_support as corpus;
 use proptest::prelude::*;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-/// A temporary directory, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new() -> TempDir {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let p = std::env::temp_dir().join(format!(
-            "sstkit-checksums-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&p).unwrap();
-        TempDir(p)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use std::path::Path;
 
 /// An sstable on disk: `files` are (suffix, bytes); TOC.txt lists them.
 fn write_sst(dir: &Path, version: &str, files: &[(&str, Vec<u8>)]) -> Sstable {
@@ -142,8 +119,8 @@ fn run(sst: &Sstable, block: u64) -> (ChecksumReport, Vec<ChecksumFinding>) {
 /// are as many as asked when there are enough chunks.
 #[test]
 fn parts_start_at_chunks() {
-    let t = TempDir::new();
-    let (sst, c) = nb_compressed(&t.0);
+    let t = corpus::scratch("checksums");
+    let (sst, c) = nb_compressed(t.path());
     let info = CompressionInfo::parse(&c.info, &sst.features()).unwrap();
     let len = c.data.len() as u64;
     let layout = Layout::compressed(info, len, &mut Vec::new());
@@ -200,8 +177,8 @@ fn nb_compressed(dir: &Path) -> (Sstable, Compressed) {
 
 #[test]
 fn compressed_valid_at_every_read_size() {
-    let t = TempDir::new();
-    let (sst, c) = nb_compressed(&t.0);
+    let t = corpus::scratch("checksums");
+    let (sst, c) = nb_compressed(t.path());
     for &b in BLOCKS {
         let (r, f) = run(&sst, b);
         assert!(f.is_empty(), "block {b}: {f:?}");
@@ -222,8 +199,8 @@ fn compressed_valid_at_every_read_size() {
 
 #[test]
 fn compressed_flipped_bytes_name_the_chunk() {
-    let t = TempDir::new();
-    let (_, c) = nb_compressed(&t.0);
+    let t = corpus::scratch("checksums");
+    let (_, c) = nb_compressed(t.path());
     for k in [0usize, 1, 3, 5] {
         // A payload byte, then a checksum byte.
         let start = c.offsets[k] as usize;
@@ -232,9 +209,9 @@ fn compressed_flipped_bytes_name_the_chunk() {
             let mut data = c.data.clone();
             data[at] ^= 0x10;
             let stored_digest = ChecksumAlgo::Crc32.checksum(&c.data);
-            let t2 = TempDir::new();
+            let t2 = corpus::scratch("checksums");
             let sst = write_sst(
-                &t2.0,
+                t2.path(),
                 "nb",
                 &[
                     ("Data.db", data.clone()),
@@ -280,16 +257,16 @@ fn compressed_flipped_bytes_name_the_chunk() {
 
 #[test]
 fn truncated_compressed_data_is_a_finding() {
-    let t = TempDir::new();
-    let (_, c) = nb_compressed(&t.0);
+    let t = corpus::scratch("checksums");
+    let (_, c) = nb_compressed(t.path());
     let digest = ChecksumAlgo::Crc32
         .checksum(&c.data)
         .to_string()
         .into_bytes();
     for len in 0..c.data.len() {
-        let t2 = TempDir::new();
+        let t2 = corpus::scratch("checksums");
         let sst = write_sst(
-            &t2.0,
+            t2.path(),
             "nb",
             &[
                 ("Data.db", c.data[..len].to_vec()),
@@ -350,10 +327,10 @@ fn crc_db_valid_bad_and_truncated() {
         ("ka", ChecksumAlgo::Adler32, "Digest.sha1"),
     ] {
         let digest = algo.checksum(&data).to_string().into_bytes();
-        let t = TempDir::new();
+        let t = corpus::scratch("checksums");
         let crc = crc_db(1024, &data, algo);
         let sst = write_sst(
-            &t.0,
+            t.path(),
             v,
             &[
                 ("Data.db", data.clone()),
@@ -370,9 +347,9 @@ fn crc_db_valid_bad_and_truncated() {
         // A flipped byte in chunk 4.
         let mut bad = data.clone();
         bad[4 * 1024 + 17] ^= 1;
-        let t = TempDir::new();
+        let t = corpus::scratch("checksums");
         let sst = write_sst(
-            &t.0,
+            t.path(),
             v,
             &[
                 ("Data.db", bad.clone()),
@@ -391,9 +368,9 @@ fn crc_db_valid_bad_and_truncated() {
             assert!(matches!(f[1], ChecksumFinding::DigestMismatch { .. }));
         }
         // Truncated mid-chunk: the partial chunk mismatches, the count is wrong.
-        let t = TempDir::new();
+        let t = corpus::scratch("checksums");
         let sst = write_sst(
-            &t.0,
+            t.path(),
             v,
             &[
                 ("Data.db", data[..5000].to_vec()),
@@ -425,9 +402,9 @@ fn legacy_payload_only_digest_and_sha1_digests() {
     // ka/la compressed: a digest over the payloads only is accepted.
     let c = compressed("la", 1024, 3000, &[500, 600, 700]);
     let payloads: Vec<u8> = c.payloads.concat();
-    let t = TempDir::new();
+    let t = corpus::scratch("checksums");
     let sst = write_sst(
-        &t.0,
+        t.path(),
         "la",
         &[
             ("Data.db", c.data.clone()),
@@ -455,9 +432,9 @@ fn legacy_payload_only_digest_and_sha1_digests() {
         (hex.clone(), true),
         (format!("{}0  x", &hex[..39]), false),
     ] {
-        let t = TempDir::new();
+        let t = corpus::scratch("checksums");
         let sst = write_sst(
-            &t.0,
+            t.path(),
             "nb",
             &[
                 ("Data.db", data.clone()),
@@ -484,8 +461,8 @@ fn missing_and_corrupt_metadata() {
     let crc = crc_db(1024, &data, ChecksumAlgo::Crc32);
     let digest = ChecksumAlgo::Crc32.checksum(&data).to_string().into_bytes();
     // No checksums, no digest: warnings only.
-    let t = TempDir::new();
-    let sst = write_sst(&t.0, "nb", &[("Data.db", data.clone())]);
+    let t = corpus::scratch("checksums");
+    let sst = write_sst(t.path(), "nb", &[("Data.db", data.clone())]);
     let (r, f) = run(&sst, 100);
     assert_eq!(
         f,
@@ -509,9 +486,9 @@ fn missing_and_corrupt_metadata() {
             c
         }),
     ] {
-        let t = TempDir::new();
+        let t = corpus::scratch("checksums");
         let sst = write_sst(
-            &t.0,
+            t.path(),
             "nb",
             &[
                 ("Data.db", data.clone()),
@@ -529,9 +506,9 @@ fn missing_and_corrupt_metadata() {
         assert_eq!(r.digest_scope, Some(DigestScope::WholeFile));
     }
     // Corrupt digest text; digest listed but absent.
-    let t = TempDir::new();
+    let t = corpus::scratch("checksums");
     let sst = write_sst(
-        &t.0,
+        t.path(),
         "nb",
         &[
             ("Data.db", data.clone()),
@@ -548,7 +525,7 @@ fn missing_and_corrupt_metadata() {
         }]
     ));
     assert_eq!(r.chunks_checked, 3);
-    std::fs::remove_file(t.0.join("nb-1-big-Digest.crc32")).unwrap();
+    std::fs::remove_file(t.path().join("nb-1-big-Digest.crc32")).unwrap();
     let (r, f) = run(&sst, 100);
     assert_eq!(
         f,
@@ -558,7 +535,7 @@ fn missing_and_corrupt_metadata() {
     );
     assert!(!r.valid() && !r.has_digest);
     // Data.db absent: an error, not a finding.
-    std::fs::remove_file(t.0.join("nb-1-big-Data.db")).unwrap();
+    std::fs::remove_file(t.path().join("nb-1-big-Data.db")).unwrap();
     let e = validate_checksums(&sst, |_| {}).unwrap_err();
     assert!(e.is_io(), "{e}");
 }
@@ -572,9 +549,9 @@ fn uncovered_bytes_and_empty_files() {
     let mut info = c.info.clone();
     let n = info.len();
     info[n - 8..].copy_from_slice(&10u64.to_be_bytes());
-    let t = TempDir::new();
+    let t = corpus::scratch("checksums");
     let sst = write_sst(
-        &t.0,
+        t.path(),
         "nb",
         &[("Data.db", data.clone()), ("CompressionInfo.db", info)],
     );
@@ -589,9 +566,9 @@ fn uncovered_bytes_and_empty_files() {
     assert_eq!(r.chunks_checked, 1);
     // Empty Data.db, empty chunk table.
     let c = compressed("nb", 1024, 0, &[]);
-    let t = TempDir::new();
+    let t = corpus::scratch("checksums");
     let sst = write_sst(
-        &t.0,
+        t.path(),
         "nb",
         &[
             ("Data.db", vec![]),
@@ -660,13 +637,13 @@ proptest! {
             let at = (*b as usize * 7 + i) % mutated.len();
             mutated[at] ^= *b;
         }
-        let t = TempDir::new();
+        let t = corpus::scratch("checksums");
         for (name, bytes) in [("CompressionInfo.db", info.clone()), ("CompressionInfo.db", mutated), ("CRC.db", crc.clone())] {
-            let sst = write_sst(&t.0, "nb", &[("Data.db", data.clone()), (name, bytes), ("Digest.crc32", b"1".to_vec())]);
+            let sst = write_sst(t.path(), "nb", &[("Data.db", data.clone()), (name, bytes), ("Digest.crc32", b"1".to_vec())]);
             let (r, found) = run_with(&sst, 512, 1, DEFAULT_MIN_PART);
             prop_assert!(r.bytes_read == data.len() as u64);
             prop_assert_eq!(run_with(&sst, 512, 3, 1), (r, found));
-            let _ = std::fs::remove_file(t.0.join(format!("nb-1-big-{name}")));
+            let _ = std::fs::remove_file(t.path().join(format!("nb-1-big-{name}")));
         }
     }
 }

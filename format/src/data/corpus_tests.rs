@@ -1226,8 +1226,8 @@ fn corrupt_compressed_chunk_reports_checksum_and_chunk() {
     if !set.is_dir() {
         return;
     }
-    let tmp = std::env::temp_dir().join(format!("sstkit-data-test-{}", std::process::id()));
-    std::fs::create_dir_all(&tmp).unwrap();
+    let scratch = crate::test_support::scratch("data-test");
+    let tmp = scratch.path();
     for e in std::fs::read_dir(&set).unwrap().flatten() {
         std::fs::copy(e.path(), tmp.join(e.file_name())).unwrap();
     }
@@ -1273,7 +1273,6 @@ fn corrupt_compressed_chunk_reports_checksum_and_chunk() {
     );
     drop(r);
     drop(sst);
-    let _ = std::fs::remove_dir_all(&tmp);
 }
 
 /// Reads and bytes of a sequential scan of Data.db `[0, want)` with the

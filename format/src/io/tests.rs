@@ -3,22 +3,16 @@
 use super::*;
 
 /// A temporary file of `n` bytes (byte i = i mod 251) and a layer over it
-/// as Data.db and Index.db.
-fn layer(n: usize, opts: IoOptions) -> (IoLayer, PathBuf, Vec<u8>) {
-    let dir = std::env::temp_dir().join(format!(
-        "sstkit-io-{}-{:?}-{}",
-        std::process::id(),
-        std::thread::current().id(),
-        n
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(format!("f-{:?}-{}", opts.mode, opts.unit));
+/// as Data.db and Index.db; the file lives as long as the returned guard.
+fn layer(n: usize, opts: IoOptions) -> (tempfile::TempDir, IoLayer, PathBuf, Vec<u8>) {
+    let dir = crate::test_support::scratch("io");
+    let p = dir.path().join(format!("f-{:?}-{}", opts.mode, opts.unit));
     let bytes: Vec<u8> = (0..n).map(|i| (i % 251) as u8).collect();
     std::fs::write(&p, &bytes).unwrap();
     let mut paths = HashMap::new();
     paths.insert(Component::Data, p.clone());
     paths.insert(Component::Index, p.clone());
-    (IoLayer::with_options(paths, opts), p, bytes)
+    (dir, IoLayer::with_options(paths, opts), p, bytes)
 }
 
 fn data(l: &IoLayer) -> ComponentIo {
@@ -42,7 +36,7 @@ fn point_reads_are_aligned_and_coalesced() {
             max_io: 16 * 1024,
             ..IoOptions::default()
         };
-        let (l, p, bytes) = layer(100_000, opts);
+        let (_dir, l, p, bytes) = layer(100_000, opts);
         let r = match l.read(Component::Data, 5000, 100, ReadKind::Point) {
             Err(e) if mode == IoMode::Direct => {
                 eprintln!("O_DIRECT not available here: {e}");
@@ -97,7 +91,7 @@ fn point_reads_are_aligned_and_coalesced() {
 
 #[test]
 fn backward_point_reads_keep_the_first_unit() {
-    let (l, p, bytes) = layer(100_000, IoOptions::default());
+    let (_dir, l, p, bytes) = layer(100_000, IoOptions::default());
     // [50 000, 60 000): units 12..=14 (12 288 bytes).
     let r = l
         .read(Component::Data, 50_000, 10_000, ReadKind::Point)
@@ -135,7 +129,7 @@ fn point_reads_inside_the_read_ahead_window_are_free() {
         read_ahead: 64 * 1024,
         ..IoOptions::default()
     };
-    let (l, p, bytes) = layer(200_000, opts);
+    let (_dir, l, p, bytes) = layer(200_000, opts);
     l.read(Component::Data, 1000, 10, ReadKind::Scan).unwrap();
     let before = data(&l);
     let r = l
@@ -156,7 +150,7 @@ fn scans_read_ahead() {
         read_ahead: 256 * 1024,
         ..IoOptions::default()
     };
-    let (l, p, bytes) = layer(600_000, opts);
+    let (_dir, l, p, bytes) = layer(600_000, opts);
     let mut got = Vec::new();
     let mut off = 0;
     while off < bytes.len() {
@@ -186,7 +180,7 @@ fn zero_copy_scans_lend_every_byte_once_in_every_mode() {
             max_io: 64 * 1024,
             ..IoOptions::default()
         };
-        let (l, p, bytes) = layer(600_001, opts);
+        let (_dir, l, p, bytes) = layer(600_001, opts);
         for (start, block) in [(0u64, 256 * 1024usize), (4096, 100_000), (0, 1 << 20)] {
             l.begin_operation();
             let before = data(&l);
@@ -257,7 +251,7 @@ fn parts_scans_lend_each_range_in_order_and_count_like_scans() {
             max_io: 64 * 1024,
             ..IoOptions::default()
         };
-        let (l, p, bytes) = layer(600_001, opts);
+        let (_dir, l, p, bytes) = layer(600_001, opts);
         let len = bytes.len() as u64;
         let block = 100_000usize;
         let cuts = [0u64, 4096, 250_000, 250_001, len];
@@ -326,7 +320,7 @@ fn mapped_whole_components_equal_and_count_like_read_all() {
             mode,
             ..IoOptions::default()
         };
-        let (l, p, bytes) = layer(300_001, opts);
+        let (_dir, l, p, bytes) = layer(300_001, opts);
         let read = match l.read_all(Component::Data) {
             Err(e) if mode == IoMode::Direct => {
                 eprintln!("O_DIRECT not available here: {e}");
@@ -355,7 +349,7 @@ fn index_cache_hits_misses_evictions() {
         index_cache_bytes: 3 * (4096 + 64),
         ..IoOptions::default()
     };
-    let (l, p, bytes) = layer(50_000, opts);
+    let (_dir, l, p, bytes) = layer(50_000, opts);
     let idx = |l: &IoLayer| *l.stats().get(Component::Index);
     // Two pages, one read.
     assert_eq!(
@@ -389,7 +383,7 @@ fn index_cache_hits_misses_evictions() {
     let _ = std::fs::remove_file(p);
 
     // Disabled: nothing kept across operations, nothing counted.
-    let (l, p, _) = layer(
+    let (_dir, l, p, _) = layer(
         50_000,
         IoOptions {
             index_cache_bytes: 0,
@@ -462,7 +456,7 @@ fn object_storage_inputs_take_larger_reads_unless_the_user_set_them() {
     // one over local paths keeps the local values.
     let url = HashMap::from([(Component::Data, PathBuf::from("s3://b/k/nb-1-big-Data.db"))]);
     assert_eq!(IoLayer::with_options(url, d).options().unit, 1 << 20);
-    let (l, p, _) = layer(10, d);
+    let (_dir, l, p, _) = layer(10, d);
     assert_eq!(l.options().unit, 4096);
     let _ = std::fs::remove_file(p);
 }

@@ -848,8 +848,8 @@ mod tests {
     /// along the way.
     #[test]
     fn worker_writes_the_same_bytes() {
-        let dir = std::env::temp_dir().join(format!("sstkit-dataout-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let scratch = crate::test_support::scratch("dataout");
+        let dir = scratch.path();
         let d = data(1_500_000);
         for c in [
             Compression::Lz4,
@@ -887,7 +887,6 @@ mod tests {
                 assert_eq!(sa.checksum_component, sb.checksum_component);
             }
         }
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// A write error in the worker (here ENOSPC) reaches the caller with

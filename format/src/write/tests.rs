@@ -45,32 +45,10 @@ fn cases(prefixes: &[&str]) -> Vec<String> {
 }
 
 struct Rewritten {
-    _dir: tempdir::TempDir,
+    _dir: tempfile::TempDir,
     src: Sstable,
     out: Sstable,
     written: Written,
-}
-
-mod tempdir {
-    /// A directory removed on drop.
-    pub struct TempDir(pub std::path::PathBuf);
-    impl TempDir {
-        pub fn new(tag: &str) -> TempDir {
-            let p = std::env::temp_dir().join(format!(
-                "sstkit-write-{tag}-{}-{:?}",
-                std::process::id(),
-                std::thread::current().id()
-            ));
-            let _ = std::fs::remove_dir_all(&p);
-            std::fs::create_dir_all(&p).unwrap();
-            TempDir(p)
-        }
-    }
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
 }
 
 fn rewrite(case: &str, compression: Option<Compression>) -> Option<Rewritten> {
@@ -94,14 +72,14 @@ fn rewrite_with(
     opts.column_index_size = if case.contains("wide") { 1024 } else { 4096 };
     opts.bloom_filter_fp_chance = st.validation.as_ref().unwrap().bloom_filter_fp_chance;
     opts.chunk_work = chunk_work;
-    let dir = tempdir::TempDir::new(&format!("{case}-{chunk_work:?}"));
+    let dir = crate::test_support::scratch(&format!("write-{case}-{chunk_work:?}"));
     let filter = bloom::filter_for(
         bloom::expected_keys(&st),
         opts.bloom_filter_fp_chance,
         &opts.version.features(),
     );
     let mut w =
-        SstableWriter::create(&dir.0, 1, &header, kept_metadata(&st), opts, filter).unwrap();
+        SstableWriter::create(dir.path(), 1, &header, kept_metadata(&st), opts, filter).unwrap();
     copy_partitions(&src, &header, &mut w, |_| true, |_| {}).unwrap();
     let written = w.finish().unwrap();
     let out = Sstable::open_path(&written.data_path).unwrap();
@@ -347,10 +325,17 @@ fn failure_leaves_nothing() {
     };
     let src = Sstable::open_path(&data).unwrap();
     let (st, header) = source_header(&src).unwrap();
-    let dir = tempdir::TempDir::new("fail");
+    let dir = crate::test_support::scratch("write-fail");
     let opts = WriterOptions::new(src.version());
-    let mut w =
-        SstableWriter::create(&dir.0, 1, &header, kept_metadata(&st), opts.clone(), None).unwrap();
+    let mut w = SstableWriter::create(
+        dir.path(),
+        1,
+        &header,
+        kept_metadata(&st),
+        opts.clone(),
+        None,
+    )
+    .unwrap();
     let mut r = ScanReader::new(&src, &header).unwrap();
     let f = r.next_fragment().unwrap().unwrap();
     w.write(&f).unwrap();
@@ -360,14 +345,21 @@ fn failure_leaves_nothing() {
         "{err}"
     );
     drop(w);
-    assert_eq!(std::fs::read_dir(&dir.0).unwrap().count(), 0);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 
-    let mut w =
-        SstableWriter::create(&dir.0, 1, &header, kept_metadata(&st), opts.clone(), None).unwrap();
+    let mut w = SstableWriter::create(
+        dir.path(),
+        1,
+        &header,
+        kept_metadata(&st),
+        opts.clone(),
+        None,
+    )
+    .unwrap();
     drop(r);
     copy_partitions(&src, &header, &mut w, |_| true, |_| {}).unwrap();
     let written = w.finish().unwrap();
-    let names: Vec<String> = std::fs::read_dir(&dir.0)
+    let names: Vec<String> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
         .collect();
@@ -378,8 +370,8 @@ fn failure_leaves_nothing() {
     assert_eq!(names.len(), written.files.len());
     assert!(written.files.last().unwrap().ends_with("nb-1-big-TOC.txt"));
     // The next sstable takes the next generation; an existing one is never overwritten.
-    assert_eq!(next_generation(&dir.0).unwrap(), 2);
-    assert!(SstableWriter::create(&dir.0, 1, &header, kept_metadata(&st), opts, None).is_err());
+    assert_eq!(next_generation(dir.path()).unwrap(), 2);
+    assert!(SstableWriter::create(dir.path(), 1, &header, kept_metadata(&st), opts, None).is_err());
 }
 
 /// Data.db's chunks written on the worker thread and in the calling thread
@@ -419,12 +411,13 @@ fn worker_failure_leaves_nothing() {
     }
     let src = Sstable::open_path(&data).unwrap();
     let (st, header) = source_header(&src).unwrap();
-    let dir = tempdir::TempDir::new("fail-worker");
-    let tmp_data = dir.0.join(format!("{TMP}nb-1-big-Data.db"));
+    let dir = crate::test_support::scratch("write-fail-worker");
+    let tmp_data = dir.path().join(format!("{TMP}nb-1-big-Data.db"));
     std::os::unix::fs::symlink(full, &tmp_data).unwrap();
     let mut opts = WriterOptions::new(src.version());
     opts.chunk_work = ChunkWork::Thread;
-    let mut w = SstableWriter::create(&dir.0, 1, &header, kept_metadata(&st), opts, None).unwrap();
+    let mut w =
+        SstableWriter::create(dir.path(), 1, &header, kept_metadata(&st), opts, None).unwrap();
     let copied = copy_partitions(&src, &header, &mut w, |_| true, |_| {});
     let err = match copied {
         Err(e) => {
@@ -435,6 +428,6 @@ fn worker_failure_leaves_nothing() {
     };
     assert!(err.to_string().contains("No space left"), "{err}");
     assert_eq!(err.file.as_deref(), Some(tmp_data.as_path()), "{err}");
-    let left: Vec<_> = std::fs::read_dir(&dir.0).unwrap().collect();
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert!(left.is_empty(), "{left:?}");
 }
