@@ -132,8 +132,14 @@ def run_one(run, cases):
                                     f"FAIL rows differ: {len(got)} vs {len(want)} of the source"))
             for r in results[first:]:
                 print(f"{run} {r[0]:32} {r[1]:8} {r[2]}", flush=True)
+        clean = not any(r[2].startswith("FAIL") for r in results)
     finally:
         node.stop()
+    # The node's data and logs only help to look into a failure.
+    if clean and not os.environ.get("SSTKIT_KEEP_SCRATCH"):
+        shutil.rmtree(node_work, ignore_errors=True)
+    else:
+        print(f"kept the node's directory {node_work}", file=sys.stderr)
     return results
 
 
