@@ -327,15 +327,19 @@ fn failure_leaves_nothing() {
     let (st, header) = source_header(&src).unwrap();
     let dir = crate::test_support::scratch("write-fail");
     let opts = WriterOptions::new(src.version());
-    let mut w = SstableWriter::create(
-        dir.path(),
-        1,
-        &header,
-        kept_metadata(&st),
-        opts.clone(),
-        None,
-    )
-    .unwrap();
+    // Generation 1 each time: the failed writer must have left its name free.
+    let create = || {
+        SstableWriter::create(
+            dir.path(),
+            1,
+            &header,
+            kept_metadata(&st),
+            opts.clone(),
+            None,
+        )
+        .unwrap()
+    };
+    let mut w = create();
     let mut r = ScanReader::new(&src, &header).unwrap();
     let f = r.next_fragment().unwrap().unwrap();
     w.write(&f).unwrap();
@@ -347,15 +351,7 @@ fn failure_leaves_nothing() {
     drop(w);
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 
-    let mut w = SstableWriter::create(
-        dir.path(),
-        1,
-        &header,
-        kept_metadata(&st),
-        opts.clone(),
-        None,
-    )
-    .unwrap();
+    let mut w = create();
     drop(r);
     copy_partitions(&src, &header, &mut w, |_| true, |_| {}).unwrap();
     let written = w.finish().unwrap();
