@@ -652,9 +652,9 @@ fn outcome_of(r: CmdResult<()>) -> CmdResult<crate::Outcome> {
 /// `dump-data --merge --explain`: every selected partition's records.
 pub fn dump_data(
     a: &crate::plan::DumpPlan,
-    inputs: &crate::merged::MergeInputs,
+    inputs: &sstkit_format::engine::MergeInputs,
     t: &crate::dump::Table<'_>,
-    sel: &crate::dump::select::Selection,
+    sel: &sstkit_format::engine::Selection,
     out: &mut dyn Write,
 ) -> CmdResult<crate::Outcome> {
     let ndjson = ndjson_of(a.format)?;
@@ -679,7 +679,7 @@ pub fn dump_data(
         if limit == 0 {
             return Ok(());
         }
-        if let Some(keys) = &sel.keys {
+        if let Some(keys) = sel.keys() {
             let mut idx = inputs.indexes()?;
             let all = Slice::all();
             for key in keys {
@@ -710,7 +710,7 @@ pub fn dump_data(
 #[allow(clippy::too_many_arguments)]
 pub fn read(
     a: &crate::plan::LookupPlan,
-    inputs: &crate::merged::MergeInputs,
+    inputs: &sstkit_format::engine::MergeInputs,
     keys: &[Vec<u8>],
     slice: &Slice,
     columns: Option<HashSet<String>>,

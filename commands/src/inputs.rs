@@ -6,7 +6,7 @@
 //! arguments ─► Inputs::resolve       SSTABLE paths walked, --io-* checked, --schema loaded
 //!           ─► Inputs::each          one sstable at a time, its schema attached; one that
 //!                                    cannot be read is reported and counted, the next runs
-//!              or Inputs::open_merged all of them as one table (crate::merged)
+//!              or Inputs::open_merged all of them as one table (sstkit_format::engine::merged)
 //!           ─► the command's reader, filters and sink
 //! ```
 //!
@@ -17,12 +17,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use sstkit_format::descriptor::Descriptor;
+use sstkit_format::engine::MergeInputs;
 use sstkit_format::io::IoOptions;
 use sstkit_format::schema::TableSchema;
 use sstkit_format::Sstable;
 
 use crate::cli::{InputArgs, IoStatsFormat};
-use crate::merged::MergeInputs;
 use crate::output::iostats;
 use crate::{sstable_label, CmdError, CmdResult, Outcome};
 
@@ -124,7 +124,11 @@ impl Inputs {
     /// IO counters once the merge is done.
     pub fn open_merged(&self) -> CmdResult<MergeInputs> {
         let mut found = SchemaSource::default();
-        MergeInputs::new(self.sstables.iter().map(|d| self.open(d, &mut found)))
+        MergeInputs::new(self.sstables.iter().map(|d| -> CmdResult<_> {
+            let sst = self.open(d, &mut found)?;
+            let bound = crate::bind::sstable(&sst, false)?;
+            Ok((sst, bound))
+        }))
     }
 
     /// With `--io-stats`, the IO counters of each sstable of a merge, in

@@ -9,14 +9,11 @@
 //! that does not parse, no sstables) exit 2 with the messages they always
 //! had.
 
-use sstkit_format::value::literal::unhex;
-use sstkit_format::Error;
-
 use crate::cli::{
     DataOutputFormat, DumpDataArgs, ExportArgs, IoStatsFormat, KeySelectArgs, OutputFormat,
     ReadArgs, SstArgs,
 };
-use crate::dump::select;
+use crate::dump::select::{self, KeyArg};
 use crate::inputs::Inputs;
 use crate::{CmdError, CmdResult};
 
@@ -129,54 +126,10 @@ impl DumpPlan {
     }
 }
 
-/// A partition key of `read`, as given (its type comes from each sstable).
-#[derive(Debug, Clone)]
-pub enum KeyArg {
-    /// CQL literal form (`--key`, a line of `--keys-file`).
-    Literal(String),
-    /// Serialized bytes (`--key-hex`, a `0x` line of `--keys-file`).
-    Hex(Vec<u8>),
-}
-
-impl KeyArg {
-    /// The key as the user wrote it.
-    pub fn label(&self) -> String {
-        match self {
-            KeyArg::Literal(s) => s.clone(),
-            KeyArg::Hex(b) => format!("0x{}", crate::output::hex(b)),
-        }
-    }
-}
-
-fn parse_hex(h: &str) -> CmdResult<Vec<u8>> {
-    let t = h.trim();
-    let t = t
-        .strip_prefix("0x")
-        .or_else(|| t.strip_prefix("0X"))
-        .unwrap_or(t);
-    unhex(t).ok_or_else(|| CmdError::Usage(format!("key {h:?}: not an even-length hex string")))
-}
-
 /// `--key`, `--key-hex` and `--keys-file`, in that order.
 fn key_args(a: &ReadArgs) -> CmdResult<Vec<KeyArg>> {
-    let mut keys: Vec<KeyArg> = a.key.iter().map(|k| KeyArg::Literal(k.clone())).collect();
-    for h in &a.key_hex {
-        keys.push(KeyArg::Hex(parse_hex(h)?));
-    }
-    if let Some(f) = &a.keys_file {
-        let text =
-            std::fs::read_to_string(f).map_err(|e| CmdError::from(Error::from(e).in_file(f)))?;
-        for line in text.lines() {
-            let l = line.trim_end_matches('\r');
-            if l.trim().is_empty() {
-                continue;
-            }
-            match l.trim().strip_prefix("0x") {
-                Some(h) => keys.push(KeyArg::Hex(parse_hex(h)?)),
-                None => keys.push(KeyArg::Literal(l.to_string())),
-            }
-        }
-    }
+    let spec = select::Spec::new(&a.key, &a.key_hex, a.keys_file.as_ref(), &[], None)?;
+    let keys = spec.keys.unwrap_or_default();
     if keys.is_empty() {
         return Err(CmdError::Usage(
             "read needs a partition key: --key, --key-hex or --keys-file".into(),

@@ -123,28 +123,6 @@ pub fn read_statistics(sst: &Sstable) -> Result<Statistics> {
         .map_err(|e| e.in_file(&sst.path(sstkit_format::Component::Statistics)))
 }
 
-/// The partitioner Statistics.db names (Murmur3 when it has no validation
-/// metadata). An unknown one is unreadable input, located at the validation
-/// metadata of Statistics.db.
-pub fn partitioner_of(sst: &Sstable, st: &Statistics) -> Result<Partitioner> {
-    use sstkit_format::statistics::MetadataKind;
-    use sstkit_format::Component;
-    let Some(v) = &st.validation else {
-        return Ok(Partitioner::Murmur3);
-    };
-    Partitioner::parse(&v.partitioner).map_err(|mut e| {
-        if e.offset.is_none() {
-            e.offset = st
-                .components
-                .iter()
-                .find(|c| c.kind == Some(MetadataKind::Validation))
-                .map(|c| c.offset);
-        }
-        e.in_component(Component::Statistics)
-            .in_file(&sst.path(Component::Statistics))
-    })
-}
-
 /// A finite float as JSON, or null for NaN/infinity (JSON has no such numbers).
 pub fn f64_json(x: f64) -> Json {
     serde_json::Number::from_f64(x).map_or(Json::Null, Json::Number)

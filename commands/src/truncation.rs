@@ -43,7 +43,7 @@ pub fn data_shorter_than_index(sst: &Sstable, st: &Statistics) -> Option<Error> 
         return None;
     }
     let last_key = last_indexed_key(sst, st)?;
-    let partitioner = crate::render::partitioner_of(sst, st).ok()?;
+    let partitioner = sst.partitioner(st).ok()?;
     let header = sst.data_header(st).ok()?;
     let handle = open_index(sst, partitioner, &header)
         .ok()?

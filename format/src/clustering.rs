@@ -294,6 +294,42 @@ pub fn encode_values(out: &mut Vec<u8>, fixed: &[Option<usize>], values: &[Optio
     }
 }
 
+/// A clustering prefix that owns its values (a row-index block name, a
+/// slice bound).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct OwnedClustering {
+    /// The kind.
+    pub kind: BoundKind,
+    /// Values: `None` for null.
+    pub values: Vec<Option<Vec<u8>>>,
+}
+
+impl OwnedClustering {
+    /// A copy of `p`.
+    pub fn of(p: &ClusteringPrefix<'_>) -> OwnedClustering {
+        OwnedClustering {
+            kind: p.kind,
+            values: p.values.iter().map(|v| v.map(<[u8]>::to_vec)).collect(),
+        }
+    }
+
+    /// A borrowed view.
+    pub fn as_prefix(&self) -> ClusteringPrefix<'_> {
+        ClusteringPrefix {
+            kind: self.kind,
+            values: self.values.iter().map(|v| v.as_deref()).collect(),
+        }
+    }
+
+    /// Bytes of the values (cache size estimates).
+    pub fn byte_len(&self) -> usize {
+        self.values
+            .iter()
+            .map(|v| v.as_ref().map_or(0, Vec::len) + 8)
+            .sum()
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {

@@ -125,7 +125,7 @@ impl PartialEq for OwnedPrefix {
     }
 }
 
-impl PrefixLike for crate::read::OwnedClustering {
+impl PrefixLike for crate::clustering::OwnedClustering {
     fn kind(&self) -> BoundKind {
         self.kind
     }
@@ -1097,8 +1097,8 @@ mod tests {
             let c = ClusteringComparator::new(types.clone());
             prop_assert!(c.all_ints);
             let kind = |k: usize| BoundKind::from_ordinal(k as u8).unwrap_or(BoundKind::Clustering);
-            let pa = crate::read::OwnedClustering { kind: kind(ka), values: a };
-            let pb = crate::read::OwnedClustering { kind: kind(kb), values: b };
+            let pa = crate::clustering::OwnedClustering { kind: kind(ka), values: a };
+            let pb = crate::clustering::OwnedClustering { kind: kind(kb), values: b };
             prop_assert_eq!(c.compare_any(&pa, &pb), compare_prefixes(&types, &pa, &pb));
         }
 

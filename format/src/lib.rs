@@ -30,6 +30,7 @@ pub mod data;
 pub mod deletion;
 pub mod descriptor;
 pub mod digest;
+pub mod engine;
 pub mod error;
 pub mod filter;
 pub mod index;

@@ -6,48 +6,12 @@
 
 use std::rc::Rc;
 
-use crate::clustering::{BoundKind, ClusteringPrefix};
+pub use crate::clustering::OwnedClustering;
 use crate::component::Component;
 use crate::data::DataPos;
 use crate::deletion::DeletionTime;
 use crate::error::Result;
 use crate::sstable::Sstable;
-
-/// A clustering prefix that owns its values (a row-index block name, a
-/// slice bound).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct OwnedClustering {
-    /// The kind.
-    pub kind: BoundKind,
-    /// Values: `None` for null.
-    pub values: Vec<Option<Vec<u8>>>,
-}
-
-impl OwnedClustering {
-    /// A copy of `p`.
-    pub fn of(p: &ClusteringPrefix<'_>) -> OwnedClustering {
-        OwnedClustering {
-            kind: p.kind,
-            values: p.values.iter().map(|v| v.map(<[u8]>::to_vec)).collect(),
-        }
-    }
-
-    /// A borrowed view.
-    pub fn as_prefix(&self) -> ClusteringPrefix<'_> {
-        ClusteringPrefix {
-            kind: self.kind,
-            values: self.values.iter().map(|v| v.as_deref()).collect(),
-        }
-    }
-
-    /// Bytes of the values (cache size estimates).
-    pub fn byte_len(&self) -> usize {
-        self.values
-            .iter()
-            .map(|v| v.as_ref().map_or(0, Vec::len) + 8)
-            .sum()
-    }
-}
 
 /// One block of a partition's row index (a promoted-index `IndexInfo`).
 #[derive(Debug, Clone, PartialEq, Eq)]

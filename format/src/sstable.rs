@@ -185,6 +185,30 @@ impl Sstable {
         })
     }
 
+    /// The partitioner Statistics.db names (Murmur3 when it has no
+    /// validation component); an unknown name is an error located in
+    /// Statistics.db.
+    pub fn partitioner(
+        &self,
+        stats: &crate::statistics::Statistics,
+    ) -> Result<crate::token::Partitioner> {
+        use crate::statistics::MetadataKind;
+        let Some(v) = &stats.validation else {
+            return Ok(crate::token::Partitioner::Murmur3);
+        };
+        crate::token::Partitioner::parse(&v.partitioner).map_err(|mut e| {
+            if e.offset.is_none() {
+                e.offset = stats
+                    .components
+                    .iter()
+                    .find(|c| c.kind == Some(MetadataKind::Validation))
+                    .map(|c| c.offset);
+            }
+            e.in_component(Component::Statistics)
+                .in_file(&self.path(Component::Statistics))
+        })
+    }
+
     /// The format version.
     pub fn version(&self) -> Version {
         self.desc.version

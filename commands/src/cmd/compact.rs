@@ -7,7 +7,7 @@
 //! ```
 //!
 //! The inputs are read as one table through the `--merge` machinery
-//! ([`crate::merged`]): partitions in token order, each reconciled as a
+//! ([`sstkit_format::engine::merged`]): partitions in token order, each reconciled as a
 //! read would (newer cells win, deletions shadow older data). What a
 //! compaction adds is [`sstkit_format::write::purge`]: expired TTL cells
 //! become tombstones (local deletion time = creation time, as Cassandra's
@@ -54,9 +54,9 @@ use sstkit_format::write::{KeptMetadata, SstableWriter};
 use super::rewrite::{create_error, output_json, Outputs, Writer};
 use crate::cli::{CompactArgs, OutputFormat};
 use crate::inputs::Inputs;
-use crate::merged::MergeInputs;
 use crate::progress::Progress;
 use crate::{CmdError, CmdResult, Outcome};
+use sstkit_format::engine::MergeInputs;
 
 /// Run the command.
 pub fn run(a: &CompactArgs, out: &mut dyn Write) -> CmdResult<Outcome> {

@@ -10,7 +10,7 @@
 //!
 //! The rows are those `dump-data -o cql` prints ([`crate::dump::cql`]: what
 //! `SELECT *` returns at `--now`), read through the same drivers (one
-//! sstable's scan, or the merged stream of [`crate::merged`]). Columns:
+//! sstable's scan, or the merged stream of [`sstkit_format::engine::merged`]). Columns:
 //! partition key, clustering, static, then regular columns by name (the
 //! order of `SELECT *`). Types map as [`arrow_type`] says.
 //!
@@ -45,7 +45,7 @@ use sstkit_format::Component;
 
 use crate::cli::{ExportArgs, ExportCompression, ExportFormat};
 use crate::dump::cql::{key_components, key_types, live_value};
-use crate::dump::select::Selection;
+use crate::dump::select;
 use crate::dump::{Sink, Table};
 use crate::plan::DumpPlan;
 use crate::render::{render, Form};
@@ -1523,26 +1523,15 @@ pub fn run(a: &ExportArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         open_bound: None,
     };
     let r = if a.merge {
-        let table = Table {
-            header: &inputs.schema.header,
-            partitioner: inputs.partitioner.clone(),
-            now_secs,
-            raw_timestamps: false,
-        };
-        let sel = Selection::resolve(&reads.select, &table)?;
-        let shape = crate::merged::Shape::default();
-        super::dump_data::drive_merged(&reads, &inputs, &table, &sel, &shape, &mut sink)
+        let table = Table::new(&inputs.schema.header, inputs.partitioner.clone(), now_secs);
+        let sel = select::resolve(&reads.select, &table)?;
+        crate::drive::merged(&reads, &inputs, &table, &sel, &mut sink)
     } else {
         let mut r = Ok(());
         for (sst, h) in inputs.ssts.iter().zip(&inputs.headers) {
-            let table = Table {
-                header: h,
-                partitioner: inputs.partitioner.clone(),
-                now_secs,
-                raw_timestamps: false,
-            };
-            let sel = Selection::resolve(&reads.select, &table)?;
-            r = super::dump_data::drive(&reads, sst, &table, &sel, &mut sink);
+            let table = Table::new(h, inputs.partitioner.clone(), now_secs);
+            let sel = select::resolve(&reads.select, &table)?;
+            r = crate::drive::sstable(&reads, sst, &table, &sel, &mut sink);
             if r.is_err() {
                 break;
             }

@@ -72,44 +72,37 @@
 //! `run_merged` for the order and skipping of sstables); `--io-stats` then
 //! prints one entry per sstable (read, header only, or skipped and why) and
 //! a `total` one. With `--reverse` the slice is merged in windows, last
-//! first ([`crate::merged::MergeInputs::emit_lookup`]); the total says how
+//! first ([`sstkit_format::engine::MergeInputs::emit_lookup`]); the total says how
 //! many.
 //!
 //! BTI (`da`) sstables: the same lookups through Filter.db, Partitions.db
 //! and Rows.db ([`sstkit_format::bti::BtiIndex`]); row-index blocks are
 //! bounded by the trie's separators, so no Data.db byte is read to find them.
 //!
-//! Exit status: 0 ok (absent keys included); 2 usage; 3 unreadable input
-//! (including a key that does not fit the key type Statistics.db records, and
-//! a Data.db shorter than its index).
+//! Exit status: 0 ok (absent keys included); 2 usage (including a key that
+//! does not fit the partition key type); 3 unreadable input (including a
+//! Data.db shorter than its index).
 
 use std::collections::HashSet;
-use std::io::{self, Write};
+use std::io::Write;
 use std::time::Instant;
 
 use serde_json::{json, Value};
-use sstkit_format::component::Component;
-use sstkit_format::data::{ColumnData, Fragment, RangeTombstoneMarker, Row};
-use sstkit_format::deletion::DeletionTime;
+use sstkit_format::engine::{Bound, Feed};
 use sstkit_format::io::IoStats;
 use sstkit_format::read::{
-    Absence, BigIndex, BoundedReader, ClusteringBound, PartitionHandle, ReadOptions, ReadPlan,
+    Absence, BoundedReader, ClusteringBound, PartitionHandle, ReadOptions, ReadPlan,
     ReversedReader, Slice, Visitor,
 };
-use sstkit_format::statistics::{SerializationHeader, Statistics};
-use sstkit_format::token::Partitioner;
-use sstkit_format::value::{key_type_name, parse_key_arg};
-use sstkit_format::{Error, ErrorKind, Sstable};
+use sstkit_format::statistics::SerializationHeader;
+use sstkit_format::{Error, Sstable};
 
 use crate::cli::{DataOutputFormat, IoStatsFormat, OutputFormat, ReadArgs};
-use crate::dump::cql::CqlWriter;
-use crate::dump::scylla::ScyllaWriter;
-use crate::dump::sstabledump::SstabledumpWriter;
-use crate::dump::text::TextWriter;
-use crate::dump::{row_is_empty, type_warning, Sink, Table, TypeCheck};
+use crate::dump::{type_warning, Sink, Table, TypeCheck};
 use crate::output::{iostats, JsonOut};
-use crate::plan::{KeyArg, LookupPlan};
+use crate::plan::LookupPlan;
 use crate::render::note_key_absent;
+use crate::renderer::{RenderOptions, Renderer};
 use crate::{CmdError, CmdResult, Outcome};
 
 /// Run the command.
@@ -160,39 +153,26 @@ fn run_plan(a: &LookupPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
 }
 
 /// `read --merge`: each key's partition, reconciled across the sstables
-/// ([`crate::merged`]). Like Cassandra's single-partition read: each
+/// ([`sstkit_format::engine::merged`]). Like Cassandra's single-partition read: each
 /// sstable's filter and index are asked first (a "no" costs no Data.db
 /// read); sstables whose clustering range (Statistics.db) cannot hold the
 /// slice give only their partition header; sstables are visited newest
 /// first (max timestamp) and the visit stops once a partition deletion
 /// newer than every remaining sstable's max timestamp has been seen.
 fn run_merged(a: &LookupPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
-    use crate::merged::{Shape, Visit};
+    use sstkit_format::engine::merged::Visit;
+    use sstkit_format::engine::Shape;
     let inputs = a.inputs.open_merged()?;
     let keys = &a.keys;
     let header = &inputs.schema.header;
     let slice = slice_of(a, header)?;
     let cols = columns_of(a, header)?;
     let now_secs = a.now_secs;
-    let table = Table {
-        header,
-        partitioner: inputs.partitioner.clone(),
-        now_secs,
-        raw_timestamps: a.raw_timestamps,
-    };
-    let mut parsed = Vec::with_capacity(keys.len());
-    for k in keys {
-        parsed.push(match k {
-            KeyArg::Literal(s) => parse_key_arg(&header.partition_key_type, s).map_err(|e| {
-                CmdError::Usage(format!(
-                    "key {s:?} does not fit the partition key type {}: {}",
-                    key_type_name(&header.partition_key_type),
-                    e.kind
-                ))
-            })?,
-            KeyArg::Hex(b) => b.clone(),
-        });
-    }
+    let table = Table::new(header, inputs.partitioner.clone(), now_secs);
+    let parsed = keys
+        .iter()
+        .map(|k| k.bytes(&header.partition_key_type))
+        .collect::<CmdResult<Vec<_>>>()?;
     if a.explain {
         return crate::explain::read(a, &inputs, &parsed, &slice, cols, now_secs, out);
     }
@@ -213,13 +193,14 @@ fn run_merged(a: &LookupPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
         &mut json,
         &table,
         inputs.ssts.first().and_then(|s| s.table_schema()),
-        &slice,
+        render_options(a, &slice),
     )?;
     let shape = Shape {
         slice: Some(slice.clone()),
         row_limit: a.limit,
         columns: cols,
         reverse: a.reverse,
+        ..Shape::default()
     };
     let mut result: CmdResult<()> = Ok(());
     for (k, key) in keys.iter().zip(&parsed) {
@@ -292,31 +273,6 @@ fn run_merged(a: &LookupPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
     Ok(outcome)
 }
 
-/// Statistics.db: serialization header and partitioner.
-fn table_of(sst: &Sstable) -> CmdResult<(SerializationHeader, Partitioner)> {
-    let bytes = sst.read_component(Component::Statistics)?;
-    let st = Statistics::parse_lenient(&bytes, sst.features())
-        .map_err(|e| e.in_file(&sst.path(Component::Statistics)))?;
-    // ka/la: synthesized from --schema (an error naming the file without it).
-    let header = sst.data_header(&st)?;
-    let partitioner = crate::render::partitioner_of(sst, &st)?;
-    // A Data.db cut at a partition boundary reads as a shorter table.
-    if let Some(e) = crate::truncation::data_shorter_than_index(sst, &st) {
-        return Err(e.into());
-    }
-    Ok((header, partitioner))
-}
-
-/// Offset of the serialization header in Statistics.db, if it can be read.
-fn header_offset(sst: &Sstable) -> Option<u64> {
-    let bytes = sst.read_component(Component::Statistics).ok()?;
-    let st = Statistics::parse_lenient(&bytes, sst.features()).ok()?;
-    st.components
-        .iter()
-        .find(|c| c.kind == Some(sstkit_format::statistics::MetadataKind::Header))
-        .map(|c| c.offset)
-}
-
 /// The slice of `--from/--after/--to/--before`, typed with the sstable's
 /// clustering types.
 fn slice_of(a: &LookupPlan, header: &SerializationHeader) -> CmdResult<Slice> {
@@ -378,181 +334,6 @@ fn columns_of(a: &LookupPlan, header: &SerializationHeader) -> CmdResult<Option<
         set.insert(c.to_string());
     }
     Ok(Some(set))
-}
-
-/// sstabledump (or -l) as a sink.
-struct SdSink<'w> {
-    w: SstabledumpWriter<&'w mut dyn Write>,
-}
-
-impl Sink for SdSink<'_> {
-    fn partition_start(
-        &mut self,
-        t: &Table<'_>,
-        key: &[u8],
-        deletion: &DeletionTime,
-        header_end: u64,
-    ) -> io::Result<()> {
-        self.w.partition_start(t, key, deletion, header_end)
-    }
-
-    fn static_row(&mut self, t: &Table<'_>, row: &Row<'_>, position: u64) -> io::Result<()> {
-        if row_is_empty(row) {
-            return Ok(());
-        }
-        self.w.row(t, row, position)
-    }
-
-    fn row(&mut self, t: &Table<'_>, row: &Row<'_>) -> io::Result<()> {
-        self.w.row(t, row, row.position.0)
-    }
-
-    fn marker(&mut self, t: &Table<'_>, m: &RangeTombstoneMarker<'_>) -> io::Result<()> {
-        self.w.marker(t, m)
-    }
-
-    fn partition_end(&mut self, _t: &Table<'_>) -> io::Result<()> {
-        self.w.partition_end()
-    }
-}
-
-/// The renderer of one sstable's partitions (the scylla writer, with its
-/// cached texts, is boxed: one per sstable).
-enum Renderer<'a, 'w> {
-    Scylla(Box<ScyllaWriter<'a, 'w>>),
-    Sd(SdSink<'a>),
-    Text(TextWriter<&'a mut dyn Write>),
-    Cql(CqlWriter<&'a mut dyn Write>),
-}
-
-impl<'a, 'w> Renderer<'a, 'w> {
-    /// The renderer of `output`, its document begun.
-    fn new(
-        output: DataOutputFormat,
-        json: &'a mut JsonOut<'w>,
-        table: &Table<'_>,
-        schema: Option<&sstkit_format::schema::TableSchema>,
-        slice: &Slice,
-    ) -> io::Result<Self> {
-        Ok(match output {
-            DataOutputFormat::Json | DataOutputFormat::Ndjson => Renderer::Scylla(Box::new(
-                ScyllaWriter::new(json, output == DataOutputFormat::Ndjson, false),
-            )),
-            DataOutputFormat::Sstabledump | DataOutputFormat::SstabledumpLines => {
-                let mut w = SstabledumpWriter::new(
-                    json.raw(),
-                    output == DataOutputFormat::SstabledumpLines,
-                );
-                w.begin()?;
-                Renderer::Sd(SdSink { w })
-            }
-            DataOutputFormat::Text => Renderer::Text(TextWriter::new(json.raw(), false)),
-            // Static content alone is a row only when the clustering is not bounded.
-            DataOutputFormat::Cql => Renderer::Cql(CqlWriter::new(
-                json.raw(),
-                table,
-                schema,
-                *slice == Slice::all(),
-            )),
-        })
-    }
-
-    fn sink(&mut self) -> &mut dyn Sink {
-        match self {
-            Renderer::Scylla(s) => s.as_mut(),
-            Renderer::Sd(s) => s,
-            Renderer::Text(s) => s,
-            Renderer::Cql(s) => s,
-        }
-    }
-
-    fn finish(self) -> io::Result<()> {
-        match self {
-            Renderer::Sd(s) => s.w.finish().map(|_| ()),
-            Renderer::Cql(mut s) => s.flush(),
-            _ => Ok(()),
-        }
-    }
-}
-
-/// Keep only the `--columns` cells of a row.
-fn filter_columns<'a>(r: &Row<'a>, cols: &HashSet<String>) -> Row<'a> {
-    let cells: Vec<ColumnData<'a>> = r
-        .cells
-        .iter()
-        .filter(|c| cols.contains(c.column().name()))
-        .cloned()
-        .collect();
-    Row { cells, ..r.clone() }
-}
-
-/// Feeds the events of a bounded or reversed read to a sink, keeping only
-/// the `--columns` cells; remembers whether a partition is open so that an
-/// error can close it.
-struct Feed<'a, 't> {
-    sink: &'a mut dyn Sink,
-    table: &'a Table<'t>,
-    cols: Option<&'a HashSet<String>>,
-    header_end: u64,
-    started: bool,
-}
-
-impl<'a, 't> Feed<'a, 't> {
-    fn new(
-        sink: &'a mut dyn Sink,
-        table: &'a Table<'t>,
-        cols: Option<&'a HashSet<String>>,
-    ) -> Self {
-        Feed {
-            sink,
-            table,
-            cols,
-            header_end: 0,
-            started: false,
-        }
-    }
-
-    fn event(&mut self, ev: Fragment<'_, &Row<'_>, &RangeTombstoneMarker<'_>>) -> CmdResult<()> {
-        let t = self.table;
-        match ev {
-            Fragment::PartitionStart {
-                key,
-                deletion,
-                position,
-                header_end,
-            } => {
-                // Bounded and reversed reads always know where the header ends.
-                let header_end = header_end.unwrap_or(position);
-                self.header_end = header_end.0;
-                self.started = true;
-                self.sink.partition_start(t, key, &deletion, header_end.0)?
-            }
-            Fragment::StaticRow(r) => match self.cols {
-                Some(c) => self
-                    .sink
-                    .static_row(t, &filter_columns(r, c), self.header_end)?,
-                None => self.sink.static_row(t, r, self.header_end)?,
-            },
-            Fragment::Row(r) => match self.cols {
-                Some(c) => self.sink.row(t, &filter_columns(r, c))?,
-                None => self.sink.row(t, r)?,
-            },
-            Fragment::Marker(m) => self.sink.marker(t, m)?,
-            Fragment::PartitionEnd { .. } => {
-                self.started = false;
-                self.sink.partition_end(t)?
-            }
-        }
-        Ok(())
-    }
-
-    /// After a failed read: close the open partition so the output stays
-    /// well-formed (not after an output error: the writer may be mid-token).
-    fn abort(&mut self, e: &CmdError) {
-        if self.started && !matches!(e, CmdError::Output(_)) {
-            let _ = self.sink.abort_partition(self.table);
-        }
-    }
 }
 
 /// A forward (bounded) or reversed reader.
@@ -641,50 +422,18 @@ fn read_one(
     json: &mut JsonOut<'_>,
 ) -> CmdResult<()> {
     let t0 = Instant::now();
-    let (header, partitioner) = table_of(sst)?;
+    let Bound {
+        header,
+        partitioner,
+        ..
+    } = crate::bind::sstable(sst, false)?;
     let slice = slice_of(a, &header)?;
     let cols = columns_of(a, &header)?;
-    let kt = &header.partition_key_type;
     let keys = &a.keys;
-    let mut parsed = Vec::with_capacity(keys.len());
-    for k in keys {
-        parsed.push(match k {
-            // The type comes from the sstable: a key that does not fit it
-            // may as well mean a damaged or foreign Statistics.db, so this is
-            // unreadable input naming the file, not a usage error.
-            KeyArg::Literal(s) => parse_key_arg(kt, s).map_err(|e| {
-                let legacy = sst.features().legacy_cells;
-                let source = if legacy {
-                    "the schema file"
-                } else {
-                    "Statistics.db"
-                };
-                let mut err = sstkit_format::Error::new(
-                    sstkit_format::ErrorKind::BadValue(format!(
-                        "the partition key type recorded here, {}, does not fit key {s:?} \
-                         ({}): {source} is damaged or belongs to another table, \
-                         or the key is not of this table",
-                        key_type_name(kt),
-                        e.kind
-                    )),
-                    "partition key type",
-                );
-                if legacy {
-                    // ka/la: the type comes from the --schema file.
-                    if let Some(p) = &a.inputs.schema_file {
-                        err = err.in_file(p);
-                    }
-                } else {
-                    err = err
-                        .in_component(Component::Statistics)
-                        .in_file(&sst.path(Component::Statistics));
-                    err.offset = header_offset(sst);
-                }
-                CmdError::from(err)
-            })?,
-            KeyArg::Hex(b) => b.clone(),
-        });
-    }
+    let parsed = keys
+        .iter()
+        .map(|k| k.bytes(&header.partition_key_type))
+        .collect::<CmdResult<Vec<_>>>()?;
     // BIG: Filter/Summary/Index.db; BTI: Filter/Partitions/Rows.db.
     let mut index = sstkit_format::read::open_index(sst, partitioner.clone(), &header)?;
     let mut reader = if a.reverse {
@@ -699,13 +448,14 @@ fn read_one(
         json!({"operation": "open", "micros": t0.elapsed().as_micros() as u64}),
     );
 
-    let table = Table {
-        header: &header,
-        partitioner,
-        now_secs,
-        raw_timestamps: a.raw_timestamps,
-    };
-    let mut renderer = Renderer::new(a.output, json, &table, sst.table_schema(), &slice)?;
+    let table = Table::new(&header, partitioner, now_secs);
+    let mut renderer = Renderer::new(
+        a.output,
+        json,
+        &table,
+        sst.table_schema(),
+        render_options(a, &slice),
+    )?;
     let ropts = ReadOptions {
         limit: a.limit,
         naive: a.naive,
@@ -749,7 +499,7 @@ fn read_one(
                     }
                     Err(e) => {
                         feed.abort(&e);
-                        let e = match e {
+                        let e = match CmdError::from(e) {
                             CmdError::Format(e) => CmdError::from(e.in_partition(format!(
                                 "{} (0x{})",
                                 k.label(),
@@ -783,130 +533,12 @@ fn read_one(
     Ok(())
 }
 
-/// `dump-data --reverse`: the selected partitions in Data.db order, each in
-/// reverse clustering order ([`ReversedReader`]), fed to `sink`.
-///
-/// Partitions are walked through the index (the row index of each is what
-/// bounds the memory): with `--key`/`--key-hex`/`--keys-file`, one lookup
-/// per key (in Data.db order); otherwise, BIG: Index.db is read
-/// sequentially ([`BigIndex::scan`]) and `--token-range` /
-/// `--exclude-key` filter the entries before any Data.db read; BTI: from
-/// each partition's start in Data.db, its key is read and looked up in
-/// Partitions.db, which gives its row index and where the next partition
-/// starts. Partitions without a row index are read whole (with
-/// read-ahead, each chunk decompressed once), the others block group by
-/// block group from their end. `--limit` counts printed partitions.
-pub(crate) fn dump_reversed(
-    a: &crate::plan::DumpPlan,
-    sst: &Sstable,
-    t: &Table<'_>,
-    sel: &crate::dump::select::Selection,
-    sink: &mut dyn Sink,
-) -> CmdResult<()> {
-    let limit = a.limit;
-    if limit == 0 {
-        return Ok(());
+/// The renderer options of `read`: static content alone is a CQL row only
+/// when the clustering is not bounded, as in Cassandra.
+fn render_options(a: &LookupPlan, slice: &Slice) -> RenderOptions {
+    RenderOptions {
+        raw_timestamps: a.raw_timestamps,
+        static_alone: *slice == Slice::all(),
+        ..RenderOptions::default()
     }
-    let mut index = sstkit_format::read::open_index(sst, t.partitioner.clone(), t.header)?;
-    let mut reader = ReversedReader::new(sst, t.header)?;
-    let slice = Slice::all();
-    let ropts = ReadOptions::default();
-    let mut emitted = 0u64;
-    let mut one = |reader: &mut ReversedReader<'_>, h: &mut PartitionHandle| -> CmdResult<bool> {
-        let mut feed = Feed::new(&mut *sink, t, None);
-        match reader.read(h, &slice, &ropts, &mut |ev| feed.event(ev)) {
-            Ok(_) => Ok(sink.last_partition_written()),
-            Err(e) => {
-                feed.abort(&e);
-                Err(crate::dump::select::in_partition(t, &h.key, e))
-            }
-        }
-    };
-    if let Some(keys) = &sel.keys {
-        // Lookups, in Data.db order (the selection sorts its keys).
-        for key in keys {
-            if !sel.wants(t, key) {
-                continue;
-            }
-            let Some(mut h) = index.find(key)? else {
-                continue;
-            };
-            if one(&mut reader, &mut h)? {
-                emitted += 1;
-                if emitted >= limit {
-                    break;
-                }
-            }
-        }
-        return Ok(());
-    }
-    reader.set_scan(true);
-    if !sst.features().trie_index {
-        // BIG: Index.db in order.
-        let big = BigIndex::open(
-            sst,
-            t.partitioner.clone(),
-            &t.header.clustering_fixed_lens(),
-        )?;
-        let mut scan = big.scan();
-        while let Some(mut h) = scan.next_handle()? {
-            if !sel.wants(t, &h.key) {
-                continue;
-            }
-            if one(&mut reader, &mut h)? {
-                emitted += 1;
-                if emitted >= limit {
-                    break;
-                }
-            }
-        }
-        return Ok(());
-    }
-    // BTI: from partition to partition in Data.db, each key looked up in
-    // the trie for the partition's row index and end.
-    let mut pos = sstkit_format::data::DataPos(0);
-    while let Some(key) = reader.partition_key(pos)? {
-        let Some(mut h) = index.find(&key)? else {
-            return Err(CmdError::from(
-                Error::at(
-                    ErrorKind::BadValue(format!(
-                        "partition key 0x{} at this position is not in the index",
-                        crate::output::hex(&key)
-                    )),
-                    Component::Data,
-                    pos.0,
-                    "partition",
-                )
-                .in_file(&sst.data_path()),
-            ));
-        };
-        if h.position != pos {
-            return Err(CmdError::from(
-                Error::at(
-                    ErrorKind::BadValue(format!(
-                        "the index places partition 0x{} at {}",
-                        crate::output::hex(&key),
-                        h.position
-                    )),
-                    Component::Data,
-                    pos.0,
-                    "partition",
-                )
-                .in_file(&sst.data_path()),
-            ));
-        }
-        let next = h.data_end(sst)?;
-        if sel.wants(t, &key) && one(&mut reader, &mut h)? {
-            emitted += 1;
-            if emitted >= limit {
-                break;
-            }
-        }
-        match next {
-            Some(n) if n > pos => pos = n,
-            // The last partition (its end unknown: the end of the data).
-            _ => break,
-        }
-    }
-    Ok(())
 }

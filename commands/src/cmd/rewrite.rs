@@ -37,7 +37,7 @@ use sstkit_format::write::{next_generation, Compression, SstableWriter, WriterOp
 use sstkit_format::Sstable;
 
 use crate::cli::{OutputFormat, RewriteArgs};
-use crate::dump::select::{Selection, Spec};
+use crate::dump::select::{self, Spec};
 use crate::dump::Table;
 use crate::plan::SstPlan;
 use crate::progress::Progress;
@@ -50,7 +50,7 @@ pub fn run(a: &RewriteArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     let plan = SstPlan::text_at_terminal(&a.sst)?;
     for_each_source(&plan, &a.output_dir, out, |sst, st, t, emit| {
         let header = t.header;
-        let sel = Selection::resolve(&spec, t)?;
+        let sel = select::resolve(&spec, t)?;
         let opts = w.options(sst, st)?;
         let target = opts.version;
         let generation = next_generation(&a.output_dir)?;
@@ -132,13 +132,8 @@ pub(crate) fn for_each_source(
     for_each_sstable(plan, false, out, |sst, emit| {
         let st = crate::render::read_statistics(sst)?;
         let header = sst.data_header(&st)?;
-        let partitioner = crate::render::partitioner_of(sst, &st)?;
-        let t = Table {
-            header: &header,
-            partitioner,
-            now_secs: 0,
-            raw_timestamps: false,
-        };
+        let partitioner = sst.partitioner(&st)?;
+        let t = Table::new(&header, partitioner, 0);
         f(sst, &st, &t, emit)
     })
 }

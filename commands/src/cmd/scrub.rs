@@ -93,7 +93,7 @@ fn salvage_writer(
     use sstkit_format::write::{salvage::SalvageWriter, Compression, WriterOptions};
     let st = crate::render::read_statistics(sst)?;
     let header = sst.data_header(&st)?;
-    let partitioner = crate::render::partitioner_of(sst, &st)?;
+    let partitioner = sst.partitioner(&st)?;
     let f = sst.features();
     let version = if f.legacy_cells || sst.version().is_scylla_only() {
         sstkit_format::Version::parse("oa")?
@@ -329,12 +329,7 @@ impl SalvageSink for NdjsonSink {
         target: Target,
         src: &mut dyn FragmentSource,
     ) -> io::Result<()> {
-        let t = Table {
-            header: info.header,
-            partitioner: info.partitioner.clone(),
-            now_secs: self.now_secs,
-            raw_timestamps: false,
-        };
+        let t = Table::new(info.header, info.partitioner.clone(), self.now_secs);
         self.buf.clear();
         {
             let mut w: &mut Vec<u8> = &mut self.buf;

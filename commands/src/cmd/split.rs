@@ -31,11 +31,12 @@ use sstkit_format::write::SstableWriter;
 
 use super::rewrite::{create_error, data_len, for_each_source, output_json, Outputs, Writer};
 use crate::cli::{OutputFormat, SplitArgs};
-use crate::dump::select::{Selection, Spec};
+use crate::dump::select::{self, Spec};
 use crate::dump::Table;
 use crate::plan::SstPlan;
 use crate::progress::Progress;
 use crate::{CmdError, CmdResult, Outcome};
+use sstkit_format::engine::Selection;
 
 struct BySize<'a> {
     out: Outputs<'a>,
@@ -129,7 +130,7 @@ pub fn run(a: &SplitArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             None => {
                 let ranges = specs
                     .iter()
-                    .map(|s| Selection::resolve(s, t))
+                    .map(|s| select::resolve(s, t))
                     .collect::<CmdResult<Vec<_>>>()?;
                 let mut r = ByRange {
                     slots: vec![None; ranges.len()],

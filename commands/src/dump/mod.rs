@@ -96,24 +96,13 @@ pub mod text;
 pub mod values;
 
 use sstkit_format::statistics::SerializationHeader;
-use sstkit_format::token::Partitioner;
 
-/// What every renderer needs to know about the sstable being dumped.
-pub struct Table<'h> {
-    /// The serialization header (key, clustering and column types).
-    pub header: &'h SerializationHeader,
-    /// The partitioner (tokens).
-    pub partitioner: Partitioner,
-    /// "Now" in seconds since the epoch (`--now`): sstabledump's `expired`
-    /// flags and what `--output cql` treats as live.
-    pub now_secs: i64,
-    /// Timestamps as raw numbers (`sstabledump -t`).
-    pub raw_timestamps: bool,
-}
+/// The engine's table view and sink, which every renderer here implements.
+pub use sstkit_format::engine::{Sink, Table};
 
 use std::io;
 
-use sstkit_format::data::{Column, ColumnData, LazyRow, RangeTombstoneMarker, Row};
+use sstkit_format::data::{Column, ColumnData, RangeTombstoneMarker, Row};
 use sstkit_format::deletion::DeletionTime;
 use sstkit_format::types::{CqlType, Native};
 
@@ -229,65 +218,6 @@ impl CellTypes {
             (u, Some(_)) => self.elem.as_ref().unwrap_or(u),
             (u, None) => u,
         }
-    }
-}
-
-/// A consumer of the fragments of the selected partitions. Every method has
-/// a do-nothing default so a renderer implements only what it prints.
-pub trait Sink {
-    /// A partition starts. `header_end` is where its static row ends (or its
-    /// header, without static row): sstabledump's partition position.
-    fn partition_start(
-        &mut self,
-        _t: &Table<'_>,
-        _key: &[u8],
-        _deletion: &DeletionTime,
-        _header_end: u64,
-    ) -> io::Result<()> {
-        Ok(())
-    }
-    /// The static row (possibly empty).
-    fn static_row(&mut self, _t: &Table<'_>, _row: &Row<'_>, _position: u64) -> io::Result<()> {
-        Ok(())
-    }
-    /// A clustered row.
-    fn row(&mut self, _t: &Table<'_>, _row: &Row<'_>) -> io::Result<()> {
-        Ok(())
-    }
-    /// True when clustered rows are to come through [`Sink::lazy_row`]
-    /// (rendered as they are decoded) rather than [`Sink::row`].
-    fn takes_lazy_rows(&self) -> bool {
-        false
-    }
-    /// A clustered row whose columns are decoded as the sink consumes them
-    /// ([`Row::visit`]); only called when [`Sink::takes_lazy_rows`].
-    /// On a decoding error the sink takes back what it wrote of the row
-    /// and returns the error. The default decodes the row whole and hands
-    /// it to [`Sink::row`].
-    fn lazy_row(&mut self, t: &Table<'_>, row: LazyRow<'_>) -> Result<(), crate::CmdError> {
-        let row = row.into_decoded()?;
-        Ok(self.row(t, &row)?)
-    }
-    /// A range tombstone bound or boundary.
-    fn marker(&mut self, _t: &Table<'_>, _m: &RangeTombstoneMarker<'_>) -> io::Result<()> {
-        Ok(())
-    }
-    /// The partition ends.
-    fn partition_end(&mut self, _t: &Table<'_>) -> io::Result<()> {
-        Ok(())
-    }
-    /// Decoding failed inside the partition: close what is open.
-    fn abort_partition(&mut self, t: &Table<'_>) -> io::Result<()> {
-        self.partition_end(t)
-    }
-    /// False when the partition just ended printed nothing (`--tombstones-only`
-    /// dropped it); `--limit` counts printed partitions.
-    fn last_partition_written(&self) -> bool {
-        true
-    }
-    /// `--keys-only`: one partition key.
-    fn key_only(&mut self, _t: &Table<'_>, _key: &[u8]) -> io::Result<()> {
-        Ok(())
     }
 }
 

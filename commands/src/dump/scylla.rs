@@ -34,7 +34,7 @@ use super::jackson::FLUSH_AT;
 use super::sstabledump::udt_field_index;
 use super::{static_row_shown, tombstones_of, CellTypes, ColumnCache, Sink, Table};
 use crate::output::{ItemMark, JsonOut};
-use crate::CmdError;
+use sstkit_format::engine::Error as EngineError;
 
 /// Writer of the scylla dump-data schema into a [`JsonOut`].
 ///
@@ -680,7 +680,7 @@ impl Sink for ScyllaWriter<'_, '_> {
         !self.tombstones_only
     }
 
-    fn lazy_row(&mut self, t: &Table<'_>, row: LazyRow<'_>) -> Result<(), CmdError> {
+    fn lazy_row(&mut self, t: &Table<'_>, row: LazyRow<'_>) -> Result<(), EngineError> {
         let (start, elements) = (self.out.buf.len(), self.elements);
         self.row_head(
             t,

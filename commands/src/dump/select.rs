@@ -5,26 +5,21 @@
 //! ([`sstkit_format::value::parse_key_arg`]: CQL literal or Cassandra string
 //! form, composite keys `a:b` with `\:` for a literal colon).
 //!
-//! Point lookups ([`lookup_positions`]) go through `format`'s partition
-//! index ([`sstkit_format::read::PartitionIndex`], the one way from a key to
-//! a position): Filter.db first (a key it rules out costs no further read),
-//! then BIG: Summary.db and the Index.db page(s) between two samples; BTI:
-//! Partitions.db. Partitions are then read in Data.db order.
+//! The resolved [`Selection`] is the engine's: it looks the keys up through
+//! `format`'s partition index ([`Selection::positions`]).
 
 // `CmdError` wraps `sstkit_format::Error` by value, which clippy finds large
 // for every `CmdResult`; boxing it is a crate-wide change (lib.rs), not this
 // module's.
 
-use std::collections::HashSet;
 use std::path::PathBuf;
 
-use sstkit_format::component::Component;
-use sstkit_format::data::DataPos;
+use sstkit_format::engine::Selection;
 use sstkit_format::read::Absence;
 use sstkit_format::token::{Partitioner, Token};
+use sstkit_format::types::CqlType;
 use sstkit_format::value::literal::unhex;
 use sstkit_format::value::{key_type_name, parse_key_arg};
-use sstkit_format::Sstable;
 
 use super::Table;
 use crate::cli::KeySelectArgs;
@@ -125,14 +120,35 @@ fn read_keys_file(f: &PathBuf) -> CmdResult<Vec<KeyArg>> {
     Ok(v)
 }
 
-/// The selection resolved against one sstable's key type and partitioner.
-#[derive(Debug, Clone, Default)]
-pub struct Selection {
-    /// Serialized keys, in Data.db (decorated key) order, deduplicated.
-    pub keys: Option<Vec<Vec<u8>>>,
-    key_set: HashSet<Vec<u8>>,
-    exclude: HashSet<Vec<u8>>,
-    range: Option<(Token, Token)>,
+/// Parse one key typed by the user for the partition key type `kt`: the
+/// one place a key is checked against its type, so every command says the
+/// same (a usage error, exit 2).
+pub fn parse_key(kt: &CqlType, s: &str) -> CmdResult<Vec<u8>> {
+    parse_key_arg(kt, s).map_err(|e| {
+        CmdError::Usage(format!(
+            "key {s:?} is not a valid {} value: {}",
+            key_type_name(kt),
+            e.kind
+        ))
+    })
+}
+
+impl KeyArg {
+    /// The key as the user wrote it.
+    pub fn label(&self) -> String {
+        match self {
+            KeyArg::Literal(s) => s.clone(),
+            KeyArg::Hex(b) => format!("0x{}", crate::output::hex(b)),
+        }
+    }
+
+    /// The key's bytes for the partition key type `kt`.
+    pub fn bytes(&self, kt: &CqlType) -> CmdResult<Vec<u8>> {
+        match self {
+            KeyArg::Literal(s) => parse_key(kt, s),
+            KeyArg::Hex(b) => Ok(b.clone()),
+        }
+    }
 }
 
 fn parse_token(p: &Partitioner, s: &str) -> CmdResult<Token> {
@@ -152,126 +168,50 @@ fn parse_token(p: &Partitioner, s: &str) -> CmdResult<Token> {
     })
 }
 
-impl Selection {
-    /// Resolve `spec` for the sstable described by `t`.
-    pub fn resolve(spec: &Spec, t: &Table<'_>) -> CmdResult<Selection> {
-        let kt = &t.header.partition_key_type;
-        let parse = |s: &str| {
-            parse_key_arg(kt, s).map_err(|e| {
-                CmdError::Usage(format!(
-                    "key {s:?} is not a valid {} value: {}",
-                    key_type_name(kt),
-                    e.kind
-                ))
-            })
-        };
-        let keys = match &spec.keys {
-            None => None,
-            Some(args) => {
-                let mut v = Vec::with_capacity(args.len());
-                for a in args {
-                    v.push(match a {
-                        KeyArg::Literal(s) => parse(s)?,
-                        KeyArg::Hex(b) => b.clone(),
-                    });
-                }
-                v.sort_by(|a, b| t.partitioner.compare_decorated(a, b));
-                v.dedup();
-                Some(v)
-            }
-        };
-        let mut exclude = HashSet::new();
-        for s in &spec.exclude {
-            exclude.insert(parse(s)?);
-        }
-        let range = match &spec.token_range {
-            None => None,
-            Some((s, e)) => Some((
-                parse_token(&t.partitioner, s)?,
-                parse_token(&t.partitioner, e)?,
-            )),
-        };
-        let key_set = keys.iter().flatten().cloned().collect();
-        Ok(Selection {
-            keys,
-            key_set,
-            exclude,
-            range,
-        })
-    }
+/// Resolve `spec` for the sstable (or merged table) described by `t`.
+pub fn resolve(spec: &Spec, t: &Table<'_>) -> CmdResult<Selection> {
+    let kt = &t.header.partition_key_type;
+    let keys = match &spec.keys {
+        None => None,
+        Some(args) => Some(
+            args.iter()
+                .map(|a| a.bytes(kt))
+                .collect::<CmdResult<Vec<_>>>()?,
+        ),
+    };
+    let exclude = spec
+        .exclude
+        .iter()
+        .map(|s| parse_key(kt, s))
+        .collect::<CmdResult<Vec<_>>>()?;
+    let range = match &spec.token_range {
+        None => None,
+        Some((s, e)) => Some((
+            parse_token(&t.partitioner, s)?,
+            parse_token(&t.partitioner, e)?,
+        )),
+    };
+    Ok(Selection::new(t, keys, exclude, range))
+}
 
-    /// True when the partition with serialized key `key` is selected.
-    pub fn wants(&self, t: &Table<'_>, key: &[u8]) -> bool {
-        if self.keys.is_some() && !self.key_set.contains(key) {
-            return false;
-        }
-        if self.exclude.contains(key) {
-            return false;
-        }
-        if let Some((start, end)) = &self.range {
-            let tok = t.partitioner.token(key);
-            // (start, end], wrapping when start >= end (Cassandra's Range).
-            let after_start = tok.partial_cmp(start) == Some(std::cmp::Ordering::Greater);
-            let upto_end = tok.partial_cmp(end) != Some(std::cmp::Ordering::Greater);
-            let wraps = start.partial_cmp(end) != Some(std::cmp::Ordering::Less);
-            let inside = if wraps {
-                after_start || upto_end
-            } else {
-                after_start && upto_end
-            };
-            if !inside {
-                return false;
-            }
-        }
-        true
+/// Say on stderr that a selected key is absent (an engine [`sstkit_format::engine::Note`]).
+pub fn note_absent(label: &str, t: &Table<'_>, key: &[u8], absence: Absence) {
+    note_key_absent(label, &key_text(t, key), absence);
+}
+
+/// An engine error as a command error, naming the partition it happened
+/// in (its key text and hex) when the engine knows it.
+pub fn located(t: &Table<'_>, e: sstkit_format::engine::Error) -> CmdError {
+    match e {
+        sstkit_format::engine::Error::Read {
+            error,
+            key: Some(key),
+        } => in_partition(t, &key, CmdError::Format(error)),
+        e => CmdError::from(e),
     }
 }
 
-/// The Data.db positions of the selected keys, through the sstable's
-/// partition index ([`sstkit_format::read::open_index`]: BIG Filter.db,
-/// Summary.db and Index.db; BTI Filter.db and Partitions.db), in Data.db
-/// order; absent keys are said on stderr and skipped. `None` when the
-/// selection is not a key list, or the sstable has no index to look keys
-/// up with (the caller scans).
-pub fn lookup_positions(
-    sst: &Sstable,
-    t: &Table<'_>,
-    sel: &Selection,
-) -> CmdResult<Option<Vec<DataPos>>> {
-    let Some(keys) = &sel.keys else {
-        return Ok(None);
-    };
-    let indexed = if sst.features().trie_index {
-        sst.io.exists(Component::Partitions)
-    } else {
-        sst.io.exists(Component::Index) && sst.io.exists(Component::Summary)
-    };
-    if !indexed {
-        return Ok(None);
-    }
-    let mut index = sstkit_format::read::open_index(sst, t.partitioner.clone(), t.header)?;
-    let label = crate::sstable_label(sst);
-    let mut out = Vec::new();
-    for key in keys {
-        if sel.exclude.contains(key) || !sel.wants(t, key) {
-            continue;
-        }
-        match index.find(key)? {
-            Some(h) => out.push(h.position),
-            None => note_key_absent(
-                &label,
-                &key_text(t, key),
-                index.last_absence().unwrap_or(Absence::Index),
-            ),
-        }
-    }
-    out.sort();
-    out.dedup();
-    Ok(Some(out))
-}
-
-/// A format error located in the partition `key`, named by its text form
-/// and its hex, as the data commands report it; other errors unchanged.
+/// Name the partition of `key` (its text and hex) in a read error.
 pub fn in_partition(t: &Table<'_>, key: &[u8], e: CmdError) -> CmdError {
     match e {
         CmdError::Format(e) => CmdError::from(e.in_partition(format!(

@@ -33,7 +33,7 @@ use sstkit_format::types::{quote_ident, CqlType};
 
 use super::jackson::JsonGen;
 use super::{CellTypes, ColumnCache, Table};
-use crate::CmdError;
+use sstkit_format::engine::Error as EngineError;
 
 /// What the writer needs of a column, computed once.
 struct SdColumn {
@@ -149,7 +149,7 @@ impl<'a, W: Write> ColumnVisitor<'a> for CellsOut<'_, '_, W> {
 
     fn complex_start(&mut self, column: &'a Column, deletion: Option<DeletionTime>, _: usize) {
         if let Some(d) = deletion {
-            let r = self.w.complex_deletion(self.t, self.at, column, &d);
+            let r = self.w.complex_deletion(self.at, column, &d);
             self.keep(r);
         }
     }
@@ -171,6 +171,8 @@ pub struct SstabledumpWriter<W: Write> {
     buf: String,
     cols: ColumnCache<SdColumn>,
     dates: DateStrings,
+    /// `--raw-timestamps`: times as numbers, not dates.
+    raw: bool,
 }
 
 impl<W: Write> SstabledumpWriter<W> {
@@ -187,7 +189,14 @@ impl<W: Write> SstabledumpWriter<W> {
             buf: String::with_capacity(256),
             cols: ColumnCache::new(),
             dates: DateStrings::default(),
+            raw: false,
         }
+    }
+
+    /// Times as the raw numbers stored (`sstabledump -t`), not dates.
+    pub fn raw_timestamps(mut self, raw: bool) -> Self {
+        self.raw = raw;
+        self
     }
 
     /// Start the output (the top-level array; nothing for `-l`).
@@ -241,7 +250,7 @@ impl<W: Write> SstabledumpWriter<W> {
         self.key(t, key)?;
         self.g.number_field("position", position as i64)?;
         if !deletion.is_live() {
-            self.deletion(t, deletion)?;
+            self.deletion(deletion)?;
         }
         self.g.end_object()?;
         self.g.field("rows")?;
@@ -254,22 +263,22 @@ impl<W: Write> SstabledumpWriter<W> {
         self.g.end_object()
     }
 
-    fn micros(&mut self, t: &Table<'_>, v: i64) -> io::Result<()> {
-        micros(&mut self.g, &mut self.dates, t, v)
+    fn micros(&mut self, v: i64) -> io::Result<()> {
+        micros(&mut self.g, &mut self.dates, self.raw, v)
     }
 
-    fn secs(&mut self, t: &Table<'_>, v: i64) -> io::Result<()> {
-        secs(&mut self.g, &mut self.dates, t, v)
+    fn secs(&mut self, v: i64) -> io::Result<()> {
+        secs(&mut self.g, &mut self.dates, self.raw, v)
     }
 
-    fn deletion(&mut self, t: &Table<'_>, d: &DeletionTime) -> io::Result<()> {
+    fn deletion(&mut self, d: &DeletionTime) -> io::Result<()> {
         self.g.field("deletion_info")?;
         self.g.object_compact = true;
         self.g.start_object()?;
         self.g.field("marked_deleted")?;
-        self.micros(t, d.marked_for_delete_at)?;
+        self.micros(d.marked_for_delete_at)?;
         self.g.field("local_delete_time")?;
-        self.secs(t, d.local_deletion_time)?;
+        self.secs(d.local_deletion_time)?;
         self.g.end_object()?;
         self.g.object_compact = false;
         Ok(())
@@ -323,7 +332,7 @@ impl<W: Write> SstabledumpWriter<W> {
     /// A clustered row written as its columns are decoded (the same output
     /// as [`SstabledumpWriter::row`]). On a decoding error what was written
     /// of the row is taken back and the error returned.
-    pub fn lazy_row(&mut self, t: &Table<'_>, row: LazyRow<'_>) -> Result<(), CmdError> {
+    pub fn lazy_row(&mut self, t: &Table<'_>, row: LazyRow<'_>) -> Result<(), EngineError> {
         let mark = self.g.mark();
         let at = RowCtx::of(row.is_static(), row.liveness.as_ref());
         let head = self.row_head(
@@ -387,12 +396,12 @@ impl<W: Write> SstabledumpWriter<W> {
             let min = self.lines;
             let o = self.g.value_out();
             first_field!(o, min, "tstamp");
-            quoted_time(o, &mut self.dates, t, true, l.timestamp);
+            quoted_time(o, &mut self.dates, self.raw, true, l.timestamp);
             if let (Some(ttl), Some(ldt)) = (l.ttl, l.local_expiration_time) {
                 next_field!(o, min, "ttl");
                 push_i64(o, ttl);
                 next_field!(o, min, "expires_at");
-                quoted_time(o, &mut self.dates, t, false, ldt);
+                quoted_time(o, &mut self.dates, self.raw, false, ldt);
                 next_field!(o, min, "expired");
                 o.push_str(if ldt < t.now_secs { "true" } else { "false" });
             }
@@ -400,7 +409,7 @@ impl<W: Write> SstabledumpWriter<W> {
             self.g.object_compact = false;
         }
         if let Some(d) = deletion {
-            self.deletion(t, &d.time)?;
+            self.deletion(&d.time)?;
         }
         self.g.field("cells")?;
         self.g.start_array()
@@ -417,7 +426,6 @@ impl<W: Write> SstabledumpWriter<W> {
     /// one go (see `cell`).
     fn complex_deletion(
         &mut self,
-        t: &Table<'_>,
         at: RowCtx,
         column: &Column,
         d: &DeletionTime,
@@ -427,7 +435,7 @@ impl<W: Write> SstabledumpWriter<W> {
         let o = self.g.value_out();
         info.head[usize::from(self.lines)].push_to(o);
         next_field!(o, min, "deletion_info");
-        compact_deletion(o, min, &mut self.dates, t, d);
+        compact_deletion(o, min, &mut self.dates, self.raw, d);
         end_object!(o, min);
         self.g.object_compact = false;
         self.g.maybe_flush()
@@ -446,6 +454,7 @@ impl<W: Write> SstabledumpWriter<W> {
         // `self.cols` for the whole cell.
         let info = self.cols.get(at.is_static, column, SdColumn::of);
         let g = &mut self.g;
+        let raw = self.raw;
         let live_ts = at.live_ts;
         if !cell.is_deleted() {
             // A live cell is one compact object: `JsonTransformer` sets the
@@ -485,7 +494,7 @@ impl<W: Write> SstabledumpWriter<W> {
             next_field!(o, min, "value");
             render(info.types.value_type(cell.path), cell.value, Form::Json, o);
             let quoted_time = |o: &mut String, dates: &mut DateStrings, micros: bool, v: i64| {
-                quoted_time(o, dates, t, micros, v)
+                quoted_time(o, dates, raw, micros, v)
             };
             if live_ts != Some(cell.timestamp) {
                 next_field!(o, min, "tstamp");
@@ -544,7 +553,7 @@ impl<W: Write> SstabledumpWriter<W> {
             secs(
                 g,
                 &mut self.dates,
-                t,
+                self.raw,
                 cell.local_deletion_time.unwrap_or(i64::MAX),
             )?;
             g.end_object()?;
@@ -556,7 +565,7 @@ impl<W: Write> SstabledumpWriter<W> {
         }
         if live_ts != Some(cell.timestamp) {
             g.field("tstamp")?;
-            micros(g, &mut self.dates, t, cell.timestamp)?;
+            micros(g, &mut self.dates, self.raw, cell.timestamp)?;
         }
         if cell.is_expiring() {
             let row_ttl = at.row_ttl;
@@ -565,7 +574,7 @@ impl<W: Write> SstabledumpWriter<W> {
                 let ldt = cell.local_deletion_time.unwrap_or(i64::MAX);
                 g.number_field("ttl", ttl)?;
                 g.field("expires_at")?;
-                secs(g, &mut self.dates, t, ldt)?;
+                secs(g, &mut self.dates, self.raw, ldt)?;
                 g.field("expired")?;
                 // !cell.isLive(now): live while now < expiration.
                 g.boolean(t.now_secs >= ldt)?;
@@ -612,16 +621,16 @@ impl<W: Write> SstabledumpWriter<W> {
         self.g
             .string_field("type", if inclusive { "inclusive" } else { "exclusive" })?;
         self.clustering(t, c)?;
-        self.deletion(t, d)?;
+        self.deletion(d)?;
         self.g.end_object()
     }
 }
 
 /// A time as the JSON string `dateString` prints (µs when `micros`, else
 /// seconds; the raw number with `--raw-timestamps`).
-fn quoted_time(o: &mut String, dates: &mut DateStrings, t: &Table<'_>, micros: bool, v: i64) {
+fn quoted_time(o: &mut String, dates: &mut DateStrings, raw: bool, micros: bool, v: i64) {
     o.push('"');
-    match (t.raw_timestamps, micros) {
+    match (raw, micros) {
         (true, _) => push_i64(o, v),
         (false, true) => dates.micros_into(o, v),
         (false, false) => dates.secs_into(o, v),
@@ -635,13 +644,13 @@ fn compact_deletion(
     o: &mut String,
     min: bool,
     dates: &mut DateStrings,
-    t: &Table<'_>,
+    raw: bool,
     d: &DeletionTime,
 ) {
     first_field!(o, min, "marked_deleted");
-    quoted_time(o, dates, t, true, d.marked_for_delete_at);
+    quoted_time(o, dates, raw, true, d.marked_for_delete_at);
     next_field!(o, min, "local_delete_time");
-    quoted_time(o, dates, t, false, d.local_deletion_time);
+    quoted_time(o, dates, raw, false, d.local_deletion_time);
     end_object!(o, min);
 }
 
@@ -649,10 +658,10 @@ fn compact_deletion(
 fn micros<W: Write>(
     g: &mut JsonGen<W>,
     dates: &mut DateStrings,
-    t: &Table<'_>,
+    raw: bool,
     v: i64,
 ) -> io::Result<()> {
-    if t.raw_timestamps {
+    if raw {
         g.string_with(|o| push_i64(o, v))
     } else {
         g.string_with(|o| dates.micros_into(o, v))
@@ -663,10 +672,10 @@ fn micros<W: Write>(
 fn secs<W: Write>(
     g: &mut JsonGen<W>,
     dates: &mut DateStrings,
-    t: &Table<'_>,
+    raw: bool,
     v: i64,
 ) -> io::Result<()> {
-    if t.raw_timestamps {
+    if raw {
         g.string_with(|o| push_i64(o, v))
     } else {
         g.string_with(|o| dates.secs_into(o, v))

@@ -431,6 +431,51 @@ pub struct Stats {
     pub truncated_after: Option<&'static str>,
 }
 
+impl Stats {
+    /// The clustering range the sstable's rows and range tombstones cover,
+    /// as Cassandra 5.0 reads it from this component: the covered slice
+    /// (`nc`, `oa`+), else for `md`..`nb` (`hasAccurateMinMax`) the legacy
+    /// min/max clustering values as an inclusive start and end. Those are
+    /// truncated at the shortest range tombstone bound, so an open-ended
+    /// range leaves the side unbounded (CASSANDRA-14861); before `md` they
+    /// ignore range tombstones and are not used (`None`).
+    pub fn covered_range(
+        &self,
+        f: Features,
+    ) -> Option<(
+        crate::clustering::OwnedClustering,
+        crate::clustering::OwnedClustering,
+    )> {
+        use crate::clustering::{BoundKind, OwnedClustering};
+        if let Some(c) = &self.covered_clustering {
+            let own = |b: &ClusteringBound| {
+                Some(OwnedClustering {
+                    kind: BoundKind::from_ordinal(b.kind)?,
+                    values: b.values.clone(),
+                })
+            };
+            return Some((own(&c.start)?, own(&c.end)?));
+        }
+        if !f.accurate_min_max {
+            return None;
+        }
+        let bound = |kind, v: &Vec<Vec<u8>>| OwnedClustering {
+            kind,
+            values: v.iter().cloned().map(Some).collect(),
+        };
+        Some((
+            bound(
+                BoundKind::InclStartBound,
+                self.legacy_min_clustering.as_ref()?,
+            ),
+            bound(
+                BoundKind::InclEndBound,
+                self.legacy_max_clustering.as_ref()?,
+            ),
+        ))
+    }
+}
+
 pub(super) fn ldt(raw: u32, f: &Features) -> i64 {
     if f.uint_deletion_time {
         if raw == u32::MAX {

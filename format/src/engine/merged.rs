@@ -1,45 +1,45 @@
-//! `--merge` for `dump-data` and `read`: the sstables of one table read as
-//! one, reconciled by [`sstkit_format::merge`].
-//!
-//! One path for both commands:
+//! The sstables of one table read as one, reconciled by [`crate::merge`]:
+//! what `dump-data --merge`, `read --merge`, `export --merge` and
+//! `compact` read through.
 //!
 //! ```text
-//! arguments ─► Inputs::open_merged (sstables, headers, union schema, partitioner)
-//!           ─► a ScanSource per sstable (whole scan), or a SliceSource
-//!              per sstable (one partition's slice, found through each
-//!              sstable's partition index and row index)
-//!           ─► Merger ─► Shape (slice, --limit rows, --columns, --reverse)
-//!           ─► the command's Sink
+//! sstables, bound ─► MergeInputs::new (headers, union schema, partitioner,
+//!                    max timestamps, covered clustering ranges)
+//!   ─► a ScanSource per sstable (whole scan), or a SliceSource per sstable
+//!      (one partition's slice, found through each sstable's partition
+//!      index and row index, newest first with Cassandra's early stop)
+//!   ─► Merger ─► Shape (slice, rows per partition, columns, reversed)
+//!   ─► Sink
 //! ```
 //!
-//! `--reverse` of one partition merges its slice forward in windows cut at
+//! Reversed, one partition's slice is merged forward in windows cut at
 //! the sstables' row-index blocks, from the last window to the first, and
-//! holds one window ([`sstkit_format::merge::ReversedMerge`], called by
-//! [`MergeInputs::emit_lookup`]); a merged scan holds a partition while it is
-//! small and reads a larger one again by key that way.
+//! one window is held ([`crate::merge::ReversedMerge`], called by
+//! [`MergeInputs::emit_lookup`]); a merged scan holds a partition while it
+//! is small and reads a larger one again by key that way.
 //!
 //! Sstables of different tables (key, clustering or column types differ,
-//! or another partitioner) are a usage error (exit 2) naming both files.
+//! or another partitioner) are an [`Error::Usage`] naming both files.
 
 use std::collections::HashSet;
 use std::io;
 
-use sstkit_format::clustering::BoundKind;
-use sstkit_format::compare::ClusteringComparator;
-use sstkit_format::component::Component;
-use sstkit_format::data::{ColumnData, MarkerDeletion, Row, ScanReader};
-use sstkit_format::deletion::DeletionTime;
-use sstkit_format::merge::{
+use super::{Bound, Error, Note, Notes, Selection, Shape, Sink, Table};
+use crate::clustering::{BoundKind, OwnedClustering};
+use crate::compare::ClusteringComparator;
+use crate::data::{ColumnData, MarkerDeletion, Row, ScanReader};
+use crate::deletion::DeletionTime;
+use crate::merge::{
     Blocks, HeldTail, MMarker, MRow, Merged, MergedSchema, MergedStart, Merger, ReversedMerge,
     RowOut, ScanSource, SliceSource, Unit, UnitSource, WindowPart,
 };
-use sstkit_format::read::{OwnedClustering, PartitionHandle, Slice};
-use sstkit_format::statistics::{SerializationHeader, Statistics};
-use sstkit_format::token::Partitioner;
-use sstkit_format::Sstable;
+use crate::read::{Absence, PartitionHandle, Slice};
+use crate::statistics::SerializationHeader;
+use crate::token::Partitioner;
+use crate::Sstable;
 
-use crate::dump::{Sink, Table};
-use crate::{sstable_label, CmdError, CmdResult};
+/// Results of a merged read: its errors are the engine's.
+type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// The opened sstables of a merge and what they have in common.
 pub struct MergeInputs {
@@ -56,41 +56,41 @@ pub struct MergeInputs {
     /// Per sstable, Statistics.db's max timestamp (`None`: not recorded).
     pub max_timestamps: Vec<Option<i64>>,
     /// Per sstable, the clustering range its rows and range tombstones
-    /// cover (Statistics.db: see `covered_range`), when known.
+    /// cover (Statistics.db: [`crate::statistics::stats::Stats::covered_range`]), when known.
     pub covered: Vec<Option<(OwnedClustering, OwnedClustering)>>,
 }
 
 impl MergeInputs {
-    /// The sstables as [`crate::inputs::Inputs::open_merged`] opens them,
-    /// one by one, checked to be of one table.
-    pub(crate) fn new(
-        opened: impl IntoIterator<Item = sstkit_format::Result<Sstable>>,
-    ) -> CmdResult<MergeInputs> {
+    /// The sstables of a merge, each opened and bound (its Statistics.db
+    /// read), checked to be of one table; an error from `opened` is
+    /// returned as it is.
+    pub fn new<E: From<Error>>(
+        opened: impl IntoIterator<Item = Result<(Sstable, Bound), E>>,
+    ) -> Result<MergeInputs, E> {
         let mut ssts = Vec::new();
         let mut headers = Vec::new();
         let mut partitioner: Option<(Partitioner, String)> = None;
         let mut labels = Vec::new();
         let mut max_timestamps = Vec::new();
         let mut covered = Vec::new();
-        for sst in opened {
-            let sst = sst?;
-            let bytes = sst.read_component(Component::Statistics)?;
-            let st = Statistics::parse_lenient(&bytes, sst.features())
-                .map_err(|e| e.in_file(&sst.path(Component::Statistics)))?;
-            let header = sst.data_header(&st)?;
-            if let Some(e) = crate::truncation::data_shorter_than_index(&sst, &st) {
-                return Err(e.into());
-            }
-            let p = crate::render::partitioner_of(&sst, &st)?;
-            let label = sstable_label(&sst);
+        for r in opened {
+            let (
+                sst,
+                Bound {
+                    header,
+                    partitioner: p,
+                    statistics: st,
+                },
+            ) = r?;
+            let label = sst.data_path().display().to_string();
             match &partitioner {
                 Some((q, first)) if q.name() != p.name() => {
-                    return Err(CmdError::Usage(format!(
+                    return Err(E::from(Error::Usage(format!(
                         "{first} and {label} are not sstables of the same table: \
                          partitioner {} vs {}",
                         q.name(),
                         p.name()
-                    )))
+                    ))))
                 }
                 Some(_) => {}
                 None => partitioner = Some((p, label.clone())),
@@ -100,25 +100,25 @@ impl MergeInputs {
             covered.push(
                 st.stats
                     .as_ref()
-                    .and_then(|s| covered_range(s, sst.features())),
+                    .and_then(|s| s.covered_range(sst.features())),
             );
             headers.push(header);
             ssts.push(sst);
         }
         let Some((partitioner, _)) = partitioner else {
-            return Err(CmdError::Usage("no sstable to merge".into()));
+            return Err(E::from(Error::Usage("no sstable to merge".into())));
         };
         let features = ssts
             .first()
             .map(|s| s.features())
-            .ok_or_else(|| CmdError::Usage("no sstable to merge".into()))?;
+            .ok_or_else(|| E::from(Error::Usage("no sstable to merge".into())))?;
         let named: Vec<(&str, &SerializationHeader)> = labels
             .iter()
             .map(String::as_str)
             .zip(headers.iter())
             .collect();
         let schema = MergedSchema::union(&named, features)
-            .map_err(|e| CmdError::Usage(e.kind.to_string()))?;
+            .map_err(|e| E::from(Error::Usage(e.kind.to_string())))?;
         Ok(MergeInputs {
             ssts,
             labels,
@@ -136,7 +136,7 @@ impl MergeInputs {
     }
 
     /// A source per sstable over its whole Data.db.
-    pub fn scan_sources(&self) -> CmdResult<Vec<ScanSource<'_>>> {
+    pub fn scan_sources(&self) -> Result<Vec<ScanSource<'_>>> {
         let mut v = Vec::new();
         for (i, (sst, h)) in self.ssts.iter().zip(&self.headers).enumerate() {
             let r = ScanReader::new(sst, h)?;
@@ -155,39 +155,6 @@ impl MergeInputs {
     }
 }
 
-/// The clustering range an sstable's rows and range tombstones cover, as
-/// Cassandra 5.0 reads it from Statistics.db (`StatsMetadata`): the covered
-/// slice (`nc`, `oa`+), else for `md`..`nb` (`hasAccurateMinMax`) the legacy
-/// min/max clustering values as an inclusive start and end. Those are
-/// truncated at the shortest range tombstone bound, so an open-ended range
-/// leaves the side unbounded (CASSANDRA-14861); before `md` they ignore range
-/// tombstones and are not used.
-fn covered_range(
-    s: &sstkit_format::statistics::stats::Stats,
-    f: sstkit_format::version::Features,
-) -> Option<(OwnedClustering, OwnedClustering)> {
-    if let Some(c) = &s.covered_clustering {
-        let own = |b: &sstkit_format::statistics::ClusteringBound| {
-            Some(OwnedClustering {
-                kind: BoundKind::from_ordinal(b.kind)?,
-                values: b.values.clone(),
-            })
-        };
-        return Some((own(&c.start)?, own(&c.end)?));
-    }
-    if !f.accurate_min_max {
-        return None;
-    }
-    let bound = |kind, v: &Vec<Vec<u8>>| OwnedClustering {
-        kind,
-        values: v.iter().cloned().map(Some).collect(),
-    };
-    Some((
-        bound(BoundKind::InclStartBound, s.legacy_min_clustering.as_ref()?),
-        bound(BoundKind::InclEndBound, s.legacy_max_clustering.as_ref()?),
-    ))
-}
-
 /// What a merged single-partition read did with one sstable.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Visit {
@@ -199,7 +166,7 @@ pub enum Visit {
     /// outside the clustering range Statistics.db records.
     HeaderOnly,
     /// Not read: the index (or its filter) says the key is absent.
-    Absent(sstkit_format::read::Absence),
+    Absent(crate::read::Absence),
     /// Not read: a partition deletion already seen (at this timestamp) is
     /// newer than anything the sstable holds.
     Shadowed(i64),
@@ -232,21 +199,17 @@ impl Visit {
 
 /// The partition indexes of a merge's sstables, opened once.
 pub struct Indexes<'s> {
-    indexes: Vec<Box<dyn sstkit_format::read::PartitionIndex + 's>>,
+    indexes: Vec<Box<dyn crate::read::PartitionIndex + 's>>,
     /// Sstables newest first (Statistics.db max timestamp).
     order: Vec<usize>,
 }
 
 impl MergeInputs {
     /// Open every sstable's partition index.
-    pub fn indexes(&self) -> CmdResult<Indexes<'_>> {
+    pub fn indexes(&self) -> Result<Indexes<'_>> {
         let mut indexes = Vec::new();
         for (sst, h) in self.ssts.iter().zip(&self.headers) {
-            indexes.push(sstkit_format::read::open_index(
-                sst,
-                self.partitioner.clone(),
-                h,
-            )?);
+            indexes.push(crate::read::open_index(sst, self.partitioner.clone(), h)?);
         }
         let mut order: Vec<usize> = (0..self.ssts.len()).collect();
         order.sort_by_key(|&i| std::cmp::Reverse(self.max_timestamps[i].unwrap_or(i64::MAX)));
@@ -282,7 +245,7 @@ impl MergeInputs {
         idx: &mut Indexes<'_>,
         key: &[u8],
         slice: &'a Slice,
-    ) -> CmdResult<(Vec<SliceSource<'a>>, Vec<Option<Visit>>)> {
+    ) -> Result<(Vec<SliceSource<'a>>, Vec<Option<Visit>>)> {
         let (sources, visits, _) = self.sources_of(idx, key, slice, true)?;
         Ok((sources, visits))
     }
@@ -298,7 +261,7 @@ impl MergeInputs {
         key: &[u8],
         slice: &'a Slice,
         rows: bool,
-    ) -> CmdResult<(
+    ) -> Result<(
         Vec<SliceSource<'a>>,
         Vec<Option<Visit>>,
         Vec<Option<PartitionHandle>>,
@@ -319,7 +282,7 @@ impl MergeInputs {
             let Some(mut h) = idx.indexes[i].find(key)? else {
                 let why = idx.indexes[i]
                     .last_absence()
-                    .unwrap_or(sstkit_format::read::Absence::Index);
+                    .unwrap_or(crate::read::Absence::Index);
                 visits[i] = Some(Visit::Absent(why));
                 continue;
             };
@@ -392,7 +355,7 @@ impl MergeInputs {
         shape: &Shape,
         sink: &mut dyn Sink,
         visits: &mut Vec<Option<Visit>>,
-    ) -> CmdResult<Option<usize>> {
+    ) -> Result<Option<usize>> {
         let windowed = shape.reverse && window_bytes() > 0;
         let (sources, v, mut handles) = self.sources_of(idx, key, slice, !windowed)?;
         *visits = v;
@@ -443,11 +406,11 @@ impl MergeInputs {
         t: &Table<'_>,
         shape: &Shape,
         sink: &mut dyn Sink,
-    ) -> CmdResult<bool> {
+    ) -> Result<bool> {
         start_partition(&start, &self.schema, t, shape, sink)?;
         let slice = shape.slice.clone().unwrap_or_default();
         let in_scan = start.sources.clone();
-        let mut spill = |key: &[u8], sink: &mut dyn Sink| -> CmdResult<()> {
+        let mut spill = |key: &[u8], sink: &mut dyn Sink| -> Result<(), Error> {
             let idx = match idx {
                 Some(i) => i,
                 None => idx.insert(self.indexes()?),
@@ -455,8 +418,8 @@ impl MergeInputs {
             let mut chosen = Vec::with_capacity(in_scan.len());
             for &i in &in_scan {
                 let Some(h) = idx.indexes[i].find(key)? else {
-                    let e = sstkit_format::error::Error::new(
-                        sstkit_format::error::ErrorKind::BadValue(
+                    let e = crate::error::Error::new(
+                        crate::error::ErrorKind::BadValue(
                             "the scan found the partition, but the index does not".into(),
                         ),
                         "reversed merge",
@@ -491,7 +454,7 @@ impl MergeInputs {
         shape: &Shape,
         sink: &mut dyn Sink,
         visits: Option<&mut [Option<Visit>]>,
-    ) -> CmdResult<usize> {
+    ) -> Result<usize> {
         let read: Vec<usize> = chosen.iter().filter(|c| !c.1).map(|c| c.0).collect();
         let parts = chosen
             .into_iter()
@@ -511,7 +474,7 @@ impl MergeInputs {
             window_bytes(),
         )?;
         let mut rev = Reversed::new(shape.row_limit.unwrap_or(u64::MAX));
-        let r = (|| -> CmdResult<()> {
+        let r = (|| -> Result<(), Error> {
             while !rev.full() {
                 let Some(u) = merge.next_unit()? else { break };
                 rev.write(&u, &self.schema, t, shape, sink)?;
@@ -531,25 +494,114 @@ impl MergeInputs {
     }
 }
 
-/// What a command does to each merged partition's rows.
-#[derive(Debug, Default)]
-pub struct Shape {
-    /// Only rows and range tombstones inside this slice (clipped to it).
-    pub slice: Option<Slice>,
-    /// At most this many rows per partition (with `reverse`: the last ones).
-    pub row_limit: Option<u64>,
-    /// Only these regular and static columns.
-    pub columns: Option<HashSet<String>>,
-    /// Rows and markers in reverse clustering order: a single-partition
-    /// read ([`MergeInputs::emit_lookup`]) merges the slice forward in
-    /// windows cut at row-index blocks, from the last window to the first,
-    /// and holds one window; a partition of a merged scan is held whole
-    /// up to a window's bytes, then read that way.
-    pub reverse: bool,
+impl MergeInputs {
+    /// The merged partitions `sel` selects, shaped, to `sink`;
+    /// [`Shape::limit`] counts partitions the sink printed. Keys are looked
+    /// up in every sstable's partition index; a key none holds is a
+    /// [`Note::KeyAbsent`]; a scan notes its progress over all the
+    /// sstables' bytes.
+    pub fn dump(
+        &self,
+        t: &Table<'_>,
+        sel: &Selection,
+        shape: &Shape,
+        sink: &mut dyn Sink,
+        notes: &mut Notes<'_>,
+    ) -> Result<(), Error> {
+        let inputs = self;
+        let limit = shape.limit;
+        if limit == 0 {
+            return Ok(());
+        }
+        let mut emitted = 0u64;
+        if let (Some(keys), true) = (sel.keys(), shape.reverse && !shape.keys_only) {
+            // Reversed point lookups: each key's partition in windows.
+            let mut idx = inputs.indexes()?;
+            let all = Slice::all();
+            let mut visits = Vec::new();
+            for key in keys {
+                if !sel.wants(t, key) {
+                    continue;
+                }
+                if inputs
+                    .emit_lookup(&mut idx, key, &all, t, shape, sink, &mut visits)?
+                    .is_none()
+                {
+                    notes(Note::KeyAbsent {
+                        key,
+                        absence: Absence::Index,
+                    });
+                    continue;
+                }
+                if sink.last_partition_written() {
+                    emitted += 1;
+                    if emitted >= limit {
+                        break;
+                    }
+                }
+            }
+            return Ok(());
+        }
+        // Reversed scan: the indexes a partition too large to hold is read through.
+        let mut rev_idx = None;
+        // One merged partition to the sink: true once `limit` partitions are printed.
+        let mut emit = |merger: &mut Merger<'_>, start: MergedStart| -> Result<bool, Error> {
+            let printed = if shape.keys_only {
+                sink.key_only(t, &start.key)?;
+                true
+            } else if shape.reverse {
+                inputs.emit_scanned_reversed(&mut rev_idx, merger, start, t, shape, sink)?
+            } else {
+                emit_partition(merger, start, &inputs.schema, t, shape, sink)?
+            };
+            if printed {
+                emitted += 1;
+            }
+            Ok(emitted >= limit)
+        };
+        if let Some(keys) = sel.keys() {
+            // Point lookups: each key through every sstable's partition index.
+            let mut idx = inputs.indexes()?;
+            let all = Slice::all();
+            for key in keys {
+                if !sel.wants(t, key) {
+                    continue;
+                }
+                let (sources, _) = inputs.partition_sources(&mut idx, key, &all)?;
+                if sources.is_empty() {
+                    notes(Note::KeyAbsent {
+                        key,
+                        absence: Absence::Index,
+                    });
+                    continue;
+                }
+                let mut merger = inputs.merger(sources);
+                let Some(start) = merger.next_partition()? else {
+                    continue;
+                };
+                if emit(&mut merger, start)? {
+                    break;
+                }
+            }
+            return Ok(());
+        }
+        let mut merger = inputs.merger(inputs.scan_sources()?);
+        while let Some(start) = merger.next_partition()? {
+            let (done, total) = merger.progress();
+            notes(Note::Progress { done, total });
+            if !sel.wants(t, &start.key) {
+                continue;
+            }
+            if emit(&mut merger, start)? {
+                break;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Keep only the `cols` cells of a row.
-fn filter_columns<'a>(r: Row<'a>, cols: &HashSet<String>) -> Row<'a> {
+fn keep_columns<'a>(r: Row<'a>, cols: &HashSet<String>) -> Row<'a> {
     let cells: Vec<ColumnData<'a>> = r
         .cells
         .into_iter()
@@ -574,9 +626,8 @@ struct Clip<'c> {
 
 impl<'c> Clip<'c> {
     fn new(cmp: &'c ClusteringComparator, slice: Option<&Slice>) -> Self {
-        let own = |p: Option<sstkit_format::clustering::ClusteringPrefix<'_>>| {
-            p.map(|p| OwnedClustering::of(&p))
-        };
+        let own =
+            |p: Option<crate::clustering::ClusteringPrefix<'_>>| p.map(|p| OwnedClustering::of(&p));
         Clip {
             cmp,
             start: own(slice.and_then(Slice::start_prefix)),
@@ -692,7 +743,7 @@ pub fn emit_partition(
     t: &Table<'_>,
     shape: &Shape,
     sink: &mut dyn Sink,
-) -> CmdResult<bool> {
+) -> Result<bool> {
     start_partition(&start, schema, t, shape, sink)?;
     if shape.reverse {
         return emit_held_reversed(merger, &start.key, schema, t, shape, sink, None);
@@ -710,15 +761,15 @@ pub fn emit_partition(
     let pass = !clipping && limit > 0;
     loop {
         let next = if pass {
-            let mut out = |row: RowOut<'_, '_>| -> CmdResult<()> {
+            let mut out = |row: RowOut<'_, '_>| -> Result<(), Error> {
                 match row {
                     RowOut::Stored(r) => match &shape.columns {
-                        Some(c) => sink.row(t, &filter_columns(r.into_decoded()?, c))?,
+                        Some(c) => sink.row(t, &keep_columns(r.into_decoded()?, c))?,
                         None if sink.takes_lazy_rows() => sink.lazy_row(t, r)?,
                         None => sink.row(t, &r.into_decoded()?)?,
                     },
                     RowOut::Merged(r) => match &shape.columns {
-                        Some(c) => sink.row(t, &filter_columns(r.clone(), c))?,
+                        Some(c) => sink.row(t, &keep_columns(r.clone(), c))?,
                         None => sink.row(t, r)?,
                     },
                 }
@@ -780,7 +831,7 @@ fn start_partition(
     if let Some(r) = &start.static_row {
         let v = r.view(schema);
         let v = match &shape.columns {
-            Some(c) => filter_columns(v, c),
+            Some(c) => keep_columns(v, c),
             None => v,
         };
         sink.static_row(t, &v, start.header_end.0)?;
@@ -872,7 +923,7 @@ fn window_bytes() -> u64 {
 /// Writes the rows and markers of a partition whose header is out,
 /// reversed (a scan's partition that outgrew memory: [`MergeInputs::emit_lookup`]'s
 /// windows).
-type Spill<'s> = dyn FnMut(&[u8], &mut dyn Sink) -> CmdResult<()> + 's;
+type Spill<'s> = dyn FnMut(&[u8], &mut dyn Sink) -> Result<(), Error> + 's;
 
 /// The rest of a merged partition reversed, held in memory: the last
 /// `row_limit` rows of the slice (and the markers between them), or all of
@@ -887,7 +938,7 @@ fn emit_held_reversed(
     shape: &Shape,
     sink: &mut dyn Sink,
     mut spill: Option<&mut Spill<'_>>,
-) -> CmdResult<bool> {
+) -> Result<bool> {
     let cmp = schema.comparator();
     let mut clip = Clip::new(&cmp, shape.slice.as_ref());
     let clipping = shape.slice.is_some();
@@ -955,7 +1006,7 @@ fn write_row(
 ) -> io::Result<()> {
     let v = r.view(schema);
     match &shape.columns {
-        Some(c) => sink.row(t, &filter_columns(v, c)),
+        Some(c) => sink.row(t, &keep_columns(v, c)),
         None => sink.row(t, &v),
     }
 }

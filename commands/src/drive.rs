@@ -1,0 +1,92 @@
+//! The engine run as the data commands call it (`dump-data`, `export`),
+//! over one sstable or the sstables of a merge: the plan's shape, absent
+//! keys said on stderr, a progress bar for long scans, and errors that
+//! name the partition in the form keys are printed in.
+
+use sstkit_format::engine::{self, MergeInputs, Note, Selection, Shape};
+use sstkit_format::Sstable;
+
+use crate::dump::select;
+use crate::dump::{type_warning, Sink, Table, TypeCheck};
+use crate::plan::DumpPlan;
+use crate::progress::Progress;
+use crate::term::Stream;
+use crate::{sstable_label, CmdResult};
+
+/// Read the partitions `sel` selects from `sst` into `sink`, shaped by the plan.
+pub fn sstable(
+    a: &DumpPlan,
+    sst: &Sstable,
+    t: &Table<'_>,
+    sel: &Selection,
+    sink: &mut dyn Sink,
+) -> CmdResult<()> {
+    // Pre-3.0 data decoded with a user's schema: say which columns' types
+    // did not fit (their values are printed as hex).
+    if sst.features().legacy_cells && sst.table_schema().is_some() && !a.keys_only {
+        let mut check = TypeCheck::new(sink);
+        let r = run(a, sst, t, sel, &mut check);
+        if let Some(w) = type_warning(&sstable_label(sst), &check.failed) {
+            eprintln!("{w}");
+        }
+        return r;
+    }
+    run(a, sst, t, sel, sink)
+}
+
+/// [`sstable`] without the type check.
+fn run(
+    a: &DumpPlan,
+    sst: &Sstable,
+    t: &Table<'_>,
+    sel: &Selection,
+    sink: &mut dyn Sink,
+) -> CmdResult<()> {
+    let label = sstable_label(sst);
+    let mut bar = progress(a);
+    let mut notes = |n: Note<'_>| match n {
+        Note::KeyAbsent { key, absence } => select::note_absent(&label, t, key, absence),
+        Note::Progress { done, total } => bar.set(done, total),
+    };
+    engine::run(sst, t, sel, &shape(a), sink, &mut notes).map_err(|e| select::located(t, e))
+}
+
+/// The merged partitions `sel` selects from `inputs` into `sink`, shaped
+/// by the plan (`--reverse`: see [`Shape::reverse`]).
+pub fn merged(
+    a: &DumpPlan,
+    inputs: &MergeInputs,
+    t: &Table<'_>,
+    sel: &Selection,
+    sink: &mut dyn Sink,
+) -> CmdResult<()> {
+    let label = inputs.label();
+    // The bar of a merged scan counts every sstable's bytes.
+    let mut bar = progress(a);
+    let mut notes = |n: Note<'_>| match n {
+        Note::KeyAbsent { key, absence } => select::note_absent(&label, t, key, absence),
+        Note::Progress { done, total } => bar.set(done, total),
+    };
+    inputs
+        .dump(t, sel, &shape(a), sink, &mut notes)
+        .map_err(|e| select::located(t, e))
+}
+
+/// The engine's shape of a dump plan.
+fn shape(a: &DumpPlan) -> Shape {
+    Shape {
+        limit: a.limit,
+        keys_only: a.keys_only,
+        reverse: a.reverse,
+        ..Shape::default()
+    }
+}
+
+/// A whole scan to a file or pipe can be long: the bar shows how far it got.
+fn progress(a: &DumpPlan) -> Progress {
+    if Stream::Stdout.is_terminal() {
+        Progress::hidden()
+    } else {
+        Progress::new(a.command)
+    }
+}

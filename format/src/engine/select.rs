@@ -1,0 +1,123 @@
+//! [`Selection`]: which partitions a read wants, by key and by token.
+
+use std::cmp::Ordering;
+use std::collections::HashSet;
+
+use super::{Note, Notes, Table};
+use crate::component::Component;
+use crate::data::DataPos;
+use crate::read::Absence;
+use crate::token::Token;
+use crate::Sstable;
+
+/// The partitions a read selects: a key list (`None`: every partition),
+/// keys to leave out, and a token range `(start, end]` (`start >= end`
+/// wraps around the ring). Keys are in their stored (serialized) form.
+#[derive(Debug, Clone, Default)]
+pub struct Selection {
+    keys: Option<Vec<Vec<u8>>>,
+    key_set: HashSet<Vec<u8>>,
+    exclude: HashSet<Vec<u8>>,
+    range: Option<(Token, Token)>,
+}
+
+impl Selection {
+    /// Every partition.
+    pub fn all() -> Selection {
+        Selection::default()
+    }
+
+    /// A selection; `keys` are put in the partitioner's order (the order of
+    /// Data.db), duplicates dropped.
+    pub fn new(
+        t: &Table<'_>,
+        keys: Option<Vec<Vec<u8>>>,
+        exclude: impl IntoIterator<Item = Vec<u8>>,
+        range: Option<(Token, Token)>,
+    ) -> Selection {
+        let keys = keys.map(|mut v| {
+            v.sort_by(|a, b| t.partitioner.compare_decorated(a, b));
+            v.dedup();
+            v
+        });
+        let key_set = keys.iter().flatten().cloned().collect();
+        Selection {
+            keys,
+            key_set,
+            exclude: exclude.into_iter().collect(),
+            range,
+        }
+    }
+
+    /// The keys asked for, in Data.db order; `None` for a scan.
+    pub fn keys(&self) -> Option<&[Vec<u8>]> {
+        self.keys.as_deref()
+    }
+
+    /// Whether the partition of `key` is selected.
+    pub fn wants(&self, t: &Table<'_>, key: &[u8]) -> bool {
+        if self.keys.is_some() && !self.key_set.contains(key) {
+            return false;
+        }
+        if self.exclude.contains(key) {
+            return false;
+        }
+        if let Some((start, end)) = &self.range {
+            let tok = t.partitioner.token(key);
+            let after_start = tok.partial_cmp(start) == Some(Ordering::Greater);
+            let upto_end = tok.partial_cmp(end) != Some(Ordering::Greater);
+            let wraps = start.partial_cmp(end) != Some(Ordering::Less);
+            let inside = if wraps {
+                after_start || upto_end
+            } else {
+                after_start && upto_end
+            };
+            if !inside {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The Data.db positions of the selected keys, found through the
+    /// sstable's partition index (BIG: Filter.db, Summary.db, Index.db;
+    /// BTI: Filter.db, Partitions.db), in Data.db order; a key the index
+    /// does not hold is a [`Note::KeyAbsent`]. `None` when the selection is
+    /// a scan, or the sstable has no index to look keys up in (it is
+    /// scanned and filtered then).
+    pub fn positions(
+        &self,
+        sst: &Sstable,
+        t: &Table<'_>,
+        notes: &mut Notes<'_>,
+    ) -> crate::Result<Option<Vec<DataPos>>> {
+        let Some(keys) = &self.keys else {
+            return Ok(None);
+        };
+        let indexed = if sst.features().trie_index {
+            sst.io.exists(Component::Partitions)
+        } else {
+            sst.io.exists(Component::Index) && sst.io.exists(Component::Summary)
+        };
+        if !indexed {
+            return Ok(None);
+        }
+        let mut index = crate::read::open_index(sst, t.partitioner.clone(), t.header)?;
+        let mut out = Vec::new();
+        for key in keys {
+            if !self.wants(t, key) {
+                continue;
+            }
+            match index.find(key)? {
+                Some(h) => out.push(h.position),
+                None => notes(Note::KeyAbsent {
+                    key,
+                    absence: index.last_absence().unwrap_or(Absence::Index),
+                }),
+            }
+        }
+        out.sort();
+        out.dedup();
+        Ok(Some(out))
+    }
+}

@@ -1,0 +1,68 @@
+//! [`Sink`]: what the engine hands the fragments of the selected
+//! partitions to.
+
+use std::io;
+
+use super::{Error, Table};
+use crate::data::{LazyRow, RangeTombstoneMarker, Row};
+use crate::deletion::DeletionTime;
+
+/// A consumer of the fragments of the selected partitions. Every method has
+/// a do-nothing default so a renderer implements only what it prints.
+pub trait Sink {
+    /// A partition starts. `header_end` is where its static row ends (or its
+    /// header, without static row): sstabledump's partition position.
+    fn partition_start(
+        &mut self,
+        _t: &Table<'_>,
+        _key: &[u8],
+        _deletion: &DeletionTime,
+        _header_end: u64,
+    ) -> io::Result<()> {
+        Ok(())
+    }
+    /// The static row (possibly empty).
+    fn static_row(&mut self, _t: &Table<'_>, _row: &Row<'_>, _position: u64) -> io::Result<()> {
+        Ok(())
+    }
+    /// A clustered row.
+    fn row(&mut self, _t: &Table<'_>, _row: &Row<'_>) -> io::Result<()> {
+        Ok(())
+    }
+    /// True when clustered rows are to come through [`Sink::lazy_row`]
+    /// (rendered as they are decoded) rather than [`Sink::row`].
+    fn takes_lazy_rows(&self) -> bool {
+        false
+    }
+    /// A clustered row whose columns are decoded as the sink consumes them
+    /// ([`Row::visit`]); only called when [`Sink::takes_lazy_rows`].
+    /// On a decoding error the sink takes back what it wrote of the row
+    /// and returns the error. The default decodes the row whole and hands
+    /// it to [`Sink::row`].
+    fn lazy_row(&mut self, t: &Table<'_>, row: LazyRow<'_>) -> Result<(), Error> {
+        let row = row.into_decoded()?;
+        Ok(self.row(t, &row)?)
+    }
+    /// A range tombstone bound or boundary.
+    fn marker(&mut self, _t: &Table<'_>, _m: &RangeTombstoneMarker<'_>) -> io::Result<()> {
+        Ok(())
+    }
+    /// The partition ends.
+    fn partition_end(&mut self, _t: &Table<'_>) -> io::Result<()> {
+        Ok(())
+    }
+    /// Decoding failed inside the partition: close what is open.
+    fn abort_partition(&mut self, t: &Table<'_>) -> io::Result<()> {
+        self.partition_end(t)
+    }
+    /// False when the partition just ended printed nothing (a filter in the
+    /// sink dropped it); [`Shape::limit`](super::Shape::limit) counts
+    /// partitions that printed something.
+    fn last_partition_written(&self) -> bool {
+        true
+    }
+    /// [`Shape::keys_only`](super::Shape::keys_only): one partition key.
+    fn key_only(&mut self, _t: &Table<'_>, _key: &[u8]) -> io::Result<()> {
+        Ok(())
+    }
+}
