@@ -8,7 +8,9 @@ use proptest::prelude::*;
 use serde_json::{Map, Value as J};
 
 use super::*;
-use crate::statistics::Statistics;
+use crate::data::model::cell_flags;
+use crate::data::{Column, LivenessInfo, Next, ScanReader};
+use crate::statistics::{ColumnDef, SerializationHeader, Statistics};
 use crate::types::Native;
 use crate::value::{decode, Value};
 
