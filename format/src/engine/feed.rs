@@ -53,13 +53,14 @@ impl<'a, 't> Feed<'a, 't> {
                 self.sink.partition_start(t, key, &deletion, header_end.0)?
             }
             Fragment::StaticRow(r) => match self.cols {
-                Some(c) => self
-                    .sink
-                    .static_row(t, &filter_columns(r, c), self.header_end)?,
+                Some(c) => {
+                    self.sink
+                        .static_row(t, &filter_columns(r.clone(), c), self.header_end)?
+                }
                 None => self.sink.static_row(t, r, self.header_end)?,
             },
             Fragment::Row(r) => match self.cols {
-                Some(c) => self.sink.row(t, &filter_columns(r, c))?,
+                Some(c) => self.sink.row(t, &filter_columns(r.clone(), c))?,
                 None => self.sink.row(t, r)?,
             },
             Fragment::Marker(m) => self.sink.marker(t, m)?,
@@ -80,13 +81,12 @@ impl<'a, 't> Feed<'a, 't> {
     }
 }
 
-/// Keep only the `cols` cells of a row.
-pub fn filter_columns<'a>(r: &Row<'a>, cols: &HashSet<String>) -> Row<'a> {
+/// Keep only the `cols` cells of a row (its liveness and deletion stay).
+pub fn filter_columns<'a>(r: Row<'a>, cols: &HashSet<String>) -> Row<'a> {
     let cells: Vec<ColumnData<'a>> = r
         .cells
-        .iter()
+        .into_iter()
         .filter(|c| cols.contains(c.column().name()))
-        .cloned()
         .collect();
-    Row { cells, ..r.clone() }
+    Row { cells, ..r }
 }

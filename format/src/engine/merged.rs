@@ -21,13 +21,12 @@
 //! Sstables of different tables (key, clustering or column types differ,
 //! or another partitioner) are an [`Error::Usage`] naming both files.
 
-use std::collections::HashSet;
 use std::io;
 
-use super::{Bound, Error, Note, Notes, Selection, Shape, Sink, Table};
+use super::{filter_columns, Bound, Error, Note, Notes, Selection, Shape, Sink, Table};
 use crate::clustering::{BoundKind, OwnedClustering};
 use crate::compare::ClusteringComparator;
-use crate::data::{ColumnData, MarkerDeletion, Row, ScanReader};
+use crate::data::{MarkerDeletion, ScanReader};
 use crate::deletion::DeletionTime;
 use crate::merge::{
     Blocks, HeldTail, MMarker, MRow, Merged, MergedSchema, MergedStart, Merger, ReversedMerge,
@@ -600,16 +599,6 @@ impl MergeInputs {
     }
 }
 
-/// Keep only the `cols` cells of a row.
-fn keep_columns<'a>(r: Row<'a>, cols: &HashSet<String>) -> Row<'a> {
-    let cells: Vec<ColumnData<'a>> = r
-        .cells
-        .into_iter()
-        .filter(|c| cols.contains(c.column().name()))
-        .collect();
-    Row { cells, ..r }
-}
-
 /// Clips a forward stream of merged units to a slice (synthetic bounds at
 /// its edges for range tombstones that cross them).
 struct Clip<'c> {
@@ -764,12 +753,12 @@ pub fn emit_partition(
             let mut out = |row: RowOut<'_, '_>| -> Result<(), Error> {
                 match row {
                     RowOut::Stored(r) => match &shape.columns {
-                        Some(c) => sink.row(t, &keep_columns(r.into_decoded()?, c))?,
+                        Some(c) => sink.row(t, &filter_columns(r.into_decoded()?, c))?,
                         None if sink.takes_lazy_rows() => sink.lazy_row(t, r)?,
                         None => sink.row(t, &r.into_decoded()?)?,
                     },
                     RowOut::Merged(r) => match &shape.columns {
-                        Some(c) => sink.row(t, &keep_columns(r.clone(), c))?,
+                        Some(c) => sink.row(t, &filter_columns(r.clone(), c))?,
                         None => sink.row(t, r)?,
                     },
                 }
@@ -831,7 +820,7 @@ fn start_partition(
     if let Some(r) = &start.static_row {
         let v = r.view(schema);
         let v = match &shape.columns {
-            Some(c) => keep_columns(v, c),
+            Some(c) => filter_columns(v, c),
             None => v,
         };
         sink.static_row(t, &v, start.header_end.0)?;
@@ -1006,7 +995,7 @@ fn write_row(
 ) -> io::Result<()> {
     let v = r.view(schema);
     match &shape.columns {
-        Some(c) => sink.row(t, &keep_columns(v, c)),
+        Some(c) => sink.row(t, &filter_columns(v, c)),
         None => sink.row(t, &v),
     }
 }
