@@ -201,6 +201,20 @@ pub struct Report {
     pub partitions: u64,
     /// Clustered rows decoded (in complete partitions and partial ones).
     pub rows: u64,
+    /// Clustered rows of the salvaged partitions: written to the main
+    /// output, or (nothing written) those it would hold.
+    pub salvaged_rows: u64,
+    /// Partitions the partition index lists (`None` without a readable one).
+    pub index_partitions: Option<u64>,
+    /// Partitions written to no output: those starting in a lost range (as
+    /// the index counts them, else the one whose decoding failed), those
+    /// past the end of Data.db, and those dropped as out of order. With an
+    /// index and no out-of-order partition, `salvaged + segregated +
+    /// lost_partitions` is `index_partitions`.
+    pub lost_partitions: u64,
+    /// The keys of the lost partitions that are known, at most
+    /// [`MAX_LOST_KEYS`].
+    pub lost_keys: Vec<Vec<u8>>,
     /// Static rows decoded.
     pub static_rows: u64,
     /// Range tombstone markers decoded.
@@ -241,10 +255,28 @@ impl Report {
     }
 }
 
+/// The lost partition keys a [`Report`] lists at most.
+pub const MAX_LOST_KEYS: usize = 1000;
+
+impl Report {
+    fn lose_keys(&mut self, keys: &[Vec<u8>]) {
+        for k in keys {
+            if self.lost_keys.len() >= MAX_LOST_KEYS {
+                break;
+            }
+            if !self.lost_keys.contains(k) {
+                self.lost_keys.push(k.clone());
+            }
+        }
+    }
+}
+
 /// A partition that decoded.
 struct Decoded {
     key: Vec<u8>,
     end: u64,
+    /// Its clustered rows that are salvaged (not dropped as out of order).
+    rows: u64,
     /// A fragment of the previous partition found after its end marker
     /// (legacy format, CASSANDRA-10791), not a partition.
     fragment: bool,
@@ -314,6 +346,7 @@ fn decode_partition(
         Err(e) => return Err(fail(e, None)),
     };
     let mut drop = Vec::new();
+    let mut rows = 0u64;
     let end_len = reader.end_marker_len();
     let end = loop {
         match reader.next_fragment() {
@@ -328,6 +361,8 @@ fn decode_partition(
                 let at = f.position().0;
                 if checker.fragment(&f, out) != Verdict::Ok {
                     drop.push(at);
+                } else if matches!(f, Fragment::Row(_)) {
+                    rows += 1;
                 }
                 // A candidate whose sizes disagree is not a partition: stop
                 // at once rather than decode the rest of the garbage.
@@ -373,6 +408,7 @@ fn decode_partition(
     Ok(Decoded {
         key,
         end,
+        rows,
         fragment: fragment.is_some(),
         drop,
     })
@@ -917,9 +953,16 @@ fn settle(
         checker.set_last_key(&d.key);
     }
     match target {
-        Some(Target::Main) => report.salvaged += 1,
+        Some(Target::Main) => {
+            report.salvaged += 1;
+            report.salvaged_rows += d.rows;
+        }
         Some(Target::Segregated | Target::Damaged) => report.segregated += 1,
-        None => report.dropped += 1,
+        None => {
+            report.dropped += 1;
+            report.lost_partitions += 1;
+            report.lose_keys(std::slice::from_ref(&d.key));
+        }
     }
     if let (Some(s), Some(t)) = (sink.as_deref_mut(), target) {
         hand_over(reader, s, info, t, pos, &d)?;
@@ -1120,6 +1163,7 @@ pub fn scrub(
                         }
                         checker.set_last_key(&d.key);
                         report.salvaged += 1;
+                        report.salvaged_rows += d.rows;
                     }
                     pos = next;
                     // CASSANDRA-10791: atoms between this partition's end marker
@@ -1209,6 +1253,9 @@ pub fn scrub(
             }
             lost.lost_keys = keys.iter().skip(1).cloned().collect();
             report.problems.push(lost);
+            let indexed = scanner.starts.as_ref().map_or(0, |h| h.count_in(&range));
+            report.lost_partitions += indexed.max(keys.len() as u64);
+            report.lose_keys(&keys);
             report.lost_bytes += end - pos;
             report.lost_ranges.push(range.clone());
             if let Some(s) = sink.as_deref_mut() {
@@ -1237,6 +1284,14 @@ pub fn scrub(
         )?;
     }
     progress(pos.min(data_len), data_len);
+    if let Some(h) = &scanner.starts {
+        report.index_partitions = Some(h.count());
+        // Partitions the index places at or past the end of Data.db (a cut file).
+        let past = data_len..u64::MAX;
+        report.lost_partitions += h.count_in(&past);
+        let keys = h.keys_in(&past, MAX_LOST_KEYS);
+        report.lose_keys(&keys);
+    }
     report.partitions = checker.partitions;
     report.rows = checker.rows;
     report.static_rows = checker.static_rows;
