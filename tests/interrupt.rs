@@ -104,13 +104,14 @@ fn files(dir: &Path) -> Vec<String> {
     v
 }
 
-/// The size of the growing temporary file in `dir` (a Data.db or an export
-/// file), if there is one.
+/// The size of the growing output file in `dir` (a temporary Data.db, an
+/// export file, scrub's salvaged NDJSON), if there is one.
 fn growing_size(dir: &Path) -> Option<u64> {
     std::fs::read_dir(dir).ok()?.flatten().find_map(|e| {
         let n = e.file_name().to_string_lossy().into_owned();
         let data = n.starts_with("tmp-sstkit-") && n.ends_with("-Data.db");
-        (data || n.contains(".tmp-")).then(|| e.metadata().map(|m| m.len()).unwrap_or(0))
+        (data || n.contains(".tmp-") || n.ends_with("-salvaged.ndjson"))
+            .then(|| e.metadata().map(|m| m.len()).unwrap_or(0))
     })
 }
 
@@ -169,7 +170,7 @@ fn assert_cleaned_up(args: &[String], out: &Path, signal: i32) {
     assert!(
         !files(out)
             .iter()
-            .any(|f| f.ends_with("TOC.txt") || f.ends_with(".parquet")),
+            .any(|f| f.ends_with("TOC.txt") || f.ends_with(".parquet") || f.ends_with(".ndjson")),
         "{args:?}: a partial output was kept: {:?}",
         files(out)
     );
@@ -257,6 +258,21 @@ fn writers_leave_nothing_when_interrupted() {
             data,
         ],
         libc::SIGINT,
+    );
+    case(
+        &[
+            "scrub",
+            "--mode",
+            "skip",
+            "--salvage-format",
+            "ndjson",
+            "-o",
+            "json",
+            "--output-dir",
+            "OUT",
+            data,
+        ],
+        libc::SIGTERM,
     );
     let export = [
         "export",

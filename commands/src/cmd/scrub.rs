@@ -59,6 +59,7 @@ use serde_json::{json, Map, Value};
 use sstkit_format::data::Fragment;
 use sstkit_format::scrub::{self, FragmentSource, Mode, SalvageSink, ScrubInfo, Target};
 use sstkit_format::validate::{Problem, ProblemClass};
+use sstkit_format::write::pending;
 use sstkit_format::Component;
 
 use crate::cli::{OutputFormat, SalvageFormat, ScrubArgs, ScrubMode};
@@ -397,7 +398,7 @@ impl NdjsonSink {
         let damaged_path = dir.join(format!("{stem}-damaged.ndjson"));
         let lost_path = dir.join(format!("{stem}-lost.ndjson"));
         let open = |p: &Path| -> CmdResult<BufWriter<File>> {
-            File::create(p)
+            pending::create(p)
                 .map(BufWriter::new)
                 .map_err(|e| CmdError::Usage(format!("cannot create {}: {e}", p.display())))
         };
@@ -478,7 +479,7 @@ impl SalvageSink for NdjsonSink {
             Target::Main => &mut self.main,
             Target::Segregated => {
                 if self.seg.is_none() {
-                    self.seg = Some(BufWriter::new(File::create(&self.seg_path)?));
+                    self.seg = Some(BufWriter::new(pending::create(&self.seg_path)?));
                 }
                 match self.seg.as_mut() {
                     Some(s) => s,
@@ -487,7 +488,7 @@ impl SalvageSink for NdjsonSink {
             }
             Target::Damaged => {
                 if self.damaged.is_none() {
-                    self.damaged = Some(BufWriter::new(File::create(&self.damaged_path)?));
+                    self.damaged = Some(BufWriter::new(pending::create(&self.damaged_path)?));
                 }
                 match self.damaged.as_mut() {
                     Some(s) => s,
@@ -517,6 +518,16 @@ impl SalvageSink for NdjsonSink {
         {
             s.flush()?;
         }
-        self.lost.flush()
+        self.lost.flush()?;
+        // Complete: no longer removed if a signal comes now.
+        for p in [
+            &self.main_path,
+            &self.seg_path,
+            &self.damaged_path,
+            &self.lost_path,
+        ] {
+            pending::keep(p);
+        }
+        Ok(())
     }
 }
