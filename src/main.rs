@@ -12,6 +12,8 @@ use sstkit_commands::cli::Cli;
 fn main() -> ExitCode {
     // clap prints usage errors itself and exits with 2.
     let cli = Cli::parse();
+    // Before any thread starts: a signal removes unfinished outputs and exits 128 + its number.
+    sstkit_commands::interrupt::install();
     let stdout = io::stdout();
     let result = if stdout.is_terminal() {
         // Line-buffered (Stdout's own behaviour) so interactive output appears promptly.

@@ -615,4 +615,80 @@ mod pty {
             r.tty
         );
     }
+
+    /// Issue 32: validate and scrub print text at a terminal (JSON in a
+    /// pipe); at 80 columns no line is wider, a finding's class is never
+    /// cut, each finding shows one offset, and several sstables end with a
+    /// summary line.
+    #[test]
+    fn validate_and_scrub_speak_text_at_a_terminal() {
+        let dir = tempdir("findings");
+        for e in std::fs::read_dir(fixtures().join("nb_clustering")).unwrap() {
+            let p = e.unwrap().path();
+            if p.file_name().unwrap().to_string_lossy().contains("-big-") {
+                std::fs::copy(&p, dir.join(p.file_name().unwrap())).unwrap();
+            }
+        }
+        let bad = dir.join("nb-1-big-Data.db");
+        let mut b = std::fs::read(&bad).unwrap();
+        let mid = b.len() / 3;
+        b[mid] ^= 0xff;
+        std::fs::write(&bad, b).unwrap();
+        let bad = bad.display().to_string();
+        let good = fixtures()
+            .join("nb_clustering_nocompress")
+            .display()
+            .to_string();
+        let classes = [
+            "bad_chunk",
+            "digest_mismatch",
+            "checksum",
+            "data_lost",
+            "decode_error",
+        ];
+        for cmd in ["validate", "scrub"] {
+            let piped = sstkit([cmd, bad.as_str()]);
+            assert!(
+                serde_json::from_str::<serde_json::Value>(&piped.stdout).is_ok(),
+                "{cmd} in a pipe: {}",
+                piped.stdout
+            );
+            let r = run(&[cmd, &bad, &good], 80, false, &[]);
+            assert_eq!(r.code, 1, "{cmd}: {}", r.tty);
+            let tty = r.tty.replace('\r', "\n");
+            assert!(
+                !tty.contains("\"sstables\""),
+                "{cmd}: JSON at a terminal:\n{tty}"
+            );
+            let (w, line) = widest(&tty);
+            assert!(w <= 80, "{cmd}: a line of {w} columns:\n{line}");
+            let plain = strip_ansi(&tty);
+            let mut findings = 0;
+            for l in plain.lines() {
+                let Some((class, rest)) = l.split_once(": ") else {
+                    continue;
+                };
+                if !classes.contains(&class) {
+                    continue;
+                }
+                findings += 1;
+                assert_eq!(rest.matches("+0x").count(), 1, "{cmd}: {l}");
+            }
+            assert!(
+                findings >= 2,
+                "{cmd}: no whole class at a line start:\n{plain}"
+            );
+            // The message lines under a finding repeat no location.
+            for l in plain
+                .lines()
+                .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+            {
+                assert!(!l.contains("Data.db+0x"), "{cmd}: a second offset: {l}");
+            }
+            assert!(
+                plain.contains("2 sstables checked: 1 valid, 1 damaged, 0 incomplete"),
+                "{cmd}:\n{plain}"
+            );
+        }
+    }
 }

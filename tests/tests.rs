@@ -86,5 +86,8 @@ mod compact;
 // write: dump -> write -> dump round trips on every fixture (file or pipe); token order enforced.
 mod write_ndjson;
 
+// Interrupted writers (SIGINT, SIGTERM) leave no file; a killed one's leftovers are named and removed.
+mod interrupt;
+
 // Object storage input (s3://) against a moto server: equal to local reads, errors.
 mod s3;

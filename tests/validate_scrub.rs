@@ -141,6 +141,149 @@ fn output_formats() {
     assert_eq!(r.code, 0, "{}", r.stdout);
 }
 
+/// A copy of fixture `case` (its components) in a scratch directory, with
+/// `damage` applied to its Data.db; the scratch guard and the Data.db path.
+fn damaged_copy(
+    case: &str,
+    damage: impl FnOnce(&mut Vec<u8>),
+) -> (crate::util::Scratch, std::path::PathBuf) {
+    let dir = scratch_dir("scrub-report", case);
+    for e in std::fs::read_dir(fixtures().join(case)).unwrap() {
+        let p = e.unwrap().path();
+        if p.file_name().unwrap().to_string_lossy().contains("-big-") {
+            std::fs::copy(&p, dir.join(p.file_name().unwrap())).unwrap();
+        }
+    }
+    let data = data_files(&dir).remove(0);
+    let mut b = std::fs::read(&data).unwrap();
+    damage(&mut b);
+    std::fs::write(&data, b).unwrap();
+    (dir, data)
+}
+
+/// Issue 32: scrub's report adds up. After a byte flip, the partitions the
+/// index knows are the salvaged ones plus `lost_partitions`, `lost_keys`
+/// lists the lost ones, `rows` is what the output sstable holds, and the
+/// text report names the output, the lost keys and the next step.
+#[test]
+fn scrub_report_adds_up() {
+    let (dir, data) = damaged_copy("nb_clustering", |b| {
+        let mid = b.len() / 3;
+        b[mid] ^= 0xff;
+    });
+    let out = dir.join("out");
+    let d = data.to_str().unwrap();
+    let o = out.to_str().unwrap();
+    let r = sstkit([
+        "scrub",
+        "-o",
+        "json",
+        "--mode",
+        "skip",
+        "--output-dir",
+        o,
+        d,
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let (_, rep) = reports(&json(&r.stdout)).remove(0);
+    let n = |k: &str| rep[k].as_u64().unwrap_or_else(|| panic!("{k}: {rep}"));
+    let intact = fixtures().join("nb_clustering/nb-1-big-Data.db");
+    let known = sstkit(["dump-data", "-o", "ndjson", intact.to_str().unwrap()]);
+    assert_eq!(known.code, 0, "{}", known.stderr);
+    assert_eq!(
+        n("index_partitions"),
+        known.stdout.lines().count() as u64,
+        "{rep}"
+    );
+    assert!(n("lost_partitions") > 0, "{rep}");
+    assert_eq!(n("dropped") + n("segregated"), 0, "{rep}");
+    assert_eq!(
+        n("salvaged") + n("lost_partitions"),
+        n("index_partitions"),
+        "{rep}"
+    );
+    let lost: Vec<String> = rep["lost_keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["raw"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(lost.len() as u64, n("lost_partitions"), "{rep}");
+    // The output holds exactly the salvaged partitions and `rows` rows, and
+    // none of the lost keys.
+    let output = rep["outputs"]["salvaged"].as_str().unwrap().to_string();
+    let dump = sstkit(["dump-data", "-o", "ndjson", output.as_str()]);
+    assert_eq!(dump.code, 0, "{}", dump.stderr);
+    let (mut parts, mut rows) = (0u64, 0u64);
+    for l in dump.stdout.lines() {
+        let v = json(l);
+        parts += 1;
+        rows += v["clustering_elements"].as_array().map_or(0, |a| {
+            a.iter().filter(|e| e["type"] == "clustering-row").count()
+        }) as u64;
+        let raw = v["key"]["raw"].as_str().unwrap();
+        assert!(!lost.iter().any(|k| k == raw), "lost key {raw} was written");
+    }
+    assert_eq!(parts, n("salvaged"), "{rep}");
+    assert_eq!(rows, n("rows"), "{rep}");
+
+    let out2 = dir.join("out2");
+    let o2 = out2.to_str().unwrap();
+    let r = sstkit([
+        "scrub",
+        "-o",
+        "text",
+        "--mode",
+        "skip",
+        "--output-dir",
+        o2,
+        d,
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let text = r.stdout.replace("\n  ", " ");
+    let first_lost = rep["lost_keys"][0]["value"].as_str().unwrap();
+    assert!(
+        text.contains(&format!("into {o2}/")) && text.contains("-Data.db"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        text.contains(&format!(
+            "lost {} partitions: {first_lost}",
+            n("lost_partitions")
+        )),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        text.contains("next: check the output (sstkit validate"),
+        "{}",
+        r.stdout
+    );
+}
+
+/// Issue 32: a Statistics.db cut in half is called truncated, with its size
+/// and the size its table of contents needs.
+#[test]
+fn truncated_statistics_is_called_truncated() {
+    let (dir, data) = damaged_copy("nb_clustering", |_| {});
+    let st = dir.join("nb-1-big-Statistics.db");
+    let b = std::fs::read(&st).unwrap();
+    let half = b.len() / 2;
+    std::fs::write(&st, &b[..half]).unwrap();
+    for cmd in ["scrub", "validate"] {
+        let r = sstkit([cmd, "-o", "json", data.to_str().unwrap()]);
+        assert_eq!(r.code, 3, "{cmd}: {}", r.stderr);
+        assert!(
+            r.stderr
+                .contains(&format!("truncated: {half} bytes, at least "))
+                && r.stderr.contains("expected"),
+            "{cmd}: {}",
+            r.stderr
+        );
+    }
+}
+
 /// Swapping two partitions: validate flags the order and the index; scrub
 /// segregate keeps both, skip drops one.
 #[test]

@@ -836,7 +836,7 @@ pub enum IoStatsFormat {
 /// Arguments of commands that only take sstables.
 #[derive(Debug, Clone, Args)]
 pub struct SstArgs {
-    /// Output format (default: text for info and dump-schema, and for dump-statistics at a terminal; json otherwise)
+    /// Output format (default: text for info and dump-schema, and for dump-statistics, validate and scrub at a terminal; json otherwise)
     #[arg(long, short = 'o', value_enum)]
     pub output: Option<OutputFormat>,
     #[command(flatten)]

@@ -5,7 +5,6 @@
 
 use std::ops::Range;
 
-use comfy_table::Cell;
 use serde_json::{json, Map, Value};
 use sstkit_format::checksums::ChecksumFinding;
 use sstkit_format::index::for_each_entry;
@@ -13,7 +12,6 @@ use sstkit_format::validate::{Problem, Problems};
 use sstkit_format::{Component, Error, ErrorKind, Sstable};
 
 use crate::cli::OutputFormat;
-use crate::output::table;
 use crate::render::KeyCtx;
 use crate::term::{self, Stream, Style};
 use crate::{CmdError, CmdResult, Emit};
@@ -23,6 +21,51 @@ pub const MAX_PARTITIONS: usize = 1000;
 
 /// Partitions listed per finding in text output.
 const TEXT_PARTITIONS: usize = 5;
+
+/// How the sstables of a `validate` or `scrub` run came out, for the text
+/// summary line after several.
+#[derive(Debug, Default)]
+pub struct Tally {
+    /// Sstables reported (the others could not be read).
+    pub reported: u64,
+    /// Without error findings.
+    pub valid: u64,
+    /// With error findings, none of them a missing component.
+    pub damaged: u64,
+    /// With a missing component.
+    pub missing_parts: u64,
+}
+
+impl Tally {
+    /// Count one reported sstable.
+    pub fn record(&mut self, problems: &Problems) {
+        use sstkit_format::validate::ProblemClass;
+        self.reported += 1;
+        if problems.errors() == 0 {
+            self.valid += 1;
+        } else if problems
+            .counts
+            .get(&ProblemClass::MissingComponent)
+            .is_some_and(|n| *n > 0)
+        {
+            self.missing_parts += 1;
+        } else {
+            self.damaged += 1;
+        }
+    }
+
+    /// `N sstables checked: V valid, D damaged, I incomplete`, where the
+    /// incomplete ones miss a component or could not be read at all.
+    pub fn line(&self, checked: usize) -> String {
+        let unreadable = (checked as u64).saturating_sub(self.reported);
+        format!(
+            "{checked} sstables checked: {} valid, {} damaged, {} incomplete\n",
+            self.valid,
+            self.damaged,
+            self.missing_parts + unreadable
+        )
+    }
+}
 
 /// The partitions a finding's uncompressed range overlaps.
 #[derive(Debug, Clone, Default)]
@@ -293,14 +336,59 @@ pub(crate) fn problem_json(p: &Problem, ctx: Option<&KeyCtx>, parts: Option<&Par
     Value::Object(m)
 }
 
+/// One finding as text: a head line (the class, where, the chunk, the
+/// partition) and the message under it, both wrapped to `width` with the
+/// class never cut; the one offset is the finding's, so a location the
+/// message starts with (the checksum pass's on-disk range) is left out.
+fn finding_text(p: &Problem, key: Option<&str>, colour: bool, width: usize) -> String {
+    let class = p.class.as_str();
+    let mut head = format!("{class}: {}+{:#x}", p.component.label(), p.offset);
+    if let Some(e) = p.end {
+        head.push_str(&format!("..{e:#x}"));
+    }
+    if let Some(c) = p.chunk {
+        head.push_str(&format!(", chunk {c}"));
+    }
+    if let Some(k) = key {
+        head.push_str(&format!(", partition {k}"));
+    }
+    let head = term::wrap(&head, "", "    ", width);
+    // Coloured after wrapping: escape codes take no columns.
+    let head = head.replacen(class, &term::paint(colour, Style::Bad, class), 1);
+    let mut msg = p.message.as_str();
+    let label = p.component.label();
+    if let Some(rest) = msg.strip_prefix(label) {
+        if let Some(i) = rest.find(": ").filter(|_| rest.starts_with(['+', ':'])) {
+            msg = &rest[i + 2..];
+        }
+    }
+    if let Some(c) = p.chunk {
+        msg = msg.strip_prefix(&format!("chunk {c}: ")).unwrap_or(msg);
+    }
+    format!("{head}\n{}\n", term::wrap(msg, "  ", "  ", width))
+}
+
 /// Write a report: `summary` fields plus the findings, in the chosen format.
 /// Counts the findings as problems (exit 1).
 pub fn emit_report(
     sst: &Sstable,
     emit: &mut Emit<'_, '_>,
     ctx: &KeyCtx,
+    summary: Map<String, Value>,
+    problems: &Problems,
+) -> CmdResult<()> {
+    emit_report_with(sst, emit, ctx, summary, problems, "")
+}
+
+/// [`emit_report`], with `tail` (lines ending in a newline) after the text
+/// report's summary line.
+pub fn emit_report_with(
+    sst: &Sstable,
+    emit: &mut Emit<'_, '_>,
+    ctx: &KeyCtx,
     mut summary: Map<String, Value>,
     problems: &Problems,
+    tail: &str,
 ) -> CmdResult<()> {
     emit.problems += problems.errors();
     let data_len = summary
@@ -343,42 +431,22 @@ pub fn emit_report(
         }
         OutputFormat::Text => {
             let colour = term::color(Stream::Stdout);
+            let width = term::width(Stream::Stdout);
             let mut s = String::new();
-            if !problems.list.is_empty() {
-                let mut t = table(&[
-                    "class",
-                    "component",
-                    "offset",
-                    "chunk",
-                    "partition key",
-                    "message",
-                ]);
-                for (i, p) in problems.list.iter().enumerate() {
-                    let key = match (p.partition_key.as_deref(), part(i)) {
-                        (Some(k), _) => {
-                            format!("{} (0x{})", ctx.key_text(k), crate::output::hex(k))
-                        }
-                        (None, Some(ps)) => partitions_text(ps),
-                        (None, None) => String::new(),
-                    };
-                    let mut msg = p.message.clone();
-                    if let Some(e) = p.end {
-                        msg.push_str(&format!(" [lost {:#x}..{e:#x}]", p.offset));
+            for (i, p) in problems.list.iter().enumerate() {
+                let key = match (p.partition_key.as_deref(), part(i)) {
+                    (Some(k), _) => {
+                        Some(format!("{} (0x{})", ctx.key_text(k), crate::output::hex(k)))
                     }
-                    t.add_row(vec![
-                        term::cell(p.class.as_str(), Style::Bad),
-                        Cell::new(p.component.label()),
-                        Cell::new(format!("{:#x}", p.offset)),
-                        Cell::new(p.chunk.map_or(String::new(), |c| c.to_string())),
-                        term::cell(key, Style::Key),
-                        Cell::new(msg),
-                    ]);
-                }
-                s.push_str(&t.to_string());
-                s.push('\n');
-                if problems.dropped > 0 {
-                    s.push_str(&format!("... and {} more findings\n", problems.dropped));
-                }
+                    (None, Some(ps)) if !ps.list.is_empty() || ps.unresolved.is_some() => {
+                        Some(partitions_text(ps))
+                    }
+                    _ => None,
+                };
+                s.push_str(&finding_text(p, key.as_deref(), colour, width));
+            }
+            if problems.dropped > 0 {
+                s.push_str(&format!("... and {} more findings\n", problems.dropped));
             }
             let get = |k: &str| summary.get(k).map(|v| v.to_string()).unwrap_or_default();
             let width = term::width(Stream::Stdout);
@@ -413,6 +481,10 @@ pub fn emit_report(
                     s.push_str(&term::wrap(&n, "  note: ", "        ", width));
                 }
             }
+            if !s.ends_with('\n') {
+                s.push('\n');
+            }
+            s.push_str(tail);
             emit.text(&s)?;
         }
     }

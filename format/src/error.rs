@@ -35,6 +35,13 @@ pub enum ErrorKind {
         /// Bytes that remained.
         remaining: u64,
     },
+    /// The file ends before what its own contents place in it.
+    Truncated {
+        /// Bytes the file needs at least.
+        expected: u64,
+        /// Bytes it has.
+        actual: u64,
+    },
     /// A checksum did not match.
     ChecksumMismatch {
         /// "crc32", "adler32", "sha1".
@@ -157,6 +164,11 @@ impl fmt::Display for ErrorKind {
             ErrorKind::LengthOutOfRange { len, remaining } => {
                 write!(f, "length {len} out of range ({remaining} bytes left)")
             }
+            ErrorKind::Truncated { expected, actual } => write!(
+                f,
+                "the file is truncated: {actual} bytes, at least {expected} expected; \
+                 restore it from a backup or snapshot"
+            ),
             ErrorKind::ChecksumMismatch {
                 algo,
                 expected,

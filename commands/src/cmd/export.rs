@@ -765,7 +765,7 @@ impl<'a> Part<'a> {
             name.to_string_lossy(),
             std::process::id()
         ));
-        let f = File::create(&tmp).map_err(|e| {
+        let f = sstkit_format::write::pending::create(&tmp).map_err(|e| {
             CmdError::Output(io::Error::new(e.kind(), format!("{}: {e}", tmp.display())))
         })?;
         let w = BufWriter::with_capacity(1 << 20, f);
@@ -859,9 +859,12 @@ impl<'a> Part<'a> {
             None => {}
         }
         if let Some((tmp, path)) = self.tmp.take() {
-            std::fs::rename(&tmp, &path).map_err(|e| {
+            use sstkit_format::write::pending;
+            pending::rename(&tmp, &path).map_err(|e| {
+                pending::remove(&tmp);
                 CmdError::Output(io::Error::new(e.kind(), format!("{}: {e}", path.display())))
             })?;
+            pending::keep(&path);
         }
         Ok(())
     }
@@ -872,7 +875,7 @@ impl Drop for Part<'_> {
     fn drop(&mut self) {
         if let Some((tmp, _)) = self.tmp.take() {
             self.writer = None;
-            let _ = std::fs::remove_file(tmp);
+            sstkit_format::write::pending::remove(&tmp);
         }
     }
 }

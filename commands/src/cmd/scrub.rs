@@ -30,9 +30,15 @@
 //! [`crate::cmd::validate`]; findings in the shared finding shape, without
 //! `checks`, `skipped` and `checksum_chunks`) with `mode`, `salvaged`, `segregated`,
 //! `dropped`, `damaged`, `lost_bytes`, `lost_ranges`, `index_resync`,
-//! `resyncs`, `attempts`, `probe_bytes`, `data_len` (uncompressed) and
-//! `outputs` added; lost data is reported as `data_lost` findings with
-//! `offset`, `end` and the keys known to be lost.
+//! `resyncs`, `attempts`, `probe_bytes`, `data_len` (uncompressed),
+//! `index_partitions`, `lost_partitions`, `lost_keys`, `rows_decoded` and
+//! `outputs` added; `rows` counts the rows of the salvaged partitions (what
+//! the output holds); lost data is reported as `data_lost` findings with
+//! `offset`, `end` and the keys known to be lost. With an index and no
+//! out-of-order partition, `salvaged + segregated + lost_partitions` is
+//! `index_partitions`. `-o text` (the default at a terminal) ends with
+//! where the salvaged partitions went, the lost keys (the first ten) and
+//! what to do next.
 //!
 //! A progress bar (uncompressed bytes of Data.db) is drawn on stderr when
 //! stderr is a terminal ([`crate::progress`]). Exit status 1 when anything
@@ -53,6 +59,7 @@ use serde_json::{json, Map, Value};
 use sstkit_format::data::Fragment;
 use sstkit_format::scrub::{self, FragmentSource, Mode, SalvageSink, ScrubInfo, Target};
 use sstkit_format::validate::{Problem, ProblemClass};
+use sstkit_format::write::pending;
 use sstkit_format::Component;
 
 use crate::cli::{OutputFormat, SalvageFormat, ScrubArgs, ScrubMode};
@@ -128,12 +135,13 @@ pub fn run(a: &ScrubArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             "--output-dir needs --mode skip or --mode segregate".into(),
         ));
     }
-    let plan = SstPlan::resolve(&a.sst, OutputFormat::Json)?;
+    let plan = SstPlan::text_at_terminal(&a.sst)?;
     if let Some(dir) = &a.output_dir {
         crate::prepare_output_dir(dir, &plan.inputs.sstables)?;
     }
     let now_secs = crate::clock_secs();
-    for_each_sstable(&plan, false, out, |sst, emit| {
+    let mut tally = crate::findings::Tally::default();
+    let outcome = for_each_sstable(&plan, false, out, |sst, emit| {
         let ctx = KeyCtx::read(sst)?;
         let as_sstables = a.salvage_format == SalvageFormat::Sstable;
         let opts = scrub::Options {
@@ -182,7 +190,8 @@ pub fn run(a: &ScrubArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         summary.insert("errors".into(), json!(report.problems.total()));
         summary.insert("mode".into(), json!(mode_name(a.mode)));
         summary.insert("partitions".into(), json!(report.partitions));
-        summary.insert("rows".into(), json!(report.rows));
+        summary.insert("rows".into(), json!(report.salvaged_rows));
+        summary.insert("rows_decoded".into(), json!(report.rows));
         summary.insert("static_rows".into(), json!(report.static_rows));
         summary.insert("range_tombstone_markers".into(), json!(report.markers));
         summary.insert("data_bytes".into(), json!(report.data_len));
@@ -190,6 +199,12 @@ pub fn run(a: &ScrubArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         summary.insert("segregated".into(), json!(report.segregated));
         summary.insert("dropped".into(), json!(report.dropped));
         summary.insert("damaged".into(), json!(report.damaged));
+        summary.insert("index_partitions".into(), json!(report.index_partitions));
+        summary.insert("lost_partitions".into(), json!(report.lost_partitions));
+        summary.insert(
+            "lost_keys".into(),
+            Value::Array(report.lost_keys.iter().map(|k| ctx.key_json(k)).collect()),
+        );
         summary.insert("index_resync".into(), json!(report.index_resync));
         summary.insert("lost_bytes".into(), json!(report.lost_bytes));
         summary.insert(
@@ -232,8 +247,125 @@ pub fn run(a: &ScrubArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                 }),
             );
         }
-        crate::findings::emit_report(sst, emit, &ctx, summary, &report.problems)
-    })
+        let tail = if emit.fmt == OutputFormat::Text {
+            let outputs = Outputs {
+                salvaged: writer
+                    .as_ref()
+                    .and_then(|w| w.outputs.main.as_ref().map(|o| o.data_path.clone()))
+                    .or_else(|| sink.as_ref().map(|s| s.main_path.clone())),
+                segregated: writer
+                    .as_ref()
+                    .and_then(|w| w.outputs.segregated.as_ref().map(|o| o.data_path.clone())),
+                writing: a.output_dir.is_some(),
+            };
+            text_tail(&report, &ctx, &outputs, &sst.data_path(), a.mode)
+        } else {
+            String::new()
+        };
+        crate::findings::emit_report_with(sst, emit, &ctx, summary, &report.problems, &tail)?;
+        tally.record(&report.problems);
+        Ok(())
+    })?;
+    if plan.fmt == OutputFormat::Text && plan.inputs.sstables.len() > 1 {
+        write!(out, "\n{}", tally.line(plan.inputs.sstables.len()))?;
+    }
+    Ok(outcome)
+}
+
+/// Lost keys named in the text report at most.
+const TEXT_LOST_KEYS: usize = 10;
+
+/// Where scrub wrote, for the text report.
+struct Outputs {
+    salvaged: Option<PathBuf>,
+    segregated: Option<PathBuf>,
+    writing: bool,
+}
+
+/// The text report's last lines: what was salvaged and where, the lost
+/// keys, and what to do next.
+fn text_tail(
+    r: &scrub::Report,
+    ctx: &KeyCtx,
+    out: &Outputs,
+    input: &Path,
+    mode: ScrubMode,
+) -> String {
+    let width = crate::term::width(crate::term::Stream::Stdout);
+    let wrap = |t: &str| crate::term::wrap(t, "", "  ", width) + "\n";
+    let plural = |n: u64, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
+    let mut s = String::new();
+    let of = r
+        .index_partitions
+        .map(|n| format!(" of {n} the index lists"))
+        .unwrap_or_default();
+    let rows = plural(r.salvaged_rows, "row");
+    match (&out.salvaged, out.writing) {
+        (Some(p), _) => s.push_str(&wrap(&format!(
+            "salvaged {}{of} ({rows}) into {}",
+            plural(r.salvaged, "partition"),
+            p.display()
+        ))),
+        (None, true) => s.push_str(&wrap(&format!(
+            "salvaged {}{of}: no output written",
+            plural(r.salvaged, "partition")
+        ))),
+        (None, false) => s.push_str(&wrap(&format!(
+            "salvageable: {}{of} ({rows}); nothing written without --output-dir",
+            plural(r.salvaged, "partition")
+        ))),
+    }
+    if let Some(p) = &out.segregated {
+        s.push_str(&wrap(&format!(
+            "segregated {} (out of order) into {}",
+            plural(r.segregated, "partition"),
+            p.display()
+        )));
+    }
+    if r.lost_partitions > 0 {
+        let mut keys: Vec<String> = r
+            .lost_keys
+            .iter()
+            .take(TEXT_LOST_KEYS)
+            .map(|k| ctx.key_text(k))
+            .collect();
+        let more = r.lost_partitions.saturating_sub(keys.len() as u64);
+        if more > 0 {
+            keys.push(format!("+{more} more (all in -o json)"));
+        }
+        s.push_str(&wrap(&format!(
+            "lost {}: {}",
+            plural(r.lost_partitions, "partition"),
+            if keys.is_empty() {
+                "keys unknown (no readable index)".to_string()
+            } else {
+                keys.join(", ")
+            }
+        )));
+    }
+    if r.valid() {
+        return s;
+    }
+    let next = match &out.salvaged {
+        Some(p) => format!(
+            "next: check the output (sstkit validate {}); with the node stopped, replace \
+             the damaged sstable with it; then repair the table so the replicas restore \
+             the lost partitions",
+            p.display()
+        ),
+        None => format!(
+            "next: sstkit scrub --mode {} --output-dir DIR {} writes what can be salvaged \
+             to a new sstable in DIR",
+            if mode == ScrubMode::Segregate {
+                "segregate"
+            } else {
+                "skip"
+            },
+            input.display()
+        ),
+    };
+    s.push_str(&wrap(&next));
+    s
 }
 
 /// The NDJSON salvage sink: dump-data NDJSON lines (through the dump-data
@@ -266,7 +398,7 @@ impl NdjsonSink {
         let damaged_path = dir.join(format!("{stem}-damaged.ndjson"));
         let lost_path = dir.join(format!("{stem}-lost.ndjson"));
         let open = |p: &Path| -> CmdResult<BufWriter<File>> {
-            File::create(p)
+            pending::create(p)
                 .map(BufWriter::new)
                 .map_err(|e| CmdError::Usage(format!("cannot create {}: {e}", p.display())))
         };
@@ -342,7 +474,7 @@ impl SalvageSink for NdjsonSink {
             Target::Main => &mut self.main,
             Target::Segregated => {
                 if self.seg.is_none() {
-                    self.seg = Some(BufWriter::new(File::create(&self.seg_path)?));
+                    self.seg = Some(BufWriter::new(pending::create(&self.seg_path)?));
                 }
                 match self.seg.as_mut() {
                     Some(s) => s,
@@ -351,7 +483,7 @@ impl SalvageSink for NdjsonSink {
             }
             Target::Damaged => {
                 if self.damaged.is_none() {
-                    self.damaged = Some(BufWriter::new(File::create(&self.damaged_path)?));
+                    self.damaged = Some(BufWriter::new(pending::create(&self.damaged_path)?));
                 }
                 match self.damaged.as_mut() {
                     Some(s) => s,
@@ -381,6 +513,16 @@ impl SalvageSink for NdjsonSink {
         {
             s.flush()?;
         }
-        self.lost.flush()
+        self.lost.flush()?;
+        // Complete: no longer removed if a signal comes now.
+        for p in [
+            &self.main_path,
+            &self.seg_path,
+            &self.damaged_path,
+            &self.lost_path,
+        ] {
+            pending::keep(p);
+        }
+        Ok(())
     }
 }

@@ -23,7 +23,7 @@
 //! CompressionInfo.db or CRC.db and the Digest, Data.db twice sequentially
 //! (the checksum pass, then the decoding walk; once with `--skip-checksums`).
 //!
-//! # JSON schema (`-o json`, the default)
+//! # JSON schema (`-o json`, the default when stdout is not a terminal)
 //!
 //! ```text
 //! { "sstables": { "<Data.db path>": $REPORT, ... } }
@@ -45,8 +45,11 @@
 //!
 //! `-o ndjson`: one line per finding (`"type": "finding"`) then one summary
 //! line (`"type": "summary"`, the report without `findings`), each with the
-//! `"sstable"` path. `-o text`: a table of findings and a summary line; the
-//! skipped checks also on stderr.
+//! `"sstable"` path. `-o text` (the default at a terminal): each finding as
+//! a head line (class, the one offset, chunk, partition) over its wrapped
+//! message, a verdict line per sstable, and after several sstables a line
+//! counting the valid, damaged and incomplete ones; the skipped checks also
+//! on stderr.
 //!
 //! Exit status: 1 when any sstable has an error finding, 3 when one cannot be read.
 
@@ -57,7 +60,7 @@ use sstkit_format::checksums::ValidateOptions;
 use sstkit_format::validate;
 
 use crate::cli::{OutputFormat, ValidateArgs};
-use crate::findings::emit_report;
+use crate::findings::{emit_report, Tally};
 use crate::plan::SstPlan;
 use crate::progress::Progress;
 use crate::render::KeyCtx;
@@ -65,55 +68,58 @@ use crate::{for_each_sstable, CmdResult, Outcome};
 
 /// Run the command.
 pub fn run(a: &ValidateArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
-    for_each_sstable(
-        &SstPlan::resolve(&a.sst, OutputFormat::Json)?,
-        false,
-        out,
-        |sst, emit| {
-            let ctx = KeyCtx::read(sst)?;
-            let mut bar = Progress::new("validate");
-            let opts = validate::Options {
-                checksums: (!a.skip_checksums).then(ValidateOptions::default),
-                ..validate::Options::default()
-            };
-            let report = validate::validate(sst, &opts, &mut |p, len| bar.set(p, len))?;
-            bar.finish();
-            let mut summary = Map::new();
-            summary.insert("valid".into(), json!(report.valid()));
-            summary.insert("errors".into(), json!(report.problems.errors()));
-            summary.insert("partitions".into(), json!(report.partitions));
-            summary.insert("rows".into(), json!(report.rows));
-            summary.insert("static_rows".into(), json!(report.static_rows));
-            summary.insert("range_tombstone_markers".into(), json!(report.markers));
-            summary.insert("data_bytes".into(), json!(report.data_len));
-            summary.insert("index_entries".into(), json!(report.index_entries));
-            summary.insert("checksum_chunks".into(), json!(report.checksum_chunks));
-            let mut checks = Map::new();
-            for c in &report.checks {
-                let mut m = Map::new();
-                m.insert("done".into(), json!(c.done));
-                if let Some(n) = &c.note {
-                    m.insert("note".into(), json!(n));
-                }
-                checks.insert(c.name.into(), Value::Object(m));
+    let plan = SstPlan::text_at_terminal(&a.sst)?;
+    let mut tally = Tally::default();
+    let outcome = for_each_sstable(&plan, false, out, |sst, emit| {
+        let ctx = KeyCtx::read(sst)?;
+        let mut bar = Progress::new("validate");
+        let opts = validate::Options {
+            checksums: (!a.skip_checksums).then(ValidateOptions::default),
+            ..validate::Options::default()
+        };
+        let report = validate::validate(sst, &opts, &mut |p, len| bar.set(p, len))?;
+        bar.finish();
+        let mut summary = Map::new();
+        summary.insert("valid".into(), json!(report.valid()));
+        summary.insert("errors".into(), json!(report.problems.errors()));
+        summary.insert("partitions".into(), json!(report.partitions));
+        summary.insert("rows".into(), json!(report.rows));
+        summary.insert("static_rows".into(), json!(report.static_rows));
+        summary.insert("range_tombstone_markers".into(), json!(report.markers));
+        summary.insert("data_bytes".into(), json!(report.data_len));
+        summary.insert("index_entries".into(), json!(report.index_entries));
+        summary.insert("checksum_chunks".into(), json!(report.checksum_chunks));
+        let mut checks = Map::new();
+        for c in &report.checks {
+            let mut m = Map::new();
+            m.insert("done".into(), json!(c.done));
+            if let Some(n) = &c.note {
+                m.insert("note".into(), json!(n));
             }
-            summary.insert("checks".into(), Value::Object(checks));
-            let skipped: Vec<Value> = report
-                .skipped()
-                .map(|c| json!({"check": c.name, "reason": c.note.as_deref().unwrap_or("")}))
-                .collect();
-            if emit.fmt == OutputFormat::Text {
-                for c in report.skipped() {
-                    eprintln!(
-                        "sstkit: {}: skipped {}: {}",
-                        emit.label,
-                        c.name,
-                        c.note.as_deref().unwrap_or("")
-                    );
-                }
+            checks.insert(c.name.into(), Value::Object(m));
+        }
+        summary.insert("checks".into(), Value::Object(checks));
+        let skipped: Vec<Value> = report
+            .skipped()
+            .map(|c| json!({"check": c.name, "reason": c.note.as_deref().unwrap_or("")}))
+            .collect();
+        if emit.fmt == OutputFormat::Text {
+            for c in report.skipped() {
+                eprintln!(
+                    "sstkit: {}: skipped {}: {}",
+                    emit.label,
+                    c.name,
+                    c.note.as_deref().unwrap_or("")
+                );
             }
-            summary.insert("skipped".into(), Value::Array(skipped));
-            emit_report(sst, emit, &ctx, summary, &report.problems)
-        },
-    )
+        }
+        summary.insert("skipped".into(), Value::Array(skipped));
+        emit_report(sst, emit, &ctx, summary, &report.problems)?;
+        tally.record(&report.problems);
+        Ok(())
+    })?;
+    if plan.fmt == OutputFormat::Text && plan.inputs.sstables.len() > 1 {
+        write!(out, "\n{}", tally.line(plan.inputs.sstables.len()))?;
+    }
+    Ok(outcome)
 }

@@ -114,12 +114,7 @@ pub fn run(a: &WriteArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         partitioner,
         ..Default::default()
     };
-    std::fs::create_dir_all(&a.output_dir).map_err(|e| {
-        usage(format!(
-            "cannot create output directory {}: {e}",
-            a.output_dir.display()
-        ))
-    })?;
+    crate::prepare_output_dir(&a.output_dir, &[])?;
     let source = Source::new(&a.from, &a.output_dir)?;
     let input = open_input(source.path())?;
     let lines = count_lines(input)?;
@@ -571,7 +566,7 @@ impl Source {
             path,
             spooled: true,
         };
-        let mut f = std::fs::File::create(&src.path)?;
+        let mut f = sstkit_format::write::pending::create(&src.path)?;
         std::io::copy(&mut std::io::stdin().lock(), &mut f)?;
         Ok(src)
     }
@@ -592,7 +587,7 @@ impl Source {
 impl Drop for Source {
     fn drop(&mut self) {
         if self.spooled {
-            let _ = std::fs::remove_file(&self.path);
+            sstkit_format::write::pending::remove(&self.path);
         }
     }
 }

@@ -232,6 +232,25 @@ impl<'s> Starts<'s> {
         }
     }
 
+    /// How many indexed partitions start in `range`.
+    pub(super) fn count_in(&self, range: &Range<u64>) -> u64 {
+        let mut n = 0;
+        let mut from = range.start;
+        while let Some(e) = self.seek(from).filter(|e| e.pos < range.end) {
+            n += 1;
+            from = e.pos + 1;
+        }
+        n
+    }
+
+    /// How many partitions the index lists.
+    pub(super) fn count(&self) -> u64 {
+        match &self.kind {
+            Kind::Stream(s) => s.count,
+            Kind::List { entries, .. } => entries.len() as u64 + self.unlisted,
+        }
+    }
+
     /// Keys of the indexed partitions starting in `range` (at most `max`).
     pub(super) fn keys_in(&self, range: &Range<u64>, max: usize) -> Vec<Vec<u8>> {
         let mut out = Vec::new();

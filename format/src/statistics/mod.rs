@@ -262,6 +262,19 @@ impl Statistics {
         }
         let header_end = cur.abs_offset();
         for &(_, off, at) in &raw {
+            // An offset past the end, where the others are sane, is a cut file.
+            if off as u64 > file_len && raw.iter().all(|r| r.1 as u64 >= header_end) {
+                let last = raw.iter().map(|r| r.1 as u64).max().unwrap_or(0);
+                return Err(Error::at(
+                    ErrorKind::Truncated {
+                        expected: last + 1,
+                        actual: file_len,
+                    },
+                    comp,
+                    at,
+                    "metadata component offset",
+                ));
+            }
             if off < 0 || (off as u64) < header_end || off as u64 > file_len {
                 return Err(Error::at(
                     ErrorKind::LengthOutOfRange {

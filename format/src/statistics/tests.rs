@@ -729,3 +729,21 @@ mod fuzz {
         }
     }
 }
+
+#[test]
+fn a_cut_file_is_called_truncated_with_both_sizes() {
+    let bytes = file("nb");
+    let st = Statistics::parse(&bytes, f("nb")).unwrap();
+    let last = st.components.iter().map(|c| c.offset).max().unwrap();
+    let half = &bytes[..(last as usize - 1)];
+    let e = Statistics::parse_lenient(half, f("nb")).unwrap_err();
+    assert_eq!(
+        e.kind,
+        ErrorKind::Truncated {
+            expected: last + 1,
+            actual: half.len() as u64
+        },
+        "{e}"
+    );
+    assert!(e.to_string().contains("truncated"), "{e}");
+}

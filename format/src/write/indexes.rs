@@ -29,7 +29,7 @@ use super::out::io_err;
 type FileOut = BufWriter<std::fs::File>;
 
 fn create_file(p: &Path) -> Result<FileOut> {
-    let f = std::fs::File::create(p).map_err(|e| io_err(e, p))?;
+    let f = super::pending::create(p).map_err(|e| io_err(e, p))?;
     Ok(BufWriter::with_capacity(1 << 16, f))
 }
 

@@ -28,6 +28,7 @@ pub mod filter;
 pub mod index;
 mod indexes;
 pub mod out;
+pub mod pending;
 pub mod purge;
 pub mod rows;
 pub mod salvage;
@@ -210,7 +211,7 @@ impl std::fmt::Debug for SstableWriter {
     }
 }
 
-const TMP: &str = "tmp-sstkit-";
+use pending::TMP;
 
 /// The next free integer generation in `dir` (1 when empty).
 pub fn next_generation(dir: &Path) -> Result<u64> {
@@ -298,7 +299,7 @@ impl SstableWriter {
             Ok(x) => x,
             Err(e) => {
                 for p in &created {
-                    let _ = std::fs::remove_file(p);
+                    pending::remove(p);
                 }
                 return Err(e);
             }
@@ -558,8 +559,8 @@ impl SstableWriter {
 
     fn put_file(&mut self, suffix: &str, bytes: &[u8]) -> Result<()> {
         let p = self.dir.join(format!("{TMP}{}{suffix}", self.prefix));
+        let mut f = pending::create(&p).map_err(|e| io_err(e, &p))?;
         self.created.push(p.clone());
-        let mut f = std::fs::File::create(&p).map_err(|e| io_err(e, &p))?;
         f.write_all(bytes).map_err(|e| io_err(e, &p))?;
         f.sync_all().map_err(|e| io_err(e, &p))?;
         Ok(())
@@ -623,7 +624,7 @@ impl SstableWriter {
                 .map(|n| n.to_string_lossy().to_string())
                 .unwrap_or_default();
             let fin = self.dir.join(name.strip_prefix(TMP).unwrap_or(&name));
-            std::fs::rename(tmp, &fin).map_err(|e| io_err(e, &fin))?;
+            pending::rename(tmp, &fin).map_err(|e| io_err(e, &fin))?;
             total += std::fs::metadata(&fin).map(|m| m.len()).unwrap_or(0);
             // From here on a failure must remove the final name too.
             self.created.retain(|p| p != tmp);
@@ -632,6 +633,9 @@ impl SstableWriter {
         }
         if let Ok(d) = std::fs::File::open(&self.dir) {
             let _ = d.sync_all();
+        }
+        for p in &files {
+            pending::keep(p);
         }
         self.finished = true;
         Ok(Written {
@@ -652,7 +656,7 @@ impl Drop for SstableWriter {
             // Close Data.db before removing it.
             self.data = None;
             for p in &self.created {
-                let _ = std::fs::remove_file(p);
+                pending::remove(p);
             }
         }
     }

@@ -234,7 +234,7 @@ impl DataOut {
         chunk_length: u32,
         work: ChunkWork,
     ) -> Result<DataOut> {
-        let file = std::fs::File::create(path).map_err(|e| io_err(e, path))?;
+        let file = super::pending::create(path).map_err(|e| io_err(e, path))?;
         let chunk_length = if compression == Compression::None {
             CRC_CHUNK_SIZE
         } else {
