@@ -67,16 +67,16 @@ def make_outputs(case, work):
     return made
 
 
-def load(session, node_work, case, variant, inputs):
+def load(conn, node_work, case, variant, inputs):
     """Create the case's table in keyspace <case>_<variant>, import `inputs`, and return its
     SELECT JSON * rows, or raise RuntimeError saying why the import failed."""
     stmts, ks, table = ic.read_schema(case / "schema.cql", None, None)
     vks = f"{case.name}_{variant}".lower()
-    session.execute(f"CREATE KEYSPACE IF NOT EXISTS {vks} WITH replication = "
-                    "{'class': 'SimpleStrategy', 'replication_factor': 1}")
-    session.set_keyspace(vks)
+    conn.execute(f"CREATE KEYSPACE IF NOT EXISTS {vks} WITH replication = "
+                 "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+    conn.set_keyspace(vks)
     for s in stmts:
-        session.execute(re.sub(rf"\b{re.escape(ks)}\.", f"{vks}.", s))
+        conn.execute(re.sub(rf"\b{re.escape(ks)}\.", f"{vks}.", s))
     staged = ic.stage(inputs, node_work / "staging" / vks, vks, table)
     syslog = node_work / "logs" / "system.log"
     offset = ic.log_size(syslog)
@@ -91,7 +91,7 @@ def load(session, node_work, case, variant, inputs):
         raise RuntimeError(f"import refused (exit {r.returncode}, {len(loaded)}/{offered} loaded): "
                            f"{(r.stdout + r.stderr).strip()[-300:]} "
                            f"{' | '.join(ic.brief(e) for e in entries)[:500]}")
-    return select_truth.q(session, "all", f"SELECT JSON * FROM {vks}.{ic.cql_name(table)}")["rows"]
+    return select_truth.q(conn, "all", f"SELECT JSON * FROM {vks}.{ic.cql_name(table)}")["rows"]
 
 
 def run_one(run, cases):
@@ -99,8 +99,8 @@ def run_one(run, cases):
     node = mc.Node(run, node_work)
     results = []
     try:
-        session = node.start()
-        session.default_timeout = 120
+        conn = node.start()
+        conn.default_timeout = 120
         for case in cases:
             first = len(results)
             work = OUT / case.name
@@ -108,7 +108,7 @@ def run_one(run, cases):
             work.mkdir(parents=True)
             made = make_outputs(case, work)
             try:
-                want = load(session, node_work, case, "src", [case])
+                want = load(conn, node_work, case, "src", [case])
             except RuntimeError as e:
                 results.append((case.name, "source", f"FAIL source import: {e}"))
                 continue
@@ -121,7 +121,7 @@ def run_one(run, cases):
                     results.append((case.name, name, f"FAIL {out}"))
                     continue
                 try:
-                    got = load(session, node_work, case, name, [out])
+                    got = load(conn, node_work, case, name, [out])
                 except RuntimeError as e:
                     results.append((case.name, name, f"FAIL {e}"))
                     continue

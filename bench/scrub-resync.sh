@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # scrub-resync.sh - what `sstkit scrub` costs and salvages when Data.db is damaged.
 #
-# For each corpus set below (read in place from ../shared/corpus, copied to a temp dir), it
-# overwrites 8 bytes of Data.db at a third of the file with 0xFF, then runs
+# For each corpus set below (read in place from $SSTKIT_CORPUS, else ../shared/corpus; copied
+# to a temp dir), it overwrites 8 bytes of Data.db at a third of the file with 0xFF, then runs
 # `sstkit scrub -o json` twice: with the sstable's index, and with Index.db, Summary.db and
 # Filter.db removed (the index-less scan, where candidate partition starts are searched byte by
 # byte). It prints the wall time (best of RUNS, default 3), the confirmation attempts and the
@@ -16,7 +16,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck source=lib.sh
 source "$here/lib.sh"
 bin="$(sstkit_binary scrub-resync.sh 1)"
-corpus="$here/../../shared/corpus"
+corpus="${SSTKIT_CORPUS:-$here/../../shared/corpus}"
 [[ -d "$corpus" ]] || { echo "scrub-resync.sh: no corpus at $corpus" >&2; exit 2; }
 runs="${RUNS:-3}"
 work="$(mktemp -d)"

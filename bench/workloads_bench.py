@@ -87,11 +87,11 @@ def value_text(rng, ck, n=80):
 class Loader:
     """Sends single-partition unlogged batches, a window of them in flight."""
 
-    def __init__(self, session, window=16):
-        self.session, self.window, self.futures = session, window, []
+    def __init__(self, conn, window=16):
+        self.conn, self.window, self.futures = conn, window, []
 
     def send(self, batch):
-        self.futures.append(self.session.execute_async(batch))
+        self.futures.append(self.conn.execute_async(batch))
         if len(self.futures) >= self.window:
             self.futures.pop(0).result()
 
@@ -101,15 +101,15 @@ class Loader:
         self.futures = []
 
 
-def create_schema(session):
-    session.execute(f"DROP KEYSPACE IF EXISTS {KS}")
-    session.execute(f"CREATE KEYSPACE {KS} WITH replication = "
-                    "{'class': 'SimpleStrategy', 'replication_factor': 1}")
-    session.set_keyspace(KS)
-    session.execute("""CREATE TABLE one_partition (
+def create_schema(conn):
+    conn.execute(f"DROP KEYSPACE IF EXISTS {KS}")
+    conn.execute(f"CREATE KEYSPACE {KS} WITH replication = "
+                 "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+    conn.set_keyspace(KS)
+    conn.execute("""CREATE TABLE one_partition (
         pk int, ck int, v text, n bigint,
         PRIMARY KEY (pk, ck))""" + table_options())
-    session.execute("""CREATE TABLE many_partitions (
+    conn.execute("""CREATE TABLE many_partitions (
         pk bigint, ck int,
         s text static,
         t text, i int, b bigint, d double, flag boolean, ts timestamp, u uuid, blb blob,
@@ -117,11 +117,11 @@ def create_schema(session):
         PRIMARY KEY (pk, ck))""" + table_options())
 
 
-def load_one_partition(session, flush, rows, batch=500):
+def load_one_partition(conn, flush, rows, batch=500):
     rng = random.Random(31)
-    ins = session.prepare("INSERT INTO one_partition (pk, ck, v, n) VALUES (1, ?, ?, ?) "
-                          "USING TIMESTAMP ?")
-    loader = Loader(session)
+    ins = conn.prepare("INSERT INTO one_partition (pk, ck, v, n) VALUES (1, ?, ?, ?) "
+                       "USING TIMESTAMP ?")
+    loader = Loader(conn)
     ts = TS0 + 31 * 10**9
     flush_s, since_flush = 0.0, 0
     for start in range(0, rows, batch):
@@ -141,15 +141,15 @@ def load_one_partition(session, flush, rows, batch=500):
     return {"rows": rows, "partitions": 1, "flush_s": flush_s}
 
 
-def load_many_partitions(session, flush, partitions):
+def load_many_partitions(conn, flush, partitions):
     rng = random.Random(32)
     cols = "pk, ck, t, i, b, d, flag, ts, u, blb, tags, attrs, fl"
-    ins = session.prepare(f"INSERT INTO many_partitions ({cols}) VALUES "
-                          f"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) USING TIMESTAMP ?")
-    ins_ttl = session.prepare("UPDATE many_partitions USING TTL 864000 AND TIMESTAMP ? "
-                              "SET t = ? WHERE pk = ? AND ck = ?")
-    static = session.prepare("UPDATE many_partitions USING TIMESTAMP ? SET s = ? WHERE pk = ?")
-    loader = Loader(session)
+    ins = conn.prepare(f"INSERT INTO many_partitions ({cols}) VALUES "
+                       f"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) USING TIMESTAMP ?")
+    ins_ttl = conn.prepare("UPDATE many_partitions USING TTL 864000 AND TIMESTAMP ? "
+                           "SET t = ? WHERE pk = ? AND ck = ?")
+    static = conn.prepare("UPDATE many_partitions USING TIMESTAMP ? SET s = ? WHERE pk = ?")
+    loader = Loader(conn)
     ts = TS0 + 32 * 10**9
     epoch = datetime.datetime(2020, 1, 1)
     flush_s, since_flush, rows = 0.0, 0, 0
@@ -189,13 +189,13 @@ def load_many_partitions(session, flush, partitions):
     return {"rows": rows, "partitions": partitions, "flush_s": flush_s}
 
 
-def run_all(session, flush, log=print, only=None, nodetool=None):
+def run_all(conn, flush, log=print, only=None, nodetool=None):
     """Create the schema and fill the tables (or only those in ``only``); each ends up as one
     sstable (flushed slices, then ``nodetool compact``)."""
-    session.default_timeout = 300
-    create_schema(session)
-    steps = [("one_partition", lambda: load_one_partition(session, flush, ONE_PARTITION_ROWS)),
-             ("many_partitions", lambda: load_many_partitions(session, flush, MANY_PARTITIONS))]
+    conn.default_timeout = 300
+    create_schema(conn)
+    steps = [("one_partition", lambda: load_one_partition(conn, flush, ONE_PARTITION_ROWS)),
+             ("many_partitions", lambda: load_many_partitions(conn, flush, MANY_PARTITIONS))]
     for table, fn in steps:
         if only is not None and table not in only:
             continue

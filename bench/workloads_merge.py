@@ -69,16 +69,16 @@ class Writer:
     """The same statements into every table: single-partition unlogged batches, a window of
     them in flight."""
 
-    def __init__(self, session, tables, window=16):
-        self.session, self.window, self.futures = session, window, []
+    def __init__(self, conn, tables, window=16):
+        self.conn, self.window, self.futures = conn, window, []
         self.stmts = {t: {
-            "ins": session.prepare(f"INSERT INTO {t} (pk, ck, v, n) VALUES (?, ?, ?, ?) "
-                                   f"USING TIMESTAMP ?"),
-            "del_row": session.prepare(f"DELETE FROM {t} USING TIMESTAMP ? "
-                                       f"WHERE pk = ? AND ck = ?"),
-            "del_range": session.prepare(f"DELETE FROM {t} USING TIMESTAMP ? "
-                                         f"WHERE pk = ? AND ck >= ? AND ck < ?"),
-            "del_partition": session.prepare(f"DELETE FROM {t} USING TIMESTAMP ? WHERE pk = ?"),
+            "ins": conn.prepare(f"INSERT INTO {t} (pk, ck, v, n) VALUES (?, ?, ?, ?) "
+                                f"USING TIMESTAMP ?"),
+            "del_row": conn.prepare(f"DELETE FROM {t} USING TIMESTAMP ? "
+                                    f"WHERE pk = ? AND ck = ?"),
+            "del_range": conn.prepare(f"DELETE FROM {t} USING TIMESTAMP ? "
+                                      f"WHERE pk = ? AND ck >= ? AND ck < ?"),
+            "del_partition": conn.prepare(f"DELETE FROM {t} USING TIMESTAMP ? WHERE pk = ?"),
         } for t in tables}
 
     def send(self, ops):
@@ -88,7 +88,7 @@ class Writer:
                 b = BatchStatement(batch_type=BatchType.UNLOGGED)
                 for name, params in ops[start:start + 500]:
                     b.add(stmts[name], params)
-                self.futures.append(self.session.execute_async(b))
+                self.futures.append(self.conn.execute_async(b))
                 if len(self.futures) >= self.window:
                     self.futures.pop(0).result()
 
@@ -136,23 +136,23 @@ def slice_ops(s, rng, ts):
     return parts, ts
 
 
-def run_all(session, flush, log=print, only=None, nodetool=None):
+def run_all(conn, flush, log=print, only=None, nodetool=None):
     """Create both tables and write the 8 slices into each (flushing after each slice), then
     compact ``compacted`` into one sstable."""
-    session.default_timeout = 300
-    session.execute(f"DROP KEYSPACE IF EXISTS {KS}")
-    session.execute(f"CREATE KEYSPACE {KS} WITH replication = "
-                    "{'class': 'SimpleStrategy', 'replication_factor': 1}")
-    session.set_keyspace(KS)
+    conn.default_timeout = 300
+    conn.execute(f"DROP KEYSPACE IF EXISTS {KS}")
+    conn.execute(f"CREATE KEYSPACE {KS} WITH replication = "
+                 "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+    conn.set_keyspace(KS)
     tables = [t for t in TABLES if only is None or t in only]
     for t in tables:
         # merged must keep its 8 sstables: no compaction at all.
         off = " WITH compaction = {'class': 'SizeTieredCompactionStrategy', 'enabled': 'false'}"
-        session.execute(f"CREATE TABLE {t} (pk int, ck int, v text, n bigint, "
+        conn.execute(f"CREATE TABLE {t} (pk int, ck int, v text, n bigint, "
                         f"PRIMARY KEY (pk, ck))" + (off if t == "merged" else ""))
         if nodetool:
             nodetool("disableautocompaction", KS, t)
-    w = Writer(session, tables)
+    w = Writer(conn, tables)
     rng = random.Random(33)
     ts = TS0 + 33 * 10**9
     rows = flush_s = load_s = 0.0

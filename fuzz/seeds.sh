@@ -2,7 +2,8 @@
 # Build the fuzz seed corpora under fuzz/seeds/<target>/ (ignored by git)
 # from the project's fixtures and, when present, the shared corpus of real
 # sstables (read in place, never copied into the project):
-#   fuzz/seeds.sh [CORPUS_DIR]     (default: ../shared/corpus beside the repo)
+#   fuzz/seeds.sh [CORPUS_DIR]     (default: $SSTKIT_CORPUS, else ../shared/corpus
+#                                   beside the repo, as for the tests)
 # Seeds are at most 64 KiB (the -max_len of the runs): larger streamed files
 # (Index.db, uncompressed Data.db) are cut to their first 64 KiB, others are
 # skipped. Two-file targets (bti, checksums, data_header) take a big-endian
@@ -11,7 +12,7 @@
 set -eu
 cd "$(dirname "$0")"
 repo=$(cd .. && pwd)
-corpus=${1:-$repo/../shared/corpus}
+corpus=${1:-${SSTKIT_CORPUS:-$repo/../shared/corpus}}
 out=seeds
 max=65536
 rm -rf "$out"

@@ -39,15 +39,14 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// `../shared/corpus`, or None (with a message) when absent.
+// The one definition of where the corpus is, shared with the format crate's unit tests.
+#[path = "../format/src/test_support/corpus_location.rs"]
+mod corpus_location;
+
+/// The corpus root (`SSTKIT_CORPUS`, else `../shared/corpus`), or None, with
+/// a note naming the test on stderr, when absent.
 pub fn corpus() -> Option<PathBuf> {
-    let p = repo().join("../shared/corpus");
-    if p.is_dir() {
-        Some(p)
-    } else {
-        eprintln!("skipping: ../shared/corpus is absent");
-        None
-    }
+    corpus_location::corpus_root()
 }
 
 /// The project fixtures directory of Cassandra-written cases.

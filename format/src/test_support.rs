@@ -1,12 +1,12 @@
-//! Corpus helpers shared by the decoders' tests: finding the files of
-//! `shared/corpus` (read in place; the tests skip when it is absent), which
+//! Corpus helpers shared by the decoders' tests: finding the files of the
+//! shared corpus (read in place; the tests skip when it is absent), which
 //! sets are corrupt on purpose (MANIFEST.md), and the few Statistics.db facts
 //! (partitioner, clustering fixed lengths) the tests need, parsed minimally
 //! here so they do not depend on the modules under test.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::component::Component;
 use crate::cur::Cur;
@@ -34,15 +34,12 @@ pub struct File {
     pub component: String,
 }
 
-/// The corpus root, or None (with a note on stderr) when absent.
+mod corpus_location;
+
+/// The corpus root (`SSTKIT_CORPUS`, else `../shared/corpus`), or None, with
+/// a note naming the test on stderr, when absent.
 pub fn root() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus");
-    if p.is_dir() {
-        Some(p)
-    } else {
-        eprintln!("corpus not found at {}: skipping corpus test", p.display());
-        None
-    }
+    corpus_location::corpus_root()
 }
 
 /// Every corpus file whose component suffix satisfies `pred`, of a

@@ -499,8 +499,9 @@ fn jb_legacy_blob_tail_and_bounds() {
 
 // ------------------------------------------------------------------ corpus
 
-pub(super) fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus")
+/// The corpus root, or None when it is absent.
+pub(super) fn corpus_dir() -> Option<PathBuf> {
+    crate::test_support::root()
 }
 
 fn find_files(dir: &Path, suffix: &str, out: &mut Vec<PathBuf>) {
@@ -540,11 +541,7 @@ fn version_of(path: &Path) -> Option<Version> {
 
 #[test]
 fn corpus_statistics_decode_to_the_end() {
-    let dir = corpus_dir();
-    if !dir.is_dir() {
-        eprintln!("skipping: no corpus at {}", dir.display());
-        return;
-    }
+    let Some(dir) = corpus_dir() else { return };
     let mut files = Vec::new();
     find_files(&dir, "Statistics.db", &mut files);
     let (mut ok, mut failed_corrupt, mut skipped) = (0, 0, 0);
@@ -652,11 +649,9 @@ fn corpus_statistics_decode_to_the_end() {
 
 #[test]
 fn corpus_known_quirks() {
-    let dir = corpus_dir().join("scylladb");
-    if !dir.is_dir() {
-        eprintln!("skipping: no corpus");
+    let Some(dir) = corpus_dir().map(|c| c.join("scylladb")) else {
         return;
-    }
+    };
     let read = |rel: &str| std::fs::read(dir.join(rel)).ok();
     if let Some(b) = read("bad_tombstone_histogram/la-1-big-Statistics.db") {
         let st = Statistics::parse(&b, f("la")).unwrap();
@@ -687,7 +682,9 @@ mod fuzz {
             .collect();
         v.push((jb_blob(true, true), f("jb")));
         let mut files = Vec::new();
-        find_files(&corpus_dir(), "Statistics.db", &mut files);
+        if let Some(dir) = corpus_dir() {
+            find_files(&dir, "Statistics.db", &mut files);
+        }
         for p in files.iter().step_by(9) {
             if let (Some(ver), Ok(b)) = (version_of(p), std::fs::read(p)) {
                 v.push((b, ver.features()));

@@ -34,13 +34,15 @@ fn bti_sstables() -> Vec<PathBuf> {
             .is_some_and(|n| n.to_string_lossy().starts_with("da_"))
     });
     dirs.sort();
-    for s in [
-        "legacy_da_simple",
-        "legacy_da_clust",
-        "legacy_da_simple_counter",
-        "legacy_da_clust_counter",
-    ] {
-        dirs.push(root.join("../shared/corpus/cassandra").join(s));
+    if let Some(corpus) = crate::test_support::root() {
+        for s in [
+            "legacy_da_simple",
+            "legacy_da_clust",
+            "legacy_da_simple_counter",
+            "legacy_da_clust_counter",
+        ] {
+            dirs.push(corpus.join("cassandra").join(s));
+        }
     }
     dirs.iter().filter_map(|d| data_file(d)).collect()
 }
