@@ -51,10 +51,10 @@ use sstkit_format::write::copy::kept_metadata;
 use sstkit_format::write::purge::Purger;
 use sstkit_format::write::{KeptMetadata, SstableWriter};
 
-use super::rewrite::{create_error, output_json, Outputs, Writer};
 use crate::cli::{CompactArgs, OutputFormat};
 use crate::inputs::Inputs;
 use crate::progress::Progress;
+use crate::writers::{create_error, output_json, Outputs, Writer};
 use crate::{CmdError, CmdResult, Outcome};
 use sstkit_format::engine::MergeInputs;
 

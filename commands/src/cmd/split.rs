@@ -29,12 +29,12 @@ use sstkit_format::write::bloom::expected_keys;
 use sstkit_format::write::copy::{copy_routed, kept_metadata, Route};
 use sstkit_format::write::SstableWriter;
 
-use super::rewrite::{create_error, data_len, for_each_source, output_json, Outputs, Writer};
 use crate::cli::{OutputFormat, SplitArgs};
 use crate::dump::select::{self, Spec};
 use crate::dump::Table;
 use crate::plan::SstPlan;
 use crate::progress::Progress;
+use crate::writers::{create_error, data_len, for_each_source, output_json, Outputs, Writer};
 use crate::{CmdError, CmdResult, Outcome};
 use sstkit_format::engine::Selection;
 

@@ -59,9 +59,9 @@ use sstkit_format::write::bloom::filter_for;
 use sstkit_format::write::{next_generation, KeptMetadata, SstableWriter, WriterOptions};
 use sstkit_format::Version;
 
-use super::rewrite::{create_error, Writer};
 use crate::cli::{OutputFormat, WriteArgs};
 use crate::progress::Progress;
+use crate::writers::{create_error, Writer};
 use crate::{CmdError, CmdResult, Outcome};
 
 /// Run the command.
