@@ -620,8 +620,18 @@ fn info_on_many_sstables_is_one_line_each_then_table_totals() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     let lines: Vec<&str> = r.stdout.lines().collect();
     assert!(lines[0].starts_with("sstable") && lines[0].contains("droppable"));
-    assert!(lines[1].starts_with("nb-1-big") && lines[2].starts_with("nb-2-big"));
-    assert!(lines[3].starts_with("oa-1-big"));
+    // Each line names its table, whole in a pipe.
+    assert!(
+        lines[1].starts_with("oracle.deletes_merge/nb-1-big ")
+            && lines[2].starts_with("oracle.deletes_merge/nb-2-big "),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        lines[3].starts_with("fixtures/cassandra/oa_deletes/oa-1-big "),
+        "{}",
+        r.stdout
+    );
     let totals = lines
         .iter()
         .position(|l| l.starts_with("totals per table"))
@@ -636,9 +646,61 @@ fn info_on_many_sstables_is_one_line_each_then_table_totals() {
         "{}",
         r.stdout
     );
-    for l in &lines {
-        assert!(l.chars().count() <= 80, "{l}");
+    assert!(
+        !r.stdout.contains('…'),
+        "a name cut in a pipe:\n{}",
+        r.stdout
+    );
+}
+
+/// `info -r` on a data directory with a snapshot and backups: every line
+/// names its keyspace.table and whether it is a snapshot or a backup, whole
+/// in a pipe however narrow COLUMNS is, so `grep TABLE` finds them.
+#[test]
+fn info_lines_name_table_snapshot_and_backup() {
+    let root = stage_merge_pair("info-sets");
+    let table = root.join("oracle/deletes_merge-3fbb65f0e68911f1b41253bd8bb18368");
+    for sub in ["snapshots/before-upgrade", "backups"] {
+        let d = table.join(sub);
+        std::fs::create_dir_all(&d).unwrap();
+        for e in std::fs::read_dir(&table).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_file() && p.to_string_lossy().contains("nb-1-big") {
+                std::fs::copy(&p, d.join(p.file_name().unwrap())).unwrap();
+            }
+        }
     }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sstkit"))
+        .args(["info", "-r", "--snapshots", "--backups", "--now", NOW])
+        .arg(root.to_str().unwrap())
+        .env("COLUMNS", "40")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let rows: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "oracle.deletes_merge/nb-1-big",
+            "oracle.deletes_merge/nb-2-big",
+            "oracle.deletes_merge/backups/nb-1-big",
+            "oracle.deletes_merge/snapshots/before-upgrade/nb-1-big",
+        ],
+        "{text}"
+    );
+    // `grep -c deletes_merge`: the four sstables and the three sets of the totals.
+    assert_eq!(
+        text.lines().filter(|l| l.contains("deletes_merge")).count(),
+        7,
+        "{text}"
+    );
+    assert!(!text.contains('…'), "{text}");
 }
 
 /// A data directory of two tables (one with a snapshot) and the `--keyspace`

@@ -604,6 +604,66 @@ mod pty {
         assert!(r.stdout.starts_with("{\"sstables\""));
     }
 
+    /// `info` on a data directory at an 80-column terminal: one line per
+    /// sstable, the name cut in the middle so the keyspace and the sstable
+    /// stay, and a snapshot's line tells it is one.
+    #[test]
+    fn info_names_are_cut_in_the_middle_at_a_terminal() {
+        let root = tempdir("info-names");
+        let table =
+            root.join("operations/user_activity_by_region-0123456789abcdef0123456789abcdef");
+        for sub in ["", "snapshots/nightly"] {
+            let d = table.join(sub);
+            std::fs::create_dir_all(&d).unwrap();
+            for e in std::fs::read_dir(fixtures().join("nb_clustering")).unwrap() {
+                let p = e.unwrap().path();
+                if p.file_name().unwrap().to_string_lossy().starts_with("nb-") {
+                    std::fs::copy(&p, d.join(p.file_name().unwrap())).unwrap();
+                }
+            }
+        }
+        let root_s = root.to_str().unwrap();
+        let r = run(&["info", "-r", "--snapshots", root_s], 80, false, &[]);
+        assert_eq!(r.code, 0, "{}", r.tty);
+        let plain = strip_ansi(&r.tty);
+        let (w, line) = widest(&plain);
+        assert!(w <= 80, "a line of {w} columns:\n{line}");
+        let rows: Vec<&str> = plain
+            .lines()
+            .skip(1)
+            .take_while(|l| !l.is_empty())
+            .map(|l| l.split_whitespace().next().unwrap())
+            .collect();
+        assert_eq!(rows.len(), 2, "{plain}");
+        for (row, full) in rows.iter().zip([
+            "operations.user_activity_by_region/nb-1-big",
+            "operations.user_activity_by_region/snapshots/nightly/nb-1-big",
+        ]) {
+            let (head, tail) = row
+                .split_once('…')
+                .unwrap_or_else(|| panic!("not cut: {row}"));
+            assert!(
+                !head.is_empty() && full.starts_with(head) && full.ends_with(tail),
+                "{row} is not {full} cut in the middle"
+            );
+            assert!(tail.ends_with("nb-1-big"), "{row}");
+        }
+        assert!(
+            rows[1].contains("nightly"),
+            "the snapshot is not named: {}",
+            rows[1]
+        );
+        // The same listing in a pipe keeps the names whole.
+        let piped = run(&["info", "-r", "--snapshots", root_s], 80, true, &[]);
+        assert!(
+            piped
+                .stdout
+                .contains("operations.user_activity_by_region/snapshots/nightly/nb-1-big "),
+            "{}",
+            piped.stdout
+        );
+    }
+
     #[test]
     fn key_not_found_at_a_terminal() {
         let r = run(&["read", "-k", "zz:999", &nb()], 80, false, &[]);
