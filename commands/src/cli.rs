@@ -304,9 +304,16 @@ disk, its rows and cells, its tombstones by kind (partition, row, range, complex
 rows and cells and those already expired at --now, and its min/max write timestamp.\n\n\
 Thresholds list only partitions reaching one of them (--min-size, --min-rows, --min-cells, \
 --min-tombstones; any one is enough, as in sstablepartitions); --top N keeps the N largest by \
---by. Without a threshold or --top every partition is listed. After the partitions: for each \
-sstable and each table, estimated percentiles (p50 to p999, computed as sstablepartitions \
-computes them) and exact min/max/count of size, rows, cells and tombstones.\n\n\
+--by. Without a threshold or --top, json, ndjson and csv list every partition in token order; \
+text lists the 20 largest by --by, largest first, after a summary per sstable and per table \
+whose headers count the partitions and those listed.\n\n\
+Percentiles (p50 to p999 of size, rows, cells and tombstones, per sstable and per table, with \
+min, max and count) are exact in text and json: the nearest-rank value among every partition \
+summarised, so never above the max. Each distinct value is counted; past 262,144 distinct \
+values of one metric they are kept to 11 significant bits (within 0.1%), json says \
+\"exact\": false and text marks them ~. json's \"estimated\" holds the figures \
+sstablepartitions prints (Cassandra's EstimatedHistogram bucket bounds), for comparison; the \
+csv output, sstablepartitions --csv's columns, has the partitions only.\n\n\
 Tombstones are counted as sstablepartitions counts them: row, range (each marker), complex and \
 cell tombstones plus expired TTL'd rows and cells; the partition deletion makes the partition \
 not live and is shown apart. Rows and cells are those of clustered rows (not the static row).\n\n\
@@ -1093,11 +1100,11 @@ pub struct PartitionsArgs {
     /// List partitions with at least this many tombstones
     #[arg(long, value_name = "N")]
     pub min_tombstones: Option<u64>,
-    /// List only the N largest partitions by --by (after the thresholds)
+    /// List only the N largest partitions by --by (after the thresholds); text lists 20 unless told
     #[arg(long, value_name = "N")]
     pub top: Option<usize>,
-    /// What --top ranks by
-    #[arg(long, value_enum, default_value = "size", requires = "top")]
+    /// What --top ranks by, and the order of the text list (largest first)
+    #[arg(long, value_enum, default_value = "size")]
     pub by: PartitionMetric,
     /// Only this partition key (CQL literal form, composite as a:b); repeatable
     #[arg(
