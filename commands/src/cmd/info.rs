@@ -45,7 +45,11 @@ fn collect(sst: &Sstable, gc_before: i64) -> CmdResult<Value> {
     let path = sst.path(Component::Statistics);
     let st = Statistics::parse_salvage(&sst.read_component(Component::Statistics)?, sst.features())
         .map_err(|e| e.in_file(&path))?;
-    let ctx = KeyCtx::from_statistics(&st);
+    let mut ctx = KeyCtx::from_statistics(&st);
+    // ka/la store no key type: --schema gives it, so the keys print decoded.
+    if ctx.key_type.is_none() {
+        ctx.key_type = sst.table_schema().map(|s| s.partition_key_type());
+    }
     let mut o = Map::new();
     o.insert("version".into(), json!(sst.version().as_str()));
     o.insert("format".into(), json!(sst.desc.format.name()));
