@@ -544,11 +544,19 @@ mod pty {
             ),
             // export drives the dump's reads under its own name.
             (
-                vec!["export", "-f", "csv", "-o", "-", case.as_str()],
+                vec!["export", "-o", "csv", "--output-file", "-", case.as_str()],
                 "export",
             ),
             (
-                vec!["export", "--merge", "-f", "csv", "-o", "-", case.as_str()],
+                vec![
+                    "export",
+                    "--merge",
+                    "-o",
+                    "csv",
+                    "--output-file",
+                    "-",
+                    case.as_str(),
+                ],
                 "export",
             ),
         ] {
