@@ -470,6 +470,78 @@ fn records_match_the_schema() {
     assert_eq!(seen.len(), 3, "{seen:?}");
 }
 
+/// The outputs the README's tour shows are what sstkit prints on the
+/// fixtures staged as its data directory.
+#[test]
+fn readme_tour_is_current() {
+    let root = scratch_dir("readme", "tour");
+    let data = root.join("var/lib/cassandra/data");
+    let table = data.join("shop/orders-3fbb65f0e68911f1b41253bd8bb18368");
+    let snap = table.join("snapshots/before-upgrade");
+    std::fs::create_dir_all(&snap).unwrap();
+    for case in ["nb_deletes_merge_1", "nb_deletes_merge_2"] {
+        for e in std::fs::read_dir(fixtures().join(case)).unwrap() {
+            let p = e.unwrap().path();
+            let n = p.file_name().unwrap().to_string_lossy().to_string();
+            if n.starts_with("nb-") {
+                std::fs::copy(&p, table.join(&n)).unwrap();
+                if n.starts_with("nb-1-") {
+                    std::fs::copy(&p, snap.join(&n)).unwrap();
+                }
+            }
+        }
+    }
+    let readme = std::fs::read_to_string(crate::util::repo().join("README.md")).unwrap();
+    let mut shown = 0;
+    for block in readme
+        .split("```text\n$ cd /var/lib/cassandra/data\n")
+        .skip(1)
+        .chain(
+            readme
+                .split("```text\n")
+                .skip(1)
+                .filter(|b| b.starts_with("$ sstkit")),
+        )
+    {
+        let block = &block[..block.find("```").unwrap()];
+        let mut lines = block.lines().peekable();
+        while let Some(cmd) = lines.next() {
+            let Some(args) = cmd.strip_prefix("$ sstkit ") else {
+                continue;
+            };
+            let mut want = String::new();
+            while lines.peek().is_some_and(|l| !l.starts_with("$ ")) {
+                want.push_str(lines.next().unwrap());
+                want.push('\n');
+            }
+            let mut words: Vec<String> = Vec::new();
+            for w in args.split_whitespace() {
+                match w.strip_suffix("*/") {
+                    // The shell's glob: the one table folder.
+                    Some(prefix) if prefix.ends_with("orders-") => {
+                        words.push(format!("{prefix}3fbb65f0e68911f1b41253bd8bb18368/"))
+                    }
+                    _ => words
+                        .push(w.replace("orders-*/", "orders-3fbb65f0e68911f1b41253bd8bb18368/")),
+                }
+            }
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_sstkit"))
+                .args(&words)
+                .current_dir(&data)
+                .env("COLUMNS", "80")
+                .output()
+                .unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout),
+                want,
+                "README: sstkit {args}"
+            );
+            shown += 1;
+        }
+    }
+    assert!(shown >= 4, "only {shown} commands of the tour checked");
+}
+
 #[test]
 fn readme_screenshot_is_current() {
     let r = sstkit([

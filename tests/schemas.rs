@@ -1,6 +1,6 @@
 //! Output contracts: the real `--output json` and `--output ndjson` output of
 //! every command, and the `--io-stats=json` lines, checked against their
-//! JSON Schema in `docs/schemas/` (README "Output schemas").
+//! JSON Schema in `docs/schemas/` (docs/output.md).
 
 use std::path::Path;
 
