@@ -2,7 +2,7 @@
 # export.sh - throughput of `sstkit export --format parquet` on one (large) sstable, next
 # to CQLite's Parquet export of the same sstable in the same run.
 #
-# Builds sstkit (release), then runs `sstkit export -f parquet -o OUT SSTABLE` N times,
+# Builds sstkit (release), then runs `sstkit export -o parquet --output-file OUT SSTABLE` N times,
 # pinned to one core (`taskset -c CORE`), and reports:
 #
 #   wall     best and median wall time of the N runs
@@ -109,7 +109,7 @@ PY
 }
 
 OUT="$TMP/sstkit.parquet"
-time_runs "$TMP/sstkit" taskset -c "$CORE" "$BIN" export -f parquet -o "$OUT" "$DIR"
+time_runs "$TMP/sstkit" taskset -c "$CORE" "$BIN" export -o parquet --output-file "$OUT" "$DIR"
 ROWS="$(parquet_rows "$OUT")"
 summarize "sstkit export" "$TMP/sstkit" "$ROWS"
 SSTKIT_BEST="$(sort -n "$TMP/sstkit" | head -1 | cut -d' ' -f1)"

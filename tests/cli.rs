@@ -419,3 +419,71 @@ fn texts_name_only_existing_commands() {
         );
     }
 }
+
+/// `sstkit --help` lists the commands by task: reading, checking and
+/// repair, writing, analytics, then the component decoders.
+#[test]
+fn help_lists_commands_by_task() {
+    let r = sstkit(["--help"]);
+    let listed: Vec<String> = r
+        .stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .map(|l| l.split_whitespace().next().unwrap().to_string())
+        .collect();
+    let at = |c: &str| {
+        listed
+            .iter()
+            .position(|x| x == c)
+            .unwrap_or_else(|| panic!("{c} not listed: {listed:?}"))
+    };
+    assert_eq!(&listed[..2], ["dump-data", "read"], "{listed:?}");
+    let groups: [&[&str]; 4] = [
+        &["validate", "validate-checksums", "scrub"],
+        &["rewrite", "split", "compact", "write"],
+        &["partitions", "expired-blockers", "timestamps"],
+        &["dump-toc", "dump-statistics", "dump-index", "dump-schema"],
+    ];
+    for pair in groups.windows(2) {
+        for a in pair[0] {
+            for b in pair[1] {
+                assert!(at(a) < at(b), "{a} after {b}: {listed:?}");
+            }
+        }
+    }
+    let first_decoder = listed
+        .iter()
+        .position(|c| c.starts_with("dump-") && c != "dump-data");
+    let decoders = listed
+        .iter()
+        .filter(|c| c.starts_with("dump-") && *c != "dump-data")
+        .count();
+    assert_eq!(
+        first_decoder,
+        Some(listed.len() - decoders - 1),
+        "{listed:?}"
+    );
+}
+
+/// `-o` is the output format in every command: a value among formats.
+#[test]
+fn dash_o_is_the_output_format_everywhere() {
+    let cmd = Cli::command();
+    let mut checked = 0;
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        let Some(o) = sub.get_arguments().find(|a| a.get_short() == Some('o')) else {
+            continue;
+        };
+        let names: Vec<String> = o
+            .get_value_names()
+            .map(|v| v.iter().map(|s| s.to_string()).collect())
+            .unwrap_or_default();
+        let formats = !o.get_possible_values().is_empty() || names == ["FORMAT"];
+        assert!(formats, "{}: -o is {names:?}", sub.get_name());
+        checked += 1;
+    }
+    assert!(checked >= 20, "{checked}");
+}

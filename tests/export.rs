@@ -123,9 +123,9 @@ fn parquet_and_arrow_stream_equal_select_json_and_dump_cql() {
         let pq = dir.join(format!("{name}.parquet"));
         let mut args = vec![
             "export".to_string(),
-            "-f".into(),
-            "parquet".into(),
             "-o".into(),
+            "parquet".into(),
+            "--output-file".into(),
         ];
         args.push(pq.display().to_string());
         args.extend(now.iter().cloned());
@@ -139,7 +139,7 @@ fn parquet_and_arrow_stream_equal_select_json_and_dump_cql() {
 
         // The Arrow IPC stream on stdout.
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_sstkit"));
-        cmd.args(["export", "-f", "arrow", "-o", "-"])
+        cmd.args(["export", "-o", "arrow", "--output-file", "-"])
             .args(&now)
             .arg(&case);
         let out = cmd.output().unwrap();
@@ -184,9 +184,9 @@ fn merged_export_equals_select_json() {
             let mut args = vec![
                 "export".to_string(),
                 "--merge".into(),
-                "-f".into(),
-                "parquet".into(),
                 "-o".into(),
+                "parquet".into(),
+                "--output-file".into(),
             ];
             args.push(pq.display().to_string());
             args.extend(dirs.iter().map(|d| d.display().to_string()));
@@ -255,8 +255,12 @@ fn row_groups_codecs_and_token_range_files() {
     let dir = scratch("groups");
     let case = fixtures().join("nb_wide");
     let rows = |extra: &[&str], out: &Path| {
-        let mut args: Vec<String> =
-            vec!["export".into(), "-f".into(), "parquet".into(), "-o".into()];
+        let mut args: Vec<String> = vec![
+            "export".into(),
+            "-o".into(),
+            "parquet".into(),
+            "--output-file".into(),
+        ];
         args.push(out.display().to_string());
         args.extend(extra.iter().map(|s| s.to_string()));
         args.push(case.display().to_string());
@@ -330,12 +334,12 @@ fn usage_errors_and_no_partial_file() {
     let out = dir.join("x.parquet");
     let o = out.display().to_string();
     for bad in [
-        vec!["export", "-f", "parquet", "-o", "-", &c],
+        vec!["export", "-o", "parquet", "--output-file", "-", &c],
         vec![
             "export",
-            "-f",
-            "parquet",
             "-o",
+            "parquet",
+            "--output-file",
             &o,
             "--decimals",
             "decimal128:99",
@@ -343,9 +347,9 @@ fn usage_errors_and_no_partial_file() {
         ],
         vec![
             "export",
-            "-f",
-            "parquet",
             "-o",
+            "parquet",
+            "--output-file",
             &o,
             "--partition-by",
             "hash:3",
@@ -353,9 +357,9 @@ fn usage_errors_and_no_partial_file() {
         ],
         vec![
             "export",
-            "-f",
-            "csv",
             "-o",
+            "csv",
+            "--output-file",
             &o,
             "--partition-by",
             "token-range:2",
@@ -368,9 +372,9 @@ fn usage_errors_and_no_partial_file() {
     // A decimal that does not fit the fixed scale fails the export: no file at all.
     let r = sstkit([
         "export",
-        "-f",
-        "parquet",
         "-o",
+        "parquet",
+        "--output-file",
         &o,
         "--decimals",
         "decimal128:2",
@@ -385,9 +389,9 @@ fn usage_errors_and_no_partial_file() {
     // An input that does not exist: exit 2 or 3 as for every command, no file.
     let r = sstkit([
         "export",
-        "-f",
-        "parquet",
         "-o",
+        "parquet",
+        "--output-file",
         &o,
         "/nonexistent/nb-1-big-Data.db",
     ]);
@@ -400,9 +404,9 @@ fn csv_as_cqlsh_copy_writes_it() {
     let case = fixtures().join("nb_collections");
     let mut args = vec![
         "export".to_string(),
-        "-f".into(),
-        "csv".into(),
         "-o".into(),
+        "csv".into(),
+        "--output-file".into(),
         "-".into(),
     ];
     args.extend(now_args(&case));
@@ -473,9 +477,9 @@ fn tombstone_stream_holds_what_sstabledump_shows() {
         let tombs = dir.join(format!("{name}.csv"));
         let r = sstkit([
             "export".as_ref(),
-            "-f".as_ref(),
-            "csv".as_ref(),
             "-o".as_ref(),
+            "csv".as_ref(),
+            "--output-file".as_ref(),
             dir.join(format!("{name}.rows.csv")).as_os_str(),
             "--tombstones".as_ref(),
             tombs.as_os_str(),
@@ -492,4 +496,50 @@ fn tombstone_stream_holds_what_sstabledump_shows() {
         checked += 1;
     }
     assert!(checked >= 2, "no deletes fixture");
+}
+
+/// `export -o FORMAT --output-file FILE`; the previous release's `-f FORMAT
+/// -o FILE` still writes the same file, with a note on stderr for each.
+#[test]
+fn output_format_and_file_spellings() {
+    let dir = crate::util::scratch_dir("export", "spelling");
+    let case = crate::util::fixtures().join("nb_clustering");
+    let case = case.to_str().unwrap();
+    let new = dir.join("new.csv");
+    let old = dir.join("old.csv");
+    let r = sstkit([
+        "export",
+        "-o",
+        "csv",
+        "--output-file",
+        new.to_str().unwrap(),
+        case,
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stderr.contains("note"), "{}", r.stderr);
+    let r = sstkit(["export", "-f", "csv", "-o", old.to_str().unwrap(), case]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("-f FORMAT is now -o FORMAT")
+            && r.stderr
+                .contains(&format!("is now --output-file {}", old.display())),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(std::fs::read(&new).unwrap(), std::fs::read(&old).unwrap());
+    // The format from the file's extension; none that tells is a usage error.
+    let pq = dir.join("t.parquet");
+    let r = sstkit(["export", "--output-file", pq.to_str().unwrap(), case]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(&std::fs::read(&pq).unwrap()[..4], b"PAR1");
+    let r = sstkit([
+        "export",
+        "--output-file",
+        dir.join("t").to_str().unwrap(),
+        case,
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    let r = sstkit(["export", "-o", "csv", case]);
+    assert_eq!(r.code, 2, "no output file: {}", r.stderr);
+    assert!(r.stderr.contains("--output-file"), "{}", r.stderr);
 }

@@ -452,3 +452,212 @@ fn a_schema_that_does_not_fit_is_named_once() {
     let r = sstkit(["dump-data", d, "--schema", s.to_str().unwrap()]);
     assert!(r.stderr.is_empty(), "{}", r.stderr);
 }
+
+/// One partition of a dump: the key's raw hex and the clustering rows' raw hex.
+struct Dumped {
+    key: String,
+    rows: Vec<String>,
+}
+
+/// The partitions of `dir` as ndjson gives them (raw forms, the truth).
+fn dumped(dir: &str) -> (Vec<Dumped>, Vec<Value>) {
+    let r = sstkit(["dump-data", "-o", "ndjson", dir]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let lines: Vec<Value> = r
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let parts = lines
+        .iter()
+        .map(|p| Dumped {
+            key: p["key"]["raw"].as_str().unwrap().to_string(),
+            rows: p["clustering_elements"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter(|e| e["type"] == "clustering-row")
+                        .map(|e| e["key"]["raw"].as_str().unwrap().to_string())
+                        .collect()
+                })
+                .unwrap_or_default(),
+        })
+        .collect();
+    (parts, lines)
+}
+
+/// `read -k KEY [--from C --to C] DIR`: the key's raw hex and the rows'.
+fn read_back(
+    dir: &str,
+    key: &str,
+    clustering: Option<&str>,
+) -> Result<(String, Vec<String>), String> {
+    let mut a = vec!["read", "-o", "ndjson", "-k", key];
+    if let Some(c) = clustering {
+        a.extend(["--from", c, "--to", c]);
+    }
+    a.push(dir);
+    let r = sstkit(&a);
+    if r.code != 0 || r.stdout.trim().is_empty() {
+        return Err(format!("exit {}: {}", r.code, r.stderr.trim()));
+    }
+    let v: Value = serde_json::from_str(r.stdout.lines().next().unwrap()).unwrap();
+    let rows = v["clustering_elements"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter(|e| e["type"] == "clustering-row")
+                .map(|e| e["key"]["raw"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok((v["key"]["raw"].as_str().unwrap().to_string(), rows))
+}
+
+/// A printed form, the key as printed, its raw hex, and a printed
+/// clustering of one of its rows with that row's raw hex.
+type Pasted = (&'static str, String, String, Option<(String, String)>);
+
+/// Every printed key and clustering pastes back into `--key` / `--from` /
+/// `--to` as it is: the text output's `[sa:11]` and `-479, 'zulu5'`,
+/// sstabledump's JSON arrays `["sa","11"]` and `[ -479, "zulu5" ]`, the
+/// ndjson `value`s, and the keys `partitions` prints.
+#[test]
+fn printed_keys_and_clusterings_paste_back() {
+    let mut failures = Vec::new();
+    let mut pasted = std::collections::BTreeMap::<&str, usize>::new();
+    for case in [
+        "nb_clustering",
+        "da_clustering",
+        "nb_typed_keys",
+        "oa_wide_desc",
+    ] {
+        let dir = crate::util::fixtures().join(case).display().to_string();
+        let (parts, nd) = dumped(&dir);
+        // ndjson: key.value and each clustering row's key.value.
+        let mut forms: Vec<Pasted> = Vec::new();
+        for (p, v) in parts.iter().zip(&nd).take(12) {
+            let row = v["clustering_elements"].as_array().and_then(|a| {
+                a.iter().find(|e| e["type"] == "clustering-row").map(|e| {
+                    (
+                        e["key"]["value"].as_str().unwrap().to_string(),
+                        e["key"]["raw"].as_str().unwrap().to_string(),
+                    )
+                })
+            });
+            forms.push((
+                "ndjson",
+                v["key"]["value"].as_str().unwrap().into(),
+                p.key.clone(),
+                row,
+            ));
+        }
+        // sstabledump: partition.key and rows[].clustering as JSON text.
+        let sd = sstkit(["dump-data", "-o", "sstabledump", dir.as_str()]);
+        let sd: Value = serde_json::from_str(&sd.stdout).unwrap();
+        for (p, v) in parts.iter().zip(sd.as_array().unwrap()).take(12) {
+            let key = serde_json::to_string(&v["partition"]["key"]).unwrap();
+            let row = v["rows"].as_array().and_then(|rows| {
+                let r = rows.iter().find(|r| r["type"] == "row")?;
+                Some((
+                    serde_json::to_string(&r["clustering"]).unwrap(),
+                    p.rows.first()?.clone(),
+                ))
+            });
+            forms.push(("sstabledump", key, p.key.clone(), row));
+        }
+        // text: `[key]@pos Row[...]: clustering | cells`, one line per row.
+        let tx = sstkit(["dump-data", "-o", "text", dir.as_str()]);
+        let mut seen: Vec<(String, Option<String>)> = Vec::new();
+        for line in tx.stdout.lines() {
+            let Some(at) = line.find("]@") else { continue };
+            let key = line[..at + 1].to_string();
+            if seen.last().is_none_or(|l| l.0 != key) {
+                seen.push((key, None));
+            }
+            let Some(last) = seen.last_mut() else {
+                continue;
+            };
+            if last.1.is_none() && line.contains(" Row[") && !line.contains(": STATIC |") {
+                last.1 = line
+                    .split_once(" ]: ")
+                    .and_then(|(_, rest)| rest.split_once(" | "))
+                    .map(|(c, _)| c.to_string());
+            }
+        }
+        assert_eq!(seen.len(), parts.len(), "{case}: text keys");
+        for ((key, clust), p) in seen.into_iter().zip(&parts).take(12) {
+            let row = clust.zip(p.rows.first().cloned());
+            forms.push(("text", key, p.key.clone(), row));
+        }
+        // partitions: the keys of its text list, in a pipe (never cut).
+        let pt = sstkit(["partitions", "-o", "text", "--top", "12", dir.as_str()]);
+        let pj = sstkit(["partitions", "-o", "ndjson", "--top", "12", dir.as_str()]);
+        let raws: Vec<String> = pj
+            .stdout
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|v| v["type"] == "partition")
+            .map(|v| v["key"]["raw"].as_str().unwrap().to_string())
+            .collect();
+        let keys: Vec<String> = pt
+            .stdout
+            .lines()
+            .skip_while(|l| !l.starts_with("partition key"))
+            .skip(1)
+            .map(|l| l.split("  ").next().unwrap().trim().to_string())
+            .collect();
+        assert_eq!(keys.len(), raws.len(), "{}", pt.stdout);
+        for (k, raw) in keys.into_iter().zip(raws) {
+            forms.push(("partitions", k, raw, None));
+        }
+        for (form, key, raw, row) in forms {
+            *pasted.entry(form).or_default() += 1;
+            match read_back(&dir, &key, None) {
+                Ok((got, _)) if got == raw => {}
+                other => failures.push(format!("{case} {form} -k {key}: {other:?}")),
+            }
+            if let Some((c, want)) = row {
+                *pasted.entry(form).or_default() += 1;
+                match read_back(&dir, &key, Some(&c)) {
+                    Ok((_, rows)) if rows == [want.clone()] => {}
+                    other => {
+                        failures.push(format!("{case} {form} -k {key} --from/--to {c}: {other:?}"))
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    for (form, n) in &pasted {
+        assert!(*n >= 10, "only {n} pasted from {form}");
+    }
+}
+
+/// The documented escape `\:` works in a text key, and a text key that is
+/// itself bracketed is written quoted.
+#[test]
+fn documented_escapes_work() {
+    let t = CqlType::Native(sstkit_format::types::Native::Text);
+    assert_eq!(parse_key_arg(&t, "host\\:9042").unwrap(), b"host:9042");
+    assert_eq!(parse_key_arg(&t, "host:9042").unwrap(), b"host:9042");
+    assert_eq!(parse_key_arg(&t, "[host:9042]").unwrap(), b"host:9042");
+    assert_eq!(parse_key_arg(&t, "'[abc]'").unwrap(), b"[abc]");
+    assert_eq!(parse_key_arg(&t, "[\"a\\\"b\"]").unwrap(), b"a\"b");
+    let composite = CqlType::Composite(vec![
+        t.clone(),
+        CqlType::Native(sstkit_format::types::Native::Int),
+    ]);
+    let want = parse_key_arg(&composite, "('host:9042', 5)").unwrap();
+    assert_eq!(parse_key_arg(&composite, "host\\:9042:5").unwrap(), want);
+    assert_eq!(parse_key_arg(&composite, "[host\\:9042:5]").unwrap(), want);
+    assert_eq!(
+        parse_key_arg(&composite, "[ \"host:9042\", \"5\" ]").unwrap(),
+        want
+    );
+}

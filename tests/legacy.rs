@@ -532,3 +532,49 @@ fn lb_duplicates_set_reads_as_one_row() {
         r.stdout
     );
 }
+
+/// `info` on a ka sstable with `--schema` prints its first and last keys
+/// decoded, as they are pasted into `--key`, not as hex.
+#[test]
+fn info_prints_legacy_keys_decoded_with_the_schema() {
+    let Some(root) = corpus() else { return };
+    let dir = root.join("cassandra/legacy_ka_simple");
+    if !dir.is_dir() {
+        return;
+    }
+    let tmp = scratch("info-keys");
+    let s = schema_file(
+        &tmp,
+        "legacy_ka_simple",
+        "CREATE TABLE legacy_tables.legacy_ka_simple (pk text PRIMARY KEY, val text);",
+    );
+    let r = sstkit([
+        "info",
+        "-o",
+        "json",
+        "--schema",
+        s.to_str().unwrap(),
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let sst = v["sstables"].as_object().unwrap().values().next().unwrap();
+    for k in ["first_key", "last_key"] {
+        let raw = sst[k]["raw"].as_str().unwrap();
+        let text = String::from_utf8(
+            (0..raw.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&raw[i..i + 2], 16).unwrap())
+                .collect(),
+        )
+        .unwrap();
+        assert_eq!(sst[k]["value"], text.as_str(), "{k}: {sst}");
+    }
+    let r = sstkit([
+        "info",
+        "--schema",
+        s.to_str().unwrap(),
+        dir.to_str().unwrap(),
+    ]);
+    assert!(r.stdout.contains(" 0 (token 30, 0x30)"), "{}", r.stdout);
+}

@@ -125,6 +125,107 @@ fn java_percentiles(text: &str) -> Vec<(String, [String; 4])> {
         .collect()
 }
 
+/// The percentiles sstkit prints, and their fractions.
+const PCT: [(&str, f64); 6] = [
+    ("p50", 0.5),
+    ("p75", 0.75),
+    ("p90", 0.9),
+    ("p95", 0.95),
+    ("p99", 0.99),
+    ("p999", 0.999),
+];
+
+/// The (size, rows, cells, tombstones) of every partition of a case, from
+/// sstablepartitions' csv.
+fn csv_stats(dir: &Path) -> Vec<[u64; 4]> {
+    let csv = std::fs::read_to_string(dir.join("sstablepartitions-all.csv")).unwrap();
+    csv.lines()
+        .skip(1)
+        .map(|l| {
+            let v: Vec<u64> = l[l.rfind("\",").unwrap() + 2..]
+                .split(',')
+                .skip(3)
+                .take(4)
+                .map(|x| x.parse().unwrap())
+                .collect();
+            [v[0], v[1], v[2], v[3]]
+        })
+        .collect()
+}
+
+/// The text view: a summary whose percentiles are exact (never above the
+/// max), headers that count what is listed, then the list sorted by --by,
+/// largest first.
+#[test]
+fn text_lists_the_largest_first_and_counts_what_it_lists() {
+    let case = fixtures().join("nb_deletes");
+    let stats = csv_stats(&case);
+    let text = |extra: &[&str]| {
+        let mut a = vec!["partitions", "-o", "text", "--now", NOW];
+        a.extend_from_slice(extra);
+        a.push(case.to_str().unwrap());
+        let r = sstkit(&a);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r.stdout
+    };
+    // The printed list: (size, rows, cells, tombstones) as printed.
+    let listed = |out: &str| -> Vec<Vec<String>> {
+        out.lines()
+            .skip_while(|l| !l.starts_with("partition key"))
+            .skip(1)
+            .map(|l| {
+                let t: Vec<&str> = l.split_whitespace().collect();
+                let n = t.len();
+                vec![
+                    t[1..n - 3].join(" "),
+                    t[n - 3].into(),
+                    t[n - 2].into(),
+                    t[n - 1].into(),
+                ]
+            })
+            .collect()
+    };
+    for (extra, col, n) in [
+        (&[][..], 0, 20),
+        (&["--top", "5"][..], 0, 5),
+        (&["--by", "tombstones", "--top", "8"][..], 3, 8),
+        (&["--by", "rows"][..], 1, 20),
+    ] {
+        let out = text(extra);
+        assert!(
+            out.contains(&format!("{} partitions, {n} listed", stats.len()))
+                && out.contains(&format!("{n} listed of {} partitions", stats.len())),
+            "{extra:?}:\n{out}"
+        );
+        let got = listed(&out);
+        assert_eq!(got.len(), n, "{extra:?}:\n{out}");
+        let mut want: Vec<u64> = stats.iter().map(|s| s[col]).collect();
+        want.sort_unstable_by(|a, b| b.cmp(a));
+        let shown: Vec<String> = want[..n]
+            .iter()
+            .map(|&v| if col == 0 { pretty(v) } else { v.to_string() })
+            .collect();
+        let printed: Vec<String> = got.iter().map(|r| r[col].clone()).collect();
+        assert_eq!(printed, shown, "{extra:?}:\n{out}");
+    }
+    // Exact percentiles: p95 of the sizes is a size that occurred, not above the max.
+    let out = text(&[]);
+    let row = |label: &str| -> String {
+        let l = out
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(label))
+            .unwrap_or_else(|| panic!("no {label} row:\n{out}"));
+        let t: Vec<&str> = l.split_whitespace().collect();
+        t[1..t.len() - 3].join(" ")
+    };
+    let mut sizes: Vec<u64> = stats.iter().map(|s| s[0]).collect();
+    sizes.sort_unstable();
+    let rank = (0.95 * sizes.len() as f64).ceil() as usize;
+    assert_eq!(row("p95"), pretty(sizes[rank - 1]), "{out}");
+    assert_eq!(row("max"), pretty(*sizes.last().unwrap()), "{out}");
+    assert!(!out.contains("~p"), "{out}");
+}
+
 #[test]
 fn percentiles_equal_sstablepartitions_and_extremes_are_exact() {
     let root = scratch_dir("partitions", "pct");
@@ -136,7 +237,8 @@ fn percentiles_equal_sstablepartitions_and_extremes_are_exact() {
         let rows = java_percentiles(&java);
         assert_eq!(rows.len(), 6, "{}", c.dir.display());
         for (p, want) in rows {
-            let stat = |k: &str| sst["stats"][k][&p].as_u64().unwrap();
+            // The estimate sstablepartitions prints is kept apart from the exact figure.
+            let stat = |k: &str| sst["stats"][k]["estimated"][&p].as_u64().unwrap();
             let ours = [
                 pretty(stat("size")),
                 stat("rows").to_string(),
@@ -169,6 +271,14 @@ fn percentiles_equal_sstablepartitions_and_extremes_are_exact() {
                 .collect();
             assert_eq!(vals.len() as u64, count);
             let s = &sst["stats"][name];
+            // The percentiles are exact: nearest rank over every partition.
+            let mut sorted = vals.clone();
+            sorted.sort_unstable();
+            for (p, q) in PCT {
+                let rank = ((q * count as f64).ceil() as usize).clamp(1, sorted.len());
+                assert_eq!(s[p], sorted[rank - 1], "{} {name} {p}", c.dir.display());
+            }
+            assert_eq!(s["exact"], true);
             assert_eq!(
                 s["min"],
                 *vals.iter().min().unwrap(),
@@ -358,6 +468,78 @@ fn records_match_the_schema() {
         }
     }
     assert_eq!(seen.len(), 3, "{seen:?}");
+}
+
+/// The outputs the README's tour shows are what sstkit prints on the
+/// fixtures staged as its data directory.
+#[test]
+fn readme_tour_is_current() {
+    let root = scratch_dir("readme", "tour");
+    let data = root.join("var/lib/cassandra/data");
+    let table = data.join("shop/orders-3fbb65f0e68911f1b41253bd8bb18368");
+    let snap = table.join("snapshots/before-upgrade");
+    std::fs::create_dir_all(&snap).unwrap();
+    for case in ["nb_deletes_merge_1", "nb_deletes_merge_2"] {
+        for e in std::fs::read_dir(fixtures().join(case)).unwrap() {
+            let p = e.unwrap().path();
+            let n = p.file_name().unwrap().to_string_lossy().to_string();
+            if n.starts_with("nb-") {
+                std::fs::copy(&p, table.join(&n)).unwrap();
+                if n.starts_with("nb-1-") {
+                    std::fs::copy(&p, snap.join(&n)).unwrap();
+                }
+            }
+        }
+    }
+    let readme = std::fs::read_to_string(crate::util::repo().join("README.md")).unwrap();
+    let mut shown = 0;
+    for block in readme
+        .split("```text\n$ cd /var/lib/cassandra/data\n")
+        .skip(1)
+        .chain(
+            readme
+                .split("```text\n")
+                .skip(1)
+                .filter(|b| b.starts_with("$ sstkit")),
+        )
+    {
+        let block = &block[..block.find("```").unwrap()];
+        let mut lines = block.lines().peekable();
+        while let Some(cmd) = lines.next() {
+            let Some(args) = cmd.strip_prefix("$ sstkit ") else {
+                continue;
+            };
+            let mut want = String::new();
+            while lines.peek().is_some_and(|l| !l.starts_with("$ ")) {
+                want.push_str(lines.next().unwrap());
+                want.push('\n');
+            }
+            let mut words: Vec<String> = Vec::new();
+            for w in args.split_whitespace() {
+                match w.strip_suffix("*/") {
+                    // The shell's glob: the one table folder.
+                    Some(prefix) if prefix.ends_with("orders-") => {
+                        words.push(format!("{prefix}3fbb65f0e68911f1b41253bd8bb18368/"))
+                    }
+                    _ => words
+                        .push(w.replace("orders-*/", "orders-3fbb65f0e68911f1b41253bd8bb18368/")),
+                }
+            }
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_sstkit"))
+                .args(&words)
+                .current_dir(&data)
+                .env("COLUMNS", "80")
+                .output()
+                .unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout),
+                want,
+                "README: sstkit {args}"
+            );
+            shown += 1;
+        }
+    }
+    assert!(shown >= 4, "only {shown} commands of the tour checked");
 }
 
 #[test]
@@ -620,8 +802,18 @@ fn info_on_many_sstables_is_one_line_each_then_table_totals() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     let lines: Vec<&str> = r.stdout.lines().collect();
     assert!(lines[0].starts_with("sstable") && lines[0].contains("droppable"));
-    assert!(lines[1].starts_with("nb-1-big") && lines[2].starts_with("nb-2-big"));
-    assert!(lines[3].starts_with("oa-1-big"));
+    // Each line names its table, whole in a pipe.
+    assert!(
+        lines[1].starts_with("oracle.deletes_merge/nb-1-big ")
+            && lines[2].starts_with("oracle.deletes_merge/nb-2-big "),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        lines[3].starts_with("fixtures/cassandra/oa_deletes/oa-1-big "),
+        "{}",
+        r.stdout
+    );
     let totals = lines
         .iter()
         .position(|l| l.starts_with("totals per table"))
@@ -636,9 +828,61 @@ fn info_on_many_sstables_is_one_line_each_then_table_totals() {
         "{}",
         r.stdout
     );
-    for l in &lines {
-        assert!(l.chars().count() <= 80, "{l}");
+    assert!(
+        !r.stdout.contains('…'),
+        "a name cut in a pipe:\n{}",
+        r.stdout
+    );
+}
+
+/// `info -r` on a data directory with a snapshot and backups: every line
+/// names its keyspace.table and whether it is a snapshot or a backup, whole
+/// in a pipe however narrow COLUMNS is, so `grep TABLE` finds them.
+#[test]
+fn info_lines_name_table_snapshot_and_backup() {
+    let root = stage_merge_pair("info-sets");
+    let table = root.join("oracle/deletes_merge-3fbb65f0e68911f1b41253bd8bb18368");
+    for sub in ["snapshots/before-upgrade", "backups"] {
+        let d = table.join(sub);
+        std::fs::create_dir_all(&d).unwrap();
+        for e in std::fs::read_dir(&table).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_file() && p.to_string_lossy().contains("nb-1-big") {
+                std::fs::copy(&p, d.join(p.file_name().unwrap())).unwrap();
+            }
+        }
     }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sstkit"))
+        .args(["info", "-r", "--snapshots", "--backups", "--now", NOW])
+        .arg(root.to_str().unwrap())
+        .env("COLUMNS", "40")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let rows: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "oracle.deletes_merge/nb-1-big",
+            "oracle.deletes_merge/nb-2-big",
+            "oracle.deletes_merge/backups/nb-1-big",
+            "oracle.deletes_merge/snapshots/before-upgrade/nb-1-big",
+        ],
+        "{text}"
+    );
+    // `grep -c deletes_merge`: the four sstables and the three sets of the totals.
+    assert_eq!(
+        text.lines().filter(|l| l.contains("deletes_merge")).count(),
+        7,
+        "{text}"
+    );
+    assert!(!text.contains('…'), "{text}");
 }
 
 /// A data directory of two tables (one with a snapshot) and the `--keyspace`
@@ -878,6 +1122,73 @@ fn expired_blockers_equal_sstableexpiredblockers() {
         .collect();
     assert_eq!(expired.len(), 2, "{v}");
     assert!(expired.iter().any(|e| e.0 == "nb-3-big-Data.db"), "{v}");
+}
+
+/// `expired-blockers` text: dates instead of microseconds, "never" instead
+/// of Long.MAX_VALUE, and each sstable's Data.db size.
+#[test]
+fn expired_blockers_text_shows_dates_and_sizes() {
+    let fx = crate::util::repo().join("fixtures/expiring");
+    let now = std::fs::read_to_string(fx.join("nb_expiring_1/sstableexpiredblockers-now.txt"))
+        .expect("the tool's time");
+    let root = scratch_dir("blockers", "text");
+    let table = root.join("oracle/expiring-5184d120e96a11f19f3237d51e757713");
+    std::fs::create_dir_all(&table).unwrap();
+    for i in 1..=4 {
+        for e in std::fs::read_dir(fx.join(format!("nb_expiring_{i}"))).unwrap() {
+            let p = e.unwrap().path();
+            let n = p.file_name().unwrap().to_string_lossy().to_string();
+            if n.starts_with("nb-") {
+                std::fs::copy(&p, table.join(&n)).unwrap();
+            }
+        }
+    }
+    let args = [
+        "expired-blockers",
+        "--gc-grace",
+        "0",
+        "--now",
+        now.trim(),
+        "-r",
+    ];
+    let r = sstkit(
+        args.iter()
+            .copied()
+            .chain([root.to_str().unwrap(), "-o", "text"]),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let text = r.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        text.starts_with("oracle.expiring: 2 blockers (gc before "),
+        "{text}"
+    );
+    assert!(
+        !text.contains("9223372036854775807") && !text.contains("maxLDT"),
+        "{text}"
+    );
+    let j = sstkit(
+        args.iter()
+            .copied()
+            .chain([root.to_str().unwrap(), "-o", "json"]),
+    );
+    let v: Value = serde_json::from_str(&j.stdout).unwrap();
+    for b in v["tables"][0]["blockers"].as_array().unwrap() {
+        let size = b["data_size"].as_u64().unwrap();
+        let file = std::path::Path::new(b["sstable"].as_str().unwrap());
+        assert_eq!(size, std::fs::metadata(file).unwrap().len());
+        let name = file.file_name().unwrap().to_string_lossy().to_string();
+        let at = text.find(&name).unwrap_or_else(|| panic!("{name}: {text}"));
+        assert!(
+            text[at..].starts_with(&format!("{name} ({size} B, written 20")),
+            "{text}"
+        );
+        let micros = b["min_timestamp"].as_i64().unwrap();
+        assert!(
+            !text.contains(&micros.to_string()),
+            "raw microseconds: {text}"
+        );
+    }
+    assert!(text.contains("expires never"), "{text}");
 }
 
 /// `dump-statistics` for people: percentiles in text, bars with --histograms, JSON in pipes.

@@ -1,6 +1,6 @@
 //! Output contracts: the real `--output json` and `--output ndjson` output of
 //! every command, and the `--io-stats=json` lines, checked against their
-//! JSON Schema in `docs/schemas/` (README "Output schemas").
+//! JSON Schema in `docs/schemas/` (docs/output.md).
 
 use std::path::Path;
 
@@ -471,8 +471,15 @@ fn every_reading_command_reports_io_per_sstable() {
         vec!["partitions", "-o", "json"],
         vec!["expired-blockers", "-o", "json"],
         vec!["timestamps", "-o", "json"],
-        vec!["export", "-f", "csv", "-o", &out("rows.csv")],
-        vec!["export", "--merge", "-f", "csv", "-o", &out("merged.csv")],
+        vec!["export", "-o", "csv", "--output-file", &out("rows.csv")],
+        vec![
+            "export",
+            "--merge",
+            "-o",
+            "csv",
+            "--output-file",
+            &out("merged.csv"),
+        ],
         vec!["rewrite", "--output-dir", &out("rewrite")],
         vec!["split", "--max-size", "4096", "--output-dir", &out("split")],
         vec!["compact", "--output-dir", &out("compact")],

@@ -544,11 +544,19 @@ mod pty {
             ),
             // export drives the dump's reads under its own name.
             (
-                vec!["export", "-f", "csv", "-o", "-", case.as_str()],
+                vec!["export", "-o", "csv", "--output-file", "-", case.as_str()],
                 "export",
             ),
             (
-                vec!["export", "--merge", "-f", "csv", "-o", "-", case.as_str()],
+                vec![
+                    "export",
+                    "--merge",
+                    "-o",
+                    "csv",
+                    "--output-file",
+                    "-",
+                    case.as_str(),
+                ],
                 "export",
             ),
         ] {
@@ -602,6 +610,165 @@ mod pty {
         // A pipe keeps the documented default, JSON.
         let r = run(&["dump-data", &case], 80, true, &[]);
         assert!(r.stdout.starts_with("{\"sstables\""));
+    }
+
+    /// The screen a terminal shows after `raw`: printable text, `\r`,
+    /// `\n`, and the CSI sequences a progress bar uses (cursor up and
+    /// down, to a column, erase in line); colours are ignored.
+    fn screen(raw: &str) -> Vec<String> {
+        let mut lines: Vec<Vec<char>> = vec![Vec::new()];
+        let (mut row, mut col) = (0usize, 0usize);
+        let mut it = raw.chars().peekable();
+        while let Some(c) = it.next() {
+            match c {
+                '\r' => col = 0,
+                '\n' => {
+                    row += 1;
+                    col = 0;
+                    if lines.len() <= row {
+                        lines.push(Vec::new());
+                    }
+                }
+                '\x1b' if it.peek() == Some(&'[') => {
+                    it.next();
+                    let mut param = String::new();
+                    let mut fin = ' ';
+                    for d in it.by_ref() {
+                        if ('@'..='~').contains(&d) {
+                            fin = d;
+                            break;
+                        }
+                        param.push(d);
+                    }
+                    let n: usize = param.parse().unwrap_or(0);
+                    match fin {
+                        'A' => row = row.saturating_sub(n.max(1)),
+                        'B' => {
+                            row += n.max(1);
+                            while lines.len() <= row {
+                                lines.push(Vec::new());
+                            }
+                        }
+                        'G' => col = n.max(1) - 1,
+                        'K' => {
+                            let l = &mut lines[row];
+                            match n {
+                                0 => l.truncate(col),
+                                1 => l.iter_mut().take(col + 1).for_each(|x| *x = ' '),
+                                _ => l.clear(),
+                            }
+                        }
+                        'J' => lines.truncate(row + 1),
+                        _ => {}
+                    }
+                }
+                c if !c.is_control() => {
+                    let l = &mut lines[row];
+                    while l.len() < col {
+                        l.push(' ');
+                    }
+                    if col < l.len() {
+                        l[col] = c;
+                    } else {
+                        l.push(c);
+                    }
+                    col += 1;
+                }
+                _ => {}
+            }
+        }
+        lines
+            .into_iter()
+            .map(|l| l.into_iter().collect::<String>().trim_end().to_string())
+            .collect()
+    }
+
+    /// `partitions` at a terminal: the progress bar is gone from the screen
+    /// once the table is printed, in text and in json.
+    #[test]
+    fn partitions_leaves_no_progress_bar_on_the_screen() {
+        let case = fixtures().join("nb_wide").display().to_string();
+        for args in [
+            vec!["partitions", "--now", "1800000000", case.as_str()],
+            vec!["partitions", "-o", "json", case.as_str()],
+            vec!["partitions", "-o", "csv", case.as_str()],
+        ] {
+            let r = run(&args, 80, false, &[("NO_COLOR", "1")]);
+            assert_eq!(r.code, 0, "{args:?}: {}", r.tty);
+            let shown = screen(&r.tty).join("\n");
+            assert!(
+                !shown.contains("ETA") && !shown.contains("partitions ["),
+                "{args:?}: a bar is left on the screen:\n{shown}"
+            );
+            assert!(
+                shown.contains("partition") || shown.contains("key,"),
+                "{shown}"
+            );
+        }
+        // The same pass with stdout in a pipe shows the bar on stderr, then clears it.
+        let r = run(&["partitions", "-o", "json", &case], 80, true, &[]);
+        assert!(r.tty.contains("partitions ["), "no bar: {:?}", r.tty);
+        assert!(!screen(&r.tty).join("\n").contains("ETA"), "{:?}", r.tty);
+    }
+
+    /// `info` on a data directory at an 80-column terminal: one line per
+    /// sstable, the name cut in the middle so the keyspace and the sstable
+    /// stay, and a snapshot's line tells it is one.
+    #[test]
+    fn info_names_are_cut_in_the_middle_at_a_terminal() {
+        let root = tempdir("info-names");
+        let table =
+            root.join("operations/user_activity_by_region-0123456789abcdef0123456789abcdef");
+        for sub in ["", "snapshots/nightly"] {
+            let d = table.join(sub);
+            std::fs::create_dir_all(&d).unwrap();
+            for e in std::fs::read_dir(fixtures().join("nb_clustering")).unwrap() {
+                let p = e.unwrap().path();
+                if p.file_name().unwrap().to_string_lossy().starts_with("nb-") {
+                    std::fs::copy(&p, d.join(p.file_name().unwrap())).unwrap();
+                }
+            }
+        }
+        let root_s = root.to_str().unwrap();
+        let r = run(&["info", "-r", "--snapshots", root_s], 80, false, &[]);
+        assert_eq!(r.code, 0, "{}", r.tty);
+        let plain = strip_ansi(&r.tty);
+        let (w, line) = widest(&plain);
+        assert!(w <= 80, "a line of {w} columns:\n{line}");
+        let rows: Vec<&str> = plain
+            .lines()
+            .skip(1)
+            .take_while(|l| !l.is_empty())
+            .map(|l| l.split_whitespace().next().unwrap())
+            .collect();
+        assert_eq!(rows.len(), 2, "{plain}");
+        for (row, full) in rows.iter().zip([
+            "operations.user_activity_by_region/nb-1-big",
+            "operations.user_activity_by_region/snapshots/nightly/nb-1-big",
+        ]) {
+            let (head, tail) = row
+                .split_once('…')
+                .unwrap_or_else(|| panic!("not cut: {row}"));
+            assert!(
+                !head.is_empty() && full.starts_with(head) && full.ends_with(tail),
+                "{row} is not {full} cut in the middle"
+            );
+            assert!(tail.ends_with("nb-1-big"), "{row}");
+        }
+        assert!(
+            rows[1].contains("nightly"),
+            "the snapshot is not named: {}",
+            rows[1]
+        );
+        // The same listing in a pipe keeps the names whole.
+        let piped = run(&["info", "-r", "--snapshots", root_s], 80, true, &[]);
+        assert!(
+            piped
+                .stdout
+                .contains("operations.user_activity_by_region/snapshots/nightly/nb-1-big "),
+            "{}",
+            piped.stdout
+        );
     }
 
     #[test]

@@ -62,81 +62,6 @@ pub enum ColorWhen {
 /// Every command.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Summary of each sstable: version, sizes, compression, counts, time ranges, keys, schema
-    #[command(
-        long_about = "Summary of each sstable: format version, partitioner, size of each component, \
-compression and ratio, estimated partitions, min/max timestamps, local deletion times and TTLs, \
-first and last partition key with their tokens, and the schema from the serialization header.\n\n\
-Reads TOC.txt, Statistics.db, CompressionInfo.db (if compressed), Summary.db (first/last key for \
-versions without them in Statistics.db) and the sizes of every component. Defaults to --output text."
-    )]
-    Info(InfoArgs),
-    /// List the components named by TOC.txt, with their sizes
-    DumpToc(SstArgs),
-    /// Decode Statistics.db: validation, compaction, stats and serialization header
-    #[command(
-        long_about = "Decode Statistics.db: its table of contents and all four components \
-(validation, compaction, stats, serialization header), every field of the sstable's version. \
-The JSON shape follows `scylla sstable dump-statistics`, with extra fields for Cassandra 4.0+ \
-versions.\n\n\
-Text (the default at a terminal; json otherwise) shows the fields for people: times as dates, \
-the partition size and cell count histograms as percentiles (computed as sstablepartitions and \
-sstablemetadata do), the tombstone drop times summarised, the columns of the serialization \
-header; --histograms draws the histograms as bars."
-    )]
-    DumpStatistics(DumpStatisticsArgs),
-    /// Decode Summary.db: header, sampled index entries, first and last key
-    DumpSummary(SstArgs),
-    /// Decode Index.db: every partition entry, optionally with its promoted index blocks
-    #[command(
-        long_about = "Decode Index.db: every partition entry (key, Data.db position) and, for \
-partitions with a promoted index, its header length, partition deletion and block count. With \
---promoted-index every IndexInfo block is listed too: first and last clustering (decoded with the \
-serialization header's clustering types), offset, width and open range tombstone marker."
-    )]
-    DumpIndex(DumpIndexArgs),
-    /// Dump the trie indexes of BTI sstables: Partitions.db, and Rows.db with --rows
-    #[command(
-        long_about = "Dump the trie indexes of BTI-format sstables (Cassandra 5.0 `da`, ScyllaDB \
-`ms`/`mt`), which no other tool prints.\n\n\
-Partitions.db: the footer (root node, key count, first and last key) and every partition entry \
-in key order: the byte-comparable key prefix the trie stores, the filter hash byte, and where it \
-points - the partition's offset in Data.db, or its entry in Rows.db - with the key read back \
-from there. With --rows, every row index of Rows.db: the partition's key, Data.db position, \
-deletion and block count, then each block's separator (hex), offset from the partition start \
-and open range tombstone; the last entry points at the end-of-partition byte.\n\n\
---output json (default) writes one object per sstable, ndjson one line per entry (with a \
-\"type\": footer, partition, rows), text tables. BIG-format sstables have no tries: exit 3."
-    )]
-    DumpTrie(DumpTrieArgs),
-    /// Decode CompressionInfo.db: compressor, options, chunk length and chunk offsets
-    DumpCompressionInfo(SstArgs),
-    /// Decode Filter.db (bloom filter); with --key, test whether a key may be present
-    DumpFilter(DumpFilterArgs),
-    /// Decode Scylla.db (ScyllaDB metadata): sharding, features, origin, version, schema, ...
-    DumpScyllaMetadata(SstArgs),
-    /// Print the table as a CQL CREATE TABLE rebuilt from the serialization header
-    #[command(
-        long_about = "Print the table as CQL (CREATE TYPE for user types, then CREATE TABLE), \
-rebuilt from the sstable's own serialization header. Key column names are not stored in \
-Statistics.db: they are taken from Scylla.db when present, otherwise generated (pk0, pk1, ... \
-for the partition key and ck0, ck1, ... for clustering columns). Defaults to --output text.\n\n\
---keyspace and --table name the keyspace and table of the statements (they do not filter); \
-to keep only the sstables of a keyspace or table of a data directory, use --only-keyspace \
-and --only-table."
-    )]
-    DumpSchema(DumpSchemaArgs),
-    /// Compute the token of a partition key
-    #[command(
-        long_about = "Compute the token of partition keys, given in CQL literal form or in hex \
-with --hex. Composite keys are written a:b (\\: escapes a colon; a timestamp, time or IPv6 \
-component needs no escaping when only one split fits the types), with quoted components \
-('a:b':5), or as a CQL tuple (1, 'a'). Negative numbers are keys, not flags (token --type int -5). The key type comes from the \
-sstable's serialization header, or from --type (a CQL type such as int, or a Cassandra marshal \
-type string). The partitioner comes from the sstable's Statistics.db, or --partitioner \
-(murmur3 by default when no sstable is given)."
-    )]
-    Token(TokenArgs),
     /// Dump the partitions of Data.db (JSON, NDJSON, sstabledump-compatible JSON, or text)
     #[command(
         long_about = "Dump the partitions of Data.db as a stream: every partition with its key, \
@@ -164,6 +89,26 @@ inclusive, --after/--before exclusive. The static row and the partition deletion
 included; range tombstones are clipped to the requested range."
     )]
     Read(ReadArgs),
+    /// Summary of each sstable: version, sizes, compression, counts, time ranges, keys, schema
+    #[command(
+        long_about = "Summary of each sstable: format version, partitioner, size of each component, \
+compression and ratio, estimated partitions, min/max timestamps, local deletion times and TTLs, \
+first and last partition key with their tokens, and the schema from the serialization header.\n\n\
+Reads TOC.txt, Statistics.db, CompressionInfo.db (if compressed), Summary.db (first/last key for \
+versions without them in Statistics.db) and the sizes of every component. Defaults to --output text."
+    )]
+    Info(InfoArgs),
+    /// Compute the token of a partition key
+    #[command(
+        long_about = "Compute the token of partition keys, given in CQL literal form or in hex \
+with --hex. Composite keys are written a:b (\\: escapes a colon; a timestamp, time or IPv6 \
+component needs no escaping when only one split fits the types), with quoted components \
+('a:b':5), or as a CQL tuple (1, 'a'). Negative numbers are keys, not flags (token --type int -5). The key type comes from the \
+sstable's serialization header, or from --type (a CQL type such as int, or a Cassandra marshal \
+type string). The partitioner comes from the sstable's Statistics.db, or --partitioner \
+(murmur3 by default when no sstable is given)."
+    )]
+    Token(TokenArgs),
     /// Check everything: structure, chunk checksums, digest, components
     #[command(
         long_about = "Check everything about an sstable, with one report and one exit code:\n\n\
@@ -184,6 +129,24 @@ chunk, partition_key, message. Exits 1 when a finding is an error (warnings such
 missing_digest and notes do not count)."
     )]
     Validate(ValidateArgs),
+    /// Check every chunk checksum and the whole-file digest of Data.db
+    #[command(
+        long_about = "Check every checksum of Data.db in one sequential pass: the CRC32 (Adler-32 \
+for jb to lb) of each compressed chunk, or of each CRC.db chunk (Adler-32 for ka to lb) for an \
+uncompressed Data.db, and the \
+whole-file Digest (Digest.crc32, Digest.adler32, Digest.sha1 including the pre-2.1 SHA-1 form).\n\n\
+Checking goes on past failures: every bad chunk is reported with its index, its byte range in \
+Data.db, its uncompressed range and the partitions that overlap it (read from Index.db when it is \
+intact). Truncated files, chunk offsets past the end of Data.db and undecodable CompressionInfo.db, \
+CRC.db or Digest files are reported as findings too.\n\n\
+--output json (default) writes the `scylla sstable validate-checksums` shape (has_checksums, \
+has_digest, valid) extended with chunks, bytes and findings; ndjson one line per finding and a \
+summary line per sstable; text a table. Exits 1 when any sstable is invalid.\n\n\
+A Data.db of 16 MiB or more is cut at chunk boundaries into parts checked on one thread \
+each (--threads, default one per core); the findings and the report are the same as on one \
+thread, in the same order."
+    )]
+    ValidateChecksums(ValidateChecksumsArgs),
     /// Scan Data.db from its first byte: validate, or salvage what is intact around corruption
     #[command(
         long_about = "Scan Data.db from its first byte, check every partition, and on corruption \
@@ -273,29 +236,11 @@ partition key, clustering and regular columns as columns) to Parquet, Arrow IPC 
 DuckDB, Polars, Spark or Trino.\n\n\
 Without --merge each sstable's rows are written as they are in it (not reconciled with the \
 other sstables; a note on stderr says so when there are several). CQL types map to Arrow types \
-without loss (README: 'export'); decimal and varint columns are text unless --decimals says \
+without loss (docs/arrow-types.md); decimal and varint columns are text unless --decimals says \
 otherwise. Rows are written in batches; memory is bounded by one row group. The output is \
 written under a temporary name and renamed at the end: a failed export leaves no file."
     )]
     Export(ExportArgs),
-    /// Check every chunk checksum and the whole-file digest of Data.db
-    #[command(
-        long_about = "Check every checksum of Data.db in one sequential pass: the CRC32 (Adler-32 \
-for jb to lb) of each compressed chunk, or of each CRC.db chunk (Adler-32 for ka to lb) for an \
-uncompressed Data.db, and the \
-whole-file Digest (Digest.crc32, Digest.adler32, Digest.sha1 including the pre-2.1 SHA-1 form).\n\n\
-Checking goes on past failures: every bad chunk is reported with its index, its byte range in \
-Data.db, its uncompressed range and the partitions that overlap it (read from Index.db when it is \
-intact). Truncated files, chunk offsets past the end of Data.db and undecodable CompressionInfo.db, \
-CRC.db or Digest files are reported as findings too.\n\n\
---output json (default) writes the `scylla sstable validate-checksums` shape (has_checksums, \
-has_digest, valid) extended with chunks, bytes and findings; ndjson one line per finding and a \
-summary line per sstable; text a table. Exits 1 when any sstable is invalid.\n\n\
-A Data.db of 16 MiB or more is cut at chunk boundaries into parts checked on one thread \
-each (--threads, default one per core); the findings and the report are the same as on one \
-thread, in the same order."
-    )]
-    ValidateChecksums(ValidateChecksumsArgs),
     /// Partition sizes, rows, cells, tombstones and TTLs: find large and tombstone-heavy partitions
     #[command(
         long_about = "The sstablepartitions of sstkit: every partition's key (typed and hex), \
@@ -304,9 +249,16 @@ disk, its rows and cells, its tombstones by kind (partition, row, range, complex
 rows and cells and those already expired at --now, and its min/max write timestamp.\n\n\
 Thresholds list only partitions reaching one of them (--min-size, --min-rows, --min-cells, \
 --min-tombstones; any one is enough, as in sstablepartitions); --top N keeps the N largest by \
---by. Without a threshold or --top every partition is listed. After the partitions: for each \
-sstable and each table, estimated percentiles (p50 to p999, computed as sstablepartitions \
-computes them) and exact min/max/count of size, rows, cells and tombstones.\n\n\
+--by. Without a threshold or --top, json, ndjson and csv list every partition in token order; \
+text lists the 20 largest by --by, largest first, after a summary per sstable and per table \
+whose headers count the partitions and those listed.\n\n\
+Percentiles (p50 to p999 of size, rows, cells and tombstones, per sstable and per table, with \
+min, max and count) are exact in text and json: the nearest-rank value among every partition \
+summarised, so never above the max. Each distinct value is counted; past 262,144 distinct \
+values of one metric they are kept to 11 significant bits (within 0.1%), json says \
+\"exact\": false and text marks them ~. json's \"estimated\" holds the figures \
+sstablepartitions prints (Cassandra's EstimatedHistogram bucket bounds), for comparison; the \
+csv output, sstablepartitions --csv's columns, has the partitions only.\n\n\
 Tombstones are counted as sstablepartitions counts them: row, range (each marker), complex and \
 cell tombstones plus expired TTL'd rows and cells; the partition deletion makes the partition \
 not live and is shown apart. Rows and cells are those of clustered rows (not the static row).\n\n\
@@ -335,6 +287,61 @@ cell and every tombstone (partition, row, range, complex, cell) of Data.db count
 bars fitted to the terminal; json, ndjson and csv give the counts."
     )]
     Timestamps(TimestampsArgs),
+    /// List the components named by TOC.txt, with their sizes
+    DumpToc(SstArgs),
+    /// Decode Statistics.db: validation, compaction, stats and serialization header
+    #[command(
+        long_about = "Decode Statistics.db: its table of contents and all four components \
+(validation, compaction, stats, serialization header), every field of the sstable's version. \
+The JSON shape follows `scylla sstable dump-statistics`, with extra fields for Cassandra 4.0+ \
+versions.\n\n\
+Text (the default at a terminal; json otherwise) shows the fields for people: times as dates, \
+the partition size and cell count histograms as percentiles (computed as sstablepartitions and \
+sstablemetadata do), the tombstone drop times summarised, the columns of the serialization \
+header; --histograms draws the histograms as bars."
+    )]
+    DumpStatistics(DumpStatisticsArgs),
+    /// Decode Summary.db: header, sampled index entries, first and last key
+    DumpSummary(SstArgs),
+    /// Decode Index.db: every partition entry, optionally with its promoted index blocks
+    #[command(
+        long_about = "Decode Index.db: every partition entry (key, Data.db position) and, for \
+partitions with a promoted index, its header length, partition deletion and block count. With \
+--promoted-index every IndexInfo block is listed too: first and last clustering (decoded with the \
+serialization header's clustering types), offset, width and open range tombstone marker."
+    )]
+    DumpIndex(DumpIndexArgs),
+    /// Dump the trie indexes of BTI sstables: Partitions.db, and Rows.db with --rows
+    #[command(
+        long_about = "Dump the trie indexes of BTI-format sstables (Cassandra 5.0 `da`, ScyllaDB \
+`ms`/`mt`), which no other tool prints.\n\n\
+Partitions.db: the footer (root node, key count, first and last key) and every partition entry \
+in key order: the byte-comparable key prefix the trie stores, the filter hash byte, and where it \
+points - the partition's offset in Data.db, or its entry in Rows.db - with the key read back \
+from there. With --rows, every row index of Rows.db: the partition's key, Data.db position, \
+deletion and block count, then each block's separator (hex), offset from the partition start \
+and open range tombstone; the last entry points at the end-of-partition byte.\n\n\
+--output json (default) writes one object per sstable, ndjson one line per entry (with a \
+\"type\": footer, partition, rows), text tables. BIG-format sstables have no tries: exit 3."
+    )]
+    DumpTrie(DumpTrieArgs),
+    /// Decode CompressionInfo.db: compressor, options, chunk length and chunk offsets
+    DumpCompressionInfo(SstArgs),
+    /// Decode Filter.db (bloom filter); with --key, test whether a key may be present
+    DumpFilter(DumpFilterArgs),
+    /// Decode Scylla.db (ScyllaDB metadata): sharding, features, origin, version, schema, ...
+    DumpScyllaMetadata(SstArgs),
+    /// Print the table as a CQL CREATE TABLE rebuilt from the serialization header
+    #[command(
+        long_about = "Print the table as CQL (CREATE TYPE for user types, then CREATE TABLE), \
+rebuilt from the sstable's own serialization header. Key column names are not stored in \
+Statistics.db: they are taken from Scylla.db when present, otherwise generated (pk0, pk1, ... \
+for the partition key and ck0, ck1, ... for clustering columns). Defaults to --output text.\n\n\
+--keyspace and --table name the keyspace and table of the statements (they do not filter); \
+to keep only the sstables of a keyspace or table of a data directory, use --only-keyspace \
+and --only-table."
+    )]
+    DumpSchema(DumpSchemaArgs),
     /// Generate man pages or shell completions (for packaging)
     #[command(hide = true)]
     Generate(GenerateArgs),
@@ -356,11 +363,12 @@ no live marker and no live cell. Items come in clustering order, also with --rev
 then counts the first rows). --output text (one line per item) or ndjson/json (one JSON \
 object per item, docs/schemas/explain.schema.json); other formats are refused.";
 /// `export` output format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
 pub enum ExportFormat {
     /// Apache Parquet file
+    #[default]
     Parquet,
-    /// Arrow IPC file (a stream with --output -)
+    /// Arrow IPC file (a stream with --output-file -)
     Arrow,
     /// CSV (RFC 4180, header line; values as cqlsh COPY TO writes them)
     Csv,
@@ -382,11 +390,20 @@ pub enum ExportCompression {
 /// `export` arguments.
 #[derive(Debug, Clone, Args)]
 pub struct ExportArgs {
-    /// Output format
-    #[arg(long, short = 'f', value_enum)]
-    pub format: ExportFormat,
+    /// Output format: parquet, arrow or csv (default: from the --output-file extension)
+    #[arg(long = "output", short = 'o', value_name = "FORMAT")]
+    pub output_arg: Option<String>,
     /// Output file ('-': stdout, for arrow (IPC stream) and csv); a directory with --partition-by
-    #[arg(long, short = 'o', value_name = "FILE_OR_DIR")]
+    #[arg(long, value_name = "FILE_OR_DIR")]
+    pub output_file: Option<PathBuf>,
+    /// The output format, as -o gives it (kept for a release)
+    #[arg(long = "format", short = 'f', value_enum, hide = true)]
+    pub format_arg: Option<ExportFormat>,
+    /// The format, resolved by [`ExportArgs::resolve`].
+    #[arg(skip)]
+    pub format: ExportFormat,
+    /// The output file, resolved by [`ExportArgs::resolve`].
+    #[arg(skip)]
     pub output: PathBuf,
     /// Read the sstables as one table: rows reconciled across them
     #[arg(long)]
@@ -415,7 +432,7 @@ pub struct ExportArgs {
     /// Parquet compression
     #[arg(long, value_enum, default_value = "zstd")]
     pub compression: ExportCompression,
-    /// Parquet: write N files into the --output directory, one per token range (part-00000-of-N.parquet ...)
+    /// Parquet: write N files into the --output-file directory, one per token range (part-00000-of-N.parquet ...)
     #[arg(long, value_name = "token-range:N")]
     pub partition_by: Option<String>,
     #[command(flatten)]
@@ -1093,11 +1110,11 @@ pub struct PartitionsArgs {
     /// List partitions with at least this many tombstones
     #[arg(long, value_name = "N")]
     pub min_tombstones: Option<u64>,
-    /// List only the N largest partitions by --by (after the thresholds)
+    /// List only the N largest partitions by --by (after the thresholds); text lists 20 unless told
     #[arg(long, value_name = "N")]
     pub top: Option<usize>,
-    /// What --top ranks by
-    #[arg(long, value_enum, default_value = "size", requires = "top")]
+    /// What --top ranks by, and the order of the text list (largest first)
+    #[arg(long, value_enum, default_value = "size")]
     pub by: PartitionMetric,
     /// Only this partition key (CQL literal form, composite as a:b); repeatable
     #[arg(

@@ -1,5 +1,5 @@
 //! The shared finding shape of `validate`, `validate-checksums` and `scrub`
-//! (README "Findings", `docs/schemas/finding.schema.json`): one finding as
+//! (docs/output.md "Findings", `docs/schemas/finding.schema.json`): one finding as
 //! JSON, the partitions a chunk finding overlaps, and the report writer the
 //! three commands share, so that no command module depends on another's.
 
@@ -298,7 +298,7 @@ pub(crate) fn partitions_text(p: &Partitions) -> String {
 }
 
 /// One finding in the shared finding shape of `validate`,
-/// `validate-checksums` and `scrub` (README "Findings";
+/// `validate-checksums` and `scrub` (docs/output.md "Findings";
 /// `docs/schemas/finding.schema.json`). `parts`: the partitions a chunk
 /// finding overlaps; the one partition key when there is exactly one.
 pub(crate) fn problem_json(p: &Problem, ctx: Option<&KeyCtx>, parts: Option<&Partitions>) -> Value {

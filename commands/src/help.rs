@@ -123,165 +123,6 @@ const fn ex_elsewhere(what: &'static str, line: &'static str) -> Example {
 /// each one has an entry).
 pub const COMMANDS: &[CommandHelp] = &[
     CommandHelp {
-        name: "info",
-        examples: &[
-            ex(
-                "Summary of one sstable as a table",
-                "sstkit info fixtures/cassandra/nb_clustering/",
-            ),
-            ex(
-                "The same for a BTI sstable, as JSON",
-                "sstkit info -o json fixtures/cassandra/da_wide/",
-            ),
-            ex(
-                "One line per sstable, then table totals, with droppable tombstones at a 1-day gc_grace",
-                "sstkit info --gc-grace 1d fixtures/cassandra/nb_deletes_merge_1/ fixtures/cassandra/nb_deletes_merge_2/",
-            ),
-            ex(
-                "The histograms of Statistics.db as text bars",
-                "sstkit info --histograms fixtures/cassandra/nb_deletes/",
-            ),
-        ],
-        exit: READ_EXIT,
-    },
-    CommandHelp {
-        name: "dump-toc",
-        examples: &[
-            ex(
-                "The components of an sstable and their sizes",
-                "sstkit dump-toc -o text fixtures/cassandra/nb_wide/nb-1-big-TOC.txt",
-            ),
-            ex(
-                "Every sstable of a directory, one JSON line each",
-                "sstkit dump-toc -o ndjson fixtures/cassandra/oa_udt/",
-            ),
-        ],
-        exit: READ_EXIT,
-    },
-    CommandHelp {
-        name: "dump-statistics",
-        examples: &[
-            ex(
-                "Every field of Statistics.db, as JSON",
-                "sstkit dump-statistics fixtures/cassandra/nb_clustering/",
-            ),
-            ex(
-                "The same as a table",
-                "sstkit dump-statistics -o text fixtures/cassandra/da_clustering/",
-            ),
-        ],
-        exit: READ_EXIT,
-    },
-    CommandHelp {
-        name: "dump-summary",
-        examples: &[ex(
-            "The sampled keys of Summary.db and where they point in Index.db",
-            "sstkit dump-summary -o text fixtures/cassandra/nb_clustering/",
-        )],
-        exit: READ_EXIT,
-    },
-    CommandHelp {
-        name: "dump-index",
-        examples: &[
-            ex(
-                "Every partition entry of Index.db",
-                "sstkit dump-index -o ndjson fixtures/cassandra/nb_clustering/",
-            ),
-            ex(
-                "With every promoted-index block of the wide partitions",
-                "sstkit dump-index --promoted-index fixtures/cassandra/nb_wide/",
-            ),
-        ],
-        exit: READ_EXIT,
-    },
-    CommandHelp {
-        name: "dump-trie",
-        examples: &[
-            ex(
-                "The partition trie of a BTI sstable (Partitions.db)",
-                "sstkit dump-trie -o text fixtures/cassandra/da_clustering/",
-            ),
-            ex(
-                "With every row index of Rows.db, one JSON line per entry",
-                "sstkit dump-trie --rows -o ndjson fixtures/cassandra/da_wide/",
-            ),
-        ],
-        exit: &[
-            (0, "every sstable was read and printed"),
-            EXIT_USAGE,
-            (
-                3,
-                "unreadable input: a missing file or component, an I/O error, a component that \
-                 cannot be decoded, or a BIG-format sstable (it has no tries; see dump-index)",
-            ),
-        ],
-    },
-    CommandHelp {
-        name: "dump-compression-info",
-        examples: &[ex(
-            "Compressor, chunk length and every chunk offset",
-            "sstkit dump-compression-info fixtures/cassandra/nb_clustering_zstd/",
-        )],
-        exit: READ_EXIT,
-    },
-    CommandHelp {
-        name: "dump-filter",
-        examples: &[
-            ex(
-                "The bloom filter's parameters and fill ratio",
-                "sstkit dump-filter -o text fixtures/cassandra/nb_clustering/",
-            ),
-            ex(
-                "May the partition with key (eu, 36) be in the sstable?",
-                "sstkit dump-filter --key eu:36 fixtures/cassandra/nb_clustering/",
-            ),
-        ],
-        exit: READ_EXIT,
-    },
-    CommandHelp {
-        name: "dump-scylla-metadata",
-        examples: &[ex_elsewhere(
-            "Sharding, features, origin and schema of a ScyllaDB sstable",
-            "sstkit dump-scylla-metadata /var/lib/scylla/data/ks/t-1234/",
-        )],
-        exit: READ_EXIT,
-    },
-    CommandHelp {
-        name: "dump-schema",
-        examples: &[
-            ex(
-                "The CREATE TYPE and CREATE TABLE statements of an sstable",
-                "sstkit dump-schema fixtures/cassandra/nb_udt/",
-            ),
-            ex(
-                "Under the keyspace and table names you choose",
-                "sstkit dump-schema --keyspace ks --table t fixtures/cassandra/nb_wide/",
-            ),
-        ],
-        exit: READ_EXIT,
-    },
-    CommandHelp {
-        name: "token",
-        examples: &[
-            ex(
-                "Murmur3 tokens of three int keys",
-                "sstkit token --type int 1 2 3",
-            ),
-            ex(
-                "The token of key 5, typed by an sstable's header",
-                "sstkit token --sstable fixtures/cassandra/nb_wide/nb-1-big-Data.db 5",
-            ),
-        ],
-        exit: &[
-            (0, "every token was computed"),
-            (
-                2,
-                "usage error: an unknown flag or type, or a key that does not parse as its type",
-            ),
-            (3, "the sstable given with --sstable cannot be read"),
-        ],
-    },
-    CommandHelp {
         name: "dump-data",
         examples: &[
             ex(
@@ -338,6 +179,49 @@ pub const COMMANDS: &[CommandHelp] = &[
         exit: READ_EXIT,
     },
     CommandHelp {
+        name: "info",
+        examples: &[
+            ex(
+                "Summary of one sstable as a table",
+                "sstkit info fixtures/cassandra/nb_clustering/",
+            ),
+            ex(
+                "The same for a BTI sstable, as JSON",
+                "sstkit info -o json fixtures/cassandra/da_wide/",
+            ),
+            ex(
+                "One line per sstable, then table totals, with droppable tombstones at a 1-day gc_grace",
+                "sstkit info --gc-grace 1d fixtures/cassandra/nb_deletes_merge_1/ fixtures/cassandra/nb_deletes_merge_2/",
+            ),
+            ex(
+                "The histograms of Statistics.db as text bars",
+                "sstkit info --histograms fixtures/cassandra/nb_deletes/",
+            ),
+        ],
+        exit: READ_EXIT,
+    },
+    CommandHelp {
+        name: "token",
+        examples: &[
+            ex(
+                "Murmur3 tokens of three int keys",
+                "sstkit token --type int 1 2 3",
+            ),
+            ex(
+                "The token of key 5, typed by an sstable's header",
+                "sstkit token --sstable fixtures/cassandra/nb_wide/nb-1-big-Data.db 5",
+            ),
+        ],
+        exit: &[
+            (0, "every token was computed"),
+            (
+                2,
+                "usage error: an unknown flag or type, or a key that does not parse as its type",
+            ),
+            (3, "the sstable given with --sstable cannot be read"),
+        ],
+    },
+    CommandHelp {
         name: "validate",
         examples: &[
             ex(
@@ -347,6 +231,20 @@ pub const COMMANDS: &[CommandHelp] = &[
             ex(
                 "Every sstable of a directory, one JSON line per finding and per sstable",
                 "sstkit validate -o ndjson fixtures/cassandra/oa_deletes/",
+            ),
+        ],
+        exit: CHECK_EXIT,
+    },
+    CommandHelp {
+        name: "validate-checksums",
+        examples: &[
+            ex(
+                "Every chunk checksum and the digest of Data.db",
+                "sstkit validate-checksums fixtures/cassandra/nb_clustering_lz4_4k/",
+            ),
+            ex(
+                "An uncompressed sstable (checksums in CRC.db), on one thread",
+                "sstkit validate-checksums --threads 1 fixtures/cassandra/nb_wide_desc/",
             ),
         ],
         exit: CHECK_EXIT,
@@ -475,36 +373,22 @@ pub const COMMANDS: &[CommandHelp] = &[
         examples: &[
             ex_elsewhere(
                 "The live rows of a table's sstables, reconciled, to one Parquet file",
-                "sstkit export --merge -f parquet -o t.parquet /var/lib/cassandra/data/ks/t-1234/",
+                "sstkit export --merge -o parquet --output-file t.parquet /var/lib/cassandra/data/ks/t-1234/",
             ),
             ex(
                 "CSV as cqlsh COPY TO writes it, on stdout",
-                "sstkit export -f csv -o - fixtures/cassandra/nb_collections/",
+                "sstkit export -o csv --output-file - fixtures/cassandra/nb_collections/",
             ),
             ex_elsewhere(
                 "An Arrow IPC file, with decimals as Decimal128(38, 6)",
-                "sstkit export -f arrow --decimals decimal128:6 -o t.arrow fixtures/cassandra/nb_all_types/",
+                "sstkit export -o arrow --decimals decimal128:6 --output-file t.arrow fixtures/cassandra/nb_all_types/",
             ),
             ex_elsewhere(
                 "Eight Parquet files, one per token range, for eight workers",
-                "sstkit export --merge -f parquet --partition-by token-range:8 -o out/ /var/lib/cassandra/data/ks/t-1234/",
+                "sstkit export --merge -o parquet --partition-by token-range:8 --output-file out/ /var/lib/cassandra/data/ks/t-1234/",
             ),
         ],
         exit: EXPORT_EXIT,
-    },
-    CommandHelp {
-        name: "validate-checksums",
-        examples: &[
-            ex(
-                "Every chunk checksum and the digest of Data.db",
-                "sstkit validate-checksums fixtures/cassandra/nb_clustering_lz4_4k/",
-            ),
-            ex(
-                "An uncompressed sstable (checksums in CRC.db), on one thread",
-                "sstkit validate-checksums --threads 1 fixtures/cassandra/nb_wide_desc/",
-            ),
-        ],
-        exit: CHECK_EXIT,
     },
     CommandHelp {
         name: "partitions",
@@ -562,6 +446,122 @@ pub const COMMANDS: &[CommandHelp] = &[
             ex(
                 "By hour, as CSV",
                 "sstkit timestamps --bucket hour -o csv fixtures/cassandra/da_deletes/",
+            ),
+        ],
+        exit: READ_EXIT,
+    },
+    CommandHelp {
+        name: "dump-toc",
+        examples: &[
+            ex(
+                "The components of an sstable and their sizes",
+                "sstkit dump-toc -o text fixtures/cassandra/nb_wide/nb-1-big-TOC.txt",
+            ),
+            ex(
+                "Every sstable of a directory, one JSON line each",
+                "sstkit dump-toc -o ndjson fixtures/cassandra/oa_udt/",
+            ),
+        ],
+        exit: READ_EXIT,
+    },
+    CommandHelp {
+        name: "dump-statistics",
+        examples: &[
+            ex(
+                "Every field of Statistics.db, as JSON",
+                "sstkit dump-statistics fixtures/cassandra/nb_clustering/",
+            ),
+            ex(
+                "The same as a table",
+                "sstkit dump-statistics -o text fixtures/cassandra/da_clustering/",
+            ),
+        ],
+        exit: READ_EXIT,
+    },
+    CommandHelp {
+        name: "dump-summary",
+        examples: &[ex(
+            "The sampled keys of Summary.db and where they point in Index.db",
+            "sstkit dump-summary -o text fixtures/cassandra/nb_clustering/",
+        )],
+        exit: READ_EXIT,
+    },
+    CommandHelp {
+        name: "dump-index",
+        examples: &[
+            ex(
+                "Every partition entry of Index.db",
+                "sstkit dump-index -o ndjson fixtures/cassandra/nb_clustering/",
+            ),
+            ex(
+                "With every promoted-index block of the wide partitions",
+                "sstkit dump-index --promoted-index fixtures/cassandra/nb_wide/",
+            ),
+        ],
+        exit: READ_EXIT,
+    },
+    CommandHelp {
+        name: "dump-trie",
+        examples: &[
+            ex(
+                "The partition trie of a BTI sstable (Partitions.db)",
+                "sstkit dump-trie -o text fixtures/cassandra/da_clustering/",
+            ),
+            ex(
+                "With every row index of Rows.db, one JSON line per entry",
+                "sstkit dump-trie --rows -o ndjson fixtures/cassandra/da_wide/",
+            ),
+        ],
+        exit: &[
+            (0, "every sstable was read and printed"),
+            EXIT_USAGE,
+            (
+                3,
+                "unreadable input: a missing file or component, an I/O error, a component that \
+                 cannot be decoded, or a BIG-format sstable (it has no tries; see dump-index)",
+            ),
+        ],
+    },
+    CommandHelp {
+        name: "dump-compression-info",
+        examples: &[ex(
+            "Compressor, chunk length and every chunk offset",
+            "sstkit dump-compression-info fixtures/cassandra/nb_clustering_zstd/",
+        )],
+        exit: READ_EXIT,
+    },
+    CommandHelp {
+        name: "dump-filter",
+        examples: &[
+            ex(
+                "The bloom filter's parameters and fill ratio",
+                "sstkit dump-filter -o text fixtures/cassandra/nb_clustering/",
+            ),
+            ex(
+                "May the partition with key (eu, 36) be in the sstable?",
+                "sstkit dump-filter --key eu:36 fixtures/cassandra/nb_clustering/",
+            ),
+        ],
+        exit: READ_EXIT,
+    },
+    CommandHelp {
+        name: "dump-scylla-metadata",
+        examples: &[ex_elsewhere(
+            "Sharding, features, origin and schema of a ScyllaDB sstable",
+            "sstkit dump-scylla-metadata /var/lib/scylla/data/ks/t-1234/",
+        )],
+        exit: READ_EXIT,
+    },
+    CommandHelp {
+        name: "dump-schema",
+        examples: &[
+            ex(
+                "The CREATE TYPE and CREATE TABLE statements of an sstable",
+                "sstkit dump-schema fixtures/cassandra/nb_udt/",
+            ),
+            ex(
+                "Under the keyspace and table names you choose",
+                "sstkit dump-schema --keyspace ks --table t fixtures/cassandra/nb_wide/",
             ),
         ],
         exit: READ_EXIT,

@@ -309,9 +309,110 @@ impl PartitionStats {
     }
 }
 
-/// Percentile estimates and exact extremes of many partitions.
+/// Distinct values a [`Quantiles`] keeps exactly; past them it keeps the
+/// values to [`COARSE_BITS`] significant bits.
+pub const MAX_DISTINCT: usize = 1 << 18;
+
+/// Significant bits of a value once a [`Quantiles`] is coarse: a relative
+/// error under 2^-10 (0.1%), and at most 64 × 2^10 keys.
+pub const COARSE_BITS: u32 = 10;
+
+/// Percentiles of a stream of values, exact in bounded memory: each distinct
+/// value is counted, so the percentiles are values that occurred. A single
+/// pass cannot give exact percentiles of any stream in less than linear
+/// memory, so past [`MAX_DISTINCT`] distinct values (a few MiB) the values
+/// are kept to [`COARSE_BITS`] significant bits and [`Quantiles::exact`]
+/// says false; values below 2^11 stay exact either way.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Quantiles {
+    counts: std::collections::HashMap<u64, u64>,
+    coarse: bool,
+    n: u64,
+}
+
+impl Quantiles {
+    fn key(&self, v: u64) -> u64 {
+        if !self.coarse {
+            return v;
+        }
+        let bits = 64 - v.leading_zeros();
+        match bits.checked_sub(COARSE_BITS + 1) {
+            Some(shift) if shift > 0 => (v >> shift) << shift,
+            _ => v,
+        }
+    }
+
+    /// Count `v` once.
+    pub fn add(&mut self, v: u64) {
+        self.add_n(v, 1);
+    }
+
+    fn add_n(&mut self, v: u64, n: u64) {
+        let k = self.key(v);
+        *self.counts.entry(k).or_insert(0) += n;
+        self.n += n;
+        if !self.coarse && self.counts.len() > MAX_DISTINCT {
+            self.coarsen();
+        }
+    }
+
+    fn coarsen(&mut self) {
+        self.coarse = true;
+        let old = std::mem::take(&mut self.counts);
+        for (v, c) in old {
+            let k = self.key(v);
+            *self.counts.entry(k).or_insert(0) += c;
+        }
+    }
+
+    /// Add every value of `o`.
+    pub fn merge(&mut self, o: &Quantiles) {
+        if o.coarse && !self.coarse {
+            self.coarsen();
+        }
+        for (&v, &c) in &o.counts {
+            self.add_n(v, c);
+        }
+    }
+
+    /// True while every value is counted as it is.
+    pub fn exact(&self) -> bool {
+        !self.coarse
+    }
+
+    /// Values counted.
+    pub fn count(&self) -> u64 {
+        self.n
+    }
+
+    /// The nearest-rank percentile of each of `qs` (0..=1): the smallest
+    /// value that at least `ceil(q × count)` values do not exceed; None
+    /// when nothing was counted.
+    pub fn percentiles(&self, qs: &[f64]) -> Vec<Option<u64>> {
+        let mut sorted: Vec<(u64, u64)> = self.counts.iter().map(|(&v, &c)| (v, c)).collect();
+        sorted.sort_unstable();
+        qs.iter()
+            .map(|&q| {
+                if self.n == 0 {
+                    return None;
+                }
+                let rank = ((q * self.n as f64).ceil() as u64).clamp(1, self.n);
+                let mut seen = 0;
+                sorted.iter().find_map(|&(v, c)| {
+                    seen += c;
+                    (seen >= rank).then_some(v)
+                })
+            })
+            .collect()
+    }
+}
+
+/// Percentiles (exact, and estimated as Cassandra's tools estimate them)
+/// and exact extremes of many partitions.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Summary {
+    /// Exact percentiles of size, rows, cells, tombstones.
+    pub exact: [Quantiles; 4],
     /// Uncompressed partition sizes.
     pub size: EstimatedHistogram,
     /// Row counts.
@@ -329,6 +430,7 @@ pub struct Summary {
 impl Default for Summary {
     fn default() -> Self {
         Summary {
+            exact: Default::default(),
             size: EstimatedHistogram::for_sizes(),
             rows: EstimatedHistogram::for_counts(),
             cells: EstimatedHistogram::for_counts(),
@@ -347,6 +449,9 @@ impl Summary {
         self.rows.add(v[1]);
         self.cells.add(v[2]);
         self.tombstones.add(v[3]);
+        for (q, x) in self.exact.iter_mut().zip(v) {
+            q.add(x);
+        }
         self.count += 1;
         let e = self.extremes.get_or_insert([(u64::MAX, 0); 4]);
         for (slot, x) in e.iter_mut().zip(v) {
@@ -361,6 +466,9 @@ impl Summary {
         self.rows.merge(&o.rows);
         self.cells.merge(&o.cells);
         self.tombstones.merge(&o.tombstones);
+        for (q, x) in self.exact.iter_mut().zip(&o.exact) {
+            q.merge(x);
+        }
         self.count += o.count;
         if let Some(oe) = o.extremes {
             let e = self.extremes.get_or_insert([(u64::MAX, 0); 4]);
@@ -494,6 +602,45 @@ pub fn droppable_tombstone_ratio(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn quantiles_are_values_that_occurred() {
+        let mut q = super::Quantiles::default();
+        assert_eq!(q.percentiles(&[0.5]), [None]);
+        for v in [5, 1, 3, 2, 4, 100] {
+            q.add(v);
+        }
+        assert_eq!(
+            q.percentiles(&[0.0, 0.5, 0.8, 0.99, 1.0]),
+            [Some(1), Some(3), Some(5), Some(100), Some(100)]
+        );
+        assert!(q.exact());
+        let mut r = super::Quantiles::default();
+        r.add(3);
+        r.merge(&q);
+        assert_eq!(r.count(), 7);
+        assert_eq!(r.percentiles(&[0.5]), [Some(3)]);
+    }
+
+    #[test]
+    fn quantiles_past_the_distinct_limit_stay_within_a_thousandth() {
+        let mut q = super::Quantiles::default();
+        let n = super::MAX_DISTINCT as u64 * 2;
+        for i in 0..n {
+            q.add(1_000_000 + i * 7);
+        }
+        assert!(!q.exact());
+        assert!(q.counts.len() <= 64 << super::COARSE_BITS);
+        let exact = 1_000_000 + (n / 2 - 1) * 7;
+        let got = q.percentiles(&[0.5])[0].unwrap();
+        assert!(
+            got <= exact && ((exact - got) as f64) < exact as f64 * 1e-3,
+            "{got} {exact}"
+        );
+        // Small values stay exact however many others there are.
+        q.add(17);
+        assert_eq!(q.percentiles(&[0.0])[0], Some(17));
+    }
+
     use super::*;
 
     #[test]

@@ -24,7 +24,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 pub use literal::{
     days_from_civil, key_type_name, parse_components, parse_cql_literal, parse_epoch_seconds,
-    parse_key_arg, split_composite_key_arg, COMPOSITE_SYNTAX,
+    parse_key_arg, parse_value_arg, split_composite_key_arg, COMPOSITE_SYNTAX,
 };
 
 use crate::component::Component;

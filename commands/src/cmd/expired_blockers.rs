@@ -14,8 +14,9 @@
 //! Output: json `{"gc_before", "tables": [{"table", "sstables", "expired":
 //! [sstable...], "blockers": [{sstable..., "blocks": [sstable...]}]}]}`
 //! where an sstable is `{"sstable", "min_timestamp", "max_timestamp",
-//! "max_local_deletion_time"}`; ndjson one `{"type": "blocker"}` line per
-//! blocker; text Cassandra's sentence per blocker, wrapped to the terminal.
+//! "max_local_deletion_time", "data_size"}`; ndjson one `{"type": "blocker"}`
+//! line per blocker; text Cassandra's sentence per blocker, with the times as
+//! dates and the Data.db sizes, wrapped to the terminal.
 //!
 //! Exit status: 0 ok (blockers or not); 2 usage; 3 an sstable's
 //! Statistics.db could not be read (the others are still judged).
@@ -27,7 +28,7 @@ use sstkit_format::analytics::{expired_blockers, Lifetimes};
 
 use crate::cli::{ExpiredBlockersArgs, OutputFormat};
 use crate::inputs::Inputs;
-use crate::render::read_statistics;
+use crate::render::{format_micros_instant, format_seconds_instant, read_statistics};
 use crate::term::{self, Stream};
 use crate::{CmdResult, Outcome};
 
@@ -35,6 +36,8 @@ struct Entry {
     label: String,
     sref: serde_json::Map<String, Value>,
     times: Lifetimes,
+    /// Data.db bytes as stored (None when its length could not be read).
+    data_size: Option<u64>,
 }
 
 fn entry_json(e: &Entry) -> Value {
@@ -44,14 +47,34 @@ fn entry_json(e: &Entry) -> Value {
         "min_timestamp": e.times.min_timestamp,
         "max_timestamp": e.times.max_timestamp,
         "max_local_deletion_time": e.times.max_local_deletion_time,
+        "data_size": e.data_size,
     })
 }
 
-/// Cassandra's `formatForExpiryTracing` of one sstable.
+/// A local deletion time as a date; Cassandra's "never" values (no
+/// expiring data: `Long.MAX_VALUE`, or `Integer.MAX_VALUE` before 5.0) as
+/// `never`.
+fn ldt_text(ldt: i64) -> String {
+    if ldt >= i32::MAX as i64 {
+        "never".into()
+    } else {
+        format_seconds_instant(ldt)
+    }
+}
+
+/// One sstable for people: its name, Data.db size, the write time range
+/// and when its data is all expired (Cassandra's `formatForExpiryTracing`
+/// gives the same facts as raw numbers).
 fn entry_text(e: &Entry) -> String {
+    let size = e
+        .data_size
+        .map_or("size unknown".to_string(), super::partitions::pretty_bytes);
     format!(
-        "[{} (minTS = {}, maxTS = {}, maxLDT = {})]",
-        e.label, e.times.min_timestamp, e.times.max_timestamp, e.times.max_local_deletion_time
+        "[{} ({size}, written {} .. {}, expires {})]",
+        e.label,
+        format_micros_instant(e.times.min_timestamp),
+        format_micros_instant(e.times.max_timestamp),
+        ldt_text(e.times.max_local_deletion_time)
     )
 }
 
@@ -81,6 +104,7 @@ pub fn run(a: &ExpiredBlockersArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                 max_timestamp: stats.max_timestamp,
                 max_local_deletion_time: stats.max_local_deletion_time,
             },
+            data_size: sst.io.len(sstkit_format::Component::Data).ok(),
         };
         match tables.iter_mut().find(|t| t.0 == table) {
             Some(t) => t.1.push(e),
@@ -90,7 +114,12 @@ pub fn run(a: &ExpiredBlockersArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     })?;
     let mut json_tables = Vec::new();
     let mut text = String::new();
-    let width = term::width(Stream::Stdout);
+    // One line per blocker in a file or pipe: paths stay whole for grep.
+    let width = if Stream::Stdout.is_terminal() {
+        term::width(Stream::Stdout)
+    } else {
+        usize::MAX
+    };
     for (table, entries) in &tables {
         let times: Vec<Lifetimes> = entries.iter().map(|e| e.times).collect();
         let blockers = expired_blockers(&times, gc_before);
@@ -100,6 +129,13 @@ pub fn run(a: &ExpiredBlockersArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             .map(entry_json)
             .collect();
         let mut list = Vec::new();
+        if fmt == OutputFormat::Text && !blockers.is_empty() {
+            text.push_str(&format!(
+                "{table}: {} blockers (gc before {}):\n",
+                blockers.len(),
+                format_seconds_instant(gc_before)
+            ));
+        }
         for (b, blocked) in &blockers {
             let mut v = entry_json(&entries[*b]);
             v["blocks"] = blocked.iter().map(|i| entry_json(&entries[*i])).collect();
@@ -119,7 +155,7 @@ pub fn run(a: &ExpiredBlockersArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                         blocked.len(),
                         blocked_text.join(", ")
                     );
-                    text.push_str(&term::wrap(&line, "", "    ", width));
+                    text.push_str(&term::wrap(&line, "  ", "    ", width));
                     if !text.ends_with('\n') {
                         text.push('\n');
                     }

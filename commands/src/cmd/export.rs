@@ -1,11 +1,11 @@
-//! `sstkit export SSTABLE... --format parquet|arrow|csv --output FILE`: the
+//! `sstkit export SSTABLE... -o parquet|arrow|csv --output-file FILE`: the
 //! CQL row view of the data for engines that read Parquet, Arrow or CSV.
 //!
 //! ```text
-//! sstkit export --merge -f parquet -o t.parquet /data/ks/t-1234/
-//! sstkit export -f arrow -o - nb-1-big-Data.db | python -c 'import pyarrow as pa, sys; ...'
-//! sstkit export -f csv -o t.csv --now 1700000000 nb-1-big-Data.db
-//! sstkit export --merge -f parquet --partition-by token-range:8 -o out/ /data/ks/t-1234/
+//! sstkit export --merge -o parquet --output-file t.parquet /data/ks/t-1234/
+//! sstkit export -o arrow --output-file - nb-1-big-Data.db | python -c 'import pyarrow as pa, sys; ...'
+//! sstkit export -o csv --output-file t.csv --now 1700000000 nb-1-big-Data.db
+//! sstkit export --merge -o parquet --partition-by token-range:8 --output-file out/ /data/ks/t-1234/
 //! ```
 //!
 //! The rows are those `dump-data -o cql` prints ([`crate::dump::cql`]: what
@@ -758,7 +758,7 @@ impl<'a> Part<'a> {
         meta: Vec<(String, String)>,
     ) -> CmdResult<Part<'a>> {
         let name = path.file_name().ok_or_else(|| {
-            CmdError::Usage(format!("--output {}: not a file name", path.display()))
+            CmdError::Usage(format!("--output-file {}: not a file name", path.display()))
         })?;
         let tmp = path.with_file_name(format!(
             ".{}.tmp-{}",
@@ -1415,13 +1415,13 @@ pub fn run(a: &ExportArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     let stdout = a.output.as_os_str() == "-";
     if stdout && (ranges.is_some() || a.format == ExportFormat::Parquet) {
         return Err(CmdError::Usage(
-            "--output -: only for --format arrow (an IPC stream) or csv, without --partition-by"
+            "--output-file -: only for -o arrow (an IPC stream) or csv, without --partition-by"
                 .into(),
         ));
     }
     if ranges.is_some() && a.format != ExportFormat::Parquet {
         return Err(CmdError::Usage(
-            "--partition-by: only with --format parquet".into(),
+            "--partition-by: only with -o parquet".into(),
         ));
     }
     if a.row_group_rows == 0 {

@@ -45,7 +45,11 @@ fn collect(sst: &Sstable, gc_before: i64) -> CmdResult<Value> {
     let path = sst.path(Component::Statistics);
     let st = Statistics::parse_salvage(&sst.read_component(Component::Statistics)?, sst.features())
         .map_err(|e| e.in_file(&path))?;
-    let ctx = KeyCtx::from_statistics(&st);
+    let mut ctx = KeyCtx::from_statistics(&st);
+    // ka/la store no key type: --schema gives it, so the keys print decoded.
+    if ctx.key_type.is_none() {
+        ctx.key_type = sst.table_schema().map(|s| s.partition_key_type());
+    }
     let mut o = Map::new();
     o.insert("version".into(), json!(sst.version().as_str()));
     o.insert("format".into(), json!(sst.desc.format.name()));
@@ -400,7 +404,8 @@ pub(crate) fn stats_histogram_bars(
 }
 
 /// Plain aligned columns: numbers right-aligned, the first column cut in
-/// the middle to fit.
+/// the middle to fit a terminal (and never cut for a file or pipe, where
+/// the names are what `grep` and `awk` look for).
 struct Columns {
     head: Vec<String>,
     rows: Vec<Vec<String>>,
@@ -418,7 +423,7 @@ impl Columns {
         self.rows.push(r);
     }
 
-    fn render(&self, width: usize) -> String {
+    fn render(&self, width: Option<usize>) -> String {
         let n = self.head.len();
         let mut w: Vec<usize> = self.head.iter().map(|h| h.chars().count()).collect();
         for r in &self.rows {
@@ -426,13 +431,15 @@ impl Columns {
                 w[i] = w[i].max(c.chars().count());
             }
         }
-        let rest: usize = w[1..].iter().map(|x| x + 2).sum();
-        w[0] = w[0].min(width.saturating_sub(rest).max(8));
+        if let Some(width) = width {
+            let rest: usize = w[1..].iter().map(|x| x + 2).sum();
+            w[0] = w[0].min(width.saturating_sub(rest).max(8));
+        }
         let line = |cells: &[String]| {
             let mut l = String::new();
             for (i, c) in cells.iter().enumerate().take(n) {
                 if i == 0 {
-                    let cut = crate::term::ellipsize_middle(c, w[0]);
+                    let cut = cut_name(c, w[0]);
                     l.push_str(&format!("{cut:<width$}", width = w[0]));
                 } else {
                     l.push_str(&format!("  {c:>width$}", width = w[i]));
@@ -448,21 +455,73 @@ impl Columns {
     }
 }
 
+/// `name` in `width` columns, cut in the middle of its table part so that
+/// what tells the lines of one table apart stays whole: the snapshot or
+/// backup and the sstable (`shop.ord…_customer/snapshots/s1/nb-1-big`,
+/// `shop.ord…_customer (snapshot s1)`).
+fn cut_name(name: &str, width: usize) -> String {
+    if name.chars().count() <= width {
+        return name.to_string();
+    }
+    let keep_from = ["/snapshots/", "/backups/", " ("]
+        .iter()
+        .filter_map(|m| name.find(m))
+        .min()
+        .or_else(|| name.rfind('/'));
+    // Else the snapshot's name and the sstable (`…/nightly/nb-1-big`).
+    let set_and_sstable = keep_from
+        .filter(|&at| at < name.len() && name[at..].starts_with("/snapshots/"))
+        .and_then(|_| {
+            let last = name.rfind('/')?;
+            name[..last].rfind('/')
+        });
+    for at in [keep_from, set_and_sstable].into_iter().flatten() {
+        let (head, tail) = name.split_at(at);
+        let room = width.saturating_sub(tail.chars().count());
+        // Too little of the table would be left: try keeping less.
+        if room >= 6 {
+            return crate::term::ellipsize_middle(head, room) + tail;
+        }
+    }
+    crate::term::ellipsize_middle(name, width)
+}
+
+/// A size in three significant digits (`7.78 KiB`, `183 KiB`): the
+/// listing's numbers leave the room to the names.
+fn short_bytes(n: u64) -> String {
+    let p = if n == 0 {
+        0
+    } else {
+        (63 - n.leading_zeros()) / 10
+    };
+    if p == 0 {
+        return format!("{n} B");
+    }
+    let unit = b" KMGTPE"[p as usize] as char;
+    let x = n as f64 / (1u64 << (p * 10)) as f64;
+    match x {
+        x if x < 9.995 => format!("{x:.2} {unit}iB"),
+        x if x < 99.95 => format!("{x:.1} {unit}iB"),
+        x => format!("{x:.0} {unit}iB"),
+    }
+}
+
 /// One table's totals: name, sstables, bytes, partitions, oldest and newest
 /// write, droppable tombstones, estimated cells.
 type TableTotals = (String, u64, u64, i64, Option<i64>, Option<i64>, f64, i64);
 
 /// One line per sstable, then the totals of each table.
 fn many_text(inputs: &Inputs, gc_before: i64, out: &mut dyn Write) -> CmdResult<Outcome> {
-    let width = crate::term::width(crate::term::Stream::Stdout);
+    let stdout = crate::term::Stream::Stdout;
+    let width = stdout.is_terminal().then(|| crate::term::width(stdout));
     let mut t = Columns::new(&[
         "sstable",
         "size",
-        "partitions",
+        "parts",
         "oldest",
         "newest",
         "droppable",
-        "level",
+        "lvl",
     ]);
     // The dates are those of the oldest and newest write timestamps.
     // Per table: sstables, bytes, partitions, min ts, max ts, droppable count, cells.
@@ -480,11 +539,10 @@ fn many_text(inputs: &Inputs, gc_before: i64, out: &mut dyn Write) -> CmdResult<
         let size = v["data_size"].as_u64().unwrap_or(0);
         let parts = v["estimated_partitions"].as_i64().unwrap_or(0);
         let (min, max) = (v["min_timestamp"].as_i64(), v["max_timestamp"].as_i64());
-        // The sstable's name without its component (nb-1-big).
-        let name = sst.desc.prefix.trim_end_matches('-').to_string();
+        let name = crate::sstable_name(&sst.desc);
         t.row(vec![
             name,
-            (super::partitions::pretty_bytes(size)).to_string(),
+            short_bytes(size),
             (parts).to_string(),
             (day(min)).to_string(),
             (day(max)).to_string(),
@@ -531,7 +589,7 @@ fn many_text(inputs: &Inputs, gc_before: i64, out: &mut dyn Write) -> CmdResult<
         tt.row(vec![
             e.0.clone(),
             (e.1).to_string(),
-            (super::partitions::pretty_bytes(e.2)).to_string(),
+            short_bytes(e.2),
             (e.3).to_string(),
             (day(e.4)).to_string(),
             (day(e.5)).to_string(),
@@ -575,4 +633,39 @@ pub fn run(a: &InfoArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         }
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{cut_name, short_bytes};
+
+    #[test]
+    fn names_keep_their_set_and_sstable_when_cut() {
+        let n = "operations.user_activity_by_region/snapshots/nightly/nb-1-big";
+        assert_eq!(cut_name(n, 80), n);
+        let c = cut_name(n, 40);
+        assert_eq!(c.chars().count(), 40);
+        assert_eq!(c, "oper…y_region/snapshots/nightly/nb-1-big");
+        assert_eq!(
+            cut_name("operations.user_activity_by_region/nb-1-big", 20),
+            "ope…_region/nb-1-big"
+        );
+        assert_eq!(
+            cut_name("shop.orders_by_customer (snapshot s1)", 24),
+            "sho…stomer (snapshot s1)"
+        );
+        // Narrower: the snapshot's name and the sstable, then the whole name cut.
+        assert_eq!(cut_name(n, 24), "op…hots/nightly/nb-1-big");
+        assert_eq!(cut_name(n, 12).chars().count(), 12);
+    }
+
+    #[test]
+    fn short_sizes_have_three_digits() {
+        assert_eq!(short_bytes(0), "0 B");
+        assert_eq!(short_bytes(1023), "1023 B");
+        assert_eq!(short_bytes(7970), "7.78 KiB");
+        assert_eq!(short_bytes(16665), "16.3 KiB");
+        assert_eq!(short_bytes(186937), "183 KiB");
+        assert_eq!(short_bytes(1023 * 1024 + 1000), "1024 KiB");
+    }
 }

@@ -22,15 +22,19 @@
 //! partitions the index does not describe: a BIG partition without a
 //! promoted index, a BTI partition without a Rows.db entry.
 //!
-//! Memory is flat: partitions stream to the output; `--top N` keeps N of
-//! them in a bounded heap; the summaries are fixed-size histograms.
+//! Memory is bounded: partitions stream to the output; `--top N` (and the
+//! text view, [`TEXT_TOP`] unless told) keeps N of them in a heap; the
+//! summaries are fixed-size histograms for the estimates and
+//! [`sstkit_format::analytics::Quantiles`] for the exact percentiles (a count
+//! per distinct value, up to a limit past which they are kept to 0.1%).
 //!
 //! Output: json `{"partitions": [...], "sstables": [...], "tables": [...]}`;
 //! ndjson the same records one per line with `"type"`: `partition`,
-//! `sstable`, `table`; csv the columns of `sstablepartitions --csv` (no
-//! summaries, as there); text one line per partition, fitted to the
-//! terminal, and a summary table per sstable and table. Schema:
-//! `docs/schemas/partitions.schema.json`.
+//! `sstable`, `table` (with `--top`, the sstables after the partitions, as
+//! their `listed` counts the partitions in the list); csv the columns of
+//! `sstablepartitions --csv` (no summaries, as there); text a summary table
+//! per sstable and table, then the largest partitions by `--by`, one line
+//! each, fitted to the terminal. Schema: `docs/schemas/partitions.schema.json`.
 //!
 //! Exit status: 0 ok; 2 usage (a `--key` that does not parse); 3 an sstable
 //! could not be read (the others still are).
@@ -77,6 +81,8 @@ struct SstInfo {
     format: &'static str,
     version: String,
     keys: KeyCtx,
+    /// Its place among the sstables read.
+    seq: usize,
 }
 
 /// One partition, ready to print.
@@ -153,6 +159,18 @@ impl Ord for Ranked {
     }
 }
 
+/// Partitions the text view lists when `--top` is not given: it is sorted,
+/// and sorting every partition of a table would hold them all in memory.
+pub const TEXT_TOP: usize = 20;
+
+/// An sstable's summary, waiting for the `--top` list to say how many of
+/// its partitions are listed.
+struct Held {
+    info: Rc<SstInfo>,
+    view: View,
+    sizes: Sizes,
+}
+
 /// Run the command.
 pub fn run(a: &PartitionsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     if a.top == Some(0) {
@@ -161,14 +179,21 @@ pub fn run(a: &PartitionsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     let inputs = Inputs::resolve(&a.input)?;
     let now = a.now.unwrap_or_else(crate::clock_secs);
     let fmt = a.format();
+    let top_n = a
+        .top
+        .or((fmt == PartitionsOutput::Text).then_some(TEXT_TOP));
+    // Partitions streamed to a terminal would be written under the bar.
+    let bar = top_n.is_some() || !Stream::Stdout.is_terminal();
     let filter = Filter::new(a);
     let mut w = Writer::new(out, fmt, a.partitions_only);
     let mut tables: Vec<(String, Summary, u64)> = Vec::new();
+    let mut held: Vec<Held> = Vec::new();
     let mut top: BinaryHeap<Ranked> = BinaryHeap::new();
     let mut seq = 0u64;
+    let mut candidates = 0u64;
     w.begin()?;
     let outcome = inputs.each(|_, sst, _| {
-        let info = Rc::new(sst_info(sst)?);
+        let info = Rc::new(sst_info(sst, held.len())?);
         let wanted = Keys::resolve(a, &info.keys).map_err(|e| e.in_sstable(&info.label))?;
         let mut summary = Summary::default();
         let mut listed = 0u64;
@@ -184,7 +209,7 @@ pub fn run(a: &PartitionsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                 disk_size,
                 sst: info.clone(),
             };
-            match a.top {
+            match top_n {
                 Some(n) => {
                     seq += 1;
                     let value = metric(&rec.stats, a.by);
@@ -200,9 +225,9 @@ pub fn run(a: &PartitionsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             }
         };
         let r = if a.partitions_only {
-            from_index(sst, &wanted, &mut emit)
+            from_index(sst, &wanted, bar, &mut emit)
         } else {
-            from_data(sst, &wanted, now, &mut emit)
+            from_data(sst, &wanted, now, bar, &mut emit)
         };
         let sizes = match r {
             Ok(s) => s,
@@ -212,7 +237,16 @@ pub fn run(a: &PartitionsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             }
             Err(e) => return Err(e),
         };
-        w.sstable(&info, &summary, listed, sizes)?;
+        candidates += listed;
+        let view = View::of(&summary, a.partitions_only);
+        match top_n {
+            Some(_) => held.push(Held {
+                info: info.clone(),
+                view,
+                sizes,
+            }),
+            None => w.sstable(&info, &view, listed, sizes)?,
+        }
         match tables.iter_mut().find(|t| t.0 == info.table) {
             Some(t) => {
                 t.1.merge(&summary);
@@ -222,22 +256,51 @@ pub fn run(a: &PartitionsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         }
         Ok(())
     })?;
-    if a.top.is_some() {
-        let mut best = top.into_vec();
-        best.sort();
+    let mut best = top.into_vec();
+    best.sort();
+    // Each sstable's (and table's) partitions in the list.
+    let mut listed = vec![0u64; held.len()];
+    for r in &best {
+        if let Some(n) = listed.get_mut(r.rec.sst.seq) {
+            *n += 1;
+        }
+    }
+    let table_listed = |name: &str| -> u64 {
+        held.iter()
+            .filter(|h| h.info.table == name)
+            .map(|h| listed.get(h.info.seq).copied().unwrap_or(0))
+            .sum()
+    };
+    if fmt != PartitionsOutput::Text {
         for r in &best {
             w.partition(&r.rec)?;
         }
     }
+    for h in &held {
+        let n = listed.get(h.info.seq).copied().unwrap_or(0);
+        w.sstable(&h.info, &h.view, n, h.sizes)?;
+    }
     for (name, s, n) in &tables {
-        w.table(name, s, *n)?;
+        let view = View::of(s, a.partitions_only);
+        let shown = if top_n.is_some() {
+            table_listed(name)
+        } else {
+            0
+        };
+        w.table(name, &view, *n, top_n.map(|_| shown))?;
+    }
+    if fmt == PartitionsOutput::Text {
+        w.list_header(best.len() as u64, candidates, filter.any, a.by)?;
+        for r in &best {
+            w.partition(&r.rec)?;
+        }
     }
     w.finish()?;
     Ok(outcome)
 }
 
 /// The sstable's place, naming and key type.
-fn sst_info(sst: &Sstable) -> CmdResult<SstInfo> {
+fn sst_info(sst: &Sstable, seq: usize) -> CmdResult<SstInfo> {
     let loc = Location::of_dir(&sst.desc.dir);
     let table = crate::table_key(&sst.desc);
     let keys = KeyCtx::read(sst)?;
@@ -253,6 +316,7 @@ fn sst_info(sst: &Sstable) -> CmdResult<SstInfo> {
         },
         version: sst.version().to_string(),
         keys,
+        seq,
     })
 }
 
@@ -339,7 +403,13 @@ type Sizes = (u64, u64);
 type EmitFn<'a> = dyn FnMut(PartitionStats, &[u8], u64) -> CmdResult<()> + 'a;
 
 /// Decode every partition of Data.db.
-fn from_data(sst: &Sstable, keys: &Keys, now: i64, emit: &mut EmitFn<'_>) -> CmdResult<Sizes> {
+fn from_data(
+    sst: &Sstable,
+    keys: &Keys,
+    now: i64,
+    bar: bool,
+    emit: &mut EmitFn<'_>,
+) -> CmdResult<Sizes> {
     let st = crate::render::read_statistics(sst)?;
     let header = sst.data_header(&st)?;
     if let Some(e) = crate::truncation::data_shorter_than_index(sst, &st) {
@@ -348,7 +418,8 @@ fn from_data(sst: &Sstable, keys: &Keys, now: i64, emit: &mut EmitFn<'_>) -> Cmd
     let disk = DiskMap::open(sst)?;
     let mut reader = ScanReader::new(sst, &header)?;
     let end_len = reader.end_marker_len();
-    let mut bar = Progress::new("partitions");
+    let mut bar = progress(bar);
+    let data_len = reader.data_len();
     let mut key = Vec::new();
     loop {
         bar.set(reader.position().0, reader.data_len());
@@ -393,6 +464,8 @@ fn from_data(sst: &Sstable, keys: &Keys, now: i64, emit: &mut EmitFn<'_>) -> Cmd
                 .in_file(&sst.data_path())
                 .into());
             };
+            // A large partition moves the bar too.
+            bar.set(f.position().0, data_len);
             if let Fragment::PartitionEnd { position } = f {
                 stats.size = position.0 + end_len - stats.offset;
                 break;
@@ -404,7 +477,17 @@ fn from_data(sst: &Sstable, keys: &Keys, now: i64, emit: &mut EmitFn<'_>) -> Cmd
         let on_disk = disk.size(stats.offset, stats.offset + stats.size);
         emit(stats, &key, on_disk)?;
     }
+    bar.finish();
     Ok((reader.data_len(), disk.file_len))
+}
+
+/// The bar of one sstable's pass, or none.
+fn progress(show: bool) -> Progress {
+    if show {
+        Progress::new("partitions")
+    } else {
+        Progress::hidden()
+    }
 }
 
 fn stats_key(sst: &Sstable, key: &[u8]) -> String {
@@ -478,12 +561,12 @@ struct Pending {
 }
 
 /// Sizes from the index; partition headers from Data.db only where needed.
-fn from_index(sst: &Sstable, keys: &Keys, emit: &mut EmitFn<'_>) -> CmdResult<Sizes> {
+fn from_index(sst: &Sstable, keys: &Keys, bar: bool, emit: &mut EmitFn<'_>) -> CmdResult<Sizes> {
     let disk = DiskMap::open(sst)?;
     let mut headers = Headers::open(sst)?;
     let data_len = headers.data_len();
     let mut pending: Option<Pending> = None;
-    let mut bar = Progress::new("partitions");
+    let mut bar = progress(bar);
     let mut finish = |p: Pending, end: u64, headers: &mut Headers<'_>| -> CmdResult<()> {
         bar.set(p.pos, data_len);
         if !keys.wants(&p.key) {
@@ -651,27 +734,69 @@ fn record_json(r: &Record, partitions_only: bool) -> Value {
     Value::Object(m)
 }
 
-/// Percentiles and extremes as JSON.
-fn summary_json(s: &Summary, partitions_only: bool) -> Value {
-    let hists = [
-        ("size", &s.size),
-        ("rows", &s.rows),
-        ("cells", &s.cells),
-        ("tombstones", &s.tombstones),
-    ];
-    let n = if partitions_only { 1 } else { 4 };
-    let mut m = Map::new();
-    for (i, (name, h)) in hists.iter().take(n).enumerate() {
-        let mut x = Map::new();
-        for (p, q) in PERCENTILES {
-            x.insert(p.into(), json!(h.percentile(q)));
+/// What a summary prints of one metric.
+struct MetricView {
+    /// Exact percentiles ([`PERCENTILES`]), None without partitions.
+    exact: Vec<Option<u64>>,
+    /// False once too many distinct values made them approximate.
+    is_exact: bool,
+    /// sstablepartitions' estimates (None when a value overflowed its histogram).
+    estimated: Vec<Option<u64>>,
+    min: Option<u64>,
+    max: Option<u64>,
+}
+
+/// A summary's printed figures: size (and rows, cells, tombstones without
+/// `--partitions-only`), and the partitions counted.
+struct View {
+    count: u64,
+    metrics: Vec<MetricView>,
+}
+
+/// The metrics' names, in the order of [`Summary::exact`].
+const METRICS: [&str; 4] = ["size", "rows", "cells", "tombstones"];
+
+impl View {
+    fn of(s: &Summary, partitions_only: bool) -> View {
+        let hists = [&s.size, &s.rows, &s.cells, &s.tombstones];
+        let n = if partitions_only { 1 } else { 4 };
+        let qs: Vec<f64> = PERCENTILES.iter().map(|p| p.1).collect();
+        let metrics = (0..n)
+            .map(|i| {
+                let e = s.extremes.map(|e| e[i]);
+                MetricView {
+                    exact: s.exact[i].percentiles(&qs),
+                    is_exact: s.exact[i].exact(),
+                    estimated: qs.iter().map(|&q| hists[i].percentile(q)).collect(),
+                    min: e.map(|e| e.0),
+                    max: e.map(|e| e.1),
+                }
+            })
+            .collect();
+        View {
+            count: s.count,
+            metrics,
         }
-        let e = s.extremes.map(|e| e[i]);
-        x.insert("min".into(), json!(e.map(|e| e.0)));
-        x.insert("max".into(), json!(e.map(|e| e.1)));
-        m.insert((*name).into(), Value::Object(x));
     }
-    json!({"count": s.count, "stats": m})
+
+    /// `{"count", "stats": {metric: {"p50".., "min", "max", "exact", "estimated": {"p50"..}}}}`.
+    fn json(&self) -> Value {
+        let mut m = Map::new();
+        for (name, v) in METRICS.iter().zip(&self.metrics) {
+            let mut x = Map::new();
+            let mut est = Map::new();
+            for (i, (p, _)) in PERCENTILES.iter().enumerate() {
+                x.insert((*p).into(), json!(v.exact[i]));
+                est.insert((*p).into(), json!(v.estimated[i]));
+            }
+            x.insert("min".into(), json!(v.min));
+            x.insert("max".into(), json!(v.max));
+            x.insert("exact".into(), json!(v.is_exact));
+            x.insert("estimated".into(), Value::Object(est));
+            m.insert((*name).into(), Value::Object(x));
+        }
+        json!({"count": self.count, "stats": m})
+    }
 }
 
 /// Writes records in the chosen format.
@@ -685,8 +810,8 @@ struct Writer<'w> {
     later: Vec<Value>,
     /// Text: the terminal width.
     width: usize,
-    /// Text: the column header has been printed since the last summary.
-    headed: bool,
+    /// Text: keys are cut to the width (at a terminal only).
+    cut_keys: bool,
 }
 
 impl<'w> Writer<'w> {
@@ -698,7 +823,7 @@ impl<'w> Writer<'w> {
             items: 0,
             later: Vec::new(),
             width: term::width(Stream::Stdout),
-            headed: false,
+            cut_keys: Stream::Stdout.is_terminal(),
         }
     }
 
@@ -777,23 +902,22 @@ impl<'w> Writer<'w> {
         self.width.saturating_sub(rest + 1).max(12)
     }
 
+    fn text_head(&mut self) -> std::io::Result<()> {
+        let kw = self.key_width();
+        let mut h = format!("{:<kw$}", "partition key");
+        for (name, w) in Self::COLS {
+            h.push_str(&format!(" {name:>w$}"));
+        }
+        writeln!(self.w, "{}", h.trim_end())
+    }
+
     fn text_line(&mut self, r: &Record) -> std::io::Result<()> {
         let kw = self.key_width();
         let color = term::color(Stream::Stdout);
-        if !self.headed {
-            if self.items > 0 {
-                writeln!(self.w)?;
-            }
-            self.items += 1;
-            self.headed = true;
-            let mut h = format!("{:<kw$}", "partition key");
-            for (name, w) in Self::COLS {
-                h.push_str(&format!(" {name:>w$}"));
-            }
-            writeln!(self.w, "{}", h.trim_end())?;
-        }
         let p = &r.stats;
-        let key = fit(&r.sst.keys.key_text(&r.key), kw);
+        // Whole in a file or pipe, where a key is copied to --key.
+        let key = r.sst.keys.key_text(&r.key);
+        let key = if self.cut_keys { fit(&key, kw) } else { key };
         let (rows, cells, tombs) = if self.partitions_only {
             ("-".to_string(), "-".to_string(), "-".to_string())
         } else {
@@ -816,48 +940,57 @@ impl<'w> Writer<'w> {
         writeln!(self.w, "{}", line.trim_end())
     }
 
-    fn summary_text(&mut self, title: &str, s: &Summary) -> std::io::Result<()> {
+    fn summary_text(&mut self, title: &str, s: &View) -> std::io::Result<()> {
         writeln!(self.w, "{title}")?;
-        let n = if self.partitions_only { 1 } else { 4 };
-        let names = ["size", "rows", "cells", "tombstones"];
         let mut head = "       ".to_string();
-        for name in names.iter().take(n) {
+        for name in METRICS.iter().take(s.metrics.len()) {
             head.push_str(&format!(" {name:>12}"));
         }
         writeln!(self.w, "{head}")?;
-        let hists = [&s.size, &s.rows, &s.cells, &s.tombstones];
-        let cell = |i: usize, v: Option<u64>| match v {
-            None => "overflow".to_string(),
-            Some(v) if i == 0 => pretty_bytes(v),
-            Some(v) => v.to_string(),
+        let cell = |i: usize, v: Option<u64>, exact: bool| {
+            let t = match v {
+                None => "-".to_string(),
+                Some(v) if i == 0 => pretty_bytes(v),
+                Some(v) => v.to_string(),
+            };
+            // Approximate past the distinct values kept (see `--help`).
+            if exact {
+                t
+            } else {
+                format!("~{t}")
+            }
         };
-        for (p, q) in PERCENTILES {
-            let mut l = format!("  ~{p:<5}");
-            for (i, h) in hists.iter().enumerate().take(n) {
-                l.push_str(&format!(" {:>12}", cell(i, h.percentile(q))));
+        for (k, (p, _)) in PERCENTILES.iter().enumerate() {
+            let mut l = format!("  {p:<5}");
+            for (i, m) in s.metrics.iter().enumerate() {
+                l.push_str(&format!(" {:>12}", cell(i, m.exact[k], m.is_exact)));
             }
             writeln!(self.w, "{l}")?;
         }
-        if let Some(e) = s.extremes {
-            for (label, pick) in [("min", 0), ("max", 1)] {
-                let mut l = format!("  {label:<6}");
-                for (i, x) in e.iter().enumerate().take(n) {
-                    let v = if pick == 0 { x.0 } else { x.1 };
-                    l.push_str(&format!(" {:>12}", cell(i, Some(v))));
-                }
-                writeln!(self.w, "{l}")?;
+        for (label, pick) in [("min", 0), ("max", 1)] {
+            if s.count == 0 {
+                break;
             }
+            let mut l = format!("  {label:<5}");
+            for (i, m) in s.metrics.iter().enumerate() {
+                let v = if pick == 0 { m.min } else { m.max };
+                l.push_str(&format!(" {:>12}", cell(i, v, true)));
+            }
+            writeln!(self.w, "{l}")?;
         }
-        writeln!(self.w, "  count  {:>12}", s.count)
+        writeln!(self.w, "  count {:>12}", s.count)
     }
 
-    fn sstable(
-        &mut self,
-        i: &SstInfo,
-        s: &Summary,
-        listed: u64,
-        sizes: Sizes,
-    ) -> std::io::Result<()> {
+    /// Text: a blank line between two blocks.
+    fn gap(&mut self) -> std::io::Result<()> {
+        if self.items > 0 {
+            writeln!(self.w)?;
+        }
+        self.items += 1;
+        Ok(())
+    }
+
+    fn sstable(&mut self, i: &SstInfo, s: &View, listed: u64, sizes: Sizes) -> std::io::Result<()> {
         // The identity fields flat, as this record had them before sstable_ref existed.
         let mut m = serde_json::Map::new();
         m.insert("type".into(), json!("sstable"));
@@ -866,7 +999,7 @@ impl<'w> Writer<'w> {
         m.insert("size".into(), json!(sizes.0));
         m.insert("size_on_disk".into(), json!(sizes.1));
         m.insert("listed".into(), json!(listed));
-        if let Value::Object(x) = summary_json(s, self.partitions_only) {
+        if let Value::Object(x) = s.json() {
             m.extend(x);
         }
         let v = Value::Object(m);
@@ -892,19 +1025,21 @@ impl<'w> Writer<'w> {
                     listed
                 );
                 let title = term::wrap(&title, "", "  ", self.width);
-                writeln!(self.w)?;
-                self.summary_text(title.trim_end(), s)?;
-                self.headed = false;
-                Ok(())
+                self.gap()?;
+                self.summary_text(title.trim_end(), s)
             }
         }
     }
 
-    fn table(&mut self, name: &str, s: &Summary, sstables: u64) -> std::io::Result<()> {
+    fn table(
+        &mut self,
+        name: &str,
+        s: &View,
+        sstables: u64,
+        listed: Option<u64>,
+    ) -> std::io::Result<()> {
         let mut v = json!({"type": "table", "table": name, "sstables": sstables});
-        if let (Value::Object(m), Value::Object(x)) =
-            (&mut v, summary_json(s, self.partitions_only))
-        {
+        if let (Value::Object(m), Value::Object(x)) = (&mut v, s.json()) {
             m.extend(x);
         }
         match self.fmt {
@@ -920,12 +1055,55 @@ impl<'w> Writer<'w> {
             // One sstable's table totals repeat its summary.
             PartitionsOutput::Text if sstables < 2 => Ok(()),
             PartitionsOutput::Text => {
-                let title = format!("table {name}: {sstables} sstables, {} partitions", s.count);
+                let mut title =
+                    format!("table {name}: {sstables} sstables, {} partitions", s.count);
+                if let Some(n) = listed {
+                    title.push_str(&format!(", {n} listed"));
+                }
                 let title = term::wrap(&title, "", "  ", self.width);
-                writeln!(self.w)?;
+                self.gap()?;
                 self.summary_text(title.trim_end(), s)
             }
         }
+    }
+
+    /// Text: what the list below holds, then its column header.
+    fn list_header(
+        &mut self,
+        shown: u64,
+        of: u64,
+        thresholds: bool,
+        by: PartitionMetric,
+    ) -> std::io::Result<()> {
+        let by = match by {
+            PartitionMetric::Size => "size",
+            PartitionMetric::Rows => "rows",
+            PartitionMetric::Cells => "cells",
+            PartitionMetric::Tombstones => "tombstones",
+        };
+        let line = format!(
+            "{shown} listed of {of} partitions{}, by {by}, largest first{}:",
+            if thresholds {
+                " over the thresholds"
+            } else {
+                ""
+            },
+            if shown < of {
+                " (--top N for more)"
+            } else {
+                ""
+            }
+        );
+        self.gap()?;
+        writeln!(
+            self.w,
+            "{}",
+            term::wrap(&line, "", "  ", self.width).trim_end()
+        )?;
+        if shown > 0 {
+            self.text_head()?;
+        }
+        Ok(())
     }
 
     /// An sstable that could not be read: ndjson gets a typed record (the

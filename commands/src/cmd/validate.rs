@@ -38,7 +38,7 @@
 //! ```
 //!
 //! `$FINDING` is the shared finding shape of `validate`, `validate-checksums`
-//! and `scrub` (README "Findings", `docs/schemas/finding.schema.json`):
+//! and `scrub` (docs/output.md "Findings", `docs/schemas/finding.schema.json`):
 //! `class`, `severity`, `component`, `offset`, `chunk`, `partition_key`,
 //! `message`, and optional detail. `errors` counts the findings of severity
 //! `error`; `valid` is true when there is none.

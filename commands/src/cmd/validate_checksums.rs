@@ -19,7 +19,7 @@
 //! `valid` is omitted when the sstable has no checksums (as Scylla does);
 //! `chunks` counts the chunks whose checksum was compared, `bytes` the Data.db
 //! bytes read. A finding has the shared shape of `validate`,
-//! `validate-checksums` and `scrub` (README "Findings",
+//! `validate-checksums` and `scrub` (docs/output.md "Findings",
 //! `docs/schemas/finding.schema.json`): `{"class", "severity", "component",
 //! "offset", "chunk", "partition_key", "message"}` plus, here,
 //! `"chunk_count"?, "file_range"?: [start, end], "uncompressed_range"?: [start, end],

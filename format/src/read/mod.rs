@@ -53,7 +53,7 @@ use crate::clustering::{BoundKind, ClusteringPrefix};
 use crate::error::{Error, ErrorKind, Result};
 use crate::sstable::Sstable;
 use crate::types::CqlType;
-use crate::value::{parse_components, parse_cql_literal};
+use crate::value::{parse_components, parse_value_arg};
 
 /// The [`PartitionIndex`] of `sst`: [`BtiIndex`] for trie-indexed (BTI)
 /// sstables, [`BigIndex`] otherwise. `header` (the serialization header)
@@ -103,7 +103,7 @@ impl ClusteringBound {
         }
         // One column: the whole text is its value; several: see parse_components.
         let values = if types.len() == 1 {
-            let v = parse_cql_literal(&types[0], text)
+            let v = parse_value_arg(&types[0], text)
                 .map_err(|e| bad(format!("not a valid {} value: {}", types[0].cql(), e.kind)))?;
             vec![Some(v)]
         } else {

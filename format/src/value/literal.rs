@@ -71,7 +71,9 @@ pub fn split_composite_key_arg(s: &str) -> Vec<String> {
 
 /// Serialize a partition key typed by a user: a `CompositeType` key is read
 /// with [`parse_components`] and every component framed (`u16 len, bytes,
-/// 0x00`); any other key is one CQL literal.
+/// 0x00`); any other key is one value ([`parse_value_arg`]). Every printed
+/// form of a key reads back as it is: the text output's `[sa:11]`, the
+/// ndjson `value` `sa:11`, sstabledump's `["sa","11"]`.
 pub fn parse_key_arg(key_type: &CqlType, s: &str) -> Result<Vec<u8>> {
     match key_type {
         CqlType::Composite(ts) => {
@@ -85,8 +87,134 @@ pub fn parse_key_arg(key_type: &CqlType, s: &str) -> Result<Vec<u8>> {
             }
             Ok(out)
         }
-        t => parse_cql_literal(t, s),
+        t => parse_value_arg(t, s),
     }
+}
+
+/// Serialize one value typed by a user as a key or a clustering bound: a
+/// CQL literal, or the forms sstkit and sstabledump print it in, so a
+/// printed value reads back as it is: `[5]` (the text output's brackets),
+/// `["abc"]` or `[ 5 ]` (sstabledump's JSON array of one value). A text
+/// value takes the documented `\:` for a colon; a text value that starts
+/// with `[` and ends with `]` itself is written quoted, `'[abc]'`.
+pub fn parse_value_arg(ty: &CqlType, s: &str) -> Result<Vec<u8>> {
+    let t = ty.unreversed();
+    if let Some(inner) = bracketed(s) {
+        // A list, set, vector or tuple literal may itself start with '['.
+        let literal_bracket = !matches!(t, CqlType::Native(_));
+        if literal_bracket {
+            if let Ok(v) = parse_cql_literal(t, s) {
+                return Ok(v);
+            }
+        }
+        match json_array(s) {
+            Some(items) if items.len() == 1 => return value_item(t, &items[0]),
+            _ => {}
+        }
+        return parse_value_arg(t, inner);
+    }
+    let st = s.trim();
+    if matches!(t, CqlType::Native(Native::Text | Native::Ascii))
+        && s.contains("\\:")
+        && unquote_whole(st).is_none()
+    {
+        return parse_cql_literal(t, &s.replace("\\:", ":"));
+    }
+    parse_cql_literal(t, s)
+}
+
+/// The inside of `[...]` (the whole of `s`, spaces around allowed).
+fn bracketed(s: &str) -> Option<&str> {
+    s.trim().strip_prefix('[')?.strip_suffix(']')
+}
+
+/// One element of a printed JSON array: a JSON string holds the value's
+/// text form, anything else (a number, `true`) is the value's text as is.
+#[derive(Debug, Clone, PartialEq)]
+enum Item {
+    Str(String),
+    Bare(String),
+}
+
+/// One value from a JSON array element.
+fn value_item(t: &CqlType, item: &Item) -> Result<Vec<u8>> {
+    match item {
+        Item::Str(x) | Item::Bare(x) => parse_cql_literal(t, x),
+    }
+}
+
+/// sstabledump's JSON array of a key or clustering (`[ "sa", "11" ]`,
+/// `[ -479, "zulu5" ]`): its elements, or None when `s` is not a JSON array
+/// of strings and bare scalars.
+fn json_array(s: &str) -> Option<Vec<Item>> {
+    let inner = bracketed(s)?.trim();
+    let b = inner.as_bytes();
+    let mut items = Vec::new();
+    let mut i = 0;
+    if b.is_empty() {
+        return None;
+    }
+    loop {
+        while b.get(i).is_some_and(u8::is_ascii_whitespace) {
+            i += 1;
+        }
+        if b.get(i) == Some(&b'"') {
+            // A JSON string: \" \\ \/ \b \f \n \r \t \uXXXX.
+            i += 1;
+            let mut out = String::new();
+            loop {
+                let c = inner[i..].chars().next()?;
+                i += c.len_utf8();
+                match c {
+                    '"' => break,
+                    '\\' => {
+                        let e = inner[i..].chars().next()?;
+                        i += e.len_utf8();
+                        out.push(match e {
+                            '"' | '\\' | '/' => e,
+                            'b' => '\u{8}',
+                            'f' => '\u{c}',
+                            'n' => '\n',
+                            'r' => '\r',
+                            't' => '\t',
+                            'u' => {
+                                let h = inner.get(i..i + 4)?;
+                                i += 4;
+                                char::from_u32(u32::from_str_radix(h, 16).ok()?)?
+                            }
+                            _ => return None,
+                        });
+                    }
+                    c => out.push(c),
+                }
+            }
+            items.push(Item::Str(out));
+        } else {
+            let end = inner[i..].find(',').map_or(inner.len(), |e| i + e);
+            let tok = inner[i..end].trim();
+            // Bare JSON scalars only: a number, true, false.
+            let scalar = tok == "true"
+                || tok == "false"
+                || (!tok.is_empty()
+                    && tok
+                        .bytes()
+                        .all(|c| c.is_ascii_digit() || b"+-.eE".contains(&c)));
+            if !scalar {
+                return None;
+            }
+            items.push(Item::Bare(tok.to_string()));
+            i = end;
+        }
+        while b.get(i).is_some_and(u8::is_ascii_whitespace) {
+            i += 1;
+        }
+        match b.get(i) {
+            None => break,
+            Some(b',') => i += 1,
+            Some(_) => return None,
+        }
+    }
+    Some(items)
 }
 
 /// How to write a composite value; appended to every error about one.
@@ -125,6 +253,25 @@ const MAX_PIECES: usize = 256;
 pub fn parse_components(types: &[CqlType], s: &str, prefix: bool) -> Result<Vec<Vec<u8>>> {
     if s.is_empty() && prefix {
         return Ok(Vec::new());
+    }
+    // The printed forms: sstabledump's JSON array, the text output's `[a:b]`.
+    if let Some(inner) = bracketed(s) {
+        if let Some(items) = json_array(s) {
+            let fits = items.len() == types.len() || (prefix && items.len() < types.len());
+            if fits {
+                let v: Result<Vec<Vec<u8>>> = types
+                    .iter()
+                    .zip(&items)
+                    .map(|(t, x)| value_item(t, x))
+                    .collect();
+                if v.is_ok() {
+                    return v;
+                }
+            }
+        }
+        if let Ok(v) = parse_components(types, inner, prefix) {
+            return Ok(v);
+        }
     }
     if s.trim_start().starts_with('(') {
         if let Some(v) = tuple_components(types, s.trim(), prefix) {
