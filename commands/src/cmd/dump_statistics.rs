@@ -288,7 +288,7 @@ pub fn to_json(st: &Statistics) -> Value {
 /// then its largest bucket bound: `p50 1.2 KiB, ..., max 3.1 KiB`.
 fn percentile_line(h: &Histogram, bytes: bool) -> String {
     let f = |x: Option<i64>| match x {
-        Some(x) if bytes => super::partitions::pretty_bytes(x.max(0) as u64),
+        Some(x) if bytes => crate::units::pretty_bytes(x.max(0) as u64),
         Some(x) => x.to_string(),
         None => "overflow".into(),
     };
@@ -498,7 +498,7 @@ pub fn run(a: &DumpStatisticsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                 let mut body = text(&st, &v);
                 if a.histograms {
                     if let Some(s) = &st.stats {
-                        body.push_str(&super::info::stats_histogram_bars(s, width));
+                        body.push_str(&crate::output::histogram::stats_histogram_bars(s, width));
                     }
                 }
                 emit.text(&body)?;

@@ -68,7 +68,7 @@ fn ldt_text(ldt: i64) -> String {
 fn entry_text(e: &Entry) -> String {
     let size = e
         .data_size
-        .map_or("size unknown".to_string(), super::partitions::pretty_bytes);
+        .map_or("size unknown".to_string(), crate::units::pretty_bytes);
     format!(
         "[{} ({size}, written {} .. {}, expires {})]",
         e.label,

@@ -24,7 +24,6 @@
 
 use std::io::Write;
 
-use crate::render::{format_micros_instant, format_seconds_instant};
 use serde_json::{json, Map, Value};
 use sstkit_format::analytics;
 use sstkit_format::compression::CompressionInfo;
@@ -35,9 +34,10 @@ use sstkit_format::{Component, Sstable};
 
 use crate::cli::{InfoArgs, OutputFormat};
 use crate::inputs::Inputs;
+use crate::output::histogram::stats_histogram_bars;
 use crate::output::kv_table;
 use crate::plan::SstPlan;
-use crate::render::{f64_json, KeyCtx};
+use crate::render::{f64_json, format_micros_instant, format_seconds_instant, KeyCtx};
 use crate::{for_each_sstable, CmdResult, Outcome};
 
 fn collect(sst: &Sstable, gc_before: i64) -> CmdResult<Value> {
@@ -205,9 +205,9 @@ fn collect(sst: &Sstable, gc_before: i64) -> CmdResult<Value> {
         }
     }
     if st.header.is_some() {
-        if let Ok((schema, names)) = super::dump_schema::table_schema(sst) {
+        if let Ok((schema, names)) = crate::tables::table_schema(sst) {
             let (ks, t) = names
-                .or_else(|| super::dump_schema::names_from_path(sst))
+                .or_else(|| crate::tables::names_from_path(sst))
                 .unwrap_or_else(|| ("ks".into(), "tbl".into()));
             o.insert("schema".into(), json!(schema.to_create_table(&ks, &t)));
         }
@@ -291,7 +291,7 @@ fn text(v: &Value) -> String {
     let pct_line = |k: &str, bytes: bool| -> Option<String> {
         let p = v.get("percentiles")?.get(k)?;
         let f = |name: &str| match p[name].as_i64() {
-            Some(x) if bytes => super::partitions::pretty_bytes(x.max(0) as u64),
+            Some(x) if bytes => crate::units::pretty_bytes(x.max(0) as u64),
             Some(x) => x.to_string(),
             None => "overflow".into(),
         };
@@ -352,55 +352,6 @@ fn histogram_bars(sst: &Sstable, width: usize) -> CmdResult<String> {
         .stats
         .as_ref()
         .map_or(String::new(), |s| stats_histogram_bars(s, width)))
-}
-
-/// Text bars of the partition size, cell count and tombstone drop time
-/// histograms of `s`, fitted to `width` (`info` and `dump-statistics --histograms`).
-pub(crate) fn stats_histogram_bars(
-    s: &sstkit_format::statistics::stats::Stats,
-    width: usize,
-) -> String {
-    let mut out = String::new();
-    let mut draw = |title: &str, rows: Vec<(String, i64)>| {
-        let rows: Vec<(String, i64)> = rows.into_iter().filter(|r| r.1 > 0).collect();
-        out.push_str(&format!("\n{title}\n"));
-        if rows.is_empty() {
-            out.push_str("  (empty)\n");
-            return;
-        }
-        let label = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
-        let max = rows.iter().map(|r| r.1).max().unwrap_or(1).max(1);
-        let bar_w = width.saturating_sub(label + 2 + 12 + 1).max(10);
-        for (l, c) in rows {
-            let n = ((c as u128 * bar_w as u128).div_ceil(max as u128)) as usize;
-            out.push_str(&format!("  {l:>label$} {c:>11} {}\n", "#".repeat(n)));
-        }
-    };
-    let sizes = s.estimated_partition_size.buckets();
-    draw(
-        "partition size (bytes, up to)",
-        sizes
-            .iter()
-            .map(|b| (super::partitions::pretty_bytes(b.0.max(0) as u64), b.1))
-            .collect(),
-    );
-    draw(
-        "cells per partition (up to)",
-        s.estimated_cells_count
-            .buckets()
-            .iter()
-            .map(|b| (b.0.to_string(), b.1))
-            .collect(),
-    );
-    draw(
-        "tombstone drop times",
-        s.tombstone_drop_time
-            .bins
-            .iter()
-            .map(|b| (format_seconds_instant(b.time), b.count))
-            .collect(),
-    );
-    out
 }
 
 /// Plain aligned columns: numbers right-aligned, the first column cut in

@@ -61,6 +61,7 @@ use crate::output::hex;
 use crate::progress::Progress;
 use crate::render::KeyCtx;
 use crate::term::{self, Stream};
+use crate::units::pretty_bytes;
 use crate::{sstable_label, CmdError, CmdResult, Outcome};
 
 /// The header of `sstablepartitions --csv`.
@@ -668,20 +669,6 @@ fn from_index(sst: &Sstable, keys: &Keys, bar: bool, emit: &mut EmitFn<'_>) -> C
     Ok((data_len, disk.file_len))
 }
 
-/// Java's `FBUtilities.prettyPrintMemory(bytes, " ")`: `24 B`, `1.083 KiB`.
-pub fn pretty_bytes(n: u64) -> String {
-    let prefix = if n == 0 {
-        0
-    } else {
-        (63 - n.leading_zeros()) / 10
-    };
-    if prefix == 0 {
-        return format!("{n} B");
-    }
-    let unit = b" KMGTPE"[prefix as usize] as char;
-    format!("{:.3} {unit}iB", n as f64 / (1u64 << (prefix * 10)) as f64)
-}
-
 /// The key as `sstablepartitions --csv` quotes it.
 fn csv_key(text: &str) -> String {
     let inner = if text.contains(' ') {
@@ -1160,14 +1147,6 @@ fn fit(s: &str, w: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn bytes_print_as_cassandra_prints_them() {
-        assert_eq!(pretty_bytes(24), "24 B");
-        assert_eq!(pretty_bytes(1023), "1023 B");
-        assert_eq!(pretty_bytes(1109), "1.083 KiB");
-        assert_eq!(pretty_bytes(3 << 20), "3.000 MiB");
-    }
 
     #[test]
     fn csv_keys_are_quoted_as_sstablepartitions_quotes_them() {

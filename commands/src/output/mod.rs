@@ -22,6 +22,7 @@
 //! repeat on every line); the JSON document, whose payloads are keyed by
 //! path, ends with `"sstable_refs": {"<path>": {...}}`.
 
+pub mod histogram;
 pub mod iostats;
 
 use std::io::{self, Write};
