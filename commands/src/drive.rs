@@ -43,12 +43,9 @@ fn run(
     sink: &mut dyn Sink,
 ) -> CmdResult<()> {
     let label = sstable_label(sst);
-    let mut bar = progress(a);
-    let mut notes = |n: Note<'_>| match n {
-        Note::KeyAbsent { key, absence } => select::note_absent(&label, t, key, absence),
-        Note::Progress { done, total } => bar.set(done, total),
-    };
-    engine::run(sst, t, sel, &shape(a), sink, &mut notes).map_err(|e| select::located(t, e))
+    let mut notes = Notes::new(a, &label, t);
+    let r = engine::run(sst, t, sel, &shape(a), sink, &mut notes.each());
+    r.map_err(|e| select::located(t, e))
 }
 
 /// The merged partitions `sel` selects from `inputs` into `sink`, shaped
@@ -62,14 +59,9 @@ pub fn merged(
 ) -> CmdResult<()> {
     let label = inputs.label();
     // The bar of a merged scan counts every sstable's bytes.
-    let mut bar = progress(a);
-    let mut notes = |n: Note<'_>| match n {
-        Note::KeyAbsent { key, absence } => select::note_absent(&label, t, key, absence),
-        Note::Progress { done, total } => bar.set(done, total),
-    };
-    inputs
-        .dump(t, sel, &shape(a), sink, &mut notes)
-        .map_err(|e| select::located(t, e))
+    let mut notes = Notes::new(a, &label, t);
+    let r = inputs.dump(t, sel, &shape(a), sink, &mut notes.each());
+    r.map_err(|e| select::located(t, e))
 }
 
 /// The engine's shape of a dump plan.
@@ -82,11 +74,32 @@ fn shape(a: &DumpPlan) -> Shape {
     }
 }
 
-/// A whole scan to a file or pipe can be long: the bar shows how far it got.
-fn progress(a: &DumpPlan) -> Progress {
-    if Stream::Stdout.is_terminal() {
-        Progress::hidden()
-    } else {
-        Progress::new(a.command)
+/// What the engine notices, for people: absent keys on stderr (named
+/// after `label`), and a progress bar for a whole scan to a file or pipe,
+/// which can be long.
+struct Notes<'a, 't> {
+    label: &'a str,
+    table: &'a Table<'t>,
+    bar: Progress,
+}
+
+impl<'a, 't> Notes<'a, 't> {
+    fn new(a: &DumpPlan, label: &'a str, table: &'a Table<'t>) -> Self {
+        let bar = if Stream::Stdout.is_terminal() {
+            Progress::hidden()
+        } else {
+            Progress::new(a.command)
+        };
+        Notes { label, table, bar }
+    }
+
+    /// The engine's callback.
+    fn each(&mut self) -> impl FnMut(Note<'_>) + '_ {
+        |n| match n {
+            Note::KeyAbsent { key, absence } => {
+                select::note_absent(self.label, self.table, key, absence)
+            }
+            Note::Progress { done, total } => self.bar.set(done, total),
+        }
     }
 }
