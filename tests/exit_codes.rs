@@ -411,3 +411,20 @@ fn io_stats_name_an_sstable_whose_read_failed() {
         assert!(counted, "{cmd}: no IO counters for {label}\n{}", r.stderr);
     }
 }
+
+/// `read`'s clustering bounds given to `dump-data` point to `read`, not to
+/// clap's `-- --from` (which would take the bound for a path).
+#[test]
+fn dump_data_with_a_clustering_bound_points_to_read() {
+    let data = data_files(&fixtures().join("nb_wide")).remove(0);
+    for flag in ["--from", "--to", "--after", "--before"] {
+        let r = run(&["dump-data", "-k", "5", flag, "1"], &data);
+        expect(&r, 2, flag);
+        assert!(
+            r.stderr.contains(&format!("sstkit read -k KEY {flag} CK")),
+            "{flag}: {}",
+            r.stderr
+        );
+        assert!(!r.stderr.contains("-- --"), "{flag}: {}", r.stderr);
+    }
+}

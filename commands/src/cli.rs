@@ -474,11 +474,55 @@ pub struct DumpDataArgs {
     /// With --merge: say where each winning cell, marker and tombstone came from and what it shadowed
     #[arg(long, requires = "merge", conflicts_with_all = ["keys_only", "tombstones_only"], long_help = EXPLAIN_HELP)]
     pub explain: bool,
+    /// `read`'s clustering bounds, given to `dump-data` by mistake: hidden,
+    /// they are refused with a pointer to `read` (clap's own error would
+    /// suggest `-- --from`, which is wrong advice here).
+    #[arg(
+        long = "from",
+        value_name = "CK",
+        hide = true,
+        allow_hyphen_values = true
+    )]
+    pub slice_from: Option<String>,
+    #[arg(
+        long = "to",
+        value_name = "CK",
+        hide = true,
+        allow_hyphen_values = true
+    )]
+    pub slice_to: Option<String>,
+    #[arg(
+        long = "after",
+        value_name = "CK",
+        hide = true,
+        allow_hyphen_values = true
+    )]
+    pub slice_after: Option<String>,
+    #[arg(
+        long = "before",
+        value_name = "CK",
+        hide = true,
+        allow_hyphen_values = true
+    )]
+    pub slice_before: Option<String>,
     #[command(flatten)]
     pub input: InputArgs,
 }
 
 impl DumpDataArgs {
+    /// The first clustering-bound flag given (`read`'s, not this command's).
+    pub fn slice_flag(&self) -> Option<&'static str> {
+        [
+            ("--from", &self.slice_from),
+            ("--to", &self.slice_to),
+            ("--after", &self.slice_after),
+            ("--before", &self.slice_before),
+        ]
+        .into_iter()
+        .find(|(_, v)| v.is_some())
+        .map(|(f, _)| f)
+    }
+
     /// The output format: `--output`, else text when stdout is a terminal
     /// (a person reads it) and json otherwise (a program does).
     pub fn format(&self) -> DataOutputFormat {

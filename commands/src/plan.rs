@@ -77,6 +77,13 @@ pub struct DumpPlan {
 impl DumpPlan {
     /// The plan of `dump-data`.
     pub fn dump_data(a: &DumpDataArgs) -> CmdResult<DumpPlan> {
+        if let Some(flag) = a.slice_flag() {
+            return Err(CmdError::Usage(format!(
+                "dump-data prints whole partitions and takes no clustering bounds: \
+                 for a slice of a partition use `sstkit read -k KEY {flag} CK` \
+                 (`read --merge` across sstables)"
+            )));
+        }
         let format = a.format();
         if format == DataOutputFormat::Cql && (a.keys_only || a.tombstones_only) {
             return Err(CmdError::Usage(
