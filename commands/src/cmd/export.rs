@@ -12,7 +12,7 @@
 //! `SELECT *` returns at `--now`), read through the same drivers (one
 //! sstable's scan, or the merged stream of [`sstkit_format::engine::merged`]). Columns:
 //! partition key, clustering, static, then regular columns by name (the
-//! order of `SELECT *`). Types map as [`arrow_type`] says.
+//! order of `SELECT *`). Types map as [`arrow_type`](crate::arrow::arrow_type) says.
 //!
 //! Memory: rows are collected in batches of [`BATCH_ROWS`] and handed to the
 //! writer, which holds at most one row group. Each output file is written

@@ -11,7 +11,7 @@
 //!   (columns added over time); sstables whose key or clustering types, or
 //!   a column's type, differ are of different tables and refused.
 //! * [`UnitSource`]: one sstable's partitions as units ([`ScanSource`] over
-//!   a [`ScanReader`], [`VecSource`] for tests), their columns mapped onto
+//!   a [`ScanReader`](crate::data::ScanReader), [`VecSource`] for tests), their columns mapped onto
 //!   the merged schema. A [`ScanSource`] whose columns are the merged ones
 //!   hands out clustered rows as [`Unit::Held`]: only the clustering is
 //!   copied, and the row is decoded from the reader's window when needed.

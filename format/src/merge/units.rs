@@ -193,9 +193,9 @@ pub enum Unit {
 
 /// A clustered row left in its source's reader, only its clustering copied
 /// out: the source decodes it again when it is needed, owned
-/// ([`UnitSource::materialize`]) to be reconciled, or borrowed
-/// ([`UnitSource::held_row`]) when it is output as it is stored. Valid
-/// until the source's next [`UnitSource::next_unit`].
+/// ([`UnitSource::materialize`](super::UnitSource::materialize)) to be reconciled, or borrowed
+/// ([`UnitSource::held_row`](super::UnitSource::held_row)) when it is output as it is stored. Valid
+/// until the source's next [`UnitSource::next_unit`](super::UnitSource::next_unit).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HeldRow {
     /// Clustering (kind `Clustering`).

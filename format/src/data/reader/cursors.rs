@@ -135,8 +135,8 @@ impl<'s> ScanReader<'s> {
 
     /// [`ScanReader::next_fragment`], with rows (static or clustered) left
     /// undecoded past their head ([`LazyRow`]): a caller that renders
-    /// cells as they are decoded ([`Row::visit`](super::Row::visit)) skips
-    /// building a decoded [`Row`](super::Row). Rows of legacy (pre-3.0)
+    /// cells as they are decoded ([`Row::visit`](crate::data::Row::visit)) skips
+    /// building a decoded [`Row`](crate::data::Row). Rows of legacy (pre-3.0)
     /// files come decoded already, in the same form.
     pub fn next_lazy(&mut self) -> Result<Option<Fragment<'_, LazyRow<'_>>>> {
         self.inner.next_lazy()
