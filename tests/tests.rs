@@ -21,6 +21,9 @@ mod metadata_viewer;
 // dump-data: every output format against the Cassandra fixtures.
 mod dump_data;
 
+// --threads: the same dump, byte for byte, on several threads.
+mod threads;
+
 // export: Parquet / Arrow / CSV read back by DuckDB and pyarrow equal select.json; row groups, token ranges.
 mod export;
 

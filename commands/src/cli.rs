@@ -468,6 +468,9 @@ pub struct DumpDataArgs {
     /// Rows and range tombstones in reverse clustering order (bounded memory)
     #[arg(long)]
     pub reverse: bool,
+    /// Threads reading each sstable (0: one per core; 1: one thread); the output is the same whatever the number
+    #[arg(long, short = 'j', value_name = "N", default_value_t = 0)]
+    pub threads: usize,
     /// Read the sstables as one table: partitions and rows reconciled as Cassandra does
     #[arg(long)]
     pub merge: bool,

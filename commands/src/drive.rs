@@ -34,6 +34,29 @@ pub fn sstable(
     run(a, sst, t, sel, sink)
 }
 
+/// [`sstable`] into a renderer, on the plan's threads when the read can be
+/// cut ([`crate::pieces`]); the output is the same as on one thread.
+pub fn rendered(
+    job: &crate::pieces::Job<'_>,
+    sst: &Sstable,
+    t: &Table<'_>,
+    sel: &Selection,
+    renderer: &mut crate::renderer::Renderer<'_, '_>,
+) -> CmdResult<()> {
+    let a = job.plan;
+    let typed = sst.features().legacy_cells && sst.table_schema().is_some() && !a.keys_only;
+    if a.threads > 1 && !typed {
+        let label = sstable_label(sst);
+        let mut notes = Notes::new(a, &label, t);
+        let shape = shape(a);
+        let mut progress = |done, total| notes.bar.set(done, total);
+        if crate::pieces::sstable(job, sst, t, sel, &shape, renderer, &mut progress)?.is_some() {
+            return Ok(());
+        }
+    }
+    self::sstable(a, sst, t, sel, renderer.sink())
+}
+
 /// [`sstable`] without the type check.
 fn run(
     a: &DumpPlan,

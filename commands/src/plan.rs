@@ -72,6 +72,9 @@ pub struct DumpPlan {
     pub merge: bool,
     /// `--explain`.
     pub explain: bool,
+    /// `--threads`, resolved: how many threads read one sstable (1: one
+    /// pass on this thread).
+    pub threads: usize,
 }
 
 impl DumpPlan {
@@ -104,6 +107,7 @@ impl DumpPlan {
             reverse: a.reverse,
             merge: a.merge,
             explain: a.explain,
+            threads: crate::threads(a.threads),
         })
     }
 
@@ -129,6 +133,7 @@ impl DumpPlan {
             reverse: false,
             merge: a.merge,
             explain: false,
+            threads: 1,
         })
     }
 }

@@ -93,6 +93,53 @@ impl<'a, 'w> Renderer<'a, 'w> {
         }
     }
 
+    /// Continue a document whose first partitions another renderer of the
+    /// same format rendered (a parallel read: [`crate::pieces`]): the next
+    /// partition is rendered as a later one, after its separator.
+    pub fn resume(&mut self) {
+        match self {
+            Renderer::Scylla(s) => s.resume(),
+            Renderer::SdKeys(s) => s.w.resume(),
+            Renderer::Sd(s) => s.w.resume(),
+            // Their partitions are rendered alike wherever they come.
+            Renderer::Text(_) | Renderer::Cql(_) => {}
+        }
+    }
+
+    /// True while the next partition would be rendered as the document's
+    /// first, in a form that differs from a later one's.
+    pub fn at_start(&self) -> bool {
+        match self {
+            Renderer::Scylla(s) => s.at_start(),
+            Renderer::SdKeys(s) => s.w.at_start(),
+            Renderer::Sd(s) => s.w.at_start(),
+            Renderer::Text(_) | Renderer::Cql(_) => false,
+        }
+    }
+
+    /// Write what is buffered, then `bytes` (rendered by another renderer
+    /// of the same format), keeping the document open.
+    pub fn write_through(&mut self, bytes: &[u8]) -> io::Result<()> {
+        match self {
+            Renderer::Scylla(s) => s.write_through(bytes),
+            Renderer::SdKeys(s) => s.w.writer()?.write_all(bytes),
+            Renderer::Sd(s) => s.w.writer()?.write_all(bytes),
+            Renderer::Text(s) => s.writer().write_all(bytes),
+            Renderer::Cql(s) => s.writer().write_all(bytes),
+        }
+    }
+
+    /// The renderer as the engine's sink, to ask it.
+    pub fn sink_ref(&self) -> &dyn Sink {
+        match self {
+            Renderer::Scylla(s) => s.as_ref(),
+            Renderer::SdKeys(s) => s,
+            Renderer::Sd(s) => s,
+            Renderer::Text(s) => s,
+            Renderer::Cql(s) => s,
+        }
+    }
+
     /// End the document: what is buffered is written, and the closing
     /// brackets. Not after an output error (the writer may be mid-token).
     pub fn finish(self) -> io::Result<()> {

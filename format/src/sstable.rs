@@ -44,6 +44,24 @@ pub struct Sstable {
     compression: std::cell::OnceCell<crate::compression::CompressionInfo>,
 }
 
+/// Another handle on an sstable, with the same IO options and table
+/// schema ([`Sstable::reopener`]); it can be sent to other threads.
+#[derive(Debug, Clone)]
+pub struct Reopen {
+    desc: Descriptor,
+    opts: IoOptions,
+    table_schema: Option<std::sync::Arc<crate::schema::TableSchema>>,
+}
+
+impl Reopen {
+    /// Open the sstable.
+    pub fn open(&self) -> Result<Sstable> {
+        let mut s = Sstable::open_with(self.desc.clone(), self.opts)?;
+        s.table_schema = self.table_schema.clone();
+        Ok(s)
+    }
+}
+
 impl Sstable {
     /// Open the sstable named by `desc` with the default IO options.
     pub fn open(desc: Descriptor) -> Result<Sstable> {
@@ -127,6 +145,16 @@ impl Sstable {
     pub fn open_path_with(path: &Path, opts: IoOptions) -> Result<Sstable> {
         let (d, _) = Descriptor::from_path(path)?;
         Sstable::open_with(d, opts)
+    }
+
+    /// What opening this sstable again takes: a handle is used by one
+    /// thread, so each thread of a parallel read opens its own.
+    pub fn reopener(&self) -> Reopen {
+        Reopen {
+            desc: self.desc.clone(),
+            opts: *self.io.options(),
+            table_schema: self.table_schema.clone(),
+        }
     }
 
     /// Attach the table schema (from a CQL file) that the pre-3.0 cell-based

@@ -207,8 +207,13 @@ fn dump_one(
     }
     *written += 1;
     let renderer = Renderer::new(a.format, json, &table, sst.table_schema(), options(a))?;
+    let job = crate::pieces::Job {
+        plan: a,
+        label,
+        options: options(a),
+    };
     let r = render(renderer, |r| {
-        crate::drive::sstable(a, sst, &table, &sel, r.sink())
+        crate::drive::rendered(&job, sst, &table, &sel, r)
     });
     if scylla {
         let msg = match &r {

@@ -293,6 +293,11 @@ impl<W: Write> CqlWriter<W> {
         self.w.flush()
     }
 
+    /// The writer underneath (nothing is buffered here).
+    pub fn writer(&mut self) -> &mut W {
+        &mut self.w
+    }
+
     /// Render the live values of `row` into the static or regular slots;
     /// false when nothing of the row is live.
     fn live_values(&mut self, row: &Row<'_>, covering: DeletionTime, is_static: bool) -> bool {

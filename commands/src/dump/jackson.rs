@@ -303,6 +303,18 @@ impl<W: Write> JsonGen<W> {
         self.parents.push(parent);
     }
 
+    /// Continue a document that another generator wrote the beginning of:
+    /// as if a value had been written in the innermost container, so the
+    /// next one comes after its separator.
+    pub fn resume(&mut self) {
+        self.top.index = self.top.index.max(0);
+    }
+
+    /// True while nothing was written in the innermost container.
+    pub fn at_start(&self) -> bool {
+        self.top.index < 0
+    }
+
     /// `writeStartObject`.
     pub fn start_object(&mut self) -> io::Result<()> {
         self.before_value();

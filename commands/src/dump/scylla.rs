@@ -488,6 +488,23 @@ impl<'a, 'w> ScyllaWriter<'a, 'w> {
         }
     }
 
+    /// Continue an sstable's payload whose first partitions another
+    /// writer rendered ([`JsonOut::resume`]).
+    pub fn resume(&mut self) {
+        self.json.resume();
+    }
+
+    /// True while the next partition is framed as the first.
+    pub fn at_start(&self) -> bool {
+        self.json.at_start()
+    }
+
+    /// Write `bytes` after what is buffered.
+    pub fn write_through(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.flush()?;
+        self.json.raw().write_all(bytes)
+    }
+
     /// Write out what is buffered (everything before the open partition,
     /// and the open partition when it is sure to be printed).
     pub fn flush(&mut self) -> io::Result<()> {

@@ -216,6 +216,17 @@ impl<W: Write> SstabledumpWriter<W> {
         self.g.into_inner()
     }
 
+    /// Continue a document whose first partitions another writer rendered
+    /// ([`JsonGen::resume`]).
+    pub fn resume(&mut self) {
+        self.g.resume();
+    }
+
+    /// True while no partition was written.
+    pub fn at_start(&self) -> bool {
+        self.g.at_start()
+    }
+
     /// The underlying writer (what is buffered is written out first).
     pub fn writer(&mut self) -> io::Result<&mut W> {
         self.g.get_mut()
@@ -760,5 +771,20 @@ impl<W: Write> KeysWriter<W> {
     /// Close the array.
     pub fn finish(self) -> io::Result<W> {
         self.g.finish()
+    }
+
+    /// The writer underneath (see [`SstabledumpWriter::writer`]).
+    pub fn writer(&mut self) -> io::Result<&mut W> {
+        self.g.writer()
+    }
+
+    /// See [`SstabledumpWriter::resume`].
+    pub fn resume(&mut self) {
+        self.g.resume();
+    }
+
+    /// True while no key was written.
+    pub fn at_start(&self) -> bool {
+        self.g.at_start()
     }
 }

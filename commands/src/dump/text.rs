@@ -52,6 +52,11 @@ impl<W: Write> TextWriter<W> {
         }
     }
 
+    /// The writer underneath (nothing is buffered here).
+    pub fn writer(&mut self) -> &mut W {
+        &mut self.w
+    }
+
     fn emit(&mut self, pos: u64) -> io::Result<()> {
         self.wrote = true;
         writeln!(self.w, "[{}]@{pos} {}", self.key, self.line)

@@ -227,6 +227,21 @@ impl<'w> JsonOut<'w> {
         Ok(())
     }
 
+    /// Continue an sstable's payload whose first items another writer
+    /// framed: the next item comes after a separator.
+    pub fn resume(&mut self) {
+        if self.items == 0 {
+            self.items = 1;
+            self.in_array = true;
+        }
+    }
+
+    /// True while the current sstable's payload has no item and the next
+    /// one is framed as the first (JSON; NDJSON lines are all alike).
+    pub fn at_start(&self) -> bool {
+        !self.ndjson && self.items == 0
+    }
+
     /// Close the payload of the current sstable. An array-shaped payload with
     /// no items is written as `[]`.
     pub fn end_sstable(&mut self, array: bool, error: Option<&str>) -> io::Result<()> {

@@ -366,6 +366,19 @@ impl<'s> BtiIndex<'s> {
         })
     }
 
+    /// Visit every partition's start in Data.db, in order (`f` returns
+    /// `false` to stop): a walk over Partitions.db, with one Rows.db entry
+    /// read for each partition that has a row index.
+    pub fn for_each_data_position(&self, f: &mut dyn FnMut(u64) -> Result<bool>) -> Result<()> {
+        // A window, not the cache: one pass over the whole file.
+        let mut src = IoSource::windowed(&self.sst.io, Component::Partitions, 1 << 16)
+            .map_err(|e| locate(self.sst, e))?;
+        let r = super::partitions::for_each_entry(&mut src, self.footer.root, &mut |e| {
+            f(self.data_position_of(&e.payload)?)
+        });
+        r.map_err(|e| locate(self.sst, e))
+    }
+
     /// True when the partition at `pos` in Data.db has key `key`.
     fn data_key_is(&mut self, pos: u64, key: &[u8]) -> Result<bool> {
         let d = &mut self.data;

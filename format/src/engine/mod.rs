@@ -52,9 +52,11 @@
 
 mod feed;
 pub mod merged;
+pub mod parallel;
 mod scan;
 mod select;
 mod sink;
+mod units;
 
 use std::collections::HashSet;
 use std::fmt;
@@ -68,9 +70,10 @@ use crate::Sstable;
 
 pub use feed::{filter_columns, Feed};
 pub use merged::MergeInputs;
-pub use scan::run;
+pub use scan::{run, run_unit};
 pub use select::Selection;
 pub use sink::Sink;
+pub use units::{units, Unit};
 
 /// What a read knows of the table: the sstable's serialization header,
 /// its partitioner and the time liveness is judged at.

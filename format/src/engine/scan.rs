@@ -103,6 +103,43 @@ pub fn run(
     Ok(())
 }
 
+/// [`run`] over one work unit ([`units`](super::units)): the partitions
+/// that start in `[unit.start, unit.end)`, scanned forward from the first.
+/// Returns how many were written (at most [`Shape::limit`]). Key lists
+/// (lookups) and reversed reads are not cut into units: [`run`] reads them.
+pub fn run_unit(
+    sst: &Sstable,
+    t: &Table<'_>,
+    sel: &Selection,
+    shape: &Shape,
+    unit: &super::Unit,
+    sink: &mut dyn Sink,
+) -> Result<u64, Error> {
+    let mut emitted: u64 = 0;
+    if shape.limit == 0 {
+        return Ok(0);
+    }
+    let mut reader = ScanReader::new(sst, t.header)?;
+    // The unit's bytes in one planned read (object storage: one request).
+    reader.plan_read(Some(unit.end));
+    reader.seek_partition(unit.start)?;
+    while reader.next_position() < unit.end {
+        match one_partition(&mut reader, t, sel, shape, sink) {
+            Ok((_, written)) => {
+                if written {
+                    emitted += 1;
+                    if emitted >= shape.limit {
+                        break;
+                    }
+                }
+            }
+            Err(Stop::End) => break,
+            Err(Stop::Err(e)) => return Err(e),
+        }
+    }
+    Ok(emitted)
+}
+
 /// Why [`one_partition`] did not return a partition.
 enum Stop {
     /// No partition left.

@@ -1,0 +1,233 @@
+//! Work units: one sstable's Data.db cut at partition starts, so that
+//! several threads can each read a part and the parts, put back in order,
+//! are the whole ([`super::parallel::ordered`]).
+
+use crate::data::DataPos;
+use crate::read::BigIndex;
+use crate::Sstable;
+
+use super::Table;
+
+/// A range of whole partitions of Data.db: `[start, end)` of the
+/// uncompressed bytes, from one partition's start to another's (or to the
+/// end of the data).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unit {
+    /// The first partition's start.
+    pub start: DataPos,
+    /// Where the partition after the last one starts (or the end of the data).
+    pub end: DataPos,
+    /// One partition that is larger than a unit should be: the caller
+    /// reads it where it streams (its output is not held in memory).
+    pub large: bool,
+}
+
+/// A partition this many times the unit size is a unit of its own, marked
+/// [`Unit::large`].
+const LARGE: u64 = 4;
+
+/// Cut `sst`'s Data.db into units of about `target` bytes, at the
+/// partition starts its index lists (Index.db read in order, or a walk over
+/// Partitions.db). `None` when the sstable has no index to cut by, or
+/// fewer than two units would come out: it is then read in one piece.
+///
+/// Only the cut points are kept (memory grows with the number of units,
+/// not of partitions).
+pub fn units(sst: &Sstable, t: &Table<'_>, target: u64) -> crate::Result<Option<Vec<Unit>>> {
+    let target = target.max(1);
+    let data_len = crate::data::DataSource::open(sst)?.data_len();
+    if data_len <= target {
+        return Ok(None);
+    }
+    let mut cut = Cutter {
+        target,
+        units: Vec::new(),
+        start: None,
+        last: None,
+        broken: false,
+    };
+    if sst.features().trie_index {
+        if !sst.has(crate::component::Component::Partitions) {
+            return Ok(None);
+        }
+        let index =
+            crate::read::BtiIndex::open(sst, t.partitioner.clone(), &t.header.clustering_types)?;
+        index.for_each_data_position(&mut |p| {
+            cut.partition(p);
+            Ok(true)
+        })?;
+    } else {
+        if !sst.has(crate::component::Component::Index) {
+            return Ok(None);
+        }
+        let index = BigIndex::open(
+            sst,
+            t.partitioner.clone(),
+            &t.header.clustering_fixed_lens(),
+        )?;
+        let mut scan = index.scan();
+        while let Some(h) = scan.next_handle()? {
+            cut.partition(h.position.0);
+        }
+    }
+    let units = cut.finish(data_len);
+    Ok((units.len() > 1).then_some(units))
+}
+
+/// Builds the units from the partition starts, in order.
+struct Cutter {
+    target: u64,
+    units: Vec<Unit>,
+    /// Start of the unit being built.
+    start: Option<u64>,
+    /// Start of the last partition seen.
+    last: Option<u64>,
+    /// The starts went out of order: no more cuts.
+    broken: bool,
+}
+
+impl Cutter {
+    fn partition(&mut self, p: u64) {
+        let (Some(start), Some(last)) = (self.start, self.last) else {
+            self.start = Some(p);
+            self.last = Some(p);
+            return;
+        };
+        if self.broken || p <= last {
+            // Out of order (a damaged index): one unit to the end, so the
+            // reader meets the damage as a single thread would.
+            self.broken = true;
+            return;
+        }
+        if p - last >= self.target * LARGE {
+            // The partition just ended is large: a unit of its own.
+            if last > start {
+                self.push(start, last, false);
+            }
+            self.push(last, p, true);
+            self.start = Some(p);
+        } else if p - start >= self.target {
+            self.push(start, p, false);
+            self.start = Some(p);
+        }
+        self.last = Some(p);
+    }
+
+    fn push(&mut self, start: u64, end: u64, large: bool) {
+        self.units.push(Unit {
+            start: DataPos(start),
+            end: DataPos(end),
+            large,
+        });
+    }
+
+    fn finish(mut self, data_len: u64) -> Vec<Unit> {
+        let (Some(start), Some(last)) = (self.start, self.last) else {
+            return self.units;
+        };
+        if !self.broken && data_len > last && data_len - last >= self.target * LARGE {
+            if last > start {
+                self.push(start, last, false);
+            }
+            self.push(last, data_len, true);
+        } else {
+            self.push(start, data_len.max(last + 1), false);
+        }
+        self.units
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cut(target: u64, starts: &[u64], len: u64) -> Vec<(u64, u64, bool)> {
+        let mut c = Cutter {
+            target,
+            units: Vec::new(),
+            start: None,
+            last: None,
+            broken: false,
+        };
+        for &p in starts {
+            c.partition(p);
+        }
+        c.finish(len)
+            .into_iter()
+            .map(|u| (u.start.0, u.end.0, u.large))
+            .collect()
+    }
+
+    #[test]
+    fn units_cover_the_data_at_partition_starts() {
+        assert_eq!(
+            cut(10, &[0, 4, 8, 12, 20, 25], 30),
+            vec![(0, 12, false), (12, 25, false), (25, 30, false)]
+        );
+    }
+
+    #[test]
+    fn a_large_partition_is_a_unit_of_its_own() {
+        assert_eq!(
+            cut(10, &[0, 3, 6, 60, 65], 70),
+            vec![(0, 6, false), (6, 60, true), (60, 70, false)]
+        );
+        // The last partition is the large one.
+        assert_eq!(cut(10, &[0, 5], 100), vec![(0, 5, false), (5, 100, true)]);
+    }
+
+    /// On real sstables (BIG and BTI, compressed or not): the units cover
+    /// Data.db and each starts where a partition does.
+    #[test]
+    fn units_of_fixtures_start_at_partitions() {
+        use crate::data::{Fragment, ScanReader};
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/cassandra");
+        for case in [
+            "nb_clustering",
+            "da_clustering",
+            "nb_clustering_nocompress",
+            "da_wide",
+        ] {
+            let data = std::fs::read_dir(dir.join(case))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .find(|p| p.to_string_lossy().ends_with("-Data.db"))
+                .unwrap();
+            let sst = Sstable::open_path(&data).unwrap();
+            let b = super::super::bind(&sst).unwrap();
+            let t = Table::new(&b.header, b.partitioner.clone(), 0);
+            let mut starts = std::collections::BTreeSet::new();
+            let mut r = ScanReader::new(&sst, &b.header).unwrap();
+            loop {
+                let at = r.next_position();
+                match r.next_fragment().unwrap() {
+                    None => break,
+                    Some(Fragment::PartitionStart { .. }) => {
+                        starts.insert(at.0);
+                        r.skip_partition().unwrap();
+                    }
+                    Some(_) => panic!("{case}: not a partition start at {at}"),
+                }
+            }
+            let len = r.data_len();
+            let units = units(&sst, &t, 64).unwrap().expect(case);
+            assert!(units.len() > 1, "{case}");
+            assert_eq!(units[0].start.0, 0, "{case}");
+            assert_eq!(units.last().unwrap().end.0, len, "{case}");
+            for w in units.windows(2) {
+                assert_eq!(w[0].end, w[1].start, "{case}");
+            }
+            for u in &units {
+                assert!(starts.contains(&u.start.0), "{case}: {u:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn out_of_order_starts_end_the_cutting() {
+        assert_eq!(
+            cut(4, &[0, 5, 3, 10, 20], 25),
+            vec![(0, 5, false), (5, 25, false)]
+        );
+    }
+}

@@ -1,0 +1,135 @@
+//! `--threads`: a dump read on several threads is byte for byte the dump
+//! read on one, in every output format, with limits and filters, on the
+//! fixtures and on the corpus (damaged sets too: the same first error).
+//!
+//! The fixtures are small, so `SSTKIT_UNIT_BYTES` cuts them into units of
+//! a few hundred bytes: many units per sstable, a few partitions each.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::util::{corpus, fixture_cases, repo};
+
+/// stdout, stderr and exit code of a dump with `threads` threads and
+/// units of `unit` bytes.
+fn dump(args: &[&str], path: &Path, threads: usize, unit: u64) -> (Vec<u8>, String, i32) {
+    let out = Command::new(env!("CARGO_BIN_EXE_sstkit"))
+        .arg("dump-data")
+        .arg(format!("--threads={threads}"))
+        .args(args)
+        .arg(path)
+        .current_dir(repo())
+        .env("SSTKIT_UNIT_BYTES", unit.to_string())
+        .env("COLUMNS", "80")
+        .output()
+        .expect("run sstkit");
+    (
+        out.stdout,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+/// The dump of `path` with `args` is the same on 1 thread and on 2 and 4,
+/// cut into units of two sizes.
+fn same_on_threads(args: &[&str], path: &Path) {
+    let one = dump(args, path, 1, 1 << 20);
+    for (threads, unit) in [(2, 200), (4, 64)] {
+        let many = dump(args, path, threads, unit);
+        assert!(
+            one == many,
+            "{} {args:?}: {threads} threads (units of {unit} bytes) differ from 1\n\
+             1 thread: exit {}, stderr {}\n{threads} threads: exit {}, stderr {}",
+            path.display(),
+            one.2,
+            one.1,
+            many.2,
+            many.1
+        );
+    }
+}
+
+#[test]
+fn every_format_is_the_same_on_several_threads() {
+    let mut cases = fixture_cases();
+    cases.extend(
+        std::fs::read_dir(repo().join("fixtures/scylla"))
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_dir()),
+    );
+    assert!(cases.len() > 40, "fixtures missing: {}", cases.len());
+    for case in &cases {
+        for format in [
+            "json",
+            "ndjson",
+            "sstabledump",
+            "sstabledump-lines",
+            "text",
+            "cql",
+        ] {
+            same_on_threads(&["-o", format], case);
+        }
+    }
+}
+
+#[test]
+fn limits_and_filters_are_the_same_on_several_threads() {
+    for case in fixture_cases() {
+        let name = case.file_name().unwrap().to_string_lossy().into_owned();
+        // The larger tables: several partitions per sstable.
+        if ![
+            "clustering",
+            "deletes",
+            "range_tombstones",
+            "wide",
+            "counters",
+        ]
+        .iter()
+        .any(|n| name.contains(n))
+        {
+            continue;
+        }
+        for format in ["json", "ndjson", "sstabledump", "sstabledump-lines", "text"] {
+            for extra in [
+                &["--limit", "1"][..],
+                &["--limit", "3"],
+                &["--keys-only"],
+                &["--keys-only", "--limit", "2"],
+                &["--tombstones-only"],
+                &["--tombstones-only", "--limit", "1"],
+                &["--raw-timestamps"],
+            ] {
+                let mut args = vec!["-o", format];
+                args.extend_from_slice(extra);
+                same_on_threads(&args, &case);
+            }
+        }
+    }
+}
+
+#[test]
+fn corpus_dumps_are_the_same_on_several_threads() {
+    let Some(root) = corpus() else { return };
+    let mut data = Vec::new();
+    let mut stack = vec![root];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.to_string_lossy().ends_with("-Data.db") {
+                data.push(p);
+            }
+        }
+    }
+    data.sort();
+    assert!(data.len() > 100, "corpus sstables: {}", data.len());
+    for d in &data {
+        // Damaged sets included: the first error, its message and the
+        // exit code are the ones a single thread meets.
+        same_on_threads(&["-o", "sstabledump"], d);
+        same_on_threads(&["-o", "ndjson", "--limit", "5"], d);
+    }
+}
