@@ -14,9 +14,10 @@ use std::cell::RefCell;
 use std::io::{self, Write};
 use std::rc::Rc;
 
+use sstkit_format::data::DataPos;
 use sstkit_format::data::{LazyRow, RangeTombstoneMarker, Row};
 use sstkit_format::deletion::DeletionTime;
-use sstkit_format::engine::{self, parallel, Selection, Shape, Unit};
+use sstkit_format::engine::{self, parallel, RowPart, Selection, Shape, Unit};
 use sstkit_format::Sstable;
 
 use crate::cli::{DataOutputFormat, OutputFormat};
@@ -67,12 +68,27 @@ pub fn sstable(
     if a.threads <= 1 || shape.reverse || sel.keys().is_some() || shape.limit == 0 {
         return Ok(None);
     }
-    let Some(units) =
-        engine::units(sst, t, unit_bytes()).map_err(|e| select::located(t, e.into()))?
+    let target = unit_bytes();
+    let Some(units) = engine::units(sst, t, target).map_err(|e| select::located(t, e.into()))?
     else {
         return Ok(None);
     };
     let total = units.last().map_or(0, |u| u.end.0);
+    let rows = Renderer::splits_rows(a.format, job.options);
+    let mut tasks = Vec::with_capacity(units.len());
+    for u in units {
+        if !u.large {
+            tasks.push(Task::Unit(u));
+            continue;
+        }
+        // A large partition in parts at its row-index blocks; one the
+        // index cannot cut (or a read error there) is read here, where a
+        // single thread meets the same error.
+        match rows.then(|| engine::row_parts(sst, t, &u, target).ok().flatten()) {
+            Some(Some(parts)) => tasks.extend(parts.into_iter().map(|p| Task::Part(u, p))),
+            _ => tasks.push(Task::Here(u)),
+        }
+    }
     let reopen = sst.reopener();
     // A thread that cannot open the sstable leaves its units to this one,
     // which reports what fails in order.
@@ -81,122 +97,167 @@ pub fn sstable(
         let b = engine::bind(&s).ok()?;
         Some((s, b))
     };
-    // Pieces need each partition's end only to be cut at `--limit`.
-    let limited = shape.limit != u64::MAX;
     let work = |s: &mut Option<(Sstable, engine::Bound)>, i: usize| -> Done {
-        let u = &units[i];
-        let Some((sst, bound)) = s.as_ref().filter(|_| !u.large) else {
+        let task = &tasks[i];
+        let Some((sst, bound)) = s.as_ref().filter(|_| !matches!(task, Task::Here(_))) else {
             return Done::Here;
         };
         let t = Table::new(&bound.header, bound.partitioner.clone(), a.now_secs);
-        match render_piece(job, sst, &t, sel, shape, u, i > 0, limited) {
+        match render_piece(job, sst, &t, sel, shape, task, i > 0) {
             Ok(p) => Done::Piece(p),
             Err(e) => Done::Failed(e.into()),
         }
     };
-    let mut written: u64 = 0;
+    let mut doc = Document {
+        written: 0,
+        dropped: None,
+    };
     let mut result: CmdResult<()> = Ok(());
     let mut take = |i: usize, d: Done| -> bool {
-        let u = &units[i];
-        let r = take_piece(sst, t, sel, shape, renderer, u, d, i, &mut written);
-        progress(u.end.0, total);
+        let task = &tasks[i];
+        let r = doc.take(sst, t, sel, shape, renderer, task, d, i);
+        progress(task.end(), total);
         match r {
-            Ok(go) => go && written < shape.limit,
+            Ok(go) => go && doc.written < shape.limit,
             Err(e) => {
                 result = Err(e);
                 false
             }
         }
     };
-    parallel::ordered(units.len(), a.threads, &init, &work, &|_| {}, &mut take);
+    parallel::ordered(tasks.len(), a.threads, &init, &work, &|_| {}, &mut take);
     result.map(Some)
 }
 
-/// What a thread made of a unit.
+/// What a thread reads.
+enum Task {
+    /// Whole partitions.
+    Unit(Unit),
+    /// A part of the large partition of a unit.
+    Part(Unit, RowPart),
+    /// A large partition read on the document's thread.
+    Here(Unit),
+}
+
+impl Task {
+    /// Where in Data.db the task ends (for the progress bar).
+    fn end(&self) -> u64 {
+        match self {
+            Task::Unit(u) | Task::Here(u) => u.end.0,
+            Task::Part(u, p) => p.to.unwrap_or(u.end).0,
+        }
+    }
+}
+
+/// What a thread made of a task.
 enum Done {
     /// Its rendered output.
     Piece(Piece),
-    /// A large partition (or a thread that could not open the sstable):
-    /// read it on the document's thread.
+    /// Read it on the document's thread (a large partition, or a thread
+    /// that could not open the sstable).
     Here,
     /// Rendering failed.
     Failed(CmdError),
 }
 
-/// A unit's output, rendered as the continuation of a document.
+/// A task's output, rendered as the continuation of a document.
 struct Piece {
     bytes: Vec<u8>,
     /// Partitions written.
     written: u64,
     /// Where each written partition ends in `bytes` (only under `--limit`).
     ends: Vec<usize>,
-    /// The error the unit's read ended with, after `bytes`.
+    /// The error the read ended with, after `bytes`.
     error: Option<engine::Error>,
 }
 
-/// Write unit `i`'s output into the document: `Ok(false)` to stop.
-#[allow(clippy::too_many_arguments)]
-fn take_piece(
-    sst: &Sstable,
-    t: &Table<'_>,
-    sel: &Selection,
-    shape: &Shape,
-    renderer: &mut Renderer<'_, '_>,
-    u: &Unit,
-    d: Done,
-    i: usize,
-    written: &mut u64,
-) -> CmdResult<bool> {
-    let left = shape.limit - *written;
-    let p = match d {
-        Done::Failed(e) => return Err(e),
-        // Rendered as a later piece while nothing came before it: read again here.
-        Done::Piece(p) if i > 0 && renderer.at_start() && !p.bytes.is_empty() => None,
-        Done::Piece(p) => Some(p),
-        Done::Here => None,
-    };
-    let Some(p) = p else {
-        let shape = Shape {
-            limit: left,
-            ..shape.clone()
+/// The document the pieces are written into.
+struct Document {
+    /// Partitions written.
+    written: u64,
+    /// A large partition read here instead of from its parts (its first
+    /// part could not be used): the parts that follow are dropped.
+    dropped: Option<DataPos>,
+}
+
+impl Document {
+    /// Write task `i`'s output into the document: `Ok(false)` to stop.
+    #[allow(clippy::too_many_arguments)]
+    fn take(
+        &mut self,
+        sst: &Sstable,
+        t: &Table<'_>,
+        sel: &Selection,
+        shape: &Shape,
+        renderer: &mut Renderer<'_, '_>,
+        task: &Task,
+        d: Done,
+        i: usize,
+    ) -> CmdResult<bool> {
+        if let Task::Part(_, p) = task {
+            if self.dropped == Some(p.partition) {
+                return Ok(true);
+            }
+        }
+        let left = shape.limit - self.written;
+        let p = match d {
+            Done::Failed(e) => return Err(e),
+            // Rendered as a later piece while nothing came before it: read again here.
+            Done::Piece(p) if i > 0 && renderer.at_start() && !p.bytes.is_empty() => match task {
+                Task::Part(_, part) if part.from.is_some() => Some(p),
+                _ => None,
+            },
+            Done::Piece(p) => Some(p),
+            Done::Here => None,
         };
-        let r = engine::run_unit(sst, t, sel, &shape, u, renderer.sink());
-        *written += r.as_ref().copied().unwrap_or(0);
-        return r.map(|_| true).map_err(|e| select::located(t, e));
-    };
-    if p.written >= left {
-        // `--limit` is reached in this piece: up to its partition.
-        let end = p.ends[(left - 1) as usize];
-        renderer.write_through(&p.bytes[..end])?;
-        if end > 0 {
+        let Some(p) = p else {
+            let unit = match task {
+                Task::Unit(u) | Task::Here(u) => *u,
+                Task::Part(u, part) => {
+                    self.dropped = Some(part.partition);
+                    *u
+                }
+            };
+            let shape = Shape {
+                limit: left,
+                ..shape.clone()
+            };
+            let r = engine::run_unit(sst, t, sel, &shape, &unit, renderer.sink());
+            self.written += r.as_ref().copied().unwrap_or(0);
+            return r.map(|_| true).map_err(|e| select::located(t, e));
+        };
+        if p.written >= left {
+            // `--limit` is reached in this piece: up to its partition.
+            let end = p.ends[(left - 1) as usize];
+            renderer.write_through(&p.bytes[..end])?;
+            if end > 0 {
+                renderer.resume();
+            }
+            self.written += left;
+            return Ok(false);
+        }
+        renderer.write_through(&p.bytes)?;
+        if !p.bytes.is_empty() {
             renderer.resume();
         }
-        *written += left;
-        return Ok(false);
-    }
-    renderer.write_through(&p.bytes)?;
-    if !p.bytes.is_empty() {
-        renderer.resume();
-    }
-    *written += p.written;
-    match p.error {
-        Some(e) => Err(select::located(t, e)),
-        None => Ok(true),
+        self.written += p.written;
+        match p.error {
+            Some(e) => Err(select::located(t, e)),
+            None => Ok(true),
+        }
     }
 }
 
-/// Render unit `u` into a piece: as a later part of the document when
+/// Render `task` into a piece: as a later part of the document when
 /// `later`, else as its beginning.
-#[allow(clippy::too_many_arguments)]
 fn render_piece(
     job: &Job<'_>,
     sst: &Sstable,
     t: &Table<'_>,
     sel: &Selection,
     shape: &Shape,
-    u: &Unit,
+    task: &Task,
     later: bool,
-    limited: bool,
 ) -> io::Result<Piece> {
     let a = job.plan;
     let buf = Tap::default();
@@ -209,16 +270,25 @@ fn render_piece(
     let mut r = Renderer::new(a.format, &mut json, t, sst.table_schema(), job.options)?;
     // What the renderer wrote to begin its document is the document's, not the piece's.
     r.write_through(&[])?;
-    let skip = buf.len();
     if later {
         r.resume();
     }
+    // A later part of a partition: what its start renders is the first part's.
+    let mid = matches!(task, Task::Part(_, p) if p.from.is_some());
     let mut sink = Ends {
         r: &mut r,
         buf: &buf,
-        ends: limited.then(Vec::new),
+        skip: buf.len(),
+        mid,
+        // Pieces need each partition's end only to be cut at `--limit`.
+        ends: (shape.limit != u64::MAX).then(Vec::new),
     };
-    let res = engine::run_unit(sst, t, sel, shape, u, &mut sink);
+    let res = match task {
+        Task::Unit(u) => engine::run_unit(sst, t, sel, shape, u, &mut sink),
+        Task::Part(_, p) => engine::run_rows(sst, t, sel, shape, p, &mut sink),
+        Task::Here(_) => Ok(0),
+    };
+    let skip = sink.skip;
     let ends = sink.ends.take().unwrap_or_default();
     let (written, error) = match res {
         Ok(n) => (n, None),
@@ -230,7 +300,7 @@ fn render_piece(
     drop(r);
     drop(json);
     let mut bytes = buf.take();
-    bytes.drain(..skip);
+    bytes.drain(..skip.min(bytes.len()));
     Ok(Piece {
         written,
         ends: ends.into_iter().map(|e| e - skip).collect(),
@@ -275,14 +345,30 @@ impl Write for Tap {
 }
 
 /// The renderer as the engine's sink, noting where each written partition
-/// ends in the piece (for `--limit`).
+/// ends in the piece (for `--limit`) and, in a later part of a partition,
+/// where the part's own output starts.
 struct Ends<'r, 'a, 'w> {
     r: &'r mut Renderer<'a, 'w>,
     buf: &'r Tap,
+    /// Bytes before the piece's own.
+    skip: usize,
+    /// A later part of a partition whose start is not yet skipped.
+    mid: bool,
     ends: Option<Vec<usize>>,
 }
 
 impl Ends<'_, '_, '_> {
+    /// The part's first row, marker or end: what came before is skipped.
+    fn own(&mut self) -> io::Result<()> {
+        if self.mid {
+            self.mid = false;
+            self.r.write_through(&[])?;
+            self.skip = self.buf.len();
+            self.r.resume_rows();
+        }
+        Ok(())
+    }
+
     /// A partition ended; `counted` when the engine counts it as written.
     fn ended(&mut self, counted: bool) -> io::Result<()> {
         if self.ends.is_some() && counted {
@@ -310,23 +396,28 @@ impl Sink for Ends<'_, '_, '_> {
         self.r.sink().static_row(t, row, position)
     }
     fn row(&mut self, t: &Table<'_>, row: &Row<'_>) -> io::Result<()> {
+        self.own()?;
         self.r.sink().row(t, row)
     }
     fn takes_lazy_rows(&self) -> bool {
         self.r.sink_ref().takes_lazy_rows()
     }
     fn lazy_row(&mut self, t: &Table<'_>, row: LazyRow<'_>) -> Result<(), engine::Error> {
+        self.own()?;
         self.r.sink().lazy_row(t, row)
     }
     fn marker(&mut self, t: &Table<'_>, m: &RangeTombstoneMarker<'_>) -> io::Result<()> {
+        self.own()?;
         self.r.sink().marker(t, m)
     }
     fn partition_end(&mut self, t: &Table<'_>) -> io::Result<()> {
+        self.own()?;
         self.r.sink().partition_end(t)?;
         let counted = self.r.sink_ref().last_partition_written();
         self.ended(counted)
     }
     fn abort_partition(&mut self, t: &Table<'_>) -> io::Result<()> {
+        self.own()?;
         self.r.sink().abort_partition(t)
     }
     fn last_partition_written(&self) -> bool {

@@ -106,6 +106,26 @@ impl<'a, 'w> Renderer<'a, 'w> {
         }
     }
 
+    /// Continue a partition whose first rows another renderer rendered
+    /// (this one having rendered its start): the next row or marker is
+    /// rendered as a later one.
+    pub fn resume_rows(&mut self) {
+        match self {
+            Renderer::Scylla(s) => s.resume_rows(),
+            // The partition's rows array is the innermost container.
+            Renderer::Sd(s) => s.w.resume(),
+            Renderer::SdKeys(_) | Renderer::Text(_) | Renderer::Cql(_) => {}
+        }
+    }
+
+    /// True when a partition's rows can be rendered in parts by several
+    /// renderers ([`Renderer::resume_rows`]): not where a filter may drop
+    /// every row of a part (`--tombstones-only`), nor for CQL rows, which
+    /// depend on the range tombstone open before them.
+    pub fn splits_rows(format: DataOutputFormat, o: RenderOptions) -> bool {
+        !o.tombstones_only && !o.keys_only && format != DataOutputFormat::Cql
+    }
+
     /// True while the next partition would be rendered as the document's
     /// first, in a form that differs from a later one's.
     pub fn at_start(&self) -> bool {

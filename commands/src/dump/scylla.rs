@@ -494,6 +494,12 @@ impl<'a, 'w> ScyllaWriter<'a, 'w> {
         self.json.resume();
     }
 
+    /// Continue a partition whose first elements another writer rendered:
+    /// the next one comes after a separator.
+    pub fn resume_rows(&mut self) {
+        self.elements = true;
+    }
+
     /// True while the next partition is framed as the first.
     pub fn at_start(&self) -> bool {
         self.json.at_start()

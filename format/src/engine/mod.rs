@@ -70,10 +70,10 @@ use crate::Sstable;
 
 pub use feed::{filter_columns, Feed};
 pub use merged::MergeInputs;
-pub use scan::{run, run_unit};
+pub use scan::{run, run_rows, run_unit};
 pub use select::Selection;
 pub use sink::Sink;
-pub use units::{units, Unit};
+pub use units::{row_parts, units, RowPart, Unit};
 
 /// What a read knows of the table: the sstable's serialization header,
 /// its partitioner and the time liveness is judged at.

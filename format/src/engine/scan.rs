@@ -38,22 +38,24 @@ pub fn run(
         // Point lookups: each key's partition, in Data.db order.
         for pos in positions {
             reader.seek_partition(pos)?;
-            let found = one_partition(&mut reader, t, sel, shape, sink).map_err(|s| match s {
-                Stop::Err(e) => e,
-                // The index points past the end of Data.db: damaged input.
-                Stop::End => Error::from(
-                    crate::Error::at(
-                        ErrorKind::BadValue(format!(
-                            "the index lists a partition at {}, but Data.db ends before it",
-                            pos.0
-                        )),
-                        Component::Data,
-                        pos.0,
-                        "partition",
-                    )
-                    .in_file(&sst.data_path()),
-                ),
-            })?;
+            let found = one_partition(&mut reader, t, sel, shape, sink, &Span::WHOLE).map_err(
+                |s| match s {
+                    Stop::Err(e) => e,
+                    // The index points past the end of Data.db: damaged input.
+                    Stop::End => Error::from(
+                        crate::Error::at(
+                            ErrorKind::BadValue(format!(
+                                "the index lists a partition at {}, but Data.db ends before it",
+                                pos.0
+                            )),
+                            Component::Data,
+                            pos.0,
+                            "partition",
+                        )
+                        .in_file(&sst.data_path()),
+                    ),
+                },
+            )?;
             if found.1 {
                 emitted += 1;
                 if emitted >= shape.limit {
@@ -70,7 +72,7 @@ pub fn run(
             done: reader.position().0,
             total: reader.data_len(),
         });
-        match one_partition(&mut reader, t, sel, shape, sink) {
+        match one_partition(&mut reader, t, sel, shape, sink, &Span::WHOLE) {
             Ok((key, written)) => {
                 if let Some(m) = &mut missing {
                     m.remove(&key);
@@ -124,7 +126,7 @@ pub fn run_unit(
     reader.plan_read(Some(unit.end));
     reader.seek_partition(unit.start)?;
     while reader.next_position() < unit.end {
-        match one_partition(&mut reader, t, sel, shape, sink) {
+        match one_partition(&mut reader, t, sel, shape, sink, &Span::WHOLE) {
             Ok((_, written)) => {
                 if written {
                     emitted += 1;
@@ -138,6 +140,59 @@ pub fn run_unit(
         }
     }
     Ok(emitted)
+}
+
+/// Which part of a partition [`one_partition`] reads.
+pub(super) struct Span {
+    /// Where the part's first row or marker starts (`None`: the first
+    /// part, read from the partition's start).
+    pub from: Option<DataPos>,
+    /// Where the next part starts (`None`: the last part, to the
+    /// partition's end).
+    pub to: Option<DataPos>,
+}
+
+impl Span {
+    /// The whole partition.
+    const WHOLE: Span = Span {
+        from: None,
+        to: None,
+    };
+}
+
+/// [`run`] over one part of a large partition ([`row_parts`](super::row_parts)):
+/// the sink gets the partition's start and static row (every part: its
+/// state depends on them), then the rows and markers from `part.from` up to
+/// `part.to`, and the partition's end only in the last part. Returns 1 when
+/// the last part wrote the partition.
+pub fn run_rows(
+    sst: &Sstable,
+    t: &Table<'_>,
+    sel: &Selection,
+    shape: &Shape,
+    part: &super::RowPart,
+    sink: &mut dyn Sink,
+) -> Result<u64, Error> {
+    let mut reader = ScanReader::new(sst, t.header)?;
+    reader.plan_read(part.to);
+    reader.seek_partition(part.partition)?;
+    let span = Span {
+        from: part.from,
+        to: part.to,
+    };
+    match one_partition(&mut reader, t, sel, shape, sink, &span) {
+        Ok((_, written)) => Ok(u64::from(written && part.to.is_none())),
+        Err(Stop::End) => Err(Error::from(
+            crate::Error::at(
+                ErrorKind::BadValue("the index lists a partition past the end of Data.db".into()),
+                Component::Data,
+                part.partition.0,
+                "partition",
+            )
+            .in_file(&sst.data_path()),
+        )),
+        Err(Stop::Err(e)) => Err(e),
+    }
 }
 
 /// Why [`one_partition`] did not return a partition.
@@ -167,7 +222,9 @@ fn one_partition(
     sel: &Selection,
     shape: &Shape,
     sink: &mut dyn Sink,
+    span: &Span,
 ) -> Result<(Vec<u8>, bool), Stop> {
+    let start = reader.next_position();
     let (key, deletion) = match reader.next_fragment()? {
         None => return Err(Stop::End),
         Some(Fragment::PartitionStart { key, deletion, .. }) => (key.to_vec(), deletion),
@@ -192,7 +249,35 @@ fn one_partition(
     let mut started = false;
     let lazy = sink.takes_lazy_rows();
     let r = (|| -> Result<(), Stop> {
+        if let Some(from) = span.from {
+            // A later part of the partition: its header and static row
+            // (for the sink's state), then a jump to the part's first block.
+            match reader.next_fragment()? {
+                Some(Fragment::StaticRow(r)) => {
+                    let end = r.position.0 + r.size;
+                    sink.partition_start(t, &key, &deletion, end)?;
+                    started = true;
+                    sink.static_row(t, &r, end)?;
+                }
+                Some(other) => {
+                    let end = other.position().0;
+                    sink.partition_start(t, &key, &deletion, end)?;
+                    started = true;
+                }
+                None => {
+                    return Err(Stop::from(crate::Error::new(
+                        ErrorKind::UnexpectedEof { need: 1, have: 0 },
+                        "end of partition",
+                    )))
+                }
+            }
+            reader.seek_to(start, &key, from)?;
+        }
         loop {
+            if span.to.is_some_and(|to| reader.next_position() >= to) {
+                // The part ends here; a later one ends the partition.
+                return Ok(());
+            }
             let next = if lazy {
                 match reader.next_lazy()? {
                     // Clustered rows go to the sink undecoded.

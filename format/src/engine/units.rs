@@ -22,6 +22,84 @@ pub struct Unit {
     pub large: bool,
 }
 
+/// A part of one large partition ([`Unit::large`]), cut at its row-index
+/// blocks: read by [`run_rows`](super::run_rows).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowPart {
+    /// The partition's start.
+    pub partition: DataPos,
+    /// Where the part's first block starts (`None`: the first part, from
+    /// the partition's start).
+    pub from: Option<DataPos>,
+    /// Where the next part's first block starts (`None`: the last part).
+    pub to: Option<DataPos>,
+}
+
+/// Cut the one partition of a large unit into parts of about `target`
+/// bytes at its row-index blocks (whose starts the index records, so a
+/// thread can start decoding at any of them). `None` when the partition
+/// has no row index or too few blocks, when the index disagrees with
+/// Data.db (the partition is then read in one piece, and the damage met as
+/// a single thread meets it), or for the pre-3.0 cell format.
+pub fn row_parts(
+    sst: &Sstable,
+    t: &Table<'_>,
+    unit: &Unit,
+    target: u64,
+) -> crate::Result<Option<Vec<RowPart>>> {
+    if sst.features().legacy_cells {
+        return Ok(None);
+    }
+    let key = {
+        let mut reader = crate::data::ScanReader::new(sst, t.header)?;
+        reader.seek_partition(unit.start)?;
+        match reader.next_fragment()? {
+            Some(crate::data::Fragment::PartitionStart { key, .. }) => key.to_vec(),
+            _ => return Ok(None),
+        }
+    };
+    let mut index = crate::read::open_index(sst, t.partitioner.clone(), t.header)?;
+    let Some(mut h) = index.find(&key)? else {
+        return Ok(None);
+    };
+    let Some(ri) = h.row_index.as_mut().filter(|_| h.position == unit.start) else {
+        return Ok(None);
+    };
+    let target = target.max(1);
+    let mut cuts: Vec<u64> = Vec::new();
+    let (mut last_cut, mut prev) = (unit.start.0, unit.start.0);
+    for i in 1..ri.block_count() {
+        let at = unit.start.0.saturating_add(ri.block_walk(sst, i)?.offset);
+        if at <= prev || at >= unit.end.0 {
+            return Ok(None);
+        }
+        if at - last_cut >= target {
+            cuts.push(at);
+            last_cut = at;
+        }
+        prev = at;
+    }
+    if cuts.is_empty() {
+        return Ok(None);
+    }
+    let mut parts = Vec::with_capacity(cuts.len() + 1);
+    let mut from = None;
+    for &c in &cuts {
+        parts.push(RowPart {
+            partition: unit.start,
+            from,
+            to: Some(DataPos(c)),
+        });
+        from = Some(DataPos(c));
+    }
+    parts.push(RowPart {
+        partition: unit.start,
+        from,
+        to: None,
+    });
+    Ok(Some(parts))
+}
+
 /// A partition this many times the unit size is a unit of its own, marked
 /// [`Unit::large`].
 const LARGE: u64 = 4;
@@ -220,6 +298,69 @@ mod tests {
             for u in &units {
                 assert!(starts.contains(&u.start.0), "{case}: {u:?}");
             }
+        }
+    }
+
+    /// Records where each row and marker starts, and the partition ends.
+    #[derive(Default)]
+    struct Positions {
+        at: Vec<u64>,
+        ends: usize,
+    }
+
+    impl super::super::Sink for Positions {
+        fn row(&mut self, _t: &Table<'_>, row: &crate::data::Row<'_>) -> std::io::Result<()> {
+            self.at.push(row.position.0);
+            Ok(())
+        }
+        fn marker(
+            &mut self,
+            _t: &Table<'_>,
+            m: &crate::data::RangeTombstoneMarker<'_>,
+        ) -> std::io::Result<()> {
+            self.at.push(m.position.0);
+            Ok(())
+        }
+        fn partition_end(&mut self, _t: &Table<'_>) -> std::io::Result<()> {
+            self.ends += 1;
+            Ok(())
+        }
+    }
+
+    /// A large partition read in parts at its row-index blocks gives the
+    /// rows and markers of the partition read whole, each once, in order.
+    #[test]
+    fn row_parts_read_the_partition_once() {
+        use super::super::{run_rows, run_unit, Selection, Shape};
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/cassandra");
+        for case in ["nb_wide", "da_wide"] {
+            let data = std::fs::read_dir(dir.join(case))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .find(|p| p.to_string_lossy().ends_with("-Data.db"))
+                .unwrap();
+            let sst = Sstable::open_path(&data).unwrap();
+            let b = super::super::bind(&sst).unwrap();
+            let t = Table::new(&b.header, b.partitioner.clone(), 0);
+            let (sel, shape) = (Selection::all(), Shape::default());
+            let mut split = 0;
+            for u in units(&sst, &t, 512).unwrap().expect(case) {
+                let Some(parts) = row_parts(&sst, &t, &u, 512).unwrap() else {
+                    continue;
+                };
+                split += 1;
+                assert!(parts.len() > 1, "{case}");
+                let mut whole = Positions::default();
+                run_unit(&sst, &t, &sel, &shape, &u, &mut whole).unwrap();
+                let mut joined = Positions::default();
+                let mut written = 0;
+                for p in &parts {
+                    written += run_rows(&sst, &t, &sel, &shape, p, &mut joined).unwrap();
+                }
+                assert_eq!(whole.at, joined.at, "{case}: {u:?}");
+                assert_eq!((whole.ends, joined.ends, written), (1, 1, 1), "{case}");
+            }
+            assert!(split > 0, "{case}: no partition was cut at its blocks");
         }
     }
 
