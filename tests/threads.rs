@@ -35,7 +35,7 @@ fn dump(args: &[&str], path: &Path, threads: usize, unit: u64) -> (Vec<u8>, Stri
 /// bytes (a large partition: into parts at its row-index blocks).
 fn same_on_threads(args: &[&str], path: &Path, n: usize) {
     let one = dump(args, path, 1, 1 << 20);
-    let (threads, unit) = if n % 2 == 0 { (2, 200) } else { (4, 64) };
+    let (threads, unit) = if n.is_multiple_of(2) { (2, 200) } else { (4, 64) };
     let many = dump(args, path, threads, unit);
     assert!(
         one == many,
@@ -132,7 +132,7 @@ fn corpus_dumps_are_the_same_on_several_threads() {
     for (n, d) in data.iter().enumerate() {
         // Damaged sets included: the first error, its message and the
         // exit code are the ones a single thread meets.
-        let args: &[&str] = if n % 3 == 0 {
+        let args: &[&str] = if n.is_multiple_of(3) {
             &["-o", "ndjson", "--limit", "5"]
         } else {
             &["-o", "sstabledump"]

@@ -1070,6 +1070,9 @@ pub struct PartitionsArgs {
     /// Judge TTL expiry at this time: seconds since the epoch or a timestamp (default: the current time)
     #[arg(long, value_name = "TIME", long_help = NOW_HELP, allow_hyphen_values = true, value_parser = parse_now)]
     pub now: Option<i64>,
+    /// Threads decoding each sstable (0: one per core; 1: one thread); the output is the same whatever the number
+    #[arg(long, short = 'j', value_name = "N", default_value_t = 0)]
+    pub threads: usize,
     #[command(flatten)]
     pub input: InputArgs,
 }

@@ -29,12 +29,13 @@ use crate::{CmdError, CmdResult};
 
 /// Uncompressed Data.db bytes per unit: large enough that cutting costs
 /// little (a unit boundary inside a compressed chunk decompresses it
-/// twice), small enough that the pieces held stay a few MiB.
-const UNIT_BYTES: u64 = 1 << 20;
+/// twice), small enough that the pieces held stay a few MiB (rendered
+/// JSON can be ten times the bytes it comes from).
+const UNIT_BYTES: u64 = 256 << 10;
 
 /// The unit size: `SSTKIT_UNIT_BYTES` when set (the tests cut the small
 /// fixtures into many units with it), else [`UNIT_BYTES`].
-fn unit_bytes() -> u64 {
+pub fn unit_bytes() -> u64 {
     std::env::var("SSTKIT_UNIT_BYTES")
         .ok()
         .and_then(|v| v.parse().ok())

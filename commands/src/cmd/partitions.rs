@@ -52,7 +52,9 @@ use sstkit_format::cur::Cur;
 use sstkit_format::data::{DataPos, DataSource, Fragment, ScanReader};
 use sstkit_format::deletion::DeletionTime;
 use sstkit_format::descriptor::Location;
+use sstkit_format::engine::{self, Table};
 use sstkit_format::io::ReadKind;
+use sstkit_format::statistics::SerializationHeader;
 use sstkit_format::{Component, Error, ErrorKind, Sstable};
 
 use crate::cli::{PartitionMetric, PartitionsArgs, PartitionsOutput};
@@ -228,7 +230,7 @@ pub fn run(a: &PartitionsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         let r = if a.partitions_only {
             from_index(sst, &wanted, bar, &mut emit)
         } else {
-            from_data(sst, &wanted, now, bar, &mut emit)
+            from_data(sst, &wanted, now, bar, crate::threads(a.threads), &mut emit)
         };
         let sizes = match r {
             Ok(s) => s,
@@ -403,12 +405,14 @@ type Sizes = (u64, u64);
 /// Takes each partition: its stats, key and size on disk.
 type EmitFn<'a> = dyn FnMut(PartitionStats, &[u8], u64) -> CmdResult<()> + 'a;
 
-/// Decode every partition of Data.db.
+/// Decode every partition of Data.db, on `threads` threads when it can be
+/// cut into units (the partitions still reach `emit` in Data.db order).
 fn from_data(
     sst: &Sstable,
     keys: &Keys,
     now: i64,
     bar: bool,
+    threads: usize,
     emit: &mut EmitFn<'_>,
 ) -> CmdResult<Sizes> {
     let st = crate::render::read_statistics(sst)?;
@@ -417,13 +421,133 @@ fn from_data(
         return Err(e.into());
     }
     let disk = DiskMap::open(sst)?;
-    let mut reader = ScanReader::new(sst, &header)?;
-    let end_len = reader.end_marker_len();
     let mut bar = progress(bar);
-    let data_len = reader.data_len();
+    let data_len = DataSource::open(sst)?.data_len();
+    if threads > 1 {
+        let table = Table::new(&header, sst.partitioner(&st)?, now);
+        // Stats per partition are small: a unit's are held whole.
+        if let Some(units) = engine::units(sst, &table, crate::pieces::unit_bytes())? {
+            from_units(sst, &units, keys, now, threads, &mut bar, emit)?;
+            bar.finish();
+            return Ok((data_len, disk.file_len));
+        }
+    }
+    let mut reader = ScanReader::new(sst, &header)?;
+    let all = DataPos(0)..DataPos(u64::MAX);
+    scan(
+        sst,
+        &mut reader,
+        &disk,
+        keys,
+        now,
+        all,
+        &mut |p| bar.set(p, data_len),
+        emit,
+    )?;
+    bar.finish();
+    Ok((data_len, disk.file_len))
+}
+
+/// A unit's partitions, as [`from_units`] hands them on: each one's stats,
+/// key and size on disk, then the error the unit ended with.
+type UnitDone = (Vec<(PartitionStats, Vec<u8>, u64)>, Option<CmdError>);
+
+/// [`from_data`] on several threads: each decodes units of whole
+/// partitions ([`engine::units`]), and their stats are emitted in order.
+fn from_units(
+    sst: &Sstable,
+    units: &[engine::Unit],
+    keys: &Keys,
+    now: i64,
+    threads: usize,
+    bar: &mut Progress,
+    emit: &mut EmitFn<'_>,
+) -> CmdResult<()> {
+    let reopen = sst.reopener();
+    let data_path = sst.data_path();
+    let init = || -> Result<(Sstable, SerializationHeader, DiskMap), Option<CmdError>> {
+        let s = reopen.open().map_err(|e| Some(e.into()))?;
+        let st = crate::render::read_statistics(&s).map_err(|e| Some(e.into()))?;
+        let header = s.data_header(&st).map_err(|e| Some(e.into()))?;
+        let disk = DiskMap::open(&s).map_err(Some)?;
+        Ok((s, header, disk))
+    };
+    type Opened = Result<(Sstable, SerializationHeader, DiskMap), Option<CmdError>>;
+    let work = |s: &mut Opened, i: usize| -> UnitDone {
+        let mut got = Vec::new();
+        let r = match s {
+            Ok((sst, header, disk)) => ScanReader::new(sst, header)
+                .map_err(CmdError::from)
+                .and_then(|mut reader| {
+                    let u = &units[i];
+                    reader.seek_partition(u.start)?;
+                    scan(
+                        sst,
+                        &mut reader,
+                        disk,
+                        keys,
+                        now,
+                        u.start..u.end,
+                        &mut |_| {},
+                        &mut |st, k, d| {
+                            got.push((st, k.to_vec(), d));
+                            Ok(())
+                        },
+                    )
+                }),
+            // The thread's first unit says why (the read stops there, in
+            // order); a later one only that it could not be read.
+            Err(e) => Err(e.take().unwrap_or_else(|| {
+                CmdError::Output(std::io::Error::other(format!(
+                    "{}: could not be opened again",
+                    data_path.display()
+                )))
+            })),
+        };
+        (got, r.err())
+    };
+    let total = units.last().map_or(0, |u| u.end.0);
+    let mut result = Ok(());
+    let mut take = |i: usize, (got, err): UnitDone| -> bool {
+        bar.set(units[i].end.0, total);
+        for (stats, key, on_disk) in got {
+            if let Err(e) = emit(stats, &key, on_disk) {
+                result = Err(e);
+                return false;
+            }
+        }
+        match err {
+            Some(e) => {
+                result = Err(e);
+                false
+            }
+            None => true,
+        }
+    };
+    engine::parallel::ordered(units.len(), threads, &init, &work, &|_| {}, &mut take);
+    result
+}
+
+/// Decode the partitions from the reader's position up to the first that
+/// starts at or after `range.end`, and hand each to `emit`.
+#[allow(clippy::too_many_arguments)]
+fn scan(
+    sst: &Sstable,
+    reader: &mut ScanReader<'_>,
+    disk: &DiskMap,
+    keys: &Keys,
+    now: i64,
+    range: std::ops::Range<DataPos>,
+    bar: &mut dyn FnMut(u64),
+    emit: &mut EmitFn<'_>,
+) -> CmdResult<()> {
+    let end_len = reader.end_marker_len();
     let mut key = Vec::new();
     loop {
-        bar.set(reader.position().0, reader.data_len());
+        bar(reader.position().0);
+        if reader.next_position() >= range.end {
+            break;
+        }
         let mut stats = match reader.next_fragment()? {
             None => break,
             Some(Fragment::PartitionStart {
@@ -466,7 +590,7 @@ fn from_data(
                 .into());
             };
             // A large partition moves the bar too.
-            bar.set(f.position().0, data_len);
+            bar(f.position().0);
             if let Fragment::PartitionEnd { position } = f {
                 stats.size = position.0 + end_len - stats.offset;
                 break;
@@ -478,8 +602,7 @@ fn from_data(
         let on_disk = disk.size(stats.offset, stats.offset + stats.size);
         emit(stats, &key, on_disk)?;
     }
-    bar.finish();
-    Ok((reader.data_len(), disk.file_len))
+    Ok(())
 }
 
 /// The bar of one sstable's pass, or none.

@@ -106,8 +106,8 @@ const LARGE: u64 = 4;
 
 /// Cut `sst`'s Data.db into units of about `target` bytes, at the
 /// partition starts its index lists (Index.db read in order, or a walk over
-/// Partitions.db). `None` when the sstable has no index to cut by, or
-/// fewer than two units would come out: it is then read in one piece.
+/// Partitions.db). `None` when the sstable has no index to cut by, or one
+/// unit would come out, not large: it is then read in one piece.
 ///
 /// Only the cut points are kept (memory grows with the number of units,
 /// not of partitions).
@@ -149,7 +149,8 @@ pub fn units(sst: &Sstable, t: &Table<'_>, target: u64) -> crate::Result<Option<
         }
     }
     let units = cut.finish(data_len);
-    Ok((units.len() > 1).then_some(units))
+    // One unit is worth cutting only when it is a large partition (into parts).
+    Ok((units.len() > 1 || units.iter().any(|u| u.large)).then_some(units))
 }
 
 /// Builds the units from the partition starts, in order.
