@@ -1,6 +1,7 @@
-//! `--threads`: a dump read on several threads is byte for byte the dump
-//! read on one, in every output format, with limits and filters, on the
-//! fixtures and on the corpus (damaged sets too: the same first error).
+//! `--threads`: a dump (and the partitions report) read on several threads
+//! is byte for byte the one read on one, in every output format, with
+//! limits and filters, on the fixtures and on the corpus (damaged sets too:
+//! the same first error).
 //!
 //! The fixtures are small, so `SSTKIT_UNIT_BYTES` cuts them into units of
 //! a few hundred bytes: many units per sstable, a few partitions each.
@@ -13,8 +14,19 @@ use crate::util::{corpus, fixture_cases, repo};
 /// stdout, stderr and exit code of a dump with `threads` threads and
 /// units of `unit` bytes.
 fn dump(args: &[&str], path: &Path, threads: usize, unit: u64) -> (Vec<u8>, String, i32) {
+    run("dump-data", args, path, threads, unit)
+}
+
+/// [`dump`] of another command.
+fn run(
+    command: &str,
+    args: &[&str],
+    path: &Path,
+    threads: usize,
+    unit: u64,
+) -> (Vec<u8>, String, i32) {
     let out = Command::new(env!("CARGO_BIN_EXE_sstkit"))
-        .arg("dump-data")
+        .arg(command)
         .arg(format!("--threads={threads}"))
         .args(args)
         .arg(path)
@@ -35,7 +47,11 @@ fn dump(args: &[&str], path: &Path, threads: usize, unit: u64) -> (Vec<u8>, Stri
 /// bytes (a large partition: into parts at its row-index blocks).
 fn same_on_threads(args: &[&str], path: &Path, n: usize) {
     let one = dump(args, path, 1, 1 << 20);
-    let (threads, unit) = if n.is_multiple_of(2) { (2, 200) } else { (4, 64) };
+    let (threads, unit) = if n.is_multiple_of(2) {
+        (2, 200)
+    } else {
+        (4, 64)
+    };
     let many = dump(args, path, threads, unit);
     assert!(
         one == many,
@@ -138,5 +154,33 @@ fn corpus_dumps_are_the_same_on_several_threads() {
             &["-o", "sstabledump"]
         };
         same_on_threads(args, d, n);
+    }
+}
+
+#[test]
+fn partitions_are_the_same_on_several_threads() {
+    let mut paths = fixture_cases();
+    if let Some(root) = corpus() {
+        // The corpus sets, damaged ones included (the same first error).
+        for e in std::fs::read_dir(&root).into_iter().flatten().flatten() {
+            if e.path().is_dir() {
+                paths.push(e.path());
+            }
+        }
+    }
+    for (n, p) in paths.iter().enumerate() {
+        let format = ["json", "csv", "ndjson"][n % 3];
+        let args = ["-o", format, "-r"];
+        let one = run("partitions", &args, p, 1, 1 << 20);
+        let many = run("partitions", &args, p, 3, 100);
+        assert!(
+            one == many,
+            "partitions {args:?} {}: 3 threads differ from 1\n1: exit {} {}\n3: exit {} {}",
+            p.display(),
+            one.2,
+            one.1,
+            many.2,
+            many.1
+        );
     }
 }

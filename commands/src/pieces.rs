@@ -13,11 +13,13 @@
 use std::cell::RefCell;
 use std::io::{self, Write};
 use std::rc::Rc;
+use std::sync::Mutex;
 
 use sstkit_format::data::DataPos;
 use sstkit_format::data::{LazyRow, RangeTombstoneMarker, Row};
 use sstkit_format::deletion::DeletionTime;
 use sstkit_format::engine::{self, parallel, RowPart, Selection, Shape, Unit};
+use sstkit_format::io::IoStats;
 use sstkit_format::Sstable;
 
 use crate::cli::{DataOutputFormat, OutputFormat};
@@ -126,7 +128,15 @@ pub fn sstable(
             }
         }
     };
-    parallel::ordered(tasks.len(), a.threads, &init, &work, &|_| {}, &mut take);
+    // The threads' reads count as the sstable's (`--io-stats`).
+    let io = Mutex::new(IoStats::default());
+    let done = |s: Option<(Sstable, engine::Bound)>| {
+        if let Some((s, _)) = s {
+            *io.lock().unwrap_or_else(|e| e.into_inner()) += &s.io.stats();
+        }
+    };
+    parallel::ordered(tasks.len(), a.threads, &init, &work, &done, &mut take);
+    *sst.io.stats_mut() += &io.into_inner().unwrap_or_else(|e| e.into_inner());
     result.map(Some)
 }
 

@@ -524,7 +524,15 @@ fn from_units(
             None => true,
         }
     };
-    engine::parallel::ordered(units.len(), threads, &init, &work, &|_| {}, &mut take);
+    // The threads' reads count as the sstable's (`--io-stats`).
+    let io = std::sync::Mutex::new(sstkit_format::io::IoStats::default());
+    let done = |s: Opened| {
+        if let Ok((s, ..)) = s {
+            *io.lock().unwrap_or_else(|e| e.into_inner()) += &s.io.stats();
+        }
+    };
+    engine::parallel::ordered(units.len(), threads, &init, &work, &done, &mut take);
+    *sst.io.stats_mut() += &io.into_inner().unwrap_or_else(|e| e.into_inner());
     result
 }
 

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# threads.sh - `--threads 2` against `--threads 1` on the same data, in turn: the speed-up
+# of the parallel read path, its peak RSS, and that both outputs are the same bytes.
+#
+#   bench/threads.sh                      # builds the release binary first
+#   RUNS=9 SSTKIT=target/release/sstkit DATA=/tmp/sstkit-compare bench/threads.sh
+#
+# Data: made once in DATA (default /tmp/sstkit-compare) with the binary's `write`
+# (make_compare_data in lib.sh): a partition of 1,000,000 rows (wide/, cut into parts at
+# its row-index blocks) and 1,000,000 one-row partitions (many/, cut into units of
+# partitions).
+#
+# Cases: dump-data -o ndjson and -o sstabledump of wide/, dump-data -o ndjson and
+# -o sstabledump of many/, partitions -o csv of many/; output to a file. Each case runs
+# -j1 and -j2 in turn RUNS times (default 9) after one warm-up each, and prints the median
+# wall seconds of each, the median of the j1/j2 ratios taken pair by pair (the speed-up;
+# pairing keeps it meaningful when the machine's speed drifts) with the smallest and
+# largest, and the largest peak RSS of each (GNU time). The machine needs 2 idle cores.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=bench/lib.sh
+source "$here/lib.sh"
+bin="$(sstkit_binary threads.sh 1)"
+runs="${RUNS:-9}"
+data="${DATA:-/tmp/sstkit-compare}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+# Wall seconds and peak RSS (KiB) of one run with J threads, output in $work/out.J.
+run_once() {
+  local j="$1"
+  shift
+  /usr/bin/time -f '%e %M' -o "$work/time" "$bin" "$@" "--threads=$j" >"$work/out.$j"
+  cat "$work/time"
+}
+
+pair() {
+  local name="$1"
+  shift
+  local i a b
+  run_once 1 "$@" >/dev/null
+  run_once 2 "$@" >/dev/null
+  cmp -s "$work/out.1" "$work/out.2" || { echo "threads.sh: $name: outputs differ" >&2; exit 1; }
+  : >"$work/t1"
+  : >"$work/t2"
+  : >"$work/ratio"
+  : >"$work/rss1"
+  : >"$work/rss2"
+  for ((i = 0; i < runs; i++)); do
+    read -r a ra < <(run_once 1 "$@")
+    read -r b rb < <(run_once 2 "$@")
+    echo "$a" >>"$work/t1"
+    echo "$b" >>"$work/t2"
+    echo "$ra" >>"$work/rss1"
+    echo "$rb" >>"$work/rss2"
+    echo "$a / $b" | bc -l >>"$work/ratio"
+  done
+  printf '%-34s j1 %.3f s  j2 %.3f s  j1/j2 median %.2f (min %.2f, max %.2f)  RSS j1 %d KiB, j2 %d KiB\n' \
+    "$name" "$(median <"$work/t1")" "$(median <"$work/t2")" "$(median <"$work/ratio")" \
+    "$(sort -g "$work/ratio" | head -1)" "$(sort -g "$work/ratio" | tail -1)" \
+    "$(sort -g "$work/rss1" | tail -1)" "$(sort -g "$work/rss2" | tail -1)"
+}
+
+make_compare_data "$bin" "$data"
+echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $runs pairs"
+pair "dump-data -o ndjson, wide" dump-data -o ndjson "$data/wide"
+pair "dump-data -o sstabledump, wide" dump-data -o sstabledump "$data/wide"
+pair "dump-data -o ndjson, many" dump-data -o ndjson "$data/many"
+pair "dump-data -o sstabledump, many" dump-data -o sstabledump "$data/many"
+pair "partitions -o csv, many" partitions -o csv --min-size 0 "$data/many"
