@@ -1,4 +1,4 @@
-//! `--threads`: a dump (and the partitions report) read on several threads
+//! `--threads`: a dump (and the partitions and timestamps reports) read on several threads
 //! is byte for byte the one read on one, in every output format, with
 //! limits and filters, on the fixtures and on the corpus (damaged sets too:
 //! the same first error).
@@ -158,7 +158,7 @@ fn corpus_dumps_are_the_same_on_several_threads() {
 }
 
 #[test]
-fn partitions_are_the_same_on_several_threads() {
+fn partitions_and_timestamps_are_the_same_on_several_threads() {
     let mut paths = fixture_cases();
     if let Some(root) = corpus() {
         // The corpus sets, damaged ones included (the same first error).
@@ -170,17 +170,22 @@ fn partitions_are_the_same_on_several_threads() {
     }
     for (n, p) in paths.iter().enumerate() {
         let format = ["json", "csv", "ndjson"][n % 3];
-        let args = ["-o", format, "-r"];
-        let one = run("partitions", &args, p, 1, 1 << 20);
-        let many = run("partitions", &args, p, 3, 100);
-        assert!(
-            one == many,
-            "partitions {args:?} {}: 3 threads differ from 1\n1: exit {} {}\n3: exit {} {}",
-            p.display(),
-            one.2,
-            one.1,
-            many.2,
-            many.1
-        );
+        let bucket = ["day", "hour", "month"][n % 3];
+        for (command, args) in [
+            ("partitions", ["-o", format, "-r"]),
+            ("timestamps", ["--bucket", bucket, "-r"]),
+        ] {
+            let one = run(command, &args, p, 1, 1 << 20);
+            let many = run(command, &args, p, 3, 100);
+            assert!(
+                one == many,
+                "{command} {args:?} {}: 3 threads differ from 1\n1: exit {} {}\n3: exit {} {}",
+                p.display(),
+                one.2,
+                one.1,
+                many.2,
+                many.1
+            );
+        }
     }
 }

@@ -1167,6 +1167,9 @@ pub struct TimestampsArgs {
     /// Bucket width
     #[arg(long, value_enum, default_value = "day")]
     pub bucket: TimeBucket,
+    /// Threads decoding each sstable (0: one per core; 1: one thread); the counts are the same whatever the number
+    #[arg(long, short = 'j', value_name = "N", default_value_t = 0)]
+    pub threads: usize,
     #[command(flatten)]
     pub input: InputArgs,
 }

@@ -71,27 +71,11 @@ pub fn sstable(
     if a.threads <= 1 || shape.reverse || sel.keys().is_some() || shape.limit == 0 {
         return Ok(None);
     }
-    let target = unit_bytes();
-    let Some(units) = engine::units(sst, t, target).map_err(|e| select::located(t, e.into()))?
-    else {
+    let rows = Renderer::splits_rows(a.format, job.options);
+    let Some(tasks) = tasks(sst, t, rows).map_err(|e| select::located(t, e.into()))? else {
         return Ok(None);
     };
-    let total = units.last().map_or(0, |u| u.end.0);
-    let rows = Renderer::splits_rows(a.format, job.options);
-    let mut tasks = Vec::with_capacity(units.len());
-    for u in units {
-        if !u.large {
-            tasks.push(Task::Unit(u));
-            continue;
-        }
-        // A large partition in parts at its row-index blocks; one the
-        // index cannot cut (or a read error there) is read here, where a
-        // single thread meets the same error.
-        match rows.then(|| engine::row_parts(sst, t, &u, target).ok().flatten()) {
-            Some(Some(parts)) => tasks.extend(parts.into_iter().map(|p| Task::Part(u, p))),
-            _ => tasks.push(Task::Here(u)),
-        }
-    }
+    let total = tasks.last().map_or(0, Task::end);
     let reopen = sst.reopener();
     // A thread that cannot open the sstable leaves its units to this one,
     // which reports what fails in order.
@@ -140,8 +124,44 @@ pub fn sstable(
     result.map(Some)
 }
 
+/// The tasks of a parallel read of `sst`: units of whole partitions, and
+/// a large partition in parts at its row-index blocks when `rows` (one the
+/// index cannot cut, or where reading the index fails, is a
+/// [`Task::Here`]: read where a single thread meets the same error).
+/// `None` when the sstable is not cut ([`engine::units`]).
+pub fn tasks(sst: &Sstable, t: &Table<'_>, rows: bool) -> sstkit_format::Result<Option<Vec<Task>>> {
+    let target = unit_bytes();
+    let Some(units) = engine::units(sst, t, target)? else {
+        return Ok(None);
+    };
+    let mut tasks = Vec::with_capacity(units.len());
+    for u in units {
+        if !u.large {
+            tasks.push(Task::Unit(u));
+            continue;
+        }
+        match rows.then(|| engine::row_parts(sst, t, &u, target).ok().flatten()) {
+            Some(Some(parts)) => tasks.extend(parts.into_iter().map(|p| Task::Part(u, p))),
+            _ => tasks.push(Task::Here(u)),
+        }
+    }
+    Ok(Some(tasks))
+}
+
+/// The error of a thread that could not open its own handle on an sstable
+/// (at `path`): the real one for the thread's first task, which stops the
+/// read there, in order; a later task only says it could not.
+pub fn not_reopened(first: &mut Option<CmdError>, path: &std::path::Path) -> CmdError {
+    first.take().unwrap_or_else(|| {
+        CmdError::Output(io::Error::other(format!(
+            "{}: could not be opened again",
+            path.display()
+        )))
+    })
+}
+
 /// What a thread reads.
-enum Task {
+pub enum Task {
     /// Whole partitions.
     Unit(Unit),
     /// A part of the large partition of a unit.
@@ -152,7 +172,7 @@ enum Task {
 
 impl Task {
     /// Where in Data.db the task ends (for the progress bar).
-    fn end(&self) -> u64 {
+    pub fn end(&self) -> u64 {
         match self {
             Task::Unit(u) | Task::Here(u) => u.end.0,
             Task::Part(u, p) => p.to.unwrap_or(u.end).0,

@@ -495,14 +495,7 @@ fn from_units(
                         },
                     )
                 }),
-            // The thread's first unit says why (the read stops there, in
-            // order); a later one only that it could not be read.
-            Err(e) => Err(e.take().unwrap_or_else(|| {
-                CmdError::Output(std::io::Error::other(format!(
-                    "{}: could not be opened again",
-                    data_path.display()
-                )))
-            })),
+            Err(e) => Err(crate::pieces::not_reopened(e, &data_path)),
         };
         (got, r.err())
     };

@@ -27,17 +27,21 @@ use std::collections::BTreeMap;
 use std::io::Write;
 
 use serde_json::json;
-use sstkit_format::data::{ColumnData, Fragment, Row, ScanReader};
+use sstkit_format::data::{ColumnData, RangeTombstoneMarker, Row};
+use sstkit_format::deletion::DeletionTime;
+use sstkit_format::engine::{self, Note, Selection, Shape, Sink, Table};
 use sstkit_format::value::literal::days_from_civil;
 
 use crate::render::civil_from_days;
 use sstkit_format::Sstable;
 
 use crate::cli::{TimeBucket, TimestampsArgs, TimestampsOutput};
+use crate::dump::select;
 use crate::inputs::Inputs;
+use crate::pieces::Task;
 use crate::progress::Progress;
 use crate::term::{self, Stream};
-use crate::{CmdResult, Outcome};
+use crate::{CmdError, CmdResult, Outcome};
 
 /// Counts per bucket start (seconds).
 #[derive(Default)]
@@ -52,6 +56,15 @@ impl Histogram {
             e.1 += 1;
         } else {
             e.0 += 1;
+        }
+    }
+
+    /// Add another histogram's counts.
+    fn merge(&mut self, o: Histogram) {
+        for (k, (c, x)) in o.buckets {
+            let e = self.buckets.entry(k).or_default();
+            e.0 += c;
+            e.1 += x;
         }
     }
 
@@ -107,35 +120,114 @@ fn bucket_name(b: TimeBucket, start: i64) -> String {
     }
 }
 
-/// Count the timestamps of one sstable.
-fn scan(sst: &Sstable, b: TimeBucket, h: &mut Histogram) -> CmdResult<()> {
-    let st = crate::render::read_statistics(sst)?;
-    let header = sst.data_header(&st)?;
-    let mut reader = ScanReader::new(sst, &header)?;
+/// Count the timestamps of one sstable, on `threads` threads when its
+/// Data.db can be cut into units (the counts do not depend on the order).
+fn scan(sst: &Sstable, b: TimeBucket, threads: usize, h: &mut Histogram) -> CmdResult<()> {
+    let bound = engine::bind(sst)?;
+    let t = Table::new(&bound.header, bound.partitioner.clone(), 0);
+    let (sel, shape) = (Selection::all(), Shape::default());
     let mut bar = Progress::new("timestamps");
-    loop {
-        bar.set(reader.position().0, reader.data_len());
-        let Some(f) = reader.next_fragment()? else {
-            break;
+    let tasks = match threads {
+        0 | 1 => None,
+        _ => crate::pieces::tasks(sst, &t, true)?,
+    };
+    let Some(tasks) = tasks else {
+        let mut sink = Counts::new(b, h, false);
+        let r = engine::run(sst, &t, &sel, &shape, &mut sink, &mut |n| {
+            if let Note::Progress { done, total } = n {
+                bar.set(done, total);
+            }
+        });
+        return r.map_err(|e| select::located(&t, e));
+    };
+    let total = tasks.last().map_or(0, Task::end);
+    let reopen = sst.reopener();
+    type Opened = Result<(Sstable, engine::Bound), Option<CmdError>>;
+    let init = || -> Opened {
+        let s = reopen.open().map_err(|e| Some(e.into()))?;
+        let bound = engine::bind(&s).map_err(|e| Some(e.into()))?;
+        Ok((s, bound))
+    };
+    let data_path = sst.data_path();
+    let work = |s: &mut Opened, i: usize| -> CmdResult<Histogram> {
+        let (sst, bound) = s
+            .as_mut()
+            .map_err(|e| crate::pieces::not_reopened(e, &data_path))?;
+        let t = Table::new(&bound.header, bound.partitioner.clone(), 0);
+        let mut h = Histogram::default();
+        let mid = matches!(&tasks[i], Task::Part(_, p) if p.from.is_some());
+        let mut sink = Counts::new(b, &mut h, mid);
+        let r = match &tasks[i] {
+            Task::Part(_, p) => engine::run_rows(sst, &t, &sel, &shape, p, &mut sink),
+            Task::Unit(u) | Task::Here(u) => engine::run_unit(sst, &t, &sel, &shape, u, &mut sink),
         };
-        match &f {
-            Fragment::PartitionStart { deletion, .. } => {
-                if !deletion.is_live() {
-                    h.add(b, deletion.marked_for_delete_at, true);
-                }
+        r.map_err(|e| select::located(&t, e))?;
+        Ok(h)
+    };
+    let mut result = Ok(());
+    let mut take = |i: usize, r: CmdResult<Histogram>| -> bool {
+        bar.set(tasks[i].end(), total);
+        match r {
+            Ok(part) => {
+                h.merge(part);
+                true
             }
-            Fragment::Row(r) | Fragment::StaticRow(r) => h.row(b, r),
-            Fragment::Marker(m) => {
-                if let Some(d) = m.open_deletion() {
-                    h.add(b, d.marked_for_delete_at, true);
-                }
+            Err(e) => {
+                result = Err(e);
+                false
             }
-            Fragment::PartitionEnd { .. } => {}
         }
-        let spare = f.into_spare();
-        reader.recycle(spare);
+    };
+    engine::parallel::ordered(tasks.len(), threads, &init, &work, &|_| {}, &mut take);
+    result
+}
+
+/// The engine's sink of [`scan`]: every timestamp into a histogram.
+struct Counts<'h> {
+    bucket: TimeBucket,
+    h: &'h mut Histogram,
+    /// A later part of a partition: its start and static row were counted
+    /// by the first part, until its first row or marker.
+    mid: bool,
+}
+
+impl<'h> Counts<'h> {
+    fn new(bucket: TimeBucket, h: &'h mut Histogram, mid: bool) -> Self {
+        Counts { bucket, h, mid }
     }
-    Ok(())
+}
+
+impl Sink for Counts<'_> {
+    fn partition_start(
+        &mut self,
+        _t: &Table<'_>,
+        _key: &[u8],
+        deletion: &DeletionTime,
+        _header_end: u64,
+    ) -> std::io::Result<()> {
+        if !self.mid && !deletion.is_live() {
+            self.h.add(self.bucket, deletion.marked_for_delete_at, true);
+        }
+        Ok(())
+    }
+    fn static_row(&mut self, _t: &Table<'_>, row: &Row<'_>, _position: u64) -> std::io::Result<()> {
+        if !self.mid {
+            self.h.row(self.bucket, row);
+        }
+        Ok(())
+    }
+    fn row(&mut self, _t: &Table<'_>, row: &Row<'_>) -> std::io::Result<()> {
+        self.mid = false;
+        self.h.row(self.bucket, row);
+        Ok(())
+    }
+    fn marker(&mut self, _t: &Table<'_>, m: &RangeTombstoneMarker<'_>) -> std::io::Result<()> {
+        self.mid = false;
+        if let Some(d) = m.open_deletion() {
+            self.h.add(self.bucket, d.marked_for_delete_at, true);
+        }
+        Ok(())
+    }
 }
 
 /// Run the command.
@@ -148,7 +240,7 @@ pub fn run(a: &TimestampsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         let table = crate::table_key(&sst.desc);
         // An sstable that fails half-way counts nothing: its counts are kept apart until it ends.
         let mut h = Histogram::default();
-        scan(sst, a.bucket, &mut h)?;
+        scan(sst, a.bucket, crate::threads(a.threads), &mut h)?;
         let slot = match tables.iter().position(|t| t.0 == table) {
             Some(i) => i,
             None => {
@@ -158,11 +250,7 @@ pub fn run(a: &TimestampsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         };
         let t = &mut tables[slot];
         t.1 += 1;
-        for (k, (c, x)) in h.buckets {
-            let e = t.2.buckets.entry(k).or_default();
-            e.0 += c;
-            e.1 += x;
-        }
+        t.2.merge(h);
         Ok(())
     })?;
     write(out, fmt, a.bucket, &tables)?;
