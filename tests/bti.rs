@@ -166,6 +166,7 @@ fn slices(types: &[CqlType], rows: &[Vec<Vec<u8>>]) -> Vec<Vec<String>> {
 fn read(sst: &Path, key: &str, args: &[String]) -> Vec<Value> {
     let mut a = vec![
         "read".to_string(),
+        "--clustering-order".to_string(),
         "-o".into(),
         "ndjson".into(),
         "--key-hex".into(),
@@ -252,7 +253,15 @@ fn whole_partitions_equal_dump(sst: &Path) -> usize {
     let scratch = crate::util::scratch_dir("bti", "keys");
     let f = scratch.join("keys.txt");
     std::fs::write(&f, keys).unwrap();
-    let r = sstkit(["read", "-o", "ndjson", "--keys-file", &s(&f), &s(sst)]);
+    let r = sstkit([
+        "read",
+        "--clustering-order",
+        "-o",
+        "ndjson",
+        "--keys-file",
+        &s(&f),
+        &s(sst),
+    ]);
     assert_eq!(r.code, 0, "{}: {}", sst.display(), r.stderr);
     let got = lines(&r.stdout);
     assert_eq!(got.len(), parts.len(), "{}", sst.display());
@@ -362,6 +371,7 @@ fn warm_single_row_read_is_one_data_read() {
             .unwrap();
             let r = sstkit([
                 "read",
+                "--clustering-order",
                 "-o",
                 "ndjson",
                 "--io-stats=json",
@@ -417,6 +427,7 @@ fn absent_keys_read_no_data() {
     std::fs::write(&f, keys).unwrap();
     let r = sstkit([
         "read",
+        "--clustering-order",
         "-o",
         "ndjson",
         "--io-stats=json",

@@ -198,7 +198,15 @@ fn a_bad_component_is_named_with_the_escaping_rule() {
         "key type as users write it: {}",
         r.stderr
     );
-    let r = sstkit(["read", d, "--key", "sa:11", "--from", "-479:a:b:c:d"]);
+    let r = sstkit([
+        "read",
+        d,
+        "--key",
+        "sa:11",
+        "--clustering-order",
+        "--from",
+        "-479:a:b:c:d",
+    ]);
     assert_eq!(r.code, 0, "a text component may hold colons: {}", r.stderr);
     let r = sstkit([
         "read",

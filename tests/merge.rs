@@ -307,6 +307,7 @@ fn read_merge_equals_select() {
             };
             let mut args = vec![
                 "read".to_string(),
+                "--clustering-order".to_string(),
                 "--merge".into(),
                 "-o".into(),
                 "ndjson".into(),
@@ -379,7 +380,7 @@ fn merge_of_different_tables_is_a_usage_error() {
     };
     for cmd in [
         &["dump-data", "--merge"][..],
-        &["read", "--merge", "-k", "1"][..],
+        &["read", "--clustering-order", "--merge", "-k", "1"][..],
     ] {
         let mut args: Vec<String> = cmd.iter().map(|s| s.to_string()).collect();
         args.push(a[0].clone());
@@ -405,8 +406,24 @@ fn merged_json_has_no_sstable_ref() {
     };
     for cmd in [
         &["dump-data", "--merge", "-o", "json"][..],
-        &["read", "--merge", "-k", "1", "-o", "json"][..],
-        &["read", "--merge", "-k", "123456", "-o", "json"][..],
+        &[
+            "read",
+            "--clustering-order",
+            "--merge",
+            "-k",
+            "1",
+            "-o",
+            "json",
+        ][..],
+        &[
+            "read",
+            "--clustering-order",
+            "--merge",
+            "-k",
+            "123456",
+            "-o",
+            "json",
+        ][..],
     ] {
         let mut args: Vec<String> = cmd.iter().map(|s| s.to_string()).collect();
         args.extend(a.iter().cloned());
@@ -519,10 +536,17 @@ fn read_merge_io_stats_per_sstable() {
             continue;
         };
         let entries = |extra: &[&str]| -> Vec<Value> {
-            let mut args: Vec<String> = ["read", "--merge", "--io-stats=json", "-o", "ndjson"]
-                .iter()
-                .map(|s| s.to_string())
-                .collect();
+            let mut args: Vec<String> = [
+                "read",
+                "--clustering-order",
+                "--merge",
+                "--io-stats=json",
+                "-o",
+                "ndjson",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
             args.extend(extra.iter().map(|s| s.to_string()));
             args.extend(dirs.iter().cloned());
             let r = sstkit(&args);
@@ -591,7 +615,16 @@ fn read_merge_skips_by_covered_clustering_as_cassandra_reads_it() {
                 continue;
             };
             let run_read = |extra: &[&str]| {
-                let mut args = vec!["read", "--merge", "--io-stats=json", "-o", "cql", "-k", key];
+                let mut args = vec![
+                    "read",
+                    "--clustering-order",
+                    "--merge",
+                    "--io-stats=json",
+                    "-o",
+                    "cql",
+                    "-k",
+                    key,
+                ];
                 args.extend(extra);
                 args.extend(dirs.iter().map(String::as_str));
                 let r = sstkit(&args);
@@ -939,6 +972,7 @@ fn read_merge_seeks_and_keeps_a_range_tombstone_open_before_the_slice() {
         let read = |extra: &[&str], output: &str| {
             let mut args = vec![
                 "read",
+                "--clustering-order",
                 "--merge",
                 "--io-stats=json",
                 "-o",
@@ -1075,7 +1109,7 @@ fn merge_of_one_sstable_equals_read_for_slices() {
             for slice in slices {
                 for output in ["ndjson", "sstabledump"] {
                     let run_read = |merge: bool| {
-                        let mut args = vec!["read", "-o", output, "-k", "0"];
+                        let mut args = vec!["read", "--clustering-order", "-o", output, "-k", "0"];
                         if merge {
                             args.push("--merge");
                         }

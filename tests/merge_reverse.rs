@@ -180,6 +180,7 @@ fn merge_reverse_in_windows_equals_the_held_slice() {
                 let read = |window: u64| {
                     let mut args = vec![
                         "read",
+                        "--clustering-order",
                         "--merge",
                         "--reverse",
                         "--io-stats=json",
@@ -268,7 +269,15 @@ fn merge_reverse_of_one_sstable_equals_read_reverse() {
             let case = case.display().to_string();
             for slice in slices {
                 let run_read = |merge: bool| {
-                    let mut args = vec!["read", "--reverse", "-o", "text", "-k", "0"];
+                    let mut args = vec![
+                        "read",
+                        "--clustering-order",
+                        "--reverse",
+                        "-o",
+                        "text",
+                        "-k",
+                        "0",
+                    ];
                     if merge {
                         args.extend(["--merge", "--io-stats=json"]);
                     }
@@ -336,7 +345,13 @@ fn merge_fixtures_reversed_in_windows_equal_the_held_partitions() {
             let keys = crate::util::sstkit(&args).stdout;
             for key in keys.lines() {
                 let read = |window: u64| {
-                    let mut args = vec!["read", "--merge", "--reverse", "--io-stats=json"];
+                    let mut args = vec![
+                        "read",
+                        "--clustering-order",
+                        "--merge",
+                        "--reverse",
+                        "--io-stats=json",
+                    ];
                     args.extend(["-o", "text", "-k", key]);
                     args.extend(dirs.iter().map(String::as_str));
                     let r = sstkit_window(window, &args);
@@ -394,6 +409,7 @@ fn merge_reverse_with_a_legacy_sstable_equals_the_held_slice() {
         let read = |window: u64| {
             let mut args = vec![
                 "read",
+                "--clustering-order",
                 "--merge",
                 "--reverse",
                 "--io-stats=json",
@@ -443,7 +459,13 @@ fn merge_reverse_across_big_and_bti_row_indexes_equals_the_held_slice() {
     for key in ["0", "1", "2", "3", "4"] {
         for slice in slices {
             let read = |window: u64| {
-                let mut args = vec!["read", "--merge", "--reverse", "--io-stats=json"];
+                let mut args = vec![
+                    "read",
+                    "--clustering-order",
+                    "--merge",
+                    "--reverse",
+                    "--io-stats=json",
+                ];
                 args.extend(["-o", "text", "-k", key]);
                 args.extend(slice.iter());
                 args.extend(dirs.iter().map(String::as_str));
@@ -517,6 +539,7 @@ fn merge_reverse_with_a_corrupt_offsets_array_is_an_error() {
         std::fs::write(&p, bytes).unwrap();
         let args = [
             "read",
+            "--clustering-order",
             "--merge",
             "--reverse",
             "-k",

@@ -112,6 +112,7 @@ pub(crate) fn dump(sst: &Path) -> Vec<Value> {
 pub(crate) fn read(sst: &Path, key_hex: &str, args: &[String]) -> (Option<Value>, Vec<Value>) {
     let mut a = vec![
         "read".to_string(),
+        "--clustering-order".to_string(),
         "-o".into(),
         "ndjson".into(),
         "--io-stats=json".into(),
@@ -779,6 +780,7 @@ fn warm_single_row_read_is_one_data_read() {
             let b = &blocks[k];
             let args = [
                 "read",
+                "--clustering-order",
                 "-o",
                 "ndjson",
                 "--io-stats=json",
@@ -859,6 +861,7 @@ fn cold_index_reads_grow_with_log_blocks() {
             let (_, row) = row_block(&blocks, &types, at);
             let r = sstkit([
                 "read",
+                "--clustering-order",
                 "-o",
                 "ndjson",
                 "--io-stats=json",
@@ -897,6 +900,7 @@ fn keys_absent_from_the_filter_cost_nothing() {
     for sst in big_fixtures() {
         let mut args: Vec<String> = vec![
             "read".into(),
+            "--clustering-order".into(),
             "-o".into(),
             "ndjson".into(),
             "--io-stats=json".into(),
@@ -938,6 +942,7 @@ fn io_modes_and_naive_reads_agree() {
     let run = |extra: &[&str]| {
         let mut args = vec![
             "read",
+            "--clustering-order",
             "-o",
             "ndjson",
             "--io-stats=json",
@@ -981,7 +986,15 @@ fn io_modes_and_naive_reads_agree() {
         naive[1]
     );
     // Usage errors.
-    let r = sstkit(["read", "--key", "0", "--io-unit", "1000", &s(&sst)]);
+    let r = sstkit([
+        "read",
+        "--clustering-order",
+        "--key",
+        "0",
+        "--io-unit",
+        "1000",
+        &s(&sst),
+    ]);
     assert_eq!(r.code, 2, "{}", r.stderr);
 }
 
@@ -997,7 +1010,15 @@ fn output_formats_columns_limit_and_errors() {
     // Whole partition: every output format equals dump-data's.
     for fmt in ["sstabledump", "sstabledump-lines", "text", "json"] {
         let d = sstkit(["dump-data", "-o", fmt, "--key-hex", &key, &p]);
-        let r = sstkit(["read", "-o", fmt, "--key-hex", &key, &p]);
+        let r = sstkit([
+            "read",
+            "--clustering-order",
+            "-o",
+            fmt,
+            "--key-hex",
+            &key,
+            &p,
+        ]);
         assert_eq!(r.code, 0, "{}", r.stderr);
         assert_eq!(r.stdout, d.stdout, "-o {fmt}");
     }
@@ -1015,31 +1036,80 @@ fn output_formats_columns_limit_and_errors() {
             assert!(cols.keys().all(|k| *k == col), "{e}");
         }
     }
-    let r = sstkit(["read", "--key-hex", &key, "--columns", "nope", &p]);
+    let r = sstkit([
+        "read",
+        "--clustering-order",
+        "--key-hex",
+        &key,
+        "--columns",
+        "nope",
+        &p,
+    ]);
     assert_eq!(r.code, 2, "{}", r.stderr);
     // --limit 0: header only.
     let (got, _) = read(&sst, &key, &["--limit".into(), "0".into()]);
     assert!(got.unwrap().get("clustering_elements").is_none());
     // --reverse with --naive: exit 2 (tests/reversed.rs covers --reverse);
     // BTI: through the tries (exit 0); bad bound: exit 2.
-    let r = sstkit(["read", "--key-hex", &key, "--reverse", "--naive", &p]);
+    let r = sstkit([
+        "read",
+        "--clustering-order",
+        "--key-hex",
+        &key,
+        "--reverse",
+        "--naive",
+        &p,
+    ]);
     assert_eq!(r.code, 2, "{}", r.stderr);
     let da = data_files(&crate::util::fixtures().join("da_range_tombstones"))[0].clone();
-    let r = sstkit(["read", "--key-hex", &key, &s(&da)]);
+    let r = sstkit(["read", "--clustering-order", "--key-hex", &key, &s(&da)]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let r = sstkit(["read", "--key-hex", &key, "--from", "not-a-number", &p]);
+    let r = sstkit([
+        "read",
+        "--clustering-order",
+        "--key-hex",
+        &key,
+        "--from",
+        "not-a-number",
+        &p,
+    ]);
     assert_eq!(r.code, 2, "{}", r.stderr);
     // --io-stats (table) goes to stderr only.
-    let r = sstkit(["read", "-o", "ndjson", "--io-stats", "--key-hex", &key, &p]);
+    let r = sstkit([
+        "read",
+        "--clustering-order",
+        "-o",
+        "ndjson",
+        "--io-stats",
+        "--key-hex",
+        &key,
+        &p,
+    ]);
     assert!(r.stderr.contains("Data.db"), "{}", r.stderr);
     for l in r.stdout.lines() {
         serde_json::from_str::<Value>(l).expect("stdout stays ndjson");
     }
     // Its format is given with `=` only, so a path right after it stays a path.
-    let r = sstkit(["read", "-o", "ndjson", "--key-hex", &key, "--io-stats", &p]);
+    let r = sstkit([
+        "read",
+        "--clustering-order",
+        "-o",
+        "ndjson",
+        "--key-hex",
+        &key,
+        "--io-stats",
+        &p,
+    ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stderr.contains("Data.db"), "{}", r.stderr);
-    let r = sstkit(["read", "--key-hex", &key, "--io-stats=json", &p]);
+    let r = sstkit([
+        "read",
+        "--clustering-order",
+        "--key-hex",
+        &key,
+        "--io-stats=json",
+        &p,
+    ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let json = r.stderr.lines().filter(|l| l.starts_with('{')).count();
     assert!(json > 0, "{}", r.stderr);

@@ -588,7 +588,13 @@ fn reversed_reads_equal_forward_reads_reversed() {
 /// Run `read` with `--io-stats=json`; the stats lines (open, then one per key).
 fn read_stats(sst: &Path, args: &[&str]) -> Vec<Value> {
     let p = s(sst);
-    let mut a = vec!["read", "-o", "ndjson", "--io-stats=json"];
+    let mut a = vec![
+        "read",
+        "--clustering-order",
+        "-o",
+        "ndjson",
+        "--io-stats=json",
+    ];
     a.extend_from_slice(args);
     a.push(&p);
     let r = sstkit(&a);
@@ -769,13 +775,30 @@ fn reverse_flags_and_errors() {
         .unwrap()
         .to_string();
     // --naive cannot be reversed.
-    let r = sstkit(["read", "--key-hex", &key, "--reverse", "--naive", &p]);
+    let r = sstkit([
+        "read",
+        "--clustering-order",
+        "--key-hex",
+        &key,
+        "--reverse",
+        "--naive",
+        &p,
+    ]);
     assert_eq!(r.code, 2, "{}", r.stderr);
     // BTI: through Partitions.db / Rows.db, like BIG.
     let da = data_files(&crate::util::fixtures().join("da_range_tombstones"))[0].clone();
-    let f = sstkit(["read", "-o", "ndjson", "--key-hex", &key, &s(&da)]);
+    let f = sstkit([
+        "read",
+        "--clustering-order",
+        "-o",
+        "ndjson",
+        "--key-hex",
+        &key,
+        &s(&da),
+    ]);
     let r = sstkit([
         "read",
+        "--clustering-order",
         "-o",
         "ndjson",
         "--key-hex",
@@ -837,7 +860,8 @@ fn reverse_flags_and_errors() {
 /// The `--io-stats=json` counters of a dump-data run: component → counters.
 fn dump_stats(sst: &Path, reverse: bool) -> Value {
     let p = s(sst);
-    let mut a = vec!["dump-data", "-o", "ndjson", "--io-stats=json"];
+    // One thread: the counters of one pass (threads re-read chunks at unit edges).
+    let mut a = vec!["dump-data", "-j1", "-o", "ndjson", "--io-stats=json"];
     if reverse {
         a.push("--reverse");
     }

@@ -33,6 +33,9 @@ mod cql;
 // read: bounded reads equal the filtered dump-data output; IO counts.
 mod read;
 
+// read's clustering bounds are values, as in CQL, on ASC and DESC columns.
+mod value_bounds;
+
 // --reverse: reversed dumps and reads equal the forward ones reversed; IO counts.
 mod reversed;
 

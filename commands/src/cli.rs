@@ -587,6 +587,9 @@ pub struct ReadArgs {
     /// Upper clustering bound, exclusive
     #[arg(long, value_name = "CK", allow_hyphen_values = true)]
     pub before: Option<String>,
+    /// Take the clustering bounds in the table's clustering order, as stored (DESC columns descending), not as values
+    #[arg(long)]
+    pub clustering_order: bool,
     /// At most N rows per partition (with --reverse: the last N of the range)
     #[arg(long, value_name = "N")]
     pub limit: Option<u64>,

@@ -168,6 +168,8 @@ pub struct LookupPlan {
     pub to: Option<String>,
     /// `--before` (exclusive upper clustering bound).
     pub before: Option<String>,
+    /// `--clustering-order`: the bounds are in clustering order, not values.
+    pub clustering_order: bool,
     /// `--limit`: rows per partition.
     pub limit: Option<u64>,
     /// `--columns`.
@@ -208,6 +210,7 @@ impl LookupPlan {
             after: a.after.clone(),
             to: a.to.clone(),
             before: a.before.clone(),
+            clustering_order: a.clustering_order,
             limit: a.limit,
             columns: a.columns.clone(),
             reverse: a.reverse,

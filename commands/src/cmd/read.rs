@@ -275,20 +275,28 @@ fn run_merged(a: &LookupPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
 
 /// The slice of `--from/--after/--to/--before`, typed with the sstable's
 /// clustering types.
+///
+/// The bounds are values, as in CQL's `WHERE ck >= 5 AND ck <= 10`: on a
+/// descending column the lower value is where the slice ends in clustering
+/// order, so the bounds over descending columns swap sides. A bound over
+/// columns of both orders is not one slice (Cassandra reads it as several):
+/// a usage error that says so, as is a range whose lower bound is above its
+/// upper one. `--clustering-order` takes the bounds as the slice's start and
+/// end in clustering order, as stored.
 fn slice_of(a: &LookupPlan, header: &SerializationHeader) -> CmdResult<Slice> {
     let types = &header.clustering_types;
-    let parse = |flag: &str,
+    let parse = |flag: &'static str,
                  text: &Option<String>,
                  inclusive: bool|
-     -> CmdResult<Option<ClusteringBound>> {
+     -> CmdResult<Option<(ClusteringBound, &'static str, String)>> {
         match text {
             None => Ok(None),
             Some(t) => ClusteringBound::parse(types, t, inclusive)
-                .map(Some)
+                .map(|b| Some((b, flag, t.clone())))
                 .map_err(|e| CmdError::Usage(format!("--{flag} {t:?}: {}", e.kind))),
         }
     };
-    let start = match (
+    let lower = match (
         parse("from", &a.from, true)?,
         parse("after", &a.after, false)?,
     ) {
@@ -297,7 +305,7 @@ fn slice_of(a: &LookupPlan, header: &SerializationHeader) -> CmdResult<Slice> {
         }
         (s, None) | (None, s) => s,
     };
-    let end = match (
+    let upper = match (
         parse("to", &a.to, true)?,
         parse("before", &a.before, false)?,
     ) {
@@ -306,7 +314,67 @@ fn slice_of(a: &LookupPlan, header: &SerializationHeader) -> CmdResult<Slice> {
         }
         (e, None) | (None, e) => e,
     };
-    Ok(Slice { start, end })
+    // One clustering (or prefix) from and to itself is the same range in
+    // either order, whatever the columns' orders: a printed clustering
+    // pasted back.
+    let point = matches!((&lower, &upper), (Some(l), Some(u)) if l.0 == u.0 && l.0.inclusive);
+    if a.clustering_order || point {
+        return Ok(Slice {
+            start: lower.map(|b| b.0),
+            end: upper.map(|b| b.0),
+        });
+    }
+    // Whether a bound's columns are descending (all of them, or an error).
+    let descending = |(b, flag, text): &(ClusteringBound, &str, String)| -> CmdResult<bool> {
+        let cols = &types[..b.values.len().min(types.len())];
+        let desc = cols.first().is_some_and(|t| t.is_reversed());
+        if cols.iter().any(|t| t.is_reversed() != desc) {
+            return Err(CmdError::Usage(format!(
+                "--{flag} {text:?} spans clustering columns in ascending and descending \
+                 order: as values that is not one range of the partition; bound fewer \
+                 columns, or give the bounds in clustering order with --clustering-order"
+            )));
+        }
+        Ok(desc)
+    };
+    let mut slice = Slice::default();
+    let shown = |b: &Option<(ClusteringBound, &str, String)>| {
+        b.as_ref().map(|(_, f, t)| format!("--{f} {t}"))
+    };
+    let (lower_text, upper_text) = (shown(&lower), shown(&upper));
+    if let Some(l) = lower {
+        if descending(&l)? {
+            slice.end = Some(l.0);
+        } else {
+            slice.start = Some(l.0);
+        }
+    }
+    if let Some(u) = upper {
+        if descending(&u)? {
+            slice.start = Some(u.0);
+        } else {
+            slice.end = Some(u.0);
+        }
+    }
+    // Inverted bounds (not only an exclusive bound on an equal value): exit 2.
+    let closed = Slice {
+        start: slice.start.clone().map(|b| ClusteringBound {
+            inclusive: true,
+            ..b
+        }),
+        end: slice.end.clone().map(|b| ClusteringBound {
+            inclusive: true,
+            ..b
+        }),
+    };
+    if let (Some(l), Some(u)) = (&lower_text, &upper_text) {
+        if closed.is_empty(types) {
+            return Err(CmdError::Usage(format!(
+                "{l} is above {u}: the range is empty (the bounds are values, as in CQL)"
+            )));
+        }
+    }
+    Ok(slice)
 }
 
 /// The `--columns` set, checked against the header's regular and static columns.
