@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::util::{corpus, fixture_cases, repo};
+use crate::util::{corpus, fixture_cases, fixtures, repo};
 
 /// stdout, stderr and exit code of a dump with `threads` threads and
 /// units of `unit` bytes.
@@ -187,5 +187,42 @@ fn partitions_and_timestamps_are_the_same_on_several_threads() {
                 many.1
             );
         }
+    }
+}
+
+/// An index whose positions are not Data.db's partition starts (another
+/// sstable's Index.db and Summary.db beside nb_clustering's Data.db): one
+/// thread reads Data.db alone, and several threads, which cut Data.db where
+/// the index says, notice the cut is wrong and read on as one thread does.
+#[test]
+fn a_wrong_index_gives_the_one_thread_output() {
+    let dir = crate::util::scratch_dir("threads", "wrong-index");
+    let data = fixtures().join("nb_clustering");
+    let other = fixtures().join("nb_collections");
+    for e in std::fs::read_dir(&data).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let from = if name.ends_with("-Index.db") || name.ends_with("-Summary.db") {
+            other.join(&name)
+        } else {
+            e.path()
+        };
+        std::fs::copy(&from, dir.path().join(&name)).unwrap();
+    }
+    let mut n = 0;
+    for format in ["sstabledump", "ndjson", "text"] {
+        for extra in [&[][..], &["--limit", "150"]] {
+            let mut args = vec!["-o", format];
+            args.extend_from_slice(extra);
+            n += 1;
+            same_on_threads(&args, dir.path(), n);
+        }
+    }
+    for (command, args) in [
+        ("partitions", ["-o", "json"]),
+        ("timestamps", ["-o", "json"]),
+    ] {
+        let one = run(command, &args, dir.path(), 1, 1 << 20);
+        assert_eq!(one.2, 0, "{command}: {}", one.1);
+        assert_eq!(one, run(command, &args, dir.path(), 3, 200), "{command}");
     }
 }

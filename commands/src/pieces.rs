@@ -72,7 +72,7 @@ pub fn sstable(
         return Ok(None);
     }
     let rows = Renderer::splits_rows(a.format, job.options);
-    let Some(tasks) = tasks(sst, t, rows).map_err(|e| select::located(t, e.into()))? else {
+    let Some(tasks) = tasks(sst, t, rows) else {
         return Ok(None);
     };
     let total = tasks.last().map_or(0, Task::end);
@@ -102,7 +102,7 @@ pub fn sstable(
     let mut result: CmdResult<()> = Ok(());
     let mut take = |i: usize, d: Done| -> bool {
         let task = &tasks[i];
-        let r = doc.take(sst, t, sel, shape, renderer, task, d, i);
+        let r = doc.take(job, sst, t, sel, shape, renderer, task, d, i);
         progress(task.end(), total);
         match r {
             Ok(go) => go && doc.written < shape.limit,
@@ -128,12 +128,11 @@ pub fn sstable(
 /// a large partition in parts at its row-index blocks when `rows` (one the
 /// index cannot cut, or where reading the index fails, is a
 /// [`Task::Here`]: read where a single thread meets the same error).
-/// `None` when the sstable is not cut ([`engine::units`]).
-pub fn tasks(sst: &Sstable, t: &Table<'_>, rows: bool) -> sstkit_format::Result<Option<Vec<Task>>> {
+/// `None` when the sstable is not cut ([`engine::units`]), or its index
+/// cannot be read: one thread reads Data.db, which needs no index.
+pub fn tasks(sst: &Sstable, t: &Table<'_>, rows: bool) -> Option<Vec<Task>> {
     let target = unit_bytes();
-    let Some(units) = engine::units(sst, t, target)? else {
-        return Ok(None);
-    };
+    let units = engine::units(sst, t, target).ok().flatten()?;
     let mut tasks = Vec::with_capacity(units.len());
     for u in units {
         if !u.large {
@@ -145,7 +144,7 @@ pub fn tasks(sst: &Sstable, t: &Table<'_>, rows: bool) -> sstkit_format::Result<
             _ => tasks.push(Task::Here(u)),
         }
     }
-    Ok(Some(tasks))
+    Some(tasks)
 }
 
 /// The error of a thread that could not open its own handle on an sstable
@@ -198,6 +197,8 @@ struct Piece {
     written: u64,
     /// Where each written partition ends in `bytes` (only under `--limit`).
     ends: Vec<usize>,
+    /// Where the read stopped in Data.db (`None` after an error).
+    end: Option<DataPos>,
     /// The error the read ended with, after `bytes`.
     error: Option<engine::Error>,
 }
@@ -211,11 +212,27 @@ struct Document {
     dropped: Option<DataPos>,
 }
 
+/// Data.db from `start` to its end: a unit for the rest of a read.
+fn rest_from(start: DataPos) -> Unit {
+    Unit {
+        start,
+        end: DataPos(u64::MAX),
+        large: false,
+    }
+}
+
 impl Document {
     /// Write task `i`'s output into the document: `Ok(false)` to stop.
+    ///
+    /// Every task starts where the one before it stopped, which the index
+    /// said is a partition's (or a row's) start; a task that stopped
+    /// elsewhere shows the index wrong there (damaged), and the rest is
+    /// read on this thread from where the last good task stopped, as a
+    /// single thread reads it.
     #[allow(clippy::too_many_arguments)]
     fn take(
         &mut self,
+        job: &Job<'_>,
         sst: &Sstable,
         t: &Table<'_>,
         sel: &Selection,
@@ -249,13 +266,12 @@ impl Document {
                     *u
                 }
             };
-            let shape = Shape {
-                limit: left,
-                ..shape.clone()
-            };
-            let r = engine::run_unit(sst, t, sel, &shape, &unit, renderer.sink());
-            self.written += r.as_ref().copied().unwrap_or(0);
-            return r.map(|_| true).map_err(|e| select::located(t, e));
+            let ran = self.here(sst, t, sel, shape, renderer, &unit)?;
+            if ran.end != unit.end && self.written < shape.limit {
+                self.here(sst, t, sel, shape, renderer, &rest_from(ran.end))?;
+                return Ok(false);
+            }
+            return Ok(true);
         };
         if p.written >= left {
             // `--limit` is reached in this piece: up to its partition.
@@ -267,15 +283,80 @@ impl Document {
             self.written += left;
             return Ok(false);
         }
+        let stopped = p.end;
+        let expected = match task {
+            Task::Unit(u) | Task::Here(u) => u.end,
+            Task::Part(u, part) => part.to.unwrap_or(u.end),
+        };
+        if let (Task::Unit(u), None, Some(at)) = (task, &p.error, stopped) {
+            if at != expected {
+                // The unit started right and ended wrong: all of it again, here.
+                self.here(sst, t, sel, shape, renderer, &rest_from(u.start))?;
+                return Ok(false);
+            }
+        }
         renderer.write_through(&p.bytes)?;
         if !p.bytes.is_empty() {
             renderer.resume();
         }
         self.written += p.written;
-        match p.error {
-            Some(e) => Err(select::located(t, e)),
-            None => Ok(true),
+        if let Some(e) = p.error {
+            return Err(select::located(t, e));
         }
+        let (Task::Part(u, part), Some(at)) = (task, stopped) else {
+            return Ok(true);
+        };
+        if at == expected {
+            return Ok(true);
+        }
+        // A part that stopped past its end (the row index is wrong there):
+        // the rest of the partition from where it stopped, then of the data.
+        self.dropped = Some(part.partition);
+        let mut at = at;
+        if part.to.is_some() {
+            let rest = Task::Part(
+                *u,
+                RowPart {
+                    from: Some(at),
+                    to: None,
+                    ..*part
+                },
+            );
+            // Held whole: only a damaged row index leads here.
+            let r = render_piece(job, sst, t, sel, shape, &rest, true)?;
+            renderer.write_through(&r.bytes)?;
+            self.written += r.written;
+            if let Some(e) = r.error {
+                return Err(select::located(t, e));
+            }
+            match r.end {
+                Some(end) if end == u.end => return Ok(true),
+                Some(end) => at = end,
+                None => return Ok(false),
+            }
+        }
+        self.here(sst, t, sel, shape, renderer, &rest_from(at))?;
+        Ok(false)
+    }
+
+    /// Read `unit` on this thread, into the document's renderer.
+    fn here(
+        &mut self,
+        sst: &Sstable,
+        t: &Table<'_>,
+        sel: &Selection,
+        shape: &Shape,
+        renderer: &mut Renderer<'_, '_>,
+        unit: &Unit,
+    ) -> CmdResult<engine::Ran> {
+        let shape = Shape {
+            limit: shape.limit - self.written,
+            ..shape.clone()
+        };
+        let ran = engine::run_unit(sst, t, sel, &shape, unit, renderer.sink())
+            .map_err(|e| select::located(t, e))?;
+        self.written += ran.written;
+        Ok(ran)
     }
 }
 
@@ -315,17 +396,16 @@ fn render_piece(
         ends: (shape.limit != u64::MAX).then(Vec::new),
     };
     let res = match task {
-        Task::Unit(u) => engine::run_unit(sst, t, sel, shape, u, &mut sink),
+        Task::Unit(u) | Task::Here(u) => engine::run_unit(sst, t, sel, shape, u, &mut sink),
         Task::Part(_, p) => engine::run_rows(sst, t, sel, shape, p, &mut sink),
-        Task::Here(_) => Ok(0),
     };
     let skip = sink.skip;
     let ends = sink.ends.take().unwrap_or_default();
-    let (written, error) = match res {
-        Ok(n) => (n, None),
+    let (written, end, error) = match res {
+        Ok(ran) => (ran.written, Some(ran.end), None),
         // Writing to memory does not fail.
         Err(engine::Error::Output(e)) => return Err(e),
-        Err(e) => (ends.len() as u64, Some(e)),
+        Err(e) => (ends.len() as u64, None, Some(e)),
     };
     r.write_through(&[])?;
     drop(r);
@@ -336,6 +416,7 @@ fn render_piece(
         written,
         ends: ends.into_iter().map(|e| e - skip).collect(),
         bytes,
+        end,
         error,
     })
 }

@@ -425,9 +425,12 @@ fn from_data(
     let data_len = DataSource::open(sst)?.data_len();
     if threads > 1 {
         let table = Table::new(&header, sst.partitioner(&st)?, now);
-        // Stats per partition are small: a unit's are held whole.
-        if let Some(units) = engine::units(sst, &table, crate::pieces::unit_bytes())? {
-            from_units(sst, &units, keys, now, threads, &mut bar, emit)?;
+        // Stats per partition are small: a unit's are held whole. An index
+        // that cannot be read is not cut by: one thread reads Data.db alone.
+        let units = engine::units(sst, &table, crate::pieces::unit_bytes());
+        if let Some(units) = units.ok().flatten() {
+            let ctx = (&header, &disk);
+            from_units(sst, ctx, &units, keys, now, threads, &mut bar, emit)?;
             bar.finish();
             return Ok((data_len, disk.file_len));
         }
@@ -449,13 +452,16 @@ fn from_data(
 }
 
 /// A unit's partitions, as [`from_units`] hands them on: each one's stats,
-/// key and size on disk, then the error the unit ended with.
-type UnitDone = (Vec<(PartitionStats, Vec<u8>, u64)>, Option<CmdError>);
+/// key and size on disk, then where the unit's scan stopped, or the error
+/// it ended with.
+type UnitDone = (Vec<(PartitionStats, Vec<u8>, u64)>, CmdResult<DataPos>);
 
 /// [`from_data`] on several threads: each decodes units of whole
 /// partitions ([`engine::units`]), and their stats are emitted in order.
+#[allow(clippy::too_many_arguments)]
 fn from_units(
     sst: &Sstable,
+    (header, disk): (&SerializationHeader, &DiskMap),
     units: &[engine::Unit],
     keys: &Keys,
     now: i64,
@@ -497,24 +503,31 @@ fn from_units(
                 }),
             Err(e) => Err(crate::pieces::not_reopened(e, &data_path)),
         };
-        (got, r.err())
+        (got, r)
     };
     let total = units.last().map_or(0, |u| u.end.0);
     let mut result = Ok(());
-    let mut take = |i: usize, (got, err): UnitDone| -> bool {
+    // Where to read on from on this thread: a unit that stopped elsewhere
+    // than where the next one starts shows the index wrong there (damaged).
+    let mut rest = None;
+    let mut take = |i: usize, (got, r): UnitDone| -> bool {
         bar.set(units[i].end.0, total);
+        if matches!(r, Ok(end) if end != units[i].end) {
+            rest = Some(units[i].start);
+            return false;
+        }
         for (stats, key, on_disk) in got {
             if let Err(e) = emit(stats, &key, on_disk) {
                 result = Err(e);
                 return false;
             }
         }
-        match err {
-            Some(e) => {
+        match r {
+            Err(e) => {
                 result = Err(e);
                 false
             }
-            None => true,
+            Ok(_) => true,
         }
     };
     // The threads' reads count as the sstable's (`--io-stats`).
@@ -526,6 +539,24 @@ fn from_units(
     };
     engine::parallel::ordered(units.len(), threads, &init, &work, &done, &mut take);
     *sst.io.stats_mut() += &io.into_inner().unwrap_or_else(|e| e.into_inner());
+    if let Some(start) = rest {
+        // As a single thread reads it: Data.db alone, from a partition start.
+        let mut reader = ScanReader::new(sst, header)?;
+        reader.seek_partition(start)?;
+        let all = start..DataPos(u64::MAX);
+        let total = reader.data_len();
+        scan(
+            sst,
+            &mut reader,
+            disk,
+            keys,
+            now,
+            all,
+            &mut |p| bar.set(p, total),
+            emit,
+        )?;
+        return Ok(());
+    }
     result
 }
 
@@ -541,7 +572,7 @@ fn scan(
     range: std::ops::Range<DataPos>,
     bar: &mut dyn FnMut(u64),
     emit: &mut EmitFn<'_>,
-) -> CmdResult<()> {
+) -> CmdResult<DataPos> {
     let end_len = reader.end_marker_len();
     let mut key = Vec::new();
     loop {
@@ -603,7 +634,7 @@ fn scan(
         let on_disk = disk.size(stats.offset, stats.offset + stats.size);
         emit(stats, &key, on_disk)?;
     }
-    Ok(())
+    Ok(reader.next_position())
 }
 
 /// The bar of one sstable's pass, or none.

@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 
 use serde_json::json;
-use sstkit_format::data::{ColumnData, RangeTombstoneMarker, Row};
+use sstkit_format::data::{ColumnData, DataPos, RangeTombstoneMarker, Row};
 use sstkit_format::deletion::DeletionTime;
 use sstkit_format::engine::{self, Note, Selection, Shape, Sink, Table};
 use sstkit_format::value::literal::days_from_civil;
@@ -129,16 +129,20 @@ fn scan(sst: &Sstable, b: TimeBucket, threads: usize, h: &mut Histogram) -> CmdR
     let mut bar = Progress::new("timestamps");
     let tasks = match threads {
         0 | 1 => None,
-        _ => crate::pieces::tasks(sst, &t, true)?,
+        _ => crate::pieces::tasks(sst, &t, true),
     };
-    let Some(tasks) = tasks else {
+    // One pass on this thread.
+    let one = |h: &mut Histogram, bar: &mut Progress| -> CmdResult<()> {
         let mut sink = Counts::new(b, h, false);
         let r = engine::run(sst, &t, &sel, &shape, &mut sink, &mut |n| {
             if let Note::Progress { done, total } = n {
                 bar.set(done, total);
             }
         });
-        return r.map_err(|e| select::located(&t, e));
+        r.map_err(|e| select::located(&t, e))
+    };
+    let Some(tasks) = tasks else {
+        return one(h, &mut bar);
     };
     let total = tasks.last().map_or(0, Task::end);
     let reopen = sst.reopener();
@@ -149,7 +153,7 @@ fn scan(sst: &Sstable, b: TimeBucket, threads: usize, h: &mut Histogram) -> CmdR
         Ok((s, bound))
     };
     let data_path = sst.data_path();
-    let work = |s: &mut Opened, i: usize| -> CmdResult<Histogram> {
+    let work = |s: &mut Opened, i: usize| -> CmdResult<(Histogram, DataPos)> {
         let (sst, bound) = s
             .as_mut()
             .map_err(|e| crate::pieces::not_reopened(e, &data_path))?;
@@ -161,14 +165,21 @@ fn scan(sst: &Sstable, b: TimeBucket, threads: usize, h: &mut Histogram) -> CmdR
             Task::Part(_, p) => engine::run_rows(sst, &t, &sel, &shape, p, &mut sink),
             Task::Unit(u) | Task::Here(u) => engine::run_unit(sst, &t, &sel, &shape, u, &mut sink),
         };
-        r.map_err(|e| select::located(&t, e))?;
-        Ok(h)
+        let ran = r.map_err(|e| select::located(&t, e))?;
+        Ok((h, ran.end))
     };
     let mut result = Ok(());
-    let mut take = |i: usize, r: CmdResult<Histogram>| -> bool {
+    let mut recount = false;
+    let mut take = |i: usize, r: CmdResult<(Histogram, DataPos)>| -> bool {
         bar.set(tasks[i].end(), total);
         match r {
-            Ok(part) => {
+            // A task that stopped elsewhere than where the next one starts:
+            // the index is wrong there (damaged).
+            Ok((_, end)) if end.0 != tasks[i].end() => {
+                recount = true;
+                false
+            }
+            Ok((part, _)) => {
                 h.merge(part);
                 true
             }
@@ -179,6 +190,11 @@ fn scan(sst: &Sstable, b: TimeBucket, threads: usize, h: &mut Histogram) -> CmdR
         }
     };
     engine::parallel::ordered(tasks.len(), threads, &init, &work, &|_| {}, &mut take);
+    if recount {
+        // Counted again on one thread, which reads Data.db, not the index.
+        *h = Histogram::default();
+        return one(h, &mut bar);
+    }
     result
 }
 

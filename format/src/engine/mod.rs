@@ -70,7 +70,7 @@ use crate::Sstable;
 
 pub use feed::{filter_columns, Feed};
 pub use merged::MergeInputs;
-pub use scan::{run, run_rows, run_unit};
+pub use scan::{run, run_rows, run_unit, Ran};
 pub use select::Selection;
 pub use sink::Sink;
 pub use units::{row_parts, units, RowPart, Unit};

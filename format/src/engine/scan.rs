@@ -105,10 +105,21 @@ pub fn run(
     Ok(())
 }
 
+/// What [`run_unit`] and [`run_rows`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ran {
+    /// Partitions written (a part counts its partition only when it ends it).
+    pub written: u64,
+    /// Where the read stopped in Data.db: the next partition's start (the
+    /// next row's, for a part). A unit cut where no partition starts (a
+    /// damaged index) stops elsewhere than its end: the caller checks.
+    pub end: DataPos,
+}
+
 /// [`run`] over one work unit ([`units`](super::units)): the partitions
 /// that start in `[unit.start, unit.end)`, scanned forward from the first.
-/// Returns how many were written (at most [`Shape::limit`]). Key lists
-/// (lookups) and reversed reads are not cut into units: [`run`] reads them.
+/// At most [`Shape::limit`] are written. Key lists (lookups) and reversed
+/// reads are not cut into units: [`run`] reads them.
 pub fn run_unit(
     sst: &Sstable,
     t: &Table<'_>,
@@ -116,10 +127,13 @@ pub fn run_unit(
     shape: &Shape,
     unit: &super::Unit,
     sink: &mut dyn Sink,
-) -> Result<u64, Error> {
+) -> Result<Ran, Error> {
     let mut emitted: u64 = 0;
     if shape.limit == 0 {
-        return Ok(0);
+        return Ok(Ran {
+            written: 0,
+            end: unit.start,
+        });
     }
     let mut reader = ScanReader::new(sst, t.header)?;
     // The unit's bytes in one planned read (object storage: one request).
@@ -139,7 +153,10 @@ pub fn run_unit(
             Err(Stop::Err(e)) => return Err(e),
         }
     }
-    Ok(emitted)
+    Ok(Ran {
+        written: emitted,
+        end: reader.next_position(),
+    })
 }
 
 /// Which part of a partition [`one_partition`] reads.
@@ -163,8 +180,8 @@ impl Span {
 /// [`run`] over one part of a large partition ([`row_parts`](super::row_parts)):
 /// the sink gets the partition's start and static row (every part: its
 /// state depends on them), then the rows and markers from `part.from` up to
-/// `part.to`, and the partition's end only in the last part. Returns 1 when
-/// the last part wrote the partition.
+/// `part.to`, and the partition's end only in the last part (which alone
+/// counts the partition as written).
 pub fn run_rows(
     sst: &Sstable,
     t: &Table<'_>,
@@ -172,7 +189,7 @@ pub fn run_rows(
     shape: &Shape,
     part: &super::RowPart,
     sink: &mut dyn Sink,
-) -> Result<u64, Error> {
+) -> Result<Ran, Error> {
     let mut reader = ScanReader::new(sst, t.header)?;
     reader.plan_read(part.to);
     reader.seek_partition(part.partition)?;
@@ -181,7 +198,10 @@ pub fn run_rows(
         to: part.to,
     };
     match one_partition(&mut reader, t, sel, shape, sink, &span) {
-        Ok((_, written)) => Ok(u64::from(written && part.to.is_none())),
+        Ok((_, written)) => Ok(Ran {
+            written: u64::from(written && part.to.is_none()),
+            end: reader.next_position(),
+        }),
         Err(Stop::End) => Err(Error::from(
             crate::Error::at(
                 ErrorKind::BadValue("the index lists a partition past the end of Data.db".into()),

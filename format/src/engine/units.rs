@@ -149,6 +149,11 @@ pub fn units(sst: &Sstable, t: &Table<'_>, target: u64) -> crate::Result<Option<
         }
     }
     let units = cut.finish(data_len);
+    if units.first().is_some_and(|u| u.start.0 != 0) {
+        // The index does not start where Data.db does: a single thread
+        // reads it from its start.
+        return Ok(None);
+    }
     // One unit is worth cutting only when it is a large partition (into parts).
     Ok((units.len() > 1 || units.iter().any(|u| u.large)).then_some(units))
 }
@@ -352,11 +357,19 @@ mod tests {
                 split += 1;
                 assert!(parts.len() > 1, "{case}");
                 let mut whole = Positions::default();
-                run_unit(&sst, &t, &sel, &shape, &u, &mut whole).unwrap();
+                assert_eq!(
+                    run_unit(&sst, &t, &sel, &shape, &u, &mut whole)
+                        .unwrap()
+                        .end,
+                    u.end
+                );
                 let mut joined = Positions::default();
                 let mut written = 0;
                 for p in &parts {
-                    written += run_rows(&sst, &t, &sel, &shape, p, &mut joined).unwrap();
+                    let ran = run_rows(&sst, &t, &sel, &shape, p, &mut joined).unwrap();
+                    // Each part stops where the next one starts.
+                    assert_eq!(ran.end, p.to.unwrap_or(u.end), "{case}: {p:?}");
+                    written += ran.written;
                 }
                 assert_eq!(whole.at, joined.at, "{case}: {u:?}");
                 assert_eq!((whole.ends, joined.ends, written), (1, 1, 1), "{case}");
