@@ -51,6 +51,9 @@ mod legacy_jb;
 // The corruption suite: seeded damaged copies of the fixtures.
 mod corruption;
 
+// Damaged Statistics.db of every version: every command under a 256 MiB address-space limit.
+mod bounded_memory;
+
 // Salvage campaign: damage in one chunk; scrub writes every intact partition, no phantom.
 mod salvage;
 
