@@ -51,8 +51,8 @@ mod legacy_jb;
 // The corruption suite: seeded damaged copies of the fixtures.
 mod corruption;
 
-// Damaged Statistics.db of every version: every command under a 256 MiB address-space limit.
-mod bounded_memory;
+// Regressions of the corruption campaigns, each made from the case that showed it.
+mod regressions;
 
 // Salvage campaign: damage in one chunk; scrub writes every intact partition, no phantom.
 mod salvage;

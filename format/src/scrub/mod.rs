@@ -1004,7 +1004,7 @@ fn judge(
 /// covered by a checksum that was checked. Compressed chunks are checked as
 /// they are read.
 fn bad_chunks(sst: &Sstable, problems: &mut Problems) -> (Vec<Range<u64>>, bool) {
-    if sst.has(Component::CompressionInfo) {
+    if sst.data_compressed() {
         return (Vec::new(), true);
     }
     if !sst.has(Component::Crc) {

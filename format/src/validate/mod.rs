@@ -49,7 +49,6 @@ use std::collections::BTreeSet;
 
 use crate::checksums::{validate_checksums_with, ChecksumFinding, ValidateOptions};
 use crate::component::Component;
-use crate::compression::CompressionInfo;
 use crate::data::{DataPos, Fragment, ReaderOptions, ScanReader};
 use crate::error::{Error, ErrorKind, Result};
 use crate::filter::BloomFilter;
@@ -152,13 +151,7 @@ pub fn statistics_problems(st: &Statistics, out: &mut Problems) {
 
 /// Chunk length of a compressed Data.db (None when uncompressed or unreadable).
 pub fn chunk_length(sst: &Sstable) -> Option<u64> {
-    if !sst.has(Component::CompressionInfo) {
-        return None;
-    }
-    let b = sst.read_component(Component::CompressionInfo).ok()?;
-    CompressionInfo::parse(&b, &sst.features())
-        .ok()
-        .map(|c| c.chunk_length as u64)
+    sst.compression_info().ok().map(|c| c.chunk_length as u64)
 }
 
 fn read_optional(
