@@ -51,3 +51,109 @@ fn foreign_toc_does_not_hide_compression_info() {
         assert_eq!(written, intact, "{case}: {}", r.stdout);
     }
 }
+
+/// Statistics.db replaced by another table's, whose serialization header
+/// decodes the same bytes to the same lengths: scrub wrote the partitions
+/// with the other table's types. A key or a value that does not fit its
+/// type (text that is not UTF-8, a counter that is not a counter context)
+/// now makes the partition lost instead.
+#[test]
+fn foreign_statistics_is_never_trusted() {
+    let mut cases: Vec<(std::path::PathBuf, std::path::PathBuf)> = vec![(
+        fixtures().join("nb_collections"),
+        fixtures().join("nb_all_types"),
+    )];
+    match crate::util::corpus() {
+        // The campaign's cases: same layout, text against counter values.
+        Some(c) => {
+            for v in ["na", "mc", "oa", "da"] {
+                for (a, b) in [
+                    ("simple", "simple_counter"),
+                    ("simple_counter", "simple"),
+                    ("clust", "clust_counter"),
+                    ("clust_counter", "clust"),
+                ] {
+                    let set = |t: &str| c.join(format!("cassandra/legacy_{v}_{t}"));
+                    cases.push((set(a), set(b)));
+                }
+            }
+        }
+        None => eprintln!("foreign_statistics_is_never_trusted: corpus cases skipped"),
+    }
+    for (target, donor) in cases {
+        let name = target.file_name().unwrap().to_string_lossy().into_owned();
+        let intact = partitions(&target);
+        let dir = crate::util::scratch_dir("regression", &name);
+        for e in std::fs::read_dir(&target).unwrap().flatten() {
+            std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+        }
+        std::fs::copy(
+            component(&donor, "Statistics.db"),
+            component(&dir, "Statistics.db"),
+        )
+        .unwrap();
+        let (r, written) = scrub_skip(&dir);
+        let bad = invented(&written, &intact);
+        assert!(
+            bad.is_empty(),
+            "{name} with {}'s Statistics.db: {} partitions written altered: {}",
+            donor.display(),
+            bad.len(),
+            r.stdout
+        );
+    }
+}
+
+/// Swap compressed chunks `i` and `i + 1` of the sstable in `dir` and
+/// point CompressionInfo.db at the moved chunk: both still pass their
+/// checksums, only the whole-file digest fails.
+fn swap_chunks(dir: &std::path::Path, i: usize) {
+    let ci_path = component(dir, "CompressionInfo.db");
+    let data_path = component(dir, "Data.db");
+    let mut ci = std::fs::read(&ci_path).unwrap();
+    let mut data = std::fs::read(&data_path).unwrap();
+    let sst = sstkit_format::Sstable::open_path(&data_path).unwrap();
+    let info = sstkit_format::compression::CompressionInfo::parse(&ci, &sst.features()).unwrap();
+    let offs = &info.chunk_offsets;
+    let (a, b) = (offs[i] as usize, offs[i + 1] as usize);
+    let c = offs.get(i + 2).map_or(data.len(), |o| *o as usize);
+    let first = data[a..b].to_vec();
+    let second = data[b..c].to_vec();
+    data[a..a + second.len()].copy_from_slice(&second);
+    data[a + second.len()..c].copy_from_slice(&first);
+    // The chunk offsets are the last 8-byte fields of the file.
+    let at = ci.len() - 8 * (offs.len() - (i + 1));
+    ci[at..at + 8].copy_from_slice(&((a + second.len()) as i64).to_be_bytes());
+    std::fs::write(&ci_path, ci).unwrap();
+    std::fs::write(&data_path, data).unwrap();
+}
+
+/// Two compressed chunks swapped: each passes its checksum, the digest
+/// fails. Scrub took the first partition's garbage for a truth the index
+/// contradicted, stopped trusting the index and wrote two altered
+/// partitions (`nb_counters`, chunks 0 and 1). On guard, every partition
+/// written agrees with the index.
+#[test]
+fn swapped_chunks_put_scrub_on_guard() {
+    for (case, i) in [("nb_counters", 0), ("nb_counters", 1), ("da_counters", 0)] {
+        let intact = partitions(&fixtures().join(case));
+        let dir = fixture_copy(case, case);
+        swap_chunks(&dir, i);
+        let (r, written) = scrub_skip(&dir);
+        assert_eq!(r.code, 1, "{case}: {}", r.stderr);
+        assert!(
+            r.stdout.contains("digest_mismatch"),
+            "{case} {i}: the failed digest is a finding: {}",
+            r.stdout
+        );
+        let bad = invented(&written, &intact);
+        assert!(
+            bad.is_empty(),
+            "{case} {i}: altered partitions written: {bad:?}"
+        );
+        assert!(
+            !written.is_empty(),
+            "{case} {i}: the intact chunks are salvaged"
+        );
+    }
+}
