@@ -13,6 +13,9 @@ use crate::util::{data_files, fixtures, scratch_dir, sstkit, Run, Scratch};
 // Damaged Statistics.db of every version: every command under a 256 MiB address-space limit.
 mod bounded_memory;
 
+// Every component cut short is an error, a ka Summary.db that loses only its tail too.
+mod truncation;
+
 // Metadata that disagrees with Data.db: scrub writes no partition it cannot vouch for.
 mod scrub_metadata;
 

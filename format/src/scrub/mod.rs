@@ -30,7 +30,19 @@
 //! partition whose bytes overlap a chunk that failed its checksum is never
 //! salvaged, even when it decodes: it is reported lost (`skip`), or written
 //! to the damaged output (`segregate`), and the scan resynchronises after
-//! the chunk.
+//! the chunk. When every chunk passes but the whole-file digest fails
+//! (chunks in the wrong place), scrub is *on guard*: with a trusted index,
+//! only partitions that start, key and end where the index says are
+//! salvaged.
+//!
+//! # Metadata that disagrees with the data
+//!
+//! A partition whose key does not decode as the header's key type, or with
+//! a value its column's type rules out (the `fit` module), is not salvaged:
+//! the serialization header does not describe this Data.db. A partition
+//! that disagrees with a trusted index is not salvaged either when Data.db
+//! holds the index's keys at the index's positions; only when it does not
+//! is the index taken for another file's and no longer trusted.
 //!
 //! # Bounds
 //!

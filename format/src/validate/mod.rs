@@ -35,6 +35,7 @@
 //! the partition count) and the others are recorded as not done, with why
 //! ([`Report::skipped`]).
 
+mod bti;
 pub mod data;
 pub mod fuzz;
 pub mod problem;
@@ -716,7 +717,16 @@ pub fn validate(
         read_optional(sst, Component::Summary, &mut report, "summary")
     };
     let summary = summary_bytes.and_then(|b| match Summary::parse(&b, &features) {
-        Ok(s) => Some(s),
+        Ok(s) => {
+            // The summary proper is usable without its trailer, which only
+            // shows the file was cut short.
+            if let Err(e) = s.check_trailer(&b) {
+                report
+                    .problems
+                    .push(Problem::from_error(&e, Component::Summary, 0));
+            }
+            Some(s)
+        }
         Err(e) => {
             report
                 .problems
@@ -726,11 +736,7 @@ pub fn validate(
         }
     });
     let index = if features.trie_index {
-        report.check(
-            "index",
-            false,
-            Some("BTI sstable: Partitions.db/Rows.db are not validated".into()),
-        );
+        bti::check(sst, &mut report);
         None
     } else {
         read_optional(sst, Component::Index, &mut report, "index")
