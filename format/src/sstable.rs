@@ -41,7 +41,7 @@ pub struct Sstable {
     /// CompressionInfo.db, parsed once: every reader of Data.db (and the
     /// truncation check before them) shares it, so it is read once (one
     /// request less per read from object storage).
-    compression: std::cell::OnceCell<crate::compression::CompressionInfo>,
+    compression: std::cell::RefCell<Option<std::rc::Rc<crate::compression::CompressionInfo>>>,
 }
 
 impl Sstable {
@@ -100,7 +100,7 @@ impl Sstable {
             toc_txt,
             io,
             table_schema: None,
-            compression: std::cell::OnceCell::new(),
+            compression: std::cell::RefCell::new(None),
         })
     }
 
@@ -272,9 +272,9 @@ impl Sstable {
     /// kept for the life of the sstable). Fails when Data.db is not
     /// [compressed](Sstable::data_compressed), or CompressionInfo.db is
     /// missing or does not decode.
-    pub fn compression_info(&self) -> Result<&crate::compression::CompressionInfo> {
-        if let Some(ci) = self.compression.get() {
-            return Ok(ci);
+    pub fn compression_info(&self) -> Result<std::rc::Rc<crate::compression::CompressionInfo>> {
+        if let Some(ci) = self.compression.borrow().as_ref() {
+            return Ok(std::rc::Rc::clone(ci));
         }
         let c = Component::CompressionInfo;
         if !self.data_compressed() {
@@ -297,7 +297,16 @@ impl Sstable {
         let bytes = self.io.read_all(c).map_err(|e| e.in_file(&self.path(c)))?;
         let ci = crate::compression::CompressionInfo::parse(&bytes, &self.features())
             .map_err(|e| e.in_file(&self.path(c)))?;
-        Ok(self.compression.get_or_init(|| ci))
+        let ci = std::rc::Rc::new(ci);
+        *self.compression.borrow_mut() = Some(std::rc::Rc::clone(&ci));
+        Ok(ci)
+    }
+
+    /// Use `ci` for Data.db instead of what CompressionInfo.db holds (chunk
+    /// offsets found again by walking Data.db, [`crate::chunk_walk`]): every
+    /// reader opened afterwards reads with it.
+    pub fn use_compression_info(&self, ci: crate::compression::CompressionInfo) {
+        *self.compression.borrow_mut() = Some(std::rc::Rc::new(ci));
     }
 
     /// [`Sstable::read_component`] without a heap copy where the file can

@@ -673,6 +673,8 @@ pub fn scrub(
         ..Report::default()
     };
     statistics_problems(&st, &mut report.problems);
+    // Before anything opens Data.db: walked chunk offsets may replace the stored ones.
+    let (bad, verified, guard) = bad_chunks(sst, &mut report.problems);
     let chunk_len = chunk_length(sst);
     let mut reader = ScanReader::with_options(sst, header, opts.reader)?;
     let probe_opts = ReaderOptions {
@@ -681,7 +683,6 @@ pub fn scrub(
     };
     let data_len = reader.data_len();
     report.data_len = data_len;
-    let (bad, verified, guard) = bad_chunks(sst, &mut report.problems);
     let mut scanner = Scanner {
         header,
         partitioner: partitioner.clone(),
@@ -1074,6 +1075,9 @@ fn bad_chunks(sst: &Sstable, problems: &mut Problems) -> (Vec<Range<u64>>, bool,
     if r.is_err() {
         return (Vec::new(), compressed, false);
     }
+    if compressed && chunk_failed {
+        chunk_failed = !walked_offsets(sst, problems);
+    }
     // Every chunk passed but the digest failed: chunks in the wrong place
     // (swapped), which their own checksums cannot show.
     let guard = digest.is_some() && !chunk_failed;
@@ -1083,6 +1087,45 @@ fn bad_chunks(sst: &Sstable, problems: &mut Problems) -> (Vec<Range<u64>>, bool,
     }
     bad.sort_unstable_by_key(|r| r.start);
     (bad, verified, guard)
+}
+
+/// When compressed chunks fail their checksums where walking Data.db finds
+/// a chain of chunks that all pass and end the file, as many as
+/// CompressionInfo.db counts: its offsets are damaged, and the walked ones
+/// are used (with a finding). True when they are.
+fn walked_offsets(sst: &Sstable, problems: &mut Problems) -> bool {
+    let Ok(b) = sst.read_component(Component::CompressionInfo) else {
+        return false;
+    };
+    let Ok(mut ci) = crate::compression::CompressionInfo::parse(&b, &sst.features()) else {
+        return false;
+    };
+    let walked = crate::chunk_walk::walk_offsets(sst, ci.chunk_length.into(), ci.chunk_count());
+    let Ok(Some(offsets)) = walked else {
+        return false;
+    };
+    if offsets.len() != ci.chunk_count() || offsets == ci.chunk_offsets {
+        return false;
+    }
+    let first = offsets
+        .iter()
+        .zip(&ci.chunk_offsets)
+        .position(|(a, b)| a != b);
+    let i = first.unwrap_or(0);
+    let msg = format!(
+        "chunk offsets disagree with Data.db: chunk {i} is stored at {}, its bytes and \
+         checksum are at {}; the offsets found by walking Data.db are used",
+        ci.chunk_offsets[i], offsets[i]
+    );
+    ci.chunk_offsets = offsets;
+    sst.use_compression_info(ci);
+    problems.push(Problem::new(
+        ProblemClass::CorruptMetadata,
+        Component::CompressionInfo,
+        0,
+        msg,
+    ));
+    true
 }
 
 /// The bloom filter, when Filter.db is present and decodes.
