@@ -49,7 +49,7 @@ fn counted_keys(st: &Statistics) -> u64 {
 const MIN_PARTITION_BYTES: u64 = 4;
 
 /// The most partitions `sst`'s files can hold: its uncompressed Data.db
-/// length over [`MIN_PARTITION_BYTES`], and no more than its partition index
+/// length over the fewest bytes a partition takes (4), and no more than its partition index
 /// has room for (a BTI trie spends at least a byte per key).
 pub fn partition_bound(sst: &Sstable) -> u64 {
     let len = |c: Component| sst.io.len(c).ok();
