@@ -6,7 +6,7 @@
 #                                   beside the repo, as for the tests)
 # Seeds are at most 64 KiB (the -max_len of the runs): larger streamed files
 # (Index.db, uncompressed Data.db) are cut to their first 64 KiB, others are
-# skipped. Two-file targets (bti, checksums, data_header) take a big-endian
+# skipped. Two-file targets (bti, checksums, data_header, scrub_open) take a big-endian
 # u32 length, the first file, then the second (`validate::fuzz::split`).
 # No pipefail: `head -c` cutting a file short ends its writer with SIGPIPE.
 set -eu
@@ -17,7 +17,7 @@ out=seeds
 max=65536
 rm -rf "$out"
 for t in toc summary index_entry promoted_index statistics compression_info data scylla \
-    filter clustering legacy_data bti hll value checksums data_header; do
+    filter clustering legacy_data bti hll value checksums data_header scrub_open; do
     mkdir -p "$out/$t"
 done
 
@@ -112,6 +112,7 @@ for d in "${dirs[@]}"; do
             *)
                 put data "$id" "$data"
                 [ -f "${p}Statistics.db" ] && join data_header "$id" "${p}Statistics.db" "$data"
+                [ -f "${p}Statistics.db" ] && join scrub_open "$id" "${p}Statistics.db" "$data"
                 ;;
             esac
             if [ -f "${p}CRC.db" ]; then

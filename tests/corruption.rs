@@ -82,10 +82,15 @@ fn clustered_rows(v: &Value) -> usize {
 }
 
 pub(crate) fn run_limited(args: &[&str]) -> Result<RunOut, String> {
+    run_limited_to(1 << 20, args)
+}
+
+/// Run the binary with a deadline and an address-space limit of `kib` KiB.
+pub(crate) fn run_limited_to(kib: u64, args: &[&str]) -> Result<RunOut, String> {
     let bin = env!("CARGO_BIN_EXE_sstkit");
     let mut cmd = Command::new("sh");
     cmd.arg("-c")
-        .arg("ulimit -v 1048576 2>/dev/null; exec \"$0\" \"$@\"")
+        .arg(format!("ulimit -v {kib} 2>/dev/null; exec \"$0\" \"$@\""))
         .arg(bin)
         .args(args)
         .stdin(Stdio::null())

@@ -57,6 +57,9 @@ mod legacy_jb;
 // The corruption suite: seeded damaged copies of the fixtures.
 mod corruption;
 
+// Regressions of the corruption campaigns, each made from the case that showed it.
+mod regressions;
+
 // Salvage campaign: damage in one chunk; scrub writes every intact partition, no phantom.
 mod salvage;
 

@@ -20,6 +20,7 @@ pub mod analytics;
 pub mod bti;
 pub mod checksums;
 pub mod chunk;
+pub mod chunk_walk;
 pub mod clustering;
 pub mod compare;
 pub mod component;

@@ -41,7 +41,7 @@ pub struct Sstable {
     /// CompressionInfo.db, parsed once: every reader of Data.db (and the
     /// truncation check before them) shares it, so it is read once (one
     /// request less per read from object storage).
-    compression: std::cell::OnceCell<crate::compression::CompressionInfo>,
+    compression: std::cell::RefCell<Option<std::rc::Rc<crate::compression::CompressionInfo>>>,
 }
 
 /// Another handle on an sstable, with the same IO options and table
@@ -101,6 +101,12 @@ impl Sstable {
                 paths.insert(c, desc.path_of(&e.name));
             }
         }
+        // A TOC.txt that does not name the CompressionInfo.db beside Data.db
+        // (another sstable's) must not get the compressed bytes read as raw.
+        let ci = desc.component_path(Component::CompressionInfo);
+        if !paths.contains_key(&Component::CompressionInfo) && store::is_file(&ci) {
+            paths.insert(Component::CompressionInfo, ci);
+        }
         paths.insert(Component::Toc, toc_path);
         let io = IoLayer::with_options(paths, opts);
         // Carry over the TOC read so per-operation stats include it.
@@ -112,7 +118,7 @@ impl Sstable {
             toc_txt,
             io,
             table_schema: None,
-            compression: std::cell::OnceCell::new(),
+            compression: std::cell::RefCell::new(None),
         })
     }
 
@@ -282,17 +288,53 @@ impl Sstable {
         self.io.read_all(c).map_err(|e| e.in_file(&self.path(c)))
     }
 
+    /// True when Data.db is compressed: TOC.txt lists CompressionInfo.db, or
+    /// that file lies beside Data.db although TOC.txt does not list it.
+    /// When it is missing, Data.db cannot be read ([`Sstable::compression_info`]
+    /// fails), never read as raw bytes.
+    pub fn data_compressed(&self) -> bool {
+        self.toc.has(Component::CompressionInfo) || self.io.exists(Component::CompressionInfo)
+    }
+
     /// CompressionInfo.db decoded (read and parsed on the first call, then
-    /// kept for the life of the sstable).
-    pub fn compression_info(&self) -> Result<&crate::compression::CompressionInfo> {
-        if let Some(ci) = self.compression.get() {
-            return Ok(ci);
+    /// kept for the life of the sstable). Fails when Data.db is not
+    /// [compressed](Sstable::data_compressed), or CompressionInfo.db is
+    /// missing or does not decode.
+    pub fn compression_info(&self) -> Result<std::rc::Rc<crate::compression::CompressionInfo>> {
+        if let Some(ci) = self.compression.borrow().as_ref() {
+            return Ok(std::rc::Rc::clone(ci));
         }
         let c = Component::CompressionInfo;
-        let bytes = self.read_component(c)?;
+        if !self.data_compressed() {
+            return Err(Error::new(ErrorKind::MissingComponent, "")
+                .in_component(c)
+                .in_file(&self.path(c)));
+        }
+        if !self.io.exists(c) {
+            return Err(Error::new(
+                ErrorKind::BadValue(
+                    "TOC.txt lists CompressionInfo.db but it is missing: the compressed \
+                     Data.db cannot be read without it"
+                        .into(),
+                ),
+                "compression info",
+            )
+            .in_component(c)
+            .in_file(&self.path(c)));
+        }
+        let bytes = self.io.read_all(c).map_err(|e| e.in_file(&self.path(c)))?;
         let ci = crate::compression::CompressionInfo::parse(&bytes, &self.features())
             .map_err(|e| e.in_file(&self.path(c)))?;
-        Ok(self.compression.get_or_init(|| ci))
+        let ci = std::rc::Rc::new(ci);
+        *self.compression.borrow_mut() = Some(std::rc::Rc::clone(&ci));
+        Ok(ci)
+    }
+
+    /// Use `ci` for Data.db instead of what CompressionInfo.db holds (chunk
+    /// offsets found again by walking Data.db, [`crate::chunk_walk`]): every
+    /// reader opened afterwards reads with it.
+    pub fn use_compression_info(&self, ci: crate::compression::CompressionInfo) {
+        *self.compression.borrow_mut() = Some(std::rc::Rc::new(ci));
     }
 
     /// [`Sstable::read_component`] without a heap copy where the file can

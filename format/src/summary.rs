@@ -252,14 +252,15 @@ impl Summary {
     /// parsed from): the segment boundaries of Index.db and Data.db, each a
     /// disk access mode name (`writeUTF`) optionally followed by an `i32`
     /// count and that many `i64` boundaries, the second optionally followed
-    /// by 4 more bytes (every form seen in Cassandra and Scylla files). The
+    /// by 4 more bytes (every form seen in Cassandra and Scylla files; `ka`+
+    /// files whose segments have two or more boundaries always have them). The
     /// summary proper does not depend on it, but a trailer that does not
     /// parse means the file was cut short or damaged. An absent trailer
     /// (Scylla writes none) passes.
     pub fn check_trailer(&self, bytes: &[u8]) -> Result<()> {
         let start = bytes.len() - self.trailing_bytes.min(bytes.len());
         let t = &bytes[start..];
-        if t.is_empty() || trailer_parses(t) {
+        if t.is_empty() || trailer_parses(t, self.header.sampling_level.is_some()) {
             return Ok(());
         }
         Err(Cur::new(bytes, Component::Summary, start as u64).bad(
@@ -321,15 +322,26 @@ fn boundaries_end(t: &[u8], at: usize) -> Option<usize> {
 }
 
 /// Whether `t` is two segments (name, optional boundaries), the second
-/// optionally followed by 4 bytes, and nothing else.
-fn trailer_parses(t: &[u8]) -> bool {
-    let with_bounds = |at: usize| [Some(at), boundaries_end(t, at)].into_iter().flatten();
+/// followed by 4 more bytes when `ka`+ (`suffixed`) and either segment has
+/// two or more boundaries (every such `ka`/`la` file in the Cassandra and
+/// Scylla test data has them, so a trailer without them was cut short),
+/// optionally otherwise, and nothing else.
+fn trailer_parses(t: &[u8], suffixed: bool) -> bool {
+    // (end, whether the segment at `at` has two or more boundaries).
+    let with_bounds = |at: usize| {
+        let counted = boundaries_end(t, at).map(|end| (end, end >= at + 4 + 16));
+        [Some((at, false)), counted].into_iter().flatten()
+    };
     let Some(first) = mode_name_end(t, 0) else {
         return false;
     };
-    with_bounds(first).any(|at| {
+    with_bounds(first).any(|(at, many_first)| {
         mode_name_end(t, at).is_some_and(|second| {
-            with_bounds(second).any(|end| end == t.len() || end + 4 == t.len())
+            with_bounds(second).any(|(end, many_second)| {
+                let suffix = end + 4 == t.len();
+                let many = suffixed && (many_first || many_second);
+                suffix || (end == t.len() && !many)
+            })
         })
     })
 }
@@ -576,19 +588,39 @@ mod tests {
         t.extend_from_slice(b"mmap");
         t.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4]);
         t.extend_from_slice(b"mmap");
-        assert!(trailer_parses(&t));
+        assert!(trailer_parses(&t, true));
         for cut in 1..t.len() {
-            assert!(!trailer_parses(&t[..cut]), "cut at {cut}");
+            assert!(!trailer_parses(&t[..cut], true), "cut at {cut}");
         }
         // The 4-byte tail some compressed ka sstables have.
         let mut t4 = t.clone();
         t4.extend_from_slice(&[0x0e, 0xd6, 0x45, 0x42]);
-        assert!(trailer_parses(&t4));
-        assert!(!trailer_parses(&t4[..t4.len() - 1]));
+        assert!(trailer_parses(&t4, true));
+        assert!(!trailer_parses(&t4[..t4.len() - 1], true));
         // A huge boundary count is bounded by the bytes.
         let mut big = vec![0, 4];
         big.extend_from_slice(b"mmap");
         big.extend_from_slice(&[0x7f, 0xff, 0xff, 0xff]);
-        assert!(!trailer_parses(&big));
+        assert!(!trailer_parses(&big, true));
+    }
+
+    /// The campaign's case (`sliced_mutation_reads`, ka, 92 → 88 bytes):
+    /// Index.db "mmap" with two boundaries, Data.db "mmap", then the 4-byte
+    /// tail; without the tail the rest still reads as a trailer, but a `ka`
+    /// one with two boundaries always has it. `jb` never does.
+    #[test]
+    fn a_ka_trailer_with_two_boundaries_needs_its_tail() {
+        let mut t = vec![0, 4];
+        t.extend_from_slice(b"mmap");
+        t.extend_from_slice(&[0, 0, 0, 2]);
+        t.extend_from_slice(&0i64.to_be_bytes());
+        t.extend_from_slice(&0x24i64.to_be_bytes());
+        t.extend_from_slice(&[0, 4]);
+        t.extend_from_slice(b"mmap");
+        let mut whole = t.clone();
+        whole.extend_from_slice(&[0x0e, 0xd6, 0x45, 0x42]);
+        assert!(trailer_parses(&whole, true));
+        assert!(!trailer_parses(&t, true), "ka without its tail");
+        assert!(trailer_parses(&t, false), "jb");
     }
 }

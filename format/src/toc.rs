@@ -41,10 +41,19 @@ impl Toc {
             .map_err(|e| cur.bad("TOC text", format!("not UTF-8 at byte {}", e.valid_up_to())))?;
         let mut entries = Vec::new();
         let mut offset = 0u64;
-        for line in text.split('\n') {
+        let lines = text.split('\n').count();
+        for (i, line) in text.split('\n').enumerate() {
             let name = line.trim_end_matches('\r').trim();
             if !name.is_empty() {
                 let component = Component::from_suffix(name);
+                // A last line without its newline that names no component
+                // is a name cut short (every writer ends each line).
+                if i + 1 == lines && component.is_none() {
+                    return Err(Cur::new(bytes, Component::Toc, offset).bad(
+                        "TOC entry",
+                        format!("TOC.txt is cut short: its last line {name:?} names no component"),
+                    ));
+                }
                 let plausible = component.is_some()
                     || name.ends_with(".db")
                     || name.ends_with(".txt")

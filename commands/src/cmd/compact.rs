@@ -79,7 +79,12 @@ pub fn run(a: &CompactArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     let opts = w.options(first, first_st)?;
     let header = merged_header(&inputs.schema.header, &stats);
     let kept = compaction_metadata(&stats);
-    let keys: u64 = stats.iter().map(expected_keys).sum();
+    let keys: u64 = inputs
+        .ssts
+        .iter()
+        .zip(&stats)
+        .map(|(sst, st)| expected_keys(sst, st))
+        .sum();
     if a.max_size == Some(0) {
         return Err(CmdError::Usage("--max-size must be > 0".into()));
     }

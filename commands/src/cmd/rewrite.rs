@@ -58,7 +58,7 @@ pub fn run(a: &RewriteArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             kept_metadata(st),
             opts.clone(),
             filter_for(
-                expected_keys(st),
+                expected_keys(sst, st),
                 opts.bloom_filter_fp_chance,
                 &opts.version.features(),
             ),

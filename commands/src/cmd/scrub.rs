@@ -124,7 +124,7 @@ fn salvage_writer(
         opts,
         partitioner,
         mode == ScrubMode::Segregate,
-        sstkit_format::write::bloom::expected_keys(&st),
+        sstkit_format::write::bloom::expected_keys(sst, &st),
     )?)
 }
 

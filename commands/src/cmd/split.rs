@@ -116,7 +116,7 @@ pub fn run(a: &SplitArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             header,
             kept: kept_metadata(st),
             opts,
-            keys: expected_keys(st),
+            keys: expected_keys(sst, st),
             writers: Vec::new(),
         };
         let mut bar = Progress::new("split");

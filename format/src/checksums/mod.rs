@@ -213,7 +213,7 @@ pub fn validate_checksums_counting(
     report.file_len = file_len;
     report.data_len = file_len;
     // Compressed chunks and CRC.db differ for `jb` (Adler-32 vs CRC32).
-    let compressed = sst.toc.has(Component::CompressionInfo);
+    let compressed = sst.data_compressed();
     let chunk_algo = if compressed {
         ChecksumAlgo::for_chunks(&sst.features())
     } else {

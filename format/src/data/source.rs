@@ -111,8 +111,8 @@ impl<'s> DataSource<'s> {
         sst.require(Component::Data)?;
         let path = sst.path(Component::Data);
         let file_len = sst.io.len(Component::Data).map_err(|e| e.in_file(&path))?;
-        let compression = if sst.has(Component::CompressionInfo) {
-            let info = sst.compression_info()?.clone();
+        let compression = if sst.data_compressed() {
+            let info = (*sst.compression_info()?).clone();
             let dec = ChunkDecompressor::new(&info, &sst.features());
             Some(Compressed {
                 info,

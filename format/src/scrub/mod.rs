@@ -30,7 +30,19 @@
 //! partition whose bytes overlap a chunk that failed its checksum is never
 //! salvaged, even when it decodes: it is reported lost (`skip`), or written
 //! to the damaged output (`segregate`), and the scan resynchronises after
-//! the chunk.
+//! the chunk. When every chunk passes but the whole-file digest fails
+//! (chunks in the wrong place), scrub is *on guard*: with a trusted index,
+//! only partitions that start, key and end where the index says are
+//! salvaged.
+//!
+//! # Metadata that disagrees with the data
+//!
+//! A partition whose key does not decode as the header's key type, or with
+//! a value its column's type rules out (the `fit` module), is not salvaged:
+//! the serialization header does not describe this Data.db. A partition
+//! that disagrees with a trusted index is not salvaged either when Data.db
+//! holds the index's keys at the index's positions; only when it does not
+//! is the index taken for another file's and no longer trusted.
 //!
 //! # Bounds
 //!
@@ -88,6 +100,7 @@ use crate::validate::{
 };
 use crate::version::Features;
 
+mod fit;
 mod resync;
 mod starts;
 
@@ -285,6 +298,8 @@ struct Decoded {
     fragment: bool,
     /// Positions of fragments left out when salvaging (out of order).
     drop: Vec<u64>,
+    /// The first value that does not fit its column's type: where, and why.
+    misfit: Option<(u64, String)>,
 }
 
 /// A partition that failed.
@@ -350,6 +365,7 @@ fn decode_partition(
     };
     let mut drop = Vec::new();
     let mut rows = 0u64;
+    let mut misfit = None;
     let end_len = reader.end_marker_len();
     let end = loop {
         match reader.next_fragment() {
@@ -362,6 +378,9 @@ fn decode_partition(
             }
             Ok(Some(f)) => {
                 let at = f.position().0;
+                if misfit.is_none() {
+                    misfit = fit::fragment_misfit(&f);
+                }
                 if checker.fragment(&f, out) != Verdict::Ok {
                     drop.push(at);
                 } else if matches!(f, Fragment::Row(_)) {
@@ -414,6 +433,7 @@ fn decode_partition(
         rows,
         fragment: fragment.is_some(),
         drop,
+        misfit,
     })
 }
 
@@ -653,6 +673,8 @@ pub fn scrub(
         ..Report::default()
     };
     statistics_problems(&st, &mut report.problems);
+    // Before anything opens Data.db: walked chunk offsets may replace the stored ones.
+    let (bad, verified, guard) = bad_chunks(sst, &mut report.problems);
     let chunk_len = chunk_length(sst);
     let mut reader = ScanReader::with_options(sst, header, opts.reader)?;
     let probe_opts = ReaderOptions {
@@ -661,7 +683,6 @@ pub fn scrub(
     };
     let data_len = reader.data_len();
     report.data_len = data_len;
-    let (bad, verified) = bad_chunks(sst, &mut report.problems);
     let mut scanner = Scanner {
         header,
         partitioner: partitioner.clone(),
@@ -684,6 +705,7 @@ pub fn scrub(
         filter: std::cell::OnceCell::new(),
         sst,
         bad,
+        guard,
         budget: data_len.saturating_mul(2).saturating_add(1 << 20),
         attempts: 0,
         probe_bytes: 0,
@@ -733,7 +755,7 @@ pub fn scrub(
             &mut main_budget,
             false,
         ) {
-            Ok(d) => match judge(&mut scanner, verified, pos, &d, data_len) {
+            Ok(d) => match judge(&mut scanner, verified, pos, &d, header) {
                 Some(Judged::Damaged(b)) => {
                     report.damaged += 1;
                     let chunk = scanner.chunk_of(b.start);
@@ -951,67 +973,73 @@ enum Judged {
     Mismatch(String),
 }
 
-/// Whether the partition `d` decoded at `pos` can be salvaged. `verified`:
-/// every byte of Data.db is covered by a checksum that was checked.
+/// Whether the partition `d` decoded at `pos` can be salvaged. A partition
+/// whose key or values do not fit the header's types (see the `fit`
+/// module) is not. `verified`:
+/// every byte of Data.db is covered by a checksum that was checked, and the
+/// whole-file digest (when there is one) matched.
 ///
-/// Checksummed bytes vouch for themselves: a clean partition the index
-/// disagrees with shows the index does not describe this Data.db (a stale or
-/// foreign file), and the index is no longer trusted. Without checksums the
-/// first partition decides the same; after it, the trusted index is what
-/// tells a damaged partition that happens to decode.
+/// A partition that disagrees with a trusted index (it starts where the
+/// index knows no partition, its key differs, or it ends elsewhere than
+/// where the index puts the next one) is not salvaged when Data.db's bytes
+/// hold the index's keys at the index's positions: the index describes
+/// this Data.db, so the partition was decoded wrong (a serialization
+/// header that does not fit the data, chunks in the wrong place). When
+/// they do not, and the bytes vouch for themselves (checksummed, or the
+/// first partition), the index is another file's: it is no longer trusted.
 fn judge(
     scanner: &mut Scanner<'_>,
     verified: bool,
     pos: u64,
     d: &Decoded,
-    data_len: u64,
+    header: &SerializationHeader,
 ) -> Option<Judged> {
     if let Some(b) = scanner.bad_overlap(&(pos..d.end)) {
         return Some(Judged::Damaged(b));
     }
+    let misfit = fit::key_misfit(header, &d.key)
+        .or_else(|| d.misfit.as_ref().map(|(at, m)| format!("at {at:#x}: {m}")));
+    if let Some(m) = misfit {
+        return Some(Judged::Mismatch(m));
+    }
+    let data_len = scanner.scan.data_len();
     let starts = scanner.starts.as_ref().filter(|s| s.trusted)?;
-    let agrees = starts.is_start(pos) && starts.key_agrees(pos, &d.key);
-    if verified || pos == 0 {
-        if !agrees {
-            scanner.distrust_index();
-        }
-        return None;
-    }
-    if !starts.is_start(pos) {
-        return Some(Judged::Mismatch(
-            "the index knows no partition starting here".into(),
-        ));
-    }
-    if !starts.key_agrees(pos, &d.key) {
-        return Some(Judged::Mismatch(
-            "the partition key differs from the index's".into(),
-        ));
-    }
     let next = starts.next_at_or_after(pos + 1).unwrap_or(data_len);
     // Legacy partitions may be followed by atoms of their own (CASSANDRA-10791).
     let legacy = scanner.plausible.legacy;
-    if d.end > next || (d.end < next && !legacy) {
-        return Some(Judged::Mismatch(format!(
+    let msg = if !starts.is_start(pos) {
+        "the index knows no partition starting here".to_string()
+    } else if !starts.key_agrees(pos, &d.key) {
+        "the partition key differs from the index's".to_string()
+    } else if d.end > next || (d.end < next && !legacy) {
+        format!(
             "the partition ends at {:#x}, the index puts the next one at {next:#x}",
             d.end
-        )));
+        )
+    } else {
+        return None;
+    };
+    // On guard (the digest failed), the bytes vouch for nothing: the index decides.
+    if (verified || pos == 0) && !scanner.guard && !scanner.index_holds_bytes(pos, next) {
+        scanner.distrust_index();
+        return None;
     }
-    None
+    Some(Judged::Mismatch(msg))
 }
 
 /// Uncompressed ranges of the chunks of an uncompressed Data.db whose
-/// CRC.db checksum fails (with a finding each), and whether every byte is
-/// covered by a checksum that was checked. Compressed chunks are checked as
-/// they are read.
-fn bad_chunks(sst: &Sstable, problems: &mut Problems) -> (Vec<Range<u64>>, bool) {
-    if sst.has(Component::CompressionInfo) {
-        return (Vec::new(), true);
-    }
-    if !sst.has(Component::Crc) {
-        return (Vec::new(), false);
+/// CRC.db checksum fails (with a finding each), whether every byte is
+/// covered by a checksum that was checked, and whether scrub is on guard:
+/// every chunk passed but the whole-file digest did not (a finding).
+/// Compressed chunks are checked as they are read.
+fn bad_chunks(sst: &Sstable, problems: &mut Problems) -> (Vec<Range<u64>>, bool, bool) {
+    let compressed = sst.data_compressed();
+    if !compressed && !sst.has(Component::Crc) {
+        return (Vec::new(), false, false);
     }
     let mut bad = Vec::new();
     let mut verified = true;
+    let (mut chunk_failed, mut digest) = (false, None);
     let opts = crate::checksums::ValidateOptions {
         threads: 1,
         ..Default::default()
@@ -1019,7 +1047,15 @@ fn bad_chunks(sst: &Sstable, problems: &mut Problems) -> (Vec<Range<u64>>, bool)
     let r = crate::checksums::validate_checksums_with(sst, opts, |f| {
         use crate::checksums::ChecksumFinding as F;
         match &f {
+            F::DigestMismatch { .. } => digest = Some(f),
+            F::BadChunk { .. } | F::TruncatedChunk { .. } | F::ChunksOutOfRange { .. }
+                if compressed =>
+            {
+                // Compressed chunks are checked (and reported) as they are read.
+                chunk_failed = true;
+            }
             F::BadChunk { .. } | F::TruncatedChunk { .. } | F::ChunksOutOfRange { .. } => {
+                chunk_failed = true;
                 if let Some(r) = f.uncompressed_range() {
                     bad.push(r);
                     problems.push(Problem::from(f));
@@ -1037,10 +1073,59 @@ fn bad_chunks(sst: &Sstable, problems: &mut Problems) -> (Vec<Range<u64>>, bool)
         }
     });
     if r.is_err() {
-        return (Vec::new(), false);
+        return (Vec::new(), compressed, false);
+    }
+    if compressed && chunk_failed {
+        chunk_failed = !walked_offsets(sst, problems);
+    }
+    // Every chunk passed but the digest failed: chunks in the wrong place
+    // (swapped), which their own checksums cannot show.
+    let guard = digest.is_some() && !chunk_failed;
+    if let Some(f) = digest.filter(|_| guard) {
+        verified = false;
+        problems.push(Problem::from(f));
     }
     bad.sort_unstable_by_key(|r| r.start);
-    (bad, verified)
+    (bad, verified, guard)
+}
+
+/// When compressed chunks fail their checksums where walking Data.db finds
+/// a chain of chunks that all pass and end the file, as many as
+/// CompressionInfo.db counts: its offsets are damaged, and the walked ones
+/// are used (with a finding). True when they are.
+fn walked_offsets(sst: &Sstable, problems: &mut Problems) -> bool {
+    let Ok(b) = sst.read_component(Component::CompressionInfo) else {
+        return false;
+    };
+    let Ok(mut ci) = crate::compression::CompressionInfo::parse(&b, &sst.features()) else {
+        return false;
+    };
+    let walked = crate::chunk_walk::walk_offsets(sst, ci.chunk_length.into(), ci.chunk_count());
+    let Ok(Some(offsets)) = walked else {
+        return false;
+    };
+    if offsets.len() != ci.chunk_count() || offsets == ci.chunk_offsets {
+        return false;
+    }
+    let first = offsets
+        .iter()
+        .zip(&ci.chunk_offsets)
+        .position(|(a, b)| a != b);
+    let i = first.unwrap_or(0);
+    let msg = format!(
+        "chunk offsets disagree with Data.db: chunk {i} is stored at {}, its bytes and \
+         checksum are at {}; the offsets found by walking Data.db are used",
+        ci.chunk_offsets[i], offsets[i]
+    );
+    ci.chunk_offsets = offsets;
+    sst.use_compression_info(ci);
+    problems.push(Problem::new(
+        ProblemClass::CorruptMetadata,
+        Component::CompressionInfo,
+        0,
+        msg,
+    ));
+    true
 }
 
 /// The bloom filter, when Filter.db is present and decodes.

@@ -137,6 +137,9 @@ pub(super) struct Scanner<'s> {
     pub(super) sst: &'s Sstable,
     /// Uncompressed ranges of chunks that failed their checksum, sorted.
     pub(super) bad: Vec<Range<u64>>,
+    /// Every chunk passed its checksum but the whole-file digest failed:
+    /// only partitions that agree with a trusted index are salvaged.
+    pub(super) guard: bool,
     /// Bytes confirmation decodes may still read.
     pub(super) budget: u64,
     pub(super) attempts: u64,
@@ -155,6 +158,33 @@ impl<'s> Scanner<'s> {
     /// True when the index is intact enough to resynchronise through it alone.
     pub(super) fn trusted_index(&self) -> bool {
         self.starts.as_ref().is_some_and(|s| s.trusted)
+    }
+
+    /// True when Data.db's bytes hold the index's keys at the index's
+    /// positions `pos` and `next` (those that are partition starts it
+    /// knows, inside Data.db): the index describes this Data.db, so a
+    /// partition that disagrees with it was decoded wrong (damaged bytes, or
+    /// a serialization header that does not fit), not the index stale.
+    pub(super) fn index_holds_bytes(&mut self, pos: u64, next: u64) -> bool {
+        let data_len = self.scan.data_len();
+        let Some(starts) = self.starts.as_ref() else {
+            return false;
+        };
+        let points: Vec<u64> = [pos, next]
+            .into_iter()
+            .filter(|&p| p < data_len && starts.is_start(p))
+            .collect();
+        if points.is_empty() {
+            return false;
+        }
+        points.iter().all(|&p| {
+            let key = self
+                .scan
+                .read_range(DataPos(p), 2)
+                .map(|b| u16::from_be_bytes([b[0], b[1]]) as usize)
+                .and_then(|n| self.scan.read_range(DataPos(p + 2), n));
+            key.is_ok_and(|k| self.starts.as_ref().is_some_and(|s| s.key_agrees(p, &k)))
+        })
     }
 
     /// Stop resynchronising through the index alone: it disagrees with the data.

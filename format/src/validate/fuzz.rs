@@ -69,11 +69,17 @@ pub enum Target {
     /// leniently as `nb`, `oa`, `da`) and Data.db, scanned through the
     /// validation checks.
     DataHeader,
+    /// Scrub's open path with a damaged Statistics.db: the input is
+    /// [`split`] into Statistics.db and Data.db, written as an uncompressed
+    /// `nb`, `oa` and `da` sstable without indexes in a scratch directory,
+    /// then scrubbed (`skip`) into a salvage writer whose bloom filter is
+    /// sized as the command sizes it.
+    ScrubOpen,
 }
 
 impl Target {
     /// Every target.
-    pub const ALL: [Target; 16] = [
+    pub const ALL: [Target; 17] = [
         Target::Toc,
         Target::Summary,
         Target::IndexEntry,
@@ -90,6 +96,7 @@ impl Target {
         Target::Value,
         Target::Checksums,
         Target::DataHeader,
+        Target::ScrubOpen,
     ];
 
     /// The target's name (the cargo-fuzz target and regression directory name).
@@ -111,6 +118,7 @@ impl Target {
             Target::Value => "value",
             Target::Checksums => "checksums",
             Target::DataHeader => "data_header",
+            Target::ScrubOpen => "scrub_open",
         }
     }
 
@@ -232,6 +240,50 @@ pub fn split(bytes: &[u8]) -> (&[u8], &[u8]) {
     };
     let n = (u32::from_be_bytes(*len) as usize).min(rest.len());
     rest.split_at(n)
+}
+
+/// The [`Target::ScrubOpen`] run of one version: the sstable written to a
+/// fresh scratch directory (removed afterwards), opened and scrubbed.
+fn scrub_open(version: &str, format: &str, stats: &[u8], data: &[u8]) -> std::io::Result<()> {
+    use crate::write::{bloom, copy::kept_metadata, salvage::SalvageWriter, WriterOptions};
+    static RUN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir =
+        std::env::temp_dir().join(format!("sstkit-fuzz-scrub-open-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(dir.join("out"))?;
+    let prefix = dir.join(format!("{version}-1-{format}-"));
+    let file = |c: &str| std::path::PathBuf::from(format!("{}{c}", prefix.display()));
+    std::fs::write(file("Statistics.db"), stats)?;
+    std::fs::write(file("Data.db"), data)?;
+    std::fs::write(file("TOC.txt"), "Data.db\nStatistics.db\nTOC.txt\n")?;
+    let run = || -> crate::Result<()> {
+        let sst = crate::Sstable::open_path(&file("Data.db"))?;
+        let st =
+            Statistics::parse_lenient(&sst.read_component(Component::Statistics)?, sst.features())?;
+        let header = sst.data_header(&st)?;
+        let mut opts = WriterOptions::new(sst.version());
+        if let Some(v) = &st.validation {
+            opts.bloom_filter_fp_chance = v.bloom_filter_fp_chance;
+        }
+        let mut sink = SalvageWriter::new(
+            &dir.join("out"),
+            &header,
+            kept_metadata(&st),
+            opts,
+            sst.partitioner(&st)?,
+            false,
+            bloom::expected_keys(&sst, &st),
+        )?;
+        let scrub_opts = crate::scrub::Options {
+            mode: crate::scrub::Mode::Skip,
+            keep_out_of_order: true,
+            ..crate::scrub::Options::default()
+        };
+        crate::scrub::scrub(&sst, &scrub_opts, Some(&mut sink), &mut |_, _| {})?;
+        Ok(())
+    };
+    let _ = run();
+    std::fs::remove_dir_all(&dir)
 }
 
 /// The input [`split`] turns back into `first` and `second` (seeds, tests).
@@ -547,6 +599,13 @@ pub fn run(target: Target, bytes: &[u8]) {
                 };
                 let r = ScanReader::from_bytes(data, &header, f, opts);
                 check_scan(r, &header, data.len() + 2, true);
+            }
+        }
+        Target::ScrubOpen => {
+            let (stats, data) = split(bytes);
+            for (version, format) in [("nb", "big"), ("oa", "big"), ("da", "bti")] {
+                // A scratch directory that cannot be written leaves nothing to test.
+                let _ = scrub_open(version, format, stats, data);
             }
         }
         Target::Clustering => {

@@ -35,6 +35,7 @@
 //! the partition count) and the others are recorded as not done, with why
 //! ([`Report::skipped`]).
 
+mod bti;
 pub mod data;
 pub mod fuzz;
 pub mod problem;
@@ -49,7 +50,6 @@ use std::collections::BTreeSet;
 
 use crate::checksums::{validate_checksums_with, ChecksumFinding, ValidateOptions};
 use crate::component::Component;
-use crate::compression::CompressionInfo;
 use crate::data::{DataPos, Fragment, ReaderOptions, ScanReader};
 use crate::error::{Error, ErrorKind, Result};
 use crate::filter::BloomFilter;
@@ -152,13 +152,7 @@ pub fn statistics_problems(st: &Statistics, out: &mut Problems) {
 
 /// Chunk length of a compressed Data.db (None when uncompressed or unreadable).
 pub fn chunk_length(sst: &Sstable) -> Option<u64> {
-    if !sst.has(Component::CompressionInfo) {
-        return None;
-    }
-    let b = sst.read_component(Component::CompressionInfo).ok()?;
-    CompressionInfo::parse(&b, &sst.features())
-        .ok()
-        .map(|c| c.chunk_length as u64)
+    sst.compression_info().ok().map(|c| c.chunk_length as u64)
 }
 
 fn read_optional(
@@ -723,7 +717,16 @@ pub fn validate(
         read_optional(sst, Component::Summary, &mut report, "summary")
     };
     let summary = summary_bytes.and_then(|b| match Summary::parse(&b, &features) {
-        Ok(s) => Some(s),
+        Ok(s) => {
+            // The summary proper is usable without its trailer, which only
+            // shows the file was cut short.
+            if let Err(e) = s.check_trailer(&b) {
+                report
+                    .problems
+                    .push(Problem::from_error(&e, Component::Summary, 0));
+            }
+            Some(s)
+        }
         Err(e) => {
             report
                 .problems
@@ -733,11 +736,7 @@ pub fn validate(
         }
     });
     let index = if features.trie_index {
-        report.check(
-            "index",
-            false,
-            Some("BTI sstable: Partitions.db/Rows.db are not validated".into()),
-        );
+        bti::check(sst, &mut report);
         None
     } else {
         read_optional(sst, Component::Index, &mut report, "index")

@@ -1,11 +1,10 @@
 //! Copying an sstable's partitions into a writer: the source's header and
 //! kept metadata, its compression settings, and a key filter.
 
-use crate::compression::CompressionInfo;
 use crate::data::{Fragment, ScanReader};
 use crate::error::Result;
 use crate::statistics::{SerializationHeader, Statistics};
-use crate::{Component, Sstable};
+use crate::Sstable;
 
 use super::{Compression, KeptMetadata, SstableWriter};
 
@@ -40,12 +39,10 @@ pub fn source_header(sst: &Sstable) -> Result<(Statistics, SerializationHeader)>
 /// The source's compression and chunk length (`None` = uncompressed, or a
 /// compressor sstkit does not write).
 pub fn source_compression(sst: &Sstable) -> Result<Option<(Compression, u32)>> {
-    if !sst.has(Component::CompressionInfo) {
+    if !sst.data_compressed() {
         return Ok(Some((Compression::None, super::DEFAULT_CHUNK_LENGTH)));
     }
-    let b = sst.read_component(Component::CompressionInfo)?;
-    let ci = CompressionInfo::parse(&b, &sst.features())
-        .map_err(|e| e.in_file(&sst.path(Component::CompressionInfo)))?;
+    let ci = sst.compression_info()?;
     let level = ci
         .option("compression_level")
         .and_then(|l| l.parse::<i32>().ok());

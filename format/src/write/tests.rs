@@ -74,7 +74,7 @@ fn rewrite_with(
     opts.chunk_work = chunk_work;
     let dir = crate::test_support::scratch(&format!("write-{case}-{chunk_work:?}"));
     let filter = bloom::filter_for(
-        bloom::expected_keys(&st),
+        bloom::expected_keys(&src, &st),
         opts.bloom_filter_fp_chance,
         &opts.version.features(),
     );

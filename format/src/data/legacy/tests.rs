@@ -694,8 +694,9 @@ pub(crate) const CORPUS_SCHEMAS: &[(&str, &str, &str)] = &[
     ("cassandra/legacy_ka_clust_counter", "", "CREATE TABLE t.t (pk text, ck text, val counter, PRIMARY KEY (pk, ck))"),
     ("cassandra/legacy_ka_clust_counter_compact", "", "CREATE TABLE t.t (pk text, ck text, val counter, PRIMARY KEY (pk, ck)) WITH COMPACT STORAGE"),
     ("cassandra/legacy_ka_compacted_multi_block_rt", "", "CREATE TABLE t.t (k int, c1 int, c2 int, v1 blob, v2 blob, PRIMARY KEY (k, c1, c2))"),
-    ("cassandra/legacy_ka_cql_created_dense_table_with_bytes", "", "CREATE TABLE t.t (k int, v text, PRIMARY KEY (k, v)) WITH COMPACT STORAGE"),
-    ("cassandra/legacy_ka_cql_created_dense_table_with_int", "", "CREATE TABLE t.t (k int, v text, PRIMARY KEY (k, v)) WITH COMPACT STORAGE"),
+    // The MANIFEST says `k int`; the stored keys are text (`key11`).
+    ("cassandra/legacy_ka_cql_created_dense_table_with_bytes", "", "CREATE TABLE t.t (k text, v text, PRIMARY KEY (k, v)) WITH COMPACT STORAGE"),
+    ("cassandra/legacy_ka_cql_created_dense_table_with_int", "", "CREATE TABLE t.t (k text, v text, PRIMARY KEY (k, v)) WITH COMPACT STORAGE"),
     ("cassandra/legacy_ka_flushed_multi_block_rt", "", "CREATE TABLE t.t (k int, c1 int, c2 int, v1 blob, v2 blob, PRIMARY KEY (k, c1, c2))"),
     ("cassandra/legacy_ka_indexed", "", "CREATE TABLE t.t (p int, c int, v1 int, v2 int, PRIMARY KEY (p, c))"),
     ("cassandra/legacy_ka_indexed_static", "", "CREATE TABLE t.t (p int, c int, v1 int, v2 int, s1 int static, s2 int static, PRIMARY KEY (p, c))"),
