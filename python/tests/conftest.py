@@ -64,6 +64,10 @@ def typed_cases():
             if (FIXTURES / f"{run}_{t}").is_dir()]
 
 
+def has_truth(case):
+    return (case / "select.json").is_file() or (case / "select.json.gz").is_file()
+
+
 @pytest.fixture(scope="session")
 def sstkit_bin():
     """The sstkit binary: $SSTKIT_BIN, else the workspace's debug or release build."""
