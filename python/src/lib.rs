@@ -74,6 +74,15 @@ fn py_err(e: CmdError) -> PyErr {
     }
 }
 
+/// An error of unreadable input that has no single location (several
+/// sstables failed, each reported on stderr by the command).
+fn sstkit_format_error(msg: String) -> CmdError {
+    CmdError::Format(Box::new(sstkit_format::Error::new(
+        sstkit_format::ErrorKind::BadValue(msg),
+        "sstables",
+    )))
+}
+
 /// The channel closed by the consumer: the read stops.
 fn closed<T>(_: T) -> CmdError {
     CmdError::Output(std::io::Error::from(std::io::ErrorKind::BrokenPipe))
@@ -97,7 +106,8 @@ impl Stream {
         let pa = py.import("pyarrow")?;
         // pyarrow moves the schema out of the struct; the box then drops an empty one.
         let addr = &*s as *const FFI_ArrowSchema as usize;
-        pa.getattr("Schema")?.call_method1("_import_from_c", (addr,))
+        pa.getattr("Schema")?
+            .call_method1("_import_from_c", (addr,))
     }
 
     fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
@@ -219,10 +229,11 @@ fn run<'py>(py: Python<'py>, argv: Vec<String>) -> PyResult<Bound<'py, PyBytes>>
         };
         let o = sstkit_commands::run(cli, &mut out)?;
         if o.unreadable > 0 {
-            return Err(CmdError::Usage(format!(
+            let kind = sstkit_format_error(format!(
                 "{} sstable(s) could not be read (the errors are on stderr)",
                 o.unreadable
-            )));
+            ));
+            return Err(kind);
         }
         Ok(out)
     });

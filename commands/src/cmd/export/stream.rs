@@ -74,12 +74,22 @@ pub fn batches(
             // The rows are collected and dropped: no batch is built of them.
             let rows = Part {
                 writer: None,
-                cols: p.schema.fields().iter().map(|_| ColBuf::default()).collect(),
+                cols: p
+                    .schema
+                    .fields()
+                    .iter()
+                    .map(|_| ColBuf::default())
+                    .collect(),
                 rows: 0,
                 tmp: None,
                 proj: None,
             };
-            let mut sink = p.sink(vec![rows], None, Some((tplan, tschema, tombs)), o.batch_rows);
+            let mut sink = p.sink(
+                vec![rows],
+                None,
+                Some((tplan, tschema, tombs)),
+                o.batch_rows,
+            );
             p.drive(a.merge, &mut sink)
         }
     }
