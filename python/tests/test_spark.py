@@ -113,3 +113,16 @@ def test_corrupt_sstable_fails_the_job_with_file_and_offset(spark, tmp_path):
         df.count()
     msg = str(e.value)
     assert data.name in msg and "+0x" in msg, msg[-2000:]
+
+
+def test_token_range_option_narrows_the_splits(spark):
+    name, dirs = MERGE[0]
+    paths = ",".join(str(d) for d in dirs)
+    src = sstkit.spark.SstableDataSource({"path": paths, "splits": "4", "token_range": "0,4611686018427387904"})
+    reader = src.reader(src.schema())
+    splits = reader.partitions()
+    assert all(0 <= s.start < s.end <= 4611686018427387904 for s in splits), [(s.start, s.end) for s in splits]
+    n = sum(sum(b.num_rows for b in reader.read(s)) for s in splits)
+    assert n == sstkit.read(dirs, token_range=(0, 4611686018427387904)).read_all().num_rows > 0
+    df = spark.read.format("sstable").option("token_range", "0,4611686018427387904").load(paths)
+    assert df.count() == n

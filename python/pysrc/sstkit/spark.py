@@ -20,10 +20,12 @@ its range and runs the merged read of that range through the engine,
 yielding Arrow record batches.
 
 Filter push-down: equality and IN on every partition key column become key
-lookups through the partition index (one split).
+lookups through the partition index (one split). ``option("token_range",
+"START,END")`` reads the partitions whose token is in (START, END] only: the
+splits cut that range, not the ring.
 
 Options: ``now`` (epoch seconds or an ISO timestamp), ``merge`` (default
-true), ``splits``, ``split_bytes``, ``columns`` (comma-separated),
+true), ``splits``, ``split_bytes``, ``token_range``, ``columns`` (comma-separated),
 ``batch_rows``, ``decimals``, ``recursive``, ``snapshots``, ``backups``,
 ``keyspace``, ``table``, ``s3_endpoint``, and any other ``sstkit export``
 flag by its name (``io_mode``, ``read_ahead``, ...).
@@ -66,7 +68,8 @@ __all__ = ["register", "SstableDataSource", "spark_type"]
 SPLIT_BYTES = 128 << 20
 MIN_TOKEN, MAX_TOKEN = -(2**63), 2**63 - 1
 # Options this source reads itself; every other one is an `sstkit export` flag.
-_OWN = {"path", "paths", "now", "merge", "splits", "split_bytes", "columns", "batch_rows"}
+_OWN = {"path", "paths", "now", "merge", "splits", "split_bytes", "columns", "batch_rows",
+        "token_range"}
 # The data directory options: how the inputs are found, not how they are read.
 _WALK = ("recursive", "snapshots", "backups", "keyspace", "table")
 
@@ -190,10 +193,25 @@ class Split(InputPartition):
         self.start, self.end, self.paths, self.keys = start, end, paths, keys
 
 
-def ring_splits(n):
-    """(start, end] of n equal slices of the Murmur3 ring (as `export --partition-by`)."""
-    at = lambda k: MAX_TOKEN if k >= n else MIN_TOKEN + ((k << 64) // n)
-    return [(at(i), at(i + 1)) for i in range(n)]
+def ring_splits(n, lo=MIN_TOKEN, hi=MAX_TOKEN):
+    """(start, end] of n equal slices of the token range (lo, hi]; of the
+    whole ring, the slices of `export --partition-by token-range:n`."""
+    width = hi - lo
+    at = lambda k: hi if k >= n else lo + ((k * width) // n)
+    return [(at(i), at(i + 1)) for i in range(n) if at(i) < at(i + 1)]
+
+
+def _token_range(v):
+    """option("token_range", "START,END"): (START, END] as integers."""
+    if v is None:
+        return MIN_TOKEN, MAX_TOKEN
+    try:
+        lo, hi = (int(x) for x in str(v).split(","))
+    except ValueError:
+        raise sstkit.UsageError(f"token_range {v!r}: expected START,END (Murmur3 tokens)") from None
+    if not MIN_TOKEN <= lo < hi <= MAX_TOKEN:
+        raise sstkit.UsageError(f"token_range {v!r}: START must be below END, both Murmur3 tokens")
+    return lo, hi
 
 
 class SstableReader(DataSourceReader):
@@ -261,14 +279,16 @@ class SstableReader(DataSourceReader):
         ssts = self._sstables()
         if self.keys is not None:
             return [Split(MIN_TOKEN, MAX_TOKEN, sorted(ssts), keys=self.keys)]
-        total = sum(b for b, _, _ in ssts.values())
+        lo, hi = _token_range(self.options.get("token_range"))
+        # The bytes in the range, as the share of the ring it covers.
+        total = sum(b for b, _, _ in ssts.values()) * (hi - lo) // (MAX_TOKEN - MIN_TOKEN)
         n = self.options.get("splits")
         if n is None:
             size = int(self.options.get("split_bytes") or SPLIT_BYTES)
             n = max(1, -(-total // max(1, size)))
         n = max(1, min(int(n), 65536))
         out = []
-        for start, end in ring_splits(n):
+        for start, end in ring_splits(n, lo, hi):
             over = sorted(p for p, (_, first, last) in ssts.items() if first <= end and last > start)
             if over:
                 out.append(Split(start, end, over))
