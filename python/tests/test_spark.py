@@ -4,6 +4,7 @@ push-down and a corrupt sstable's error."""
 
 import os
 
+import pyarrow as pa
 import pytest
 
 from arrow_truth import compare
@@ -126,3 +127,13 @@ def test_token_range_option_narrows_the_splits(spark):
     assert n == sstkit.read(dirs, token_range=(0, 4611686018427387904)).read_all().num_rows > 0
     df = spark.read.format("sstable").option("token_range", "0,4611686018427387904").load(paths)
     assert df.count() == n
+
+
+def test_uuid_text_with_nulls_and_slices():
+    import uuid
+
+    vals = [uuid.UUID(int=(i * 0x9E3779B97F4A7C15) % 2**128).bytes if i % 3 else None for i in range(50)]
+    arr = pa.array(vals, pa.binary(16))
+    want = [None if v is None else str(uuid.UUID(bytes=v)) for v in vals]
+    assert sstkit.spark._uuid_text(arr).to_pylist() == want
+    assert sstkit.spark._uuid_text(arr.slice(7, 20)).to_pylist() == want[7:27]

@@ -56,6 +56,7 @@ tuple, UDT                         StructType (tuple fields ``0``, ``1``, ...)
 import itertools
 import re
 
+import numpy as np
 import pyarrow as pa
 
 import sstkit
@@ -103,11 +104,23 @@ def spark_type(t):
     return t
 
 
+# Two hex digits of each byte value, and where the 32 digits go in a uuid's 36-character text.
+_HEX = np.array([f"{i:02x}".encode() for i in range(256)], dtype="S2")
+_DIGITS = [i for i in range(36) if i not in (8, 13, 18, 23)]
+
+
 def _uuid_text(storage):
-    """36-character texts of a FixedSizeBinary(16) array."""
-    h = [None if b is None else b.hex() for b in storage.to_pylist()]
-    return pa.array([None if x is None else f"{x[:8]}-{x[8:12]}-{x[12:16]}-{x[16:20]}-{x[20:]}"
-                     for x in h], pa.string())
+    """36-character texts of a FixedSizeBinary(16) array, vectorised (a loop
+    in Python would cost more than the read)."""
+    n = len(storage)
+    if n == 0:
+        return pa.array([], pa.string())
+    raw = np.frombuffer(storage.buffers()[1], dtype=np.uint8,
+                        count=(storage.offset + n) * 16)[storage.offset * 16:].reshape(n, 16)
+    text = np.full((n, 36), b"-", dtype="S1")
+    text[:, _DIGITS] = _HEX[raw].view("S1").reshape(n, 32)
+    nulls = storage.is_null().to_numpy(zero_copy_only=False) if storage.null_count else None
+    return pa.array(text.view("S36").ravel(), pa.binary(36), mask=nulls).cast(pa.string())
 
 
 def _convert(arr, target):
