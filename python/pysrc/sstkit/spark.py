@@ -55,6 +55,7 @@ tuple, UDT                         StructType (tuple fields ``0``, ``1``, ...)
 
 import itertools
 import re
+import time
 
 import numpy as np
 import pyarrow as pa
@@ -235,6 +236,8 @@ class SstableReader(DataSourceReader):
         self.arrow_schema = arrow_schema
         self.keys = None
         self._infos = None
+        # Fixed when the job is planned: every task judges TTLs at the same time.
+        self.now = options.get("now") or str(int(time.time()))
         columns = options.get("columns")
         self.columns = [c.strip() for c in columns.split(",")] if columns else None
 
@@ -315,7 +318,7 @@ class SstableReader(DataSourceReader):
         flags = {k: v for k, v in self.flags.items() if k not in _WALK}
         token_range = None if split.keys is not None else (split.start, split.end)
         # The first split's range starts at the ring's minimum, which no token has: (MIN, end] holds them all.
-        reader = sstkit.read(split.paths, merge=merge, now=self.options.get("now"),
+        reader = sstkit.read(split.paths, merge=merge, now=self.now,
                              columns=self.columns, keys=split.keys, token_range=token_range,
                              batch_rows=int(self.options.get("batch_rows") or 8192), **flags)
         target = pa.schema([pa.field(f.name, spark_type(f.type), True) for f in reader.schema])
