@@ -118,7 +118,13 @@ impl DumpPlan {
             token_range: a.token_range.clone(),
             ..Default::default()
         };
-        let select = select::Spec::from_args(&select)?;
+        DumpPlan::export_with(a, &select)
+    }
+
+    /// [`DumpPlan::export`] of the partitions `select` selects (keys,
+    /// excluded keys, a token range) instead of export's `--token-range`.
+    pub fn export_with(a: &ExportArgs, select: &KeySelectArgs) -> CmdResult<DumpPlan> {
+        let select = select::Spec::from_args(select)?;
         Ok(DumpPlan {
             command: "export",
             // The column names of the CQL row view.

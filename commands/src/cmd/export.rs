@@ -30,6 +30,7 @@ use sstkit_format::cur::Cur;
 use sstkit_format::data::live::{live_row, stronger};
 use sstkit_format::data::{ColumnData, RangeTombstoneMarker, Row};
 use sstkit_format::deletion::DeletionTime;
+use sstkit_format::engine::MergeInputs;
 use sstkit_format::statistics::SerializationHeader;
 use sstkit_format::token::Token;
 use sstkit_format::types::{CqlType, Native};
@@ -57,6 +58,7 @@ struct OutCol {
 }
 
 /// The output columns of a table, in `SELECT *` order.
+#[derive(Clone)]
 struct Plan {
     cols: Vec<OutCol>,
     n_ck: usize,
@@ -229,6 +231,8 @@ enum Writer<'a> {
     IpcFile(arrow_ipc::writer::FileWriter<BufWriter<File>>),
     IpcStream(arrow_ipc::writer::StreamWriter<&'a mut dyn Write>),
     Csv(Box<dyn Write + 'a>),
+    /// Each batch to a caller ([`stream`]).
+    Batches(&'a mut dyn FnMut(RecordBatch) -> CmdResult<()>),
 }
 
 fn arrow_err(e: impl std::fmt::Display) -> CmdError {
@@ -242,6 +246,8 @@ struct Part<'a> {
     rows: usize,
     /// The temporary file and its final name (none for stdout).
     tmp: Option<(PathBuf, PathBuf)>,
+    /// The columns written (by position) and their schema, when not all.
+    proj: Option<(Vec<usize>, SchemaRef)>,
 }
 
 /// Output settings.
@@ -315,6 +321,7 @@ impl<'a> Part<'a> {
             cols: schema.fields().iter().map(|_| ColBuf::default()).collect(),
             rows: 0,
             tmp,
+            proj: None,
         }
     }
 
@@ -326,11 +333,17 @@ impl<'a> Part<'a> {
         match self.writer.as_mut() {
             Some(Writer::Csv(w)) => write_csv_rows(w, plan, &self.cols, self.rows)?,
             Some(w) => {
-                let batch = to_batch(plan, schema, &self.cols, self.rows, d)?;
+                let batch = match &self.proj {
+                    Some((keep, schema)) => {
+                        to_batch(plan, schema, &self.cols, Some(keep), self.rows, d)?
+                    }
+                    None => to_batch(plan, schema, &self.cols, None, self.rows, d)?,
+                };
                 match w {
                     Writer::Parquet(pw) => pw.write(&batch).map_err(arrow_err)?,
                     Writer::IpcFile(fw) => fw.write(&batch).map_err(arrow_err)?,
                     Writer::IpcStream(sw) => sw.write(&batch).map_err(arrow_err)?,
+                    Writer::Batches(f) => f(batch)?,
                     Writer::Csv(_) => {}
                 }
             }
@@ -359,7 +372,7 @@ impl<'a> Part<'a> {
                 w.get_mut().flush()?;
             }
             Some(Writer::Csv(mut w)) => w.flush()?,
-            None => {}
+            Some(Writer::Batches(_)) | None => {}
         }
         if let Some((tmp, path)) = self.tmp.take() {
             use sstkit_format::write::pending;
@@ -393,16 +406,29 @@ fn decode_col(c: &OutCol, b: &[u8]) -> CmdResult<Value> {
     })
 }
 
-/// The collected rows as a record batch.
+/// The collected rows as a record batch of the columns `keep` (all when
+/// `None`), whose schema is `schema`.
 fn to_batch(
     plan: &Plan,
     schema: &SchemaRef,
     cols: &[ColBuf],
+    keep: Option<&[usize]>,
     rows: usize,
     d: Decimals,
 ) -> CmdResult<RecordBatch> {
     let mut arrays = Vec::with_capacity(cols.len());
-    for (c, buf) in plan.cols.iter().zip(cols) {
+    let all: Vec<usize>;
+    let keep = match keep {
+        Some(k) => k,
+        None => {
+            all = (0..cols.len()).collect();
+            &all
+        }
+    };
+    for &i in keep {
+        let (Some(c), Some(buf)) = (plan.cols.get(i), cols.get(i)) else {
+            continue;
+        };
         let mut vals = Vec::with_capacity(rows);
         for i in 0..rows {
             vals.push(match buf.get(i) {
@@ -544,6 +570,8 @@ struct ExportSink<'a> {
     tombs: Option<(Plan, SchemaRef, Part<'a>)>,
     /// The open range tombstone's start bound (CQL text, inclusive).
     open_bound: Option<(String, bool)>,
+    /// Rows per batch handed to a writer.
+    batch_rows: usize,
 }
 
 /// One record of the `--tombstones` stream.
@@ -603,7 +631,7 @@ impl ExportSink<'_> {
             &(t.deletion.local_deletion_time.saturating_mul(1000)).to_be_bytes(),
         ));
         part.rows += 1;
-        if part.rows >= BATCH_ROWS {
+        if part.rows >= self.batch_rows {
             if let Err(e) = part.flush_rows(plan, schema, self.decimals) {
                 let msg = e.to_string();
                 self.error = Some(e);
@@ -775,7 +803,7 @@ impl ExportSink<'_> {
         part.rows += 1;
         self.rows += 1;
         self.rows_in_partition += 1;
-        if part.rows >= BATCH_ROWS {
+        if part.rows >= self.batch_rows {
             if let Err(e) = part.flush_rows(&self.plan, &self.schema, self.decimals) {
                 let msg = e.to_string();
                 self.error = Some(e);
@@ -901,6 +929,121 @@ impl Sink for ExportSink<'_> {
     }
 }
 
+/// An export's inputs opened and its columns fixed: what is read, the
+/// sstables as one table, the output columns and their Arrow schema.
+struct Prepared {
+    reads: DumpPlan,
+    inputs: MergeInputs,
+    plan: Plan,
+    schema: SchemaRef,
+    decimals: Decimals,
+}
+
+impl Prepared {
+    /// Open the sstables of `reads` as one table and fix the columns.
+    fn open(a: &ExportArgs, reads: DumpPlan, decimals: Decimals) -> CmdResult<Prepared> {
+        // Opened as a merge in both modes: the sstables must be of one table, and
+        // the union of their columns is the output's columns.
+        let inputs = reads.inputs.open_merged()?;
+        if !a.merge && inputs.ssts.len() > 1 {
+            eprintln!(
+                "sstkit: export of {} sstables without --merge: rows are written per sstable, \
+                 not reconciled (the same row may appear several times, deleted data may show)",
+                inputs.ssts.len()
+            );
+        }
+        let names = inputs.ssts.first().and_then(|s| s.table_schema());
+        let plan = Plan::new(&inputs.schema.header, names, a.with_metadata);
+        let schema = plan.schema(decimals);
+        Ok(Prepared {
+            reads,
+            inputs,
+            plan,
+            schema,
+            decimals,
+        })
+    }
+
+    /// The columns and schema of the `--tombstones` stream.
+    fn tombstone_plan(&self) -> (Plan, SchemaRef) {
+        let n_pk = key_types(&self.inputs.schema.header.partition_key_type).len();
+        let tplan = Plan::tombstones(&self.plan, n_pk);
+        let tschema = tplan.schema(self.decimals);
+        (tplan, tschema)
+    }
+
+    /// A sink collecting the rows into `parts` (by token range when
+    /// `ranges` is set) and the tombstones into `tombs`.
+    fn sink<'a>(
+        &self,
+        parts: Vec<Part<'a>>,
+        ranges: Option<u64>,
+        tombs: Option<(Plan, SchemaRef, Part<'a>)>,
+        batch_rows: usize,
+    ) -> ExportSink<'a> {
+        ExportSink {
+            plan: self.plan.clone(),
+            schema: self.schema.clone(),
+            decimals: self.decimals,
+            parts,
+            ranges,
+            cur: 0,
+            now: self.reads.now_secs,
+            key: Vec::new(),
+            partition_deletion: DeletionTime::LIVE,
+            open_range: DeletionTime::LIVE,
+            statics: Vec::new(),
+            regulars: Vec::new(),
+            times: Vec::new(),
+            rows_in_partition: 0,
+            slots: None,
+            scratch: Vec::new(),
+            error: None,
+            rows: 0,
+            tombs,
+            open_bound: None,
+            batch_rows: batch_rows.max(1),
+        }
+    }
+
+    /// Read the sstables into `sink` (merged or one after the other), then
+    /// write what the sink still holds and close its outputs.
+    fn drive(&self, merge: bool, sink: &mut ExportSink<'_>) -> CmdResult<()> {
+        let (reads, inputs) = (&self.reads, &self.inputs);
+        let now_secs = reads.now_secs;
+        let r = if merge {
+            let table = Table::new(&inputs.schema.header, inputs.partitioner.clone(), now_secs);
+            let sel = select::resolve(&reads.select, &table)?;
+            crate::drive::merged(reads, inputs, &table, &sel, sink)
+        } else {
+            let mut r = Ok(());
+            for (sst, h) in inputs.ssts.iter().zip(&inputs.headers) {
+                let table = Table::new(h, inputs.partitioner.clone(), now_secs);
+                let sel = select::resolve(&reads.select, &table)?;
+                r = crate::drive::sstable(reads, sst, &table, &sel, sink);
+                if r.is_err() {
+                    break;
+                }
+            }
+            r
+        };
+        // A batch that failed to write is the error to report.
+        if let Some(e) = sink.error.take() {
+            return Err(e);
+        }
+        r?;
+        for p in &mut sink.parts {
+            p.flush_rows(&sink.plan, &sink.schema, self.decimals)?;
+            p.finish()?;
+        }
+        if let Some((plan, schema, part)) = &mut sink.tombs {
+            part.flush_rows(plan, schema, self.decimals)?;
+            part.finish()?;
+        }
+        Ok(())
+    }
+}
+
 /// Run the command.
 pub fn run(a: &ExportArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     let decimals = Decimals::parse(&a.decimals).map_err(CmdError::Usage)?;
@@ -931,21 +1074,8 @@ pub fn run(a: &ExportArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         return Err(CmdError::Usage("--row-group-rows: at least 1".into()));
     }
     // What is read: the live rows, merged or not, in the token range.
-    let reads = DumpPlan::export(a)?;
-    let now_secs = reads.now_secs;
-    // Opened as a merge in both modes: the sstables must be of one table, and
-    // the union of their columns is the output's columns.
-    let inputs = reads.inputs.open_merged()?;
-    if !a.merge && inputs.ssts.len() > 1 {
-        eprintln!(
-            "sstkit: export of {} sstables without --merge: rows are written per sstable, \
-             not reconciled (the same row may appear several times, deleted data may show)",
-            inputs.ssts.len()
-        );
-    }
-    let names = inputs.ssts.first().and_then(|s| s.table_schema());
-    let plan = Plan::new(&inputs.schema.header, names, a.with_metadata);
-    let schema = plan.schema(decimals);
+    let p = Prepared::open(a, DumpPlan::export(a)?, decimals)?;
+    let (plan, schema, inputs) = (&p.plan, &p.schema, &p.inputs);
     let settings = Settings {
         format: a.format,
         row_group_rows: a.row_group_rows,
@@ -972,24 +1102,22 @@ pub fn run(a: &ExportArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             let (s, e) = range_bounds(i, n);
             let path = a.output.join(format!("part-{i:05}-of-{n:05}.parquet"));
             let meta = vec![("sstkit.token_range".to_string(), format!("({s},{e}]"))];
-            parts.push(Part::file(&path, &schema, &settings, meta)?);
+            parts.push(Part::file(&path, schema, &settings, meta)?);
         }
     } else if stdout {
         let writer = match a.format {
             ExportFormat::Arrow => Writer::IpcStream(
-                arrow_ipc::writer::StreamWriter::try_new(out, &schema).map_err(arrow_err)?,
+                arrow_ipc::writer::StreamWriter::try_new(out, schema).map_err(arrow_err)?,
             ),
             _ => Writer::Csv(Box::new(out)),
         };
-        parts.push(Part::new(writer, &schema, None));
+        parts.push(Part::new(writer, schema, None));
     } else {
-        parts.push(Part::file(&a.output, &schema, &settings, vec![])?);
+        parts.push(Part::file(&a.output, schema, &settings, vec![])?);
     }
     let tombs = match &a.tombstones {
         Some(path) => {
-            let n_pk = key_types(&inputs.schema.header.partition_key_type).len();
-            let tplan = Plan::tombstones(&plan, n_pk);
-            let tschema = tplan.schema(decimals);
+            let (tplan, tschema) = p.tombstone_plan();
             let mut part = Part::file(path, &tschema, &settings, vec![])?;
             if let Some(Writer::Csv(w)) = &mut part.writer {
                 w.write_all(csv_header(&tplan).as_bytes())?;
@@ -999,67 +1127,20 @@ pub fn run(a: &ExportArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         None => None,
     };
     if a.format == ExportFormat::Csv {
-        let header = csv_header(&plan);
+        let header = csv_header(plan);
         for p in &mut parts {
             if let Some(Writer::Csv(w)) = &mut p.writer {
                 w.write_all(header.as_bytes())?;
             }
         }
     }
-    let mut sink = ExportSink {
-        plan,
-        schema: schema.clone(),
-        decimals,
-        parts,
-        ranges,
-        cur: 0,
-        now: now_secs,
-        key: Vec::new(),
-        partition_deletion: DeletionTime::LIVE,
-        open_range: DeletionTime::LIVE,
-        statics: Vec::new(),
-        regulars: Vec::new(),
-        times: Vec::new(),
-        rows_in_partition: 0,
-        slots: None,
-        scratch: Vec::new(),
-        error: None,
-        rows: 0,
-        tombs,
-        open_bound: None,
-    };
-    let r = if a.merge {
-        let table = Table::new(&inputs.schema.header, inputs.partitioner.clone(), now_secs);
-        let sel = select::resolve(&reads.select, &table)?;
-        crate::drive::merged(&reads, &inputs, &table, &sel, &mut sink)
-    } else {
-        let mut r = Ok(());
-        for (sst, h) in inputs.ssts.iter().zip(&inputs.headers) {
-            let table = Table::new(h, inputs.partitioner.clone(), now_secs);
-            let sel = select::resolve(&reads.select, &table)?;
-            r = crate::drive::sstable(&reads, sst, &table, &sel, &mut sink);
-            if r.is_err() {
-                break;
-            }
-        }
-        r
-    };
-    // A batch that failed to write is the error to report.
-    if let Some(e) = sink.error.take() {
-        return Err(e);
-    }
-    r?;
-    for p in &mut sink.parts {
-        p.flush_rows(&sink.plan, &sink.schema, decimals)?;
-        p.finish()?;
-    }
-    if let Some((plan, schema, part)) = &mut sink.tombs {
-        part.flush_rows(plan, schema, decimals)?;
-        part.finish()?;
-    }
-    reads.inputs.report_io(&inputs);
+    let mut sink = p.sink(parts, ranges, tombs, BATCH_ROWS);
+    p.drive(a.merge, &mut sink)?;
+    p.reads.inputs.report_io(inputs);
     Ok(Outcome::default())
 }
+
+pub mod stream;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

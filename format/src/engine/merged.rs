@@ -589,6 +589,9 @@ impl MergeInputs {
             let (done, total) = merger.progress();
             notes(Note::Progress { done, total });
             if !sel.wants(t, &start.key) {
+                if sel.past_end(t, &start.key) {
+                    break;
+                }
                 continue;
             }
             if emit(&mut merger, start)? {

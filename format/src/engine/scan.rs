@@ -77,6 +77,9 @@ pub fn run(
                 if let Some(m) = &mut missing {
                     m.remove(&key);
                 }
+                if !written && sel.past_end(t, &key) {
+                    break;
+                }
                 if written {
                     emitted += 1;
                     if emitted >= shape.limit {

@@ -54,6 +54,17 @@ impl Selection {
         self.keys.as_deref()
     }
 
+    /// Whether the partition of `key` lies past the end of a token range
+    /// that does not wrap: Data.db is in token order, so no later partition
+    /// is selected and a scan can stop there.
+    pub fn past_end(&self, t: &Table<'_>, key: &[u8]) -> bool {
+        let Some((start, end)) = &self.range else {
+            return false;
+        };
+        let wraps = start.partial_cmp(end) != Some(Ordering::Less);
+        !wraps && t.partitioner.token(key).partial_cmp(end) == Some(Ordering::Greater)
+    }
+
     /// Whether the partition of `key` is selected.
     pub fn wants(&self, t: &Table<'_>, key: &[u8]) -> bool {
         if self.keys.is_some() && !self.key_set.contains(key) {
