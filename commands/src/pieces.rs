@@ -36,7 +36,7 @@ use crate::{CmdError, CmdResult};
 const UNIT_BYTES: u64 = 256 << 10;
 
 /// The unit size: `SSTKIT_UNIT_BYTES` when set (the tests cut the small
-/// fixtures into many units with it), else [`UNIT_BYTES`].
+/// fixtures into many units with it), else `UNIT_BYTES`.
 pub fn unit_bytes() -> u64 {
     std::env::var("SSTKIT_UNIT_BYTES")
         .ok()
