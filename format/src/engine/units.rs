@@ -260,25 +260,33 @@ mod tests {
         assert_eq!(cut(10, &[0, 5], 100), vec![(0, 5, false), (5, 100, true)]);
     }
 
+    /// A bundled fixture's sstable, bound.
+    fn fixture(case: &str) -> (Sstable, super::super::Bound) {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../fixtures/cassandra")
+            .join(case);
+        let data = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.to_string_lossy().ends_with("-Data.db"))
+            .unwrap();
+        let sst = Sstable::open_path(&data).unwrap();
+        let b = super::super::bind(&sst).unwrap();
+        (sst, b)
+    }
+
     /// On real sstables (BIG and BTI, compressed or not): the units cover
     /// Data.db and each starts where a partition does.
     #[test]
     fn units_of_fixtures_start_at_partitions() {
         use crate::data::{Fragment, ScanReader};
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/cassandra");
         for case in [
             "nb_clustering",
             "da_clustering",
             "nb_clustering_nocompress",
             "da_wide",
         ] {
-            let data = std::fs::read_dir(dir.join(case))
-                .unwrap()
-                .map(|e| e.unwrap().path())
-                .find(|p| p.to_string_lossy().ends_with("-Data.db"))
-                .unwrap();
-            let sst = Sstable::open_path(&data).unwrap();
-            let b = super::super::bind(&sst).unwrap();
+            let (sst, b) = fixture(case);
             let t = Table::new(&b.header, b.partitioner.clone(), 0);
             let mut starts = std::collections::BTreeSet::new();
             let mut r = ScanReader::new(&sst, &b.header).unwrap();
@@ -338,15 +346,8 @@ mod tests {
     #[test]
     fn row_parts_read_the_partition_once() {
         use super::super::{run_rows, run_unit, Selection, Shape};
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/cassandra");
         for case in ["nb_wide", "da_wide"] {
-            let data = std::fs::read_dir(dir.join(case))
-                .unwrap()
-                .map(|e| e.unwrap().path())
-                .find(|p| p.to_string_lossy().ends_with("-Data.db"))
-                .unwrap();
-            let sst = Sstable::open_path(&data).unwrap();
-            let b = super::super::bind(&sst).unwrap();
+            let (sst, b) = fixture(case);
             let t = Table::new(&b.header, b.partitioner.clone(), 0);
             let (sel, shape) = (Selection::all(), Shape::default());
             let mut split = 0;
