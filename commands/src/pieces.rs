@@ -22,11 +22,11 @@ use sstkit_format::engine::{self, parallel, RowPart, Selection, Shape, Unit};
 use sstkit_format::io::IoStats;
 use sstkit_format::Sstable;
 
-use crate::cli::{DataOutputFormat, OutputFormat};
+use crate::cli::DataOutputFormat;
 use crate::dump::{select, Sink, Table};
 use crate::output::JsonOut;
 use crate::plan::DumpPlan;
-use crate::renderer::{RenderOptions, Renderer};
+use crate::renderer::{framing, RenderOptions, Renderer};
 use crate::{CmdError, CmdResult};
 
 /// Uncompressed Data.db bytes per unit: large enough that cutting costs
@@ -419,15 +419,6 @@ fn render_piece(
         end,
         error,
     })
-}
-
-/// The JSON framing of an output format (none for the others).
-fn framing(format: DataOutputFormat) -> OutputFormat {
-    match format {
-        DataOutputFormat::Ndjson => OutputFormat::Ndjson,
-        DataOutputFormat::Json => OutputFormat::Json,
-        _ => OutputFormat::Text,
-    }
 }
 
 /// A growing buffer that the renderer writes into while its length is

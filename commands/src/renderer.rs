@@ -8,13 +8,22 @@ use sstkit_format::deletion::DeletionTime;
 use sstkit_format::engine::Error as EngineError;
 use sstkit_format::schema::TableSchema;
 
-use crate::cli::DataOutputFormat;
+use crate::cli::{DataOutputFormat, OutputFormat};
 use crate::dump::cql::CqlWriter;
 use crate::dump::scylla::ScyllaWriter;
 use crate::dump::sstabledump::{KeysWriter, SstabledumpWriter};
 use crate::dump::text::TextWriter;
 use crate::dump::{row_is_empty, tombstones_of, Sink, Table};
 use crate::output::JsonOut;
+
+/// The JSON framing of an output format (none for the others).
+pub fn framing(format: DataOutputFormat) -> OutputFormat {
+    match format {
+        DataOutputFormat::Ndjson => OutputFormat::Ndjson,
+        DataOutputFormat::Json => OutputFormat::Json,
+        _ => OutputFormat::Text,
+    }
+}
 
 /// How a renderer prints, besides its format.
 #[derive(Debug, Clone, Copy, Default)]

@@ -52,9 +52,9 @@ pub(crate) fn partitions(dir: &Path) -> BTreeMap<String, Value> {
     all
 }
 
-/// `scrub --mode skip` of `dir` into a fresh directory: the run and the
-/// partitions written.
-pub(crate) fn scrub_skip(dir: &Path) -> (Run, BTreeMap<String, Value>) {
+/// `scrub --mode skip` of `dir` into a fresh directory: the run, the
+/// partitions written, and the directory (removed when dropped).
+pub(crate) fn scrub_skip(dir: &Path) -> (Run, BTreeMap<String, Value>, Scratch) {
     let out = scratch_dir("regression", "out");
     let r = sstkit([
         "scrub",
@@ -67,7 +67,7 @@ pub(crate) fn scrub_skip(dir: &Path) -> (Run, BTreeMap<String, Value>) {
         dir.to_str().unwrap(),
     ]);
     let written = partitions(out.path());
-    (r, written)
+    (r, written, out)
 }
 
 /// The partitions of `written` that differ from (or are absent in) `intact`.

@@ -57,26 +57,17 @@ use std::io::Write;
 
 use sstkit_format::Sstable;
 
-use crate::cli::{DataOutputFormat, DumpDataArgs, OutputFormat};
+use crate::cli::{DataOutputFormat, DumpDataArgs};
 use crate::dump::select;
 use crate::dump::Table;
 use crate::output::JsonOut;
 use crate::plan::DumpPlan;
-use crate::renderer::{RenderOptions, Renderer};
+use crate::renderer::{framing, RenderOptions, Renderer};
 use crate::{CmdError, CmdResult, Outcome};
 
 /// Run the command.
 pub fn run(a: &DumpDataArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     run_plan(&DumpPlan::dump_data(a)?, out)
-}
-
-/// The JSON framing of an output format (none for the others).
-fn framing(format: DataOutputFormat) -> OutputFormat {
-    match format {
-        DataOutputFormat::Ndjson => OutputFormat::Ndjson,
-        DataOutputFormat::Json => OutputFormat::Json,
-        _ => OutputFormat::Text,
-    }
 }
 
 /// Run a resolved `dump-data`.
