@@ -333,3 +333,47 @@ fn a_killed_writers_leftovers_are_named_then_removed() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(!r.stderr.contains("interrupted"), "{}", r.stderr);
 }
+
+#[test]
+fn a_killed_exports_temporary_is_removed_by_the_next_export() {
+    let tmp = scratch_dir("interrupt", "killed-export");
+    let (schema, input) = big_input(tmp.path(), 2000);
+    let src = tmp.path().join("src");
+    let r = sstkit(write_args(&schema, &input, &src, &[]));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let data = src.join("oa-1-big-Data.db");
+    let out = tmp.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let file = out.join("t.parquet");
+    let args: Vec<String> = [
+        "export",
+        "-f",
+        "parquet",
+        "--row-group-rows",
+        "2000",
+        "-o",
+        file.to_str().unwrap(),
+        data.to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let (status, _) = interrupt(&args, &out, libc::SIGKILL);
+    assert_eq!(status.code(), None, "killed");
+    let left = temporaries(&out);
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert!(left[0].starts_with(".t.parquet.tmp-"), "{left:?}");
+
+    let r = sstkit(&args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!(
+            "removed {}, left by an interrupted sstkit export",
+            out.join(&left[0]).display()
+        )),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(temporaries(&out), Vec::<String>::new());
+    assert_eq!(files(&out), vec!["t.parquet".to_string()]);
+}

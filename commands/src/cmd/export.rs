@@ -266,14 +266,24 @@ impl<'a> Part<'a> {
         s: &Settings,
         meta: Vec<(String, String)>,
     ) -> CmdResult<Part<'a>> {
-        let name = path.file_name().ok_or_else(|| {
-            CmdError::Usage(format!("--output-file {}: not a file name", path.display()))
+        let tmp =
+            sstkit_format::write::pending::file_tmp(path, std::process::id()).ok_or_else(|| {
+                CmdError::Usage(format!("--output-file {}: not a file name", path.display()))
+            })?;
+        // A killed export (SIGKILL, power loss) could not remove its
+        // temporary file: the next export of the same file does, saying so.
+        let removed = sstkit_format::write::pending::remove_file_leftovers(path).map_err(|e| {
+            CmdError::Output(io::Error::new(
+                e.kind(),
+                format!("cannot remove the leftover of an interrupted export: {e}"),
+            ))
         })?;
-        let tmp = path.with_file_name(format!(
-            ".{}.tmp-{}",
-            name.to_string_lossy(),
-            std::process::id()
-        ));
+        for p in removed {
+            eprintln!(
+                "sstkit: removed {}, left by an interrupted sstkit export",
+                p.display()
+            );
+        }
         let f = sstkit_format::write::pending::create(&tmp).map_err(|e| {
             CmdError::Output(io::Error::new(e.kind(), format!("{}: {e}", tmp.display())))
         })?;

@@ -147,6 +147,56 @@ pub fn remove_leftovers(dir: &Path) -> io::Result<Vec<PathBuf>> {
     Ok(l)
 }
 
+/// The temporary name of a single output file at `path` written by the
+/// process `pid`: `.NAME.tmp-PID` beside it, hidden from globs of the
+/// directory.
+pub fn file_tmp(path: &Path, pid: u32) -> Option<PathBuf> {
+    let name = path.file_name()?.to_string_lossy();
+    Some(path.with_file_name(format!(".{name}.tmp-{pid}")))
+}
+
+/// The temporary files of earlier writers of the output file `path`
+/// ([`file_tmp`]) that no running process is writing, sorted.
+pub fn file_leftovers(path: &Path) -> Vec<PathBuf> {
+    let Some(name) = path.file_name() else {
+        return Vec::new();
+    };
+    let prefix = format!(".{}.tmp-", name.to_string_lossy());
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut v: Vec<PathBuf> = rd
+        .flatten()
+        .filter(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n.strip_prefix(&prefix)
+                .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .filter(|e| e.file_type().map(|t| t.is_file()).unwrap_or(false))
+        .map(|e| e.path())
+        .filter(|p| !in_use(p))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Remove the [`file_leftovers`] of `path` and return their paths.
+pub fn remove_file_leftovers(path: &Path) -> io::Result<Vec<PathBuf>> {
+    let l = file_leftovers(path);
+    for p in &l {
+        match std::fs::remove_file(p) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", p.display()))),
+        }
+    }
+    Ok(l)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,5 +216,27 @@ mod tests {
         drop(f);
         remove(&held);
         assert_eq!(leftovers(dir.path()), vec![held_index]);
+    }
+
+    #[test]
+    fn an_output_files_dead_temporaries_are_leftovers() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("t.parquet");
+        let held = file_tmp(&out, 1).unwrap();
+        let f = create(&held).unwrap();
+        let dead = file_tmp(&out, 2).unwrap();
+        std::fs::write(&dead, b"x").unwrap();
+        // Not the temporaries of `t.parquet`: another file's, and a name
+        // that only looks like one.
+        let other = file_tmp(&dir.path().join("u.parquet"), 3).unwrap();
+        std::fs::write(&other, b"x").unwrap();
+        let lookalike = dir.path().join(".t.parquet.tmp-x1");
+        std::fs::write(&lookalike, b"x").unwrap();
+        assert_eq!(file_leftovers(&out), vec![dead.clone()]);
+        assert_eq!(remove_file_leftovers(&out).unwrap(), vec![dead.clone()]);
+        assert!(!dead.exists() && other.exists() && lookalike.exists());
+        drop(f);
+        remove(&held);
+        assert!(file_leftovers(&out).is_empty());
     }
 }
