@@ -45,6 +45,33 @@ pub fn unit_bytes() -> u64 {
         .unwrap_or(UNIT_BYTES)
 }
 
+/// Buffers of pieces already written, kept for the next pieces: a fresh
+/// buffer grows by copying itself and faults in new pages, which cost a
+/// dump in pieces more than the rendering the second thread takes over.
+#[derive(Default)]
+struct Buffers(Mutex<Vec<Vec<u8>>>);
+
+impl Buffers {
+    /// Buffers kept at most (those beyond are freed).
+    const KEEP: usize = 8;
+
+    fn get(&self) -> Vec<u8> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop()
+            .unwrap_or_default()
+    }
+
+    fn put(&self, mut b: Vec<u8>) {
+        b.clear();
+        let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if kept.len() < Self::KEEP {
+            kept.push(b);
+        }
+    }
+}
+
 /// What a parallel dump needs besides the renderer.
 pub struct Job<'a> {
     /// The plan (shape, output format, `--now`).
@@ -76,6 +103,7 @@ pub fn sstable(
         return Ok(None);
     };
     let total = tasks.last().map_or(0, Task::end);
+    let buffers = Buffers::default();
     let reopen = sst.reopener();
     // A thread that cannot open the sstable leaves its units to this one,
     // which reports what fails in order.
@@ -90,7 +118,7 @@ pub fn sstable(
             return Done::Here;
         };
         let t = Table::new(&bound.header, bound.partitioner.clone(), a.now_secs);
-        match render_piece(job, sst, &t, sel, shape, task, i > 0) {
+        match render_piece(job, sst, &t, sel, shape, task, i > 0, buffers.get()) {
             Ok(p) => Done::Piece(p),
             Err(e) => Done::Failed(e.into()),
         }
@@ -102,7 +130,7 @@ pub fn sstable(
     let mut result: CmdResult<()> = Ok(());
     let mut take = |i: usize, d: Done| -> bool {
         let task = &tasks[i];
-        let r = doc.take(job, sst, t, sel, shape, renderer, task, d, i);
+        let r = doc.take(job, sst, t, sel, shape, renderer, task, d, i, &buffers);
         progress(task.end(), total);
         match r {
             Ok(go) => go && doc.written < shape.limit,
@@ -192,15 +220,24 @@ enum Done {
 
 /// A task's output, rendered as the continuation of a document.
 struct Piece {
+    /// The renderer's output: the piece's own from `skip` on.
     bytes: Vec<u8>,
+    skip: usize,
     /// Partitions written.
     written: u64,
-    /// Where each written partition ends in `bytes` (only under `--limit`).
+    /// Where each written partition ends in [`Piece::own`] (only under `--limit`).
     ends: Vec<usize>,
     /// Where the read stopped in Data.db (`None` after an error).
     end: Option<DataPos>,
     /// The error the read ended with, after `bytes`.
     error: Option<engine::Error>,
+}
+
+impl Piece {
+    /// The piece's own output.
+    fn own(&self) -> &[u8] {
+        &self.bytes[self.skip.min(self.bytes.len())..]
+    }
 }
 
 /// The document the pieces are written into.
@@ -241,6 +278,7 @@ impl Document {
         task: &Task,
         d: Done,
         i: usize,
+        buffers: &Buffers,
     ) -> CmdResult<bool> {
         if let Task::Part(_, p) = task {
             if self.dropped == Some(p.partition) {
@@ -251,7 +289,7 @@ impl Document {
         let p = match d {
             Done::Failed(e) => return Err(e),
             // Rendered as a later piece while nothing came before it: read again here.
-            Done::Piece(p) if i > 0 && renderer.at_start() && !p.bytes.is_empty() => match task {
+            Done::Piece(p) if i > 0 && renderer.at_start() && !p.own().is_empty() => match task {
                 Task::Part(_, part) if part.from.is_some() => Some(p),
                 _ => None,
             },
@@ -276,7 +314,7 @@ impl Document {
         if p.written >= left {
             // `--limit` is reached in this piece: up to its partition.
             let end = p.ends[(left - 1) as usize];
-            renderer.write_through(&p.bytes[..end])?;
+            renderer.write_through(&p.own()[..end])?;
             if end > 0 {
                 renderer.resume();
             }
@@ -295,12 +333,14 @@ impl Document {
                 return Ok(false);
             }
         }
-        renderer.write_through(&p.bytes)?;
-        if !p.bytes.is_empty() {
+        renderer.write_through(p.own())?;
+        if !p.own().is_empty() {
             renderer.resume();
         }
         self.written += p.written;
-        if let Some(e) = p.error {
+        let Piece { bytes, error, .. } = p;
+        buffers.put(bytes);
+        if let Some(e) = error {
             return Err(select::located(t, e));
         }
         let (Task::Part(u, part), Some(at)) = (task, stopped) else {
@@ -323,8 +363,8 @@ impl Document {
                 },
             );
             // Held whole: only a damaged row index leads here.
-            let r = render_piece(job, sst, t, sel, shape, &rest, true)?;
-            renderer.write_through(&r.bytes)?;
+            let r = render_piece(job, sst, t, sel, shape, &rest, true, Vec::new())?;
+            renderer.write_through(r.own())?;
             self.written += r.written;
             if let Some(e) = r.error {
                 return Err(select::located(t, e));
@@ -360,8 +400,9 @@ impl Document {
     }
 }
 
-/// Render `task` into a piece: as a later part of the document when
-/// `later`, else as its beginning.
+/// Render `task` into a piece, in `buffer`: as a later part of the
+/// document when `later`, else as its beginning.
+#[allow(clippy::too_many_arguments)]
 fn render_piece(
     job: &Job<'_>,
     sst: &Sstable,
@@ -370,9 +411,10 @@ fn render_piece(
     shape: &Shape,
     task: &Task,
     later: bool,
+    buffer: Vec<u8>,
 ) -> io::Result<Piece> {
     let a = job.plan;
-    let buf = Tap::default();
+    let buf = Tap(Rc::new(RefCell::new(buffer)));
     let mut w = buf.clone();
     let mut json = JsonOut::new(&mut w, framing(a.format));
     let scylla = matches!(a.format, DataOutputFormat::Json | DataOutputFormat::Ndjson);
@@ -410,12 +452,11 @@ fn render_piece(
     r.write_through(&[])?;
     drop(r);
     drop(json);
-    let mut bytes = buf.take();
-    bytes.drain(..skip.min(bytes.len()));
     Ok(Piece {
         written,
         ends: ends.into_iter().map(|e| e - skip).collect(),
-        bytes,
+        bytes: buf.take(),
+        skip,
         end,
         error,
     })

@@ -194,7 +194,12 @@ pub fn run_rows(
     sink: &mut dyn Sink,
 ) -> Result<Ran, Error> {
     let mut reader = ScanReader::new(sst, t.header)?;
-    reader.plan_read(part.to);
+    // A later part plans its read at its first block (`one_partition`):
+    // planned from the partition's start, it would fetch the partition's
+    // first MiB to read its header.
+    if part.from.is_none() {
+        reader.plan_read(part.to);
+    }
     reader.seek_partition(part.partition)?;
     let span = Span {
         from: part.from,
@@ -294,6 +299,7 @@ fn one_partition(
                     )))
                 }
             }
+            reader.plan_read(span.to);
             reader.seek_to(start, &key, from)?;
         }
         loop {
