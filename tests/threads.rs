@@ -226,3 +226,113 @@ fn a_wrong_index_gives_the_one_thread_output() {
         assert_eq!(one, run(command, &args, dir.path(), 3, 200), "{command}");
     }
 }
+
+/// A table of many small partitions and a few large ones, written by
+/// `write` (ByteOrderedPartitioner: Data.db in key order), in `dir`: the
+/// Data.db path. Summary.db samples every 128th partition.
+fn many_and_large(dir: &Path) -> std::path::PathBuf {
+    use std::io::Write as _;
+    let schema = crate::util::schema_file(
+        dir,
+        "mixed",
+        "CREATE TABLE ks.mixed (k bigint, c int, v text, PRIMARY KEY (k, c));",
+    );
+    let input = dir.join("mixed.ndjson");
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&input).unwrap());
+    for k in 0..3000u64 {
+        // Every 700th partition is large; the others have one row.
+        let rows = if k % 700 == 350 { 400 } else { 1 };
+        let rows: Vec<String> = (0..rows)
+            .map(|c: u32| {
+                format!(
+                    r#"{{"type":"clustering-row","key":{{"raw":"0004{c:08x}"}},"columns":{{"v":{{"timestamp":1,"value":"value {k} {c}"}}}}}}"#
+                )
+            })
+            .collect();
+        writeln!(
+            f,
+            r#"{{"key":{{"raw":"{k:016x}"}},"clustering_elements":[{}]}}"#,
+            rows.join(",")
+        )
+        .unwrap();
+    }
+    f.flush().unwrap();
+    let out = dir.join("out");
+    let r = crate::util::sstkit([
+        "write",
+        "--from",
+        input.to_str().unwrap(),
+        "--schema",
+        schema.to_str().unwrap(),
+        "--partitioner",
+        "org.apache.cassandra.dht.ByteOrderedPartitioner",
+        "--output-dir",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    out.join("oa-1-big-Data.db")
+}
+
+/// Units cut by Summary.db's samples (the entries between two samples read
+/// only where the stretch is a unit or more) start at partitions, cover
+/// Data.db, isolate each large partition, and dump as one thread does.
+#[test]
+fn units_cut_at_summary_samples() {
+    use sstkit_format::engine::Table;
+    let tmp = crate::util::scratch_dir("threads", "samples");
+    let data = many_and_large(tmp.path());
+    let sst = sstkit_format::Sstable::open_path(&data).unwrap();
+    let b = sstkit_format::engine::bind(&sst).unwrap();
+    let t = Table::new(&b.header, b.partitioner.clone(), 0);
+    let mut starts = Vec::new();
+    {
+        let index = sstkit_format::read::BigIndex::open(
+            &sst,
+            b.partitioner.clone(),
+            &b.header.clustering_fixed_lens(),
+        )
+        .unwrap();
+        assert!(index.sample_offsets().len() > 10, "samples");
+        let mut scan = index.scan();
+        while let Some(h) = scan.next_handle().unwrap() {
+            starts.push(h.position.0);
+        }
+    }
+    assert_eq!(starts.len(), 3000);
+    for target in [2_000u64, 20_000] {
+        let units = sstkit_format::engine::units(&sst, &t, target)
+            .unwrap()
+            .expect("cut");
+        assert_eq!(units[0].start.0, 0);
+        for w in units.windows(2) {
+            assert_eq!(w[0].end, w[1].start);
+        }
+        for u in &units {
+            assert!(starts.binary_search(&u.start.0).is_ok(), "{u:?}");
+        }
+        // Each large partition (400 rows; 4 units or more at the smaller
+        // size) is a unit of its own, from its start to the next one's.
+        for k in [350usize, 1050, 1750, 2450] {
+            let (s, e) = (starts[k], starts[k + 1]);
+            if target == 2_000 {
+                assert!(e - s >= 4 * target, "partition {k}: {}", e - s);
+            } else if e - s < 4 * target {
+                continue;
+            }
+            assert!(
+                units
+                    .iter()
+                    .any(|u| u.large && u.start.0 == s && u.end.0 == e),
+                "target {target}: partition {k} at {s}..{e}: {units:?}"
+            );
+        }
+        // Fewer units than partitions: the cuts fall on samples.
+        assert!(units.len() < 3000 / 16, "target {target}: {}", units.len());
+        for f in ["ndjson", "sstabledump", "json"] {
+            let one = dump(&["-o", f], &data, 1, target);
+            let two = dump(&["-o", f], &data, 2, target);
+            assert_eq!(one.2, 0, "{}", one.1);
+            assert!(one == two, "{f} at units of {target}: -j2 differs");
+        }
+    }
+}

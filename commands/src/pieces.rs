@@ -414,7 +414,17 @@ fn render_piece(
     buffer: Vec<u8>,
 ) -> io::Result<Piece> {
     let a = job.plan;
-    let buf = Tap(Rc::new(RefCell::new(buffer)));
+    // The formats whose renderer keeps its own buffer render into the
+    // spare one; the others write into it through the tap.
+    let hold = matches!(
+        a.format,
+        DataOutputFormat::Json | DataOutputFormat::Ndjson | DataOutputFormat::Sstabledump
+    );
+    let (buf, spare) = if hold {
+        (Tap::default(), Some(buffer))
+    } else {
+        (Tap(Rc::new(RefCell::new(buffer))), None)
+    };
     let mut w = buf.clone();
     let mut json = JsonOut::new(&mut w, framing(a.format));
     let scylla = matches!(a.format, DataOutputFormat::Json | DataOutputFormat::Ndjson);
@@ -426,6 +436,9 @@ fn render_piece(
     r.write_through(&[])?;
     if later {
         r.resume();
+    }
+    if let Some(b) = spare {
+        r.hold_output(b);
     }
     // A later part of a partition: what its start renders is the first part's.
     let mid = matches!(task, Task::Part(_, p) if p.from.is_some());
@@ -449,13 +462,30 @@ fn render_piece(
         Err(engine::Error::Output(e)) => return Err(e),
         Err(e) => (ends.len() as u64, None, Some(e)),
     };
-    r.write_through(&[])?;
+    let held = match r.take_buffered() {
+        Some(b) => b,
+        None => {
+            r.write_through(&[])?;
+            Vec::new()
+        }
+    };
+    let at = buf.len();
     drop(r);
     drop(json);
+    let mut tapped = buf.take();
+    let (bytes, skip) = if at == skip && tapped.len() == at {
+        // All the piece's own output is in the renderer's buffer: handed over.
+        (held, 0)
+    } else {
+        let tail = tapped.split_off(at);
+        tapped.extend_from_slice(&held);
+        tapped.extend_from_slice(&tail);
+        (tapped, skip)
+    };
     Ok(Piece {
         written,
         ends: ends.into_iter().map(|e| e - skip).collect(),
-        bytes: buf.take(),
+        bytes,
         skip,
         end,
         error,

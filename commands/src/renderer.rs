@@ -146,6 +146,28 @@ impl<'a, 'w> Renderer<'a, 'w> {
         }
     }
 
+    /// Render into `buffer` and keep the output there until
+    /// [`Renderer::take_buffered`] (the formats with a buffer of their own;
+    /// the others write through as before): a piece is handed over whole.
+    pub fn hold_output(&mut self, buffer: Vec<u8>) {
+        match self {
+            Renderer::Scylla(s) => s.hold_output(buffer),
+            Renderer::Sd(s) => s.w.hold_output(buffer),
+            Renderer::SdKeys(_) | Renderer::Text(_) | Renderer::Cql(_) => {}
+        }
+    }
+
+    /// What [`Renderer::write_through`] would write before its bytes, taken
+    /// out of the buffer; `None` for the formats that keep no buffer of
+    /// their own (what they rendered is already written).
+    pub fn take_buffered(&mut self) -> Option<Vec<u8>> {
+        match self {
+            Renderer::Scylla(s) => Some(s.take_buffered()),
+            Renderer::Sd(s) => Some(s.w.take_buffered()),
+            Renderer::SdKeys(_) | Renderer::Text(_) | Renderer::Cql(_) => None,
+        }
+    }
+
     /// Write what is buffered, then `bytes` (rendered by another renderer
     /// of the same format), keeping the document open.
     pub fn write_through(&mut self, bytes: &[u8]) -> io::Result<()> {

@@ -86,6 +86,8 @@ pub struct JsonGen<W: Write> {
     /// [`JsonGen::rewind`]: nothing is handed to the writer, so what was
     /// generated since the mark can be taken back.
     held: bool,
+    /// The buffer is handed to the writer once it holds this many bytes.
+    flush_at: usize,
 }
 
 /// The generator's state at [`JsonGen::mark`], to [`JsonGen::rewind`] to.
@@ -131,6 +133,7 @@ impl<W: Write> JsonGen<W> {
             },
             parents: Vec::new(),
             held: false,
+            flush_at: FLUSH_AT,
         }
     }
 
@@ -148,10 +151,28 @@ impl<W: Write> JsonGen<W> {
     /// Hand the buffer to the writer once it holds [`FLUSH_AT`] bytes.
     #[inline]
     pub fn maybe_flush(&mut self) -> io::Result<()> {
-        if self.out.len() >= FLUSH_AT && !self.held {
+        if self.out.len() >= self.flush_at && !self.held {
             self.write_buffered()?;
         }
         Ok(())
+    }
+
+    /// Generate into `buffer` (when nothing is buffered) and keep
+    /// everything there until [`JsonGen::take_buffered`]: a piece rendered
+    /// on another thread is handed over whole, not copied out in blocks.
+    pub fn hold_output(&mut self, buffer: Vec<u8>) {
+        self.flush_at = usize::MAX;
+        if self.out.is_empty() {
+            let mut b = buffer;
+            b.clear();
+            // An empty buffer is valid UTF-8.
+            self.out = String::from_utf8(b).unwrap_or_default();
+        }
+    }
+
+    /// What is buffered, taken out (what [`JsonGen::get_mut`] would write).
+    pub fn take_buffered(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.out).into_bytes()
     }
 
     /// Remember the state, and hold everything generated from now on in the

@@ -54,6 +54,8 @@ pub struct ScyllaWriter<'a, 'w> {
     content: bool,
     /// The last partition was written.
     written: bool,
+    /// The buffer is handed to the output once it holds this many bytes.
+    flush_at: usize,
 }
 
 /// The output buffer and the one-entry caches of the hot path.
@@ -484,6 +486,7 @@ impl<'a, 'w> ScyllaWriter<'a, 'w> {
             part: None,
             elements: false,
             content: false,
+            flush_at: FLUSH_AT,
             written: false,
         }
     }
@@ -514,10 +517,7 @@ impl<'a, 'w> ScyllaWriter<'a, 'w> {
     /// Write out what is buffered (everything before the open partition,
     /// and the open partition when it is sure to be printed).
     pub fn flush(&mut self) -> io::Result<()> {
-        let end = match self.part {
-            Some((start, _)) if !self.committed() => start,
-            _ => self.out.buf.len(),
-        };
+        let end = self.flushable();
         if end > 0 {
             self.json.raw().write_all(&self.out.buf.as_bytes()[..end])?;
             self.out.buf.drain(..end);
@@ -528,6 +528,37 @@ impl<'a, 'w> ScyllaWriter<'a, 'w> {
         Ok(())
     }
 
+    /// How much of the buffer [`ScyllaWriter::flush`] writes.
+    fn flushable(&self) -> usize {
+        match self.part {
+            Some((start, _)) if !self.committed() => start,
+            _ => self.out.buf.len(),
+        }
+    }
+
+    /// Render into `buffer` (when nothing is buffered) and keep everything
+    /// there until [`ScyllaWriter::take_buffered`]: a piece rendered on
+    /// another thread is handed over whole, not copied out block by block.
+    pub fn hold_output(&mut self, buffer: Vec<u8>) {
+        self.flush_at = usize::MAX;
+        if self.out.buf.is_empty() {
+            let mut b = buffer;
+            b.clear();
+            // An empty buffer is valid UTF-8.
+            self.out.buf = String::from_utf8(b).unwrap_or_default();
+        }
+    }
+
+    /// What [`ScyllaWriter::flush`] would write, taken out of the buffer.
+    pub fn take_buffered(&mut self) -> Vec<u8> {
+        let end = self.flushable();
+        let rest = self.out.buf.split_off(end);
+        if let Some((start, _)) = &mut self.part {
+            *start = start.saturating_sub(end);
+        }
+        std::mem::replace(&mut self.out.buf, rest).into_bytes()
+    }
+
     /// The open partition will be printed whatever comes next.
     fn committed(&self) -> bool {
         self.content || !self.tombstones_only
@@ -536,7 +567,7 @@ impl<'a, 'w> ScyllaWriter<'a, 'w> {
     /// Something was written: the partition has content; flush a full buffer.
     fn wrote(&mut self) -> io::Result<()> {
         self.content = true;
-        if self.out.buf.len() >= FLUSH_AT {
+        if self.out.buf.len() >= self.flush_at {
             self.flush()?;
         }
         Ok(())
@@ -759,7 +790,7 @@ impl Sink for ScyllaWriter<'_, '_> {
             self.out.buf.push(']');
         }
         self.json.close_item_object(&mut self.out.buf);
-        if self.out.buf.len() >= FLUSH_AT {
+        if self.out.buf.len() >= self.flush_at {
             self.flush()?;
         }
         Ok(())
@@ -773,7 +804,7 @@ impl Sink for ScyllaWriter<'_, '_> {
         self.json.open_item_object(&mut self.out.buf);
         self.out.key_fields(t, key);
         self.json.close_item_object(&mut self.out.buf);
-        if self.out.buf.len() >= FLUSH_AT {
+        if self.out.buf.len() >= self.flush_at {
             self.flush()?;
         }
         Ok(())

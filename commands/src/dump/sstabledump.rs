@@ -227,6 +227,16 @@ impl<W: Write> SstabledumpWriter<W> {
         self.g.at_start()
     }
 
+    /// See [`JsonGen::hold_output`].
+    pub fn hold_output(&mut self, buffer: Vec<u8>) {
+        self.g.hold_output(buffer);
+    }
+
+    /// See [`JsonGen::take_buffered`].
+    pub fn take_buffered(&mut self) -> Vec<u8> {
+        self.g.take_buffered()
+    }
+
     /// The underlying writer (what is buffered is written out first).
     pub fn writer(&mut self) -> io::Result<&mut W> {
         self.g.get_mut()

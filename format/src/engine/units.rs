@@ -143,10 +143,7 @@ pub fn units(sst: &Sstable, t: &Table<'_>, target: u64) -> crate::Result<Option<
             t.partitioner.clone(),
             &t.header.clustering_fixed_lens(),
         )?;
-        let mut scan = index.scan();
-        while let Some(h) = scan.next_handle()? {
-            cut.partition(h.position.0);
-        }
+        cut_big(&index, data_len, &mut cut)?;
     }
     let units = cut.finish(data_len);
     if units.first().is_some_and(|u| u.start.0 != 0) {
@@ -156,6 +153,54 @@ pub fn units(sst: &Sstable, t: &Table<'_>, target: u64) -> crate::Result<Option<
     }
     // One unit is worth cutting only when it is a large partition (into parts).
     Ok((units.len() > 1 || units.iter().any(|u| u.large)).then_some(units))
+}
+
+/// Feed the partition starts of a BIG index to `cut`. Between two of
+/// Summary.db's samples less than a unit apart only the first is fed (the
+/// cut falls on a sample); the entries of a wider stretch are all read,
+/// where a large partition or a finer cut may be. So a table of small
+/// partitions costs one entry per sample, not one per partition, and the
+/// units are known before the threads start. Without a usable summary
+/// every entry is read.
+fn cut_big(index: &BigIndex<'_>, data_len: u64, cut: &mut Cutter) -> crate::Result<()> {
+    let index_len = index.index_len();
+    let mut marks = index.sample_offsets();
+    let usable = marks.first() == Some(&0)
+        && marks.windows(2).all(|w| w[0] < w[1])
+        && marks.last().is_some_and(|&l| l < index_len);
+    let mut scan = index.scan();
+    if !usable {
+        while let Some(h) = scan.next_handle()? {
+            cut.partition(h.position.0);
+        }
+        return Ok(());
+    }
+    marks.push(index_len);
+    // The data position of the entry at each mark (Data.db's end for the last).
+    let at = |offset: u64, scan: &mut crate::read::BigIndexScan<'_, '_>| -> crate::Result<u64> {
+        if offset >= index_len {
+            return Ok(data_len);
+        }
+        scan.jump(offset);
+        Ok(scan.next_handle()?.map_or(data_len, |h| h.position.0))
+    };
+    let mut here = at(marks[0], &mut scan)?;
+    for w in marks.windows(2) {
+        let next = at(w[1], &mut scan)?;
+        if next.saturating_sub(here) < cut.target {
+            cut.partition(here);
+        } else {
+            scan.jump(w[0]);
+            while scan.offset() < w[1] {
+                match scan.next_handle()? {
+                    Some(h) => cut.partition(h.position.0),
+                    None => break,
+                }
+            }
+        }
+        here = next;
+    }
+    Ok(())
 }
 
 /// Builds the units from the partition starts, in order.

@@ -332,6 +332,19 @@ impl<'s> BigIndex<'s> {
 }
 
 impl<'s> BigIndex<'s> {
+    /// The Index.db offsets of Summary.db's samples, in its order (none
+    /// without a Summary.db).
+    pub fn sample_offsets(&self) -> Vec<u64> {
+        self.summary.as_ref().map_or_else(Vec::new, |s| {
+            s.entries.iter().map(|e| e.index_position).collect()
+        })
+    }
+
+    /// The size of Index.db.
+    pub fn index_len(&self) -> u64 {
+        self.index_len
+    }
+
     /// Every partition, in Index.db (= Data.db) order: what
     /// [`PartitionIndex::find`] returns for each key, without lookups.
     /// Index.db is read sequentially (scan reads; promoted-index blocks are
@@ -363,6 +376,17 @@ impl std::fmt::Debug for BigIndexScan<'_, '_> {
 }
 
 impl BigIndexScan<'_, '_> {
+    /// Where the next entry starts in Index.db.
+    pub fn offset(&self) -> u64 {
+        self.at
+    }
+
+    /// Continue with the entry that starts at `at` in Index.db (a summary
+    /// sample's offset).
+    pub fn jump(&mut self, at: u64) {
+        self.at = at;
+    }
+
     /// The next partition, `None` after the last.
     pub fn next_handle(&mut self) -> Result<Option<PartitionHandle>> {
         let ix = self.index;
