@@ -201,7 +201,19 @@ impl fmt::Display for Token {
             Token::Random(None) => f.write_str("-1"),
             Token::Random(Some(v)) => write!(f, "{v}"),
             Token::ByteOrdered(b) | Token::Local(b) => {
-                b.iter().try_for_each(|x| write!(f, "{x:02x}"))
+                // Hex through a small buffer: one `write!` per byte cost a
+                // dump of small partitions a third of its time.
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                let mut buf = [0u8; 128];
+                for chunk in b.chunks(buf.len() / 2) {
+                    for (i, x) in chunk.iter().enumerate() {
+                        buf[2 * i] = HEX[usize::from(x >> 4)];
+                        buf[2 * i + 1] = HEX[usize::from(x & 15)];
+                    }
+                    // Only ASCII hex digits were written.
+                    f.write_str(std::str::from_utf8(&buf[..2 * chunk.len()]).unwrap_or(""))?;
+                }
+                Ok(())
             }
             Token::OrderPreserving(s) => f.write_str(s),
         }
@@ -476,5 +488,19 @@ mod tests {
         assert_eq!(t0.partial_cmp(&t1), Some(Ordering::Less));
         assert_eq!(t0.partial_cmp(&Token::Random(None)), None);
         assert!(Token::Random(None) < Token::Random(Some(0)));
+    }
+
+    /// Byte-ordered tokens print as lowercase hex, however long the key
+    /// (past the 64 bytes rendered at a time too).
+    #[test]
+    fn byte_ordered_tokens_print_as_hex() {
+        assert_eq!(Token::ByteOrdered(vec![]).to_string(), "");
+        assert_eq!(
+            Token::ByteOrdered(vec![0, 0x0f, 0xa5, 0xff]).to_string(),
+            "000fa5ff"
+        );
+        let long: Vec<u8> = (0..=255u8).collect();
+        let want: String = long.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(Token::Local(long).to_string(), want);
     }
 }
