@@ -543,3 +543,52 @@ fn output_format_and_file_spellings() {
     assert_eq!(r.code, 2, "no output file: {}", r.stderr);
     assert!(r.stderr.contains("--output-file"), "{}", r.stderr);
 }
+
+/// An output that is not a regular file (a named pipe here; `/dev/null` in
+/// a benchmark) is written as it is, never replaced by a renamed file.
+#[test]
+fn a_named_pipe_output_stays_a_pipe() {
+    use std::io::Read as _;
+    use std::os::unix::fs::FileTypeExt as _;
+    let dir = scratch("fifo");
+    let fifo = dir.path().join("out.parquet");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo on a NUL-terminated path this test owns.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let reader = {
+        let fifo = fifo.clone();
+        // Opening a pipe for reading waits for its writer.
+        std::thread::spawn(move || {
+            let mut b = Vec::new();
+            std::fs::File::open(&fifo)
+                .unwrap()
+                .read_to_end(&mut b)
+                .unwrap();
+            b
+        })
+    };
+    let data = fixtures().join("nb_clustering");
+    let r = sstkit([
+        "export",
+        "-o",
+        "parquet",
+        "--output-file",
+        fifo.to_str().unwrap(),
+        data.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+    assert!(kind.is_fifo(), "the pipe was replaced: {kind:?}");
+    let bytes = reader.join().unwrap();
+    assert!(
+        bytes.len() > 8 && bytes.starts_with(b"PAR1") && bytes.ends_with(b"PAR1"),
+        "{} bytes through the pipe",
+        bytes.len()
+    );
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(left.len(), 1, "{left:?}");
+}

@@ -240,8 +240,9 @@ DuckDB, Polars, Spark or Trino.\n\n\
 Without --merge each sstable's rows are written as they are in it (not reconciled with the \
 other sstables; a note on stderr says so when there are several). CQL types map to Arrow types \
 without loss (docs/arrow-types.md); decimal and varint columns are text unless --decimals says \
-otherwise. Rows are written in batches; memory is bounded by one row group. The output is \
-written under a temporary name and renamed at the end: a failed export leaves no file, and \
+otherwise. Rows are written in batches; memory is bounded by one row group. A file output is \
+written under a temporary name and renamed at the end (a device or pipe is written as it \
+is): a failed export leaves no file, and \
 the temporary file of a killed one is removed by the next export of the same name."
     )]
     Export(ExportArgs),

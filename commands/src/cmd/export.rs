@@ -260,12 +260,26 @@ struct Settings {
 
 impl<'a> Part<'a> {
     /// A file output at `path`, written as `path`'s temporary sibling.
+    /// A path that is not a regular file (`/dev/null`, a named pipe) is
+    /// written as it is: renaming the temporary file over it would replace
+    /// the device or pipe with a file.
     fn file(
         path: &Path,
         schema: &SchemaRef,
         s: &Settings,
         meta: Vec<(String, String)>,
     ) -> CmdResult<Part<'a>> {
+        let special = std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir());
+        if special {
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(|e| {
+                    CmdError::Output(io::Error::new(e.kind(), format!("{}: {e}", path.display())))
+                })?;
+            let writer = Self::writer(BufWriter::with_capacity(1 << 20, f), schema, s, meta)?;
+            return Ok(Part::new(writer, schema, None));
+        }
         let tmp =
             sstkit_format::write::pending::file_tmp(path, std::process::id()).ok_or_else(|| {
                 CmdError::Usage(format!("--output-file {}: not a file name", path.display()))
@@ -287,8 +301,18 @@ impl<'a> Part<'a> {
         let f = sstkit_format::write::pending::create(&tmp).map_err(|e| {
             CmdError::Output(io::Error::new(e.kind(), format!("{}: {e}", tmp.display())))
         })?;
-        let w = BufWriter::with_capacity(1 << 20, f);
-        let writer = match s.format {
+        let writer = Self::writer(BufWriter::with_capacity(1 << 20, f), schema, s, meta)?;
+        Ok(Part::new(writer, schema, Some((tmp, path.to_path_buf()))))
+    }
+
+    /// The writer of `s.format` over `w`.
+    fn writer(
+        w: BufWriter<File>,
+        schema: &SchemaRef,
+        s: &Settings,
+        meta: Vec<(String, String)>,
+    ) -> CmdResult<Writer<'a>> {
+        Ok(match s.format {
             ExportFormat::Parquet => {
                 use parquet::basic::{Compression, ZstdLevel};
                 use parquet::file::metadata::KeyValue;
@@ -321,8 +345,7 @@ impl<'a> Part<'a> {
                 arrow_ipc::writer::FileWriter::try_new(w, schema).map_err(arrow_err)?,
             ),
             ExportFormat::Csv => Writer::Csv(Box::new(w)),
-        };
-        Ok(Part::new(writer, schema, Some((tmp, path.to_path_buf()))))
+        })
     }
 
     fn new(writer: Writer<'a>, schema: &SchemaRef, tmp: Option<(PathBuf, PathBuf)>) -> Part<'a> {
