@@ -646,6 +646,31 @@ pub struct ScrubArgs {
     /// What --output-dir receives: sstables (loadable by Cassandra) or NDJSON in the dump-data schema
     #[arg(long, value_enum, value_name = "FORMAT", default_value = "sstable")]
     pub salvage_format: SalvageFormat,
+    /// Chunk length of a compressed Data.db whose CompressionInfo.db is lost (power of two, up to 16MiB); default: what the chunks decompress to
+    #[arg(long, value_name = "BYTES", value_parser = parse_chunk_length, long_help = CHUNK_LENGTH_HELP)]
+    pub chunk_length: Option<u32>,
+}
+
+const CHUNK_LENGTH_HELP: &str = "\
+Chunk length of a compressed Data.db whose CompressionInfo.db is missing or does not decode \
+(the table's chunk_length_in_kb, in bytes: 16KiB, 64KiB...).
+
+Scrub then rebuilds CompressionInfo.db by walking Data.db: each compressed chunk is followed by \
+the checksum of its bytes, and its compressor (LZ4, Snappy, Deflate or Zstd) is the one that \
+decompresses the first chunk. Without this option the chunk length is what every full chunk \
+decompresses to (with a single chunk: 16KiB from na, 64KiB before). With it, a chunk that \
+decompresses to another length is an error. Ignored when CompressionInfo.db is readable.";
+
+/// Parse `--chunk-length`: a byte size that is a power of two, at most 16 MiB.
+pub fn parse_chunk_length(s: &str) -> Result<u32, String> {
+    let n = parse_size(s)?;
+    let max = sstkit_format::chunk_walk::MAX_CHUNK_LENGTH;
+    match u32::try_from(n) {
+        Ok(v) if v.is_power_of_two() && v <= max => Ok(v),
+        _ => Err(format!(
+            "chunk length {n} is not a power of two between 1 and {max} bytes"
+        )),
+    }
 }
 
 /// `scrub --salvage-format` values.

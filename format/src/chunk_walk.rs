@@ -7,13 +7,20 @@
 //! the end of the file.
 //!
 //! Used when CompressionInfo.db's chunk offsets disagree with Data.db (a
-//! chunk fails its checksum where the walked chain passes everywhere).
+//! chunk fails its checksum where the walked chain passes everywhere), and
+//! to rebuild a lost CompressionInfo.db ([`rebuild`]): the compressor is
+//! the one whose decompression of the first chunk succeeds, the chunk
+//! length the size every full chunk decompresses to.
+
+use std::io::Read;
 
 use crate::component::Component;
+use crate::compression::{CompressionInfo, Compressor};
 use crate::digest::ChecksumAlgo;
-use crate::error::Result;
+use crate::error::{Error, ErrorKind, Result};
 use crate::io::ReadKind;
 use crate::sstable::Sstable;
+use crate::version::Features;
 
 /// Largest compressed chunk looked for, beyond the chunk length: what the
 /// compressors add at worst to incompressible input (LZ4's bound is
@@ -65,6 +72,322 @@ pub fn walk_offsets(
         at += end as u64 + 4;
     }
     Ok((at == file_len).then_some(offsets))
+}
+
+/// Largest chunk length tried when none is given: the walk reads a window
+/// of about this many bytes, so it also bounds the memory a guess costs.
+pub const MAX_GUESSED_CHUNK_LENGTH: u32 = 1 << 20;
+
+/// Largest `--chunk-length` accepted: a chunk is decompressed in memory.
+pub const MAX_CHUNK_LENGTH: u32 = 16 << 20;
+
+/// The compressors a lost CompressionInfo.db is rebuilt for, in the order
+/// they are tried on the first chunk.
+const GUESSES: [Compressor; 4] = [
+    Compressor::Lz4,
+    Compressor::Snappy,
+    Compressor::Deflate,
+    Compressor::Zstd,
+];
+
+/// Where the chunk length of a rebuilt CompressionInfo.db came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChunkLengthSource {
+    /// The caller's (`--chunk-length`), and the chunks agree with it.
+    Given,
+    /// The length every full chunk decompresses to.
+    Measured,
+    /// Data.db has a single chunk, which any length it fits agrees with:
+    /// the version's default (16 KiB from `na`, 64 KiB before), or the
+    /// next power of two when the chunk is larger.
+    Default,
+}
+
+/// A CompressionInfo.db rebuilt by walking Data.db ([`rebuild`]).
+#[derive(Debug, Clone)]
+pub struct Rebuilt {
+    /// The chunk table: compressor, chunk length, uncompressed length and
+    /// the offset of every chunk found.
+    pub info: CompressionInfo,
+    /// How the chunk length was learned.
+    pub chunk_length_source: ChunkLengthSource,
+    /// Where the chain of chunks stops before the end of Data.db (the file
+    /// offset of the first byte that does not start a chunk followed by its
+    /// checksum), `None` when it reaches the end.
+    pub broken_at: Option<u64>,
+    /// Data.db's length on disk.
+    pub file_len: u64,
+}
+
+/// The uncompressed length of `payload` with compressor `c` when it
+/// decompresses, using all of its bytes, to at most `cap` bytes (into
+/// `scratch`, at least `cap` long), `None` otherwise.
+fn probe(c: &Compressor, payload: &[u8], cap: usize, scratch: &mut [u8]) -> Option<usize> {
+    let out = scratch.get_mut(..cap)?;
+    match c {
+        Compressor::Lz4 => {
+            let (len, block) = match payload {
+                [a, b, c, d, rest @ ..] => (u32::from_le_bytes([*a, *b, *c, *d]) as usize, rest),
+                _ => return None,
+            };
+            let out = out.get_mut(..len)?;
+            let n = lz4_flex::block::decompress_into(block, out).ok()?;
+            (n == len).then_some(n)
+        }
+        Compressor::Snappy => {
+            let len = snap::raw::decompress_len(payload).ok()?;
+            let out = out.get_mut(..len)?;
+            let n = snap::raw::Decoder::new().decompress(payload, out).ok()?;
+            (n == len).then_some(n)
+        }
+        Compressor::Deflate => {
+            // The stream must end exactly where the checksum starts.
+            let mut d = flate2::read::ZlibDecoder::new(payload);
+            let mut n = 0;
+            loop {
+                let Some(rest) = out.get_mut(n..) else {
+                    return None;
+                };
+                if rest.is_empty() {
+                    // Full: one more byte means the stream is longer than `cap`.
+                    let mut one = [0u8; 1];
+                    if d.read(&mut one).ok()? != 0 {
+                        return None;
+                    }
+                    break;
+                }
+                match d.read(rest).ok()? {
+                    0 => break,
+                    k => n += k,
+                }
+            }
+            (d.total_in() == payload.len() as u64).then_some(n)
+        }
+        Compressor::Zstd => zstd::bulk::decompress_to_buffer(payload, out).ok(),
+        _ => None,
+    }
+}
+
+/// The end of the chunk at the start of `b` (the offset of its checksum)
+/// whose payload `accept` takes (`Some`), with what it returned: like
+/// [`chunk_end`], but a checksum match whose payload does not decompress
+/// is a coincidence and the search goes on.
+fn accepted_end<T>(
+    b: &[u8],
+    algo: ChecksumAlgo,
+    mut accept: impl FnMut(&[u8]) -> Option<T>,
+) -> Option<(usize, T)> {
+    let mut h = algo.hasher();
+    for e in 1..b.len().saturating_sub(3) {
+        h.update(&b[e - 1..e]);
+        let stored = u32::from_be_bytes([b[e], b[e + 1], b[e + 2], b[e + 3]]);
+        if h.finish() == stored {
+            if let Some(t) = accept(&b[..e]) {
+                return Some((e, t));
+            }
+        }
+    }
+    None
+}
+
+/// An error of the walk at file offset `at` of Data.db.
+fn walk_error(sst: &Sstable, at: u64, msg: String) -> Error {
+    Error::at(
+        ErrorKind::BadValue(format!(
+            "CompressionInfo.db cannot be rebuilt from Data.db: {msg}"
+        )),
+        Component::Data,
+        at,
+        "compressed chunk walk",
+    )
+    .in_file(&sst.path(Component::Data))
+}
+
+/// Rebuild the CompressionInfo.db of `sst`'s compressed Data.db by walking
+/// it from byte 0: each chunk ends where the checksum of its bytes follows
+/// them and its payload decompresses (LZ4, Snappy, Deflate or Zstd: the
+/// first that decompresses the first chunk, then every chunk with it).
+/// Every full chunk decompresses to the chunk length, `chunk_length` when
+/// given, else measured (see [`ChunkLengthSource`]).
+///
+/// When the chain of chunks stops before the end of the file (a file cut
+/// inside a chunk, a damaged chunk), the chunks before it are kept and
+/// [`Rebuilt::broken_at`] says where; fails when not even the first chunk
+/// is found, or the chunks' lengths disagree with `chunk_length` or with
+/// each other. Reads one window of at most a chunk's worst compressed size
+/// at a time, and holds one chunk decompressed; the offsets are at most one
+/// per 5 bytes of Data.db.
+pub fn rebuild(sst: &Sstable, chunk_length: Option<u32>) -> Result<Rebuilt> {
+    let file_len = sst
+        .io
+        .len(Component::Data)
+        .map_err(|e| e.in_file(&sst.path(Component::Data)))?;
+    let features = sst.features();
+    let algo = ChecksumAlgo::for_chunks(&features);
+    let mut cap = chunk_length.unwrap_or(MAX_GUESSED_CHUNK_LENGTH);
+    if cap == 0 || cap > MAX_CHUNK_LENGTH || !cap.is_power_of_two() {
+        return Err(walk_error(
+            sst,
+            0,
+            format!("chunk length {cap} is not a power of two up to {MAX_CHUNK_LENGTH}"),
+        ));
+    }
+    let mut scratch = vec![0u8; cap as usize];
+    let mut compressor: Option<Compressor> = None;
+    let mut offsets = Vec::new();
+    let mut lengths: Vec<u32> = Vec::new();
+    let mut at = 0u64;
+    let mut broken_at = None;
+    while at < file_len {
+        let window = max_compressed(cap.into()) + 4;
+        let len = window.min(file_len - at) as usize;
+        let b = sst
+            .io
+            .read(Component::Data, at, len, ReadKind::Scan)
+            .map_err(|e| e.in_file(&sst.path(Component::Data)))?;
+        let limit = cap as usize;
+        let found = accepted_end(&b, algo, |payload| match &compressor {
+            Some(c) => probe(c, payload, limit, &mut scratch).map(|n| (c.clone(), n)),
+            None => GUESSES
+                .iter()
+                .find_map(|c| probe(c, payload, limit, &mut scratch).map(|n| (c.clone(), n))),
+        });
+        let Some((end, (c, n))) = found else {
+            broken_at = Some(at);
+            break;
+        };
+        if compressor.is_none() {
+            compressor = Some(c);
+        }
+        // A second chunk shows the first was full: its length is the chunk
+        // length, and windows shrink to it.
+        if lengths.len() == 1 && chunk_length.is_none() && lengths[0].is_power_of_two() {
+            cap = lengths[0];
+        }
+        offsets.push(at);
+        lengths.push(n as u32);
+        at += end as u64 + 4;
+    }
+    let Some(compressor) = compressor else {
+        if file_len == 0 {
+            let l = chunk_length.unwrap_or_else(|| default_chunk_length(&features));
+            return Ok(Rebuilt {
+                info: table(Compressor::Lz4, l, &features, 0, offsets),
+                chunk_length_source: if chunk_length.is_some() {
+                    ChunkLengthSource::Given
+                } else {
+                    ChunkLengthSource::Default
+                },
+                broken_at: None,
+                file_len,
+            });
+        }
+        return Err(walk_error(
+            sst,
+            0,
+            "no chunk at offset 0 is followed by its checksum and decompresses with LZ4, \
+             Snappy, Deflate or Zstd"
+                .into(),
+        ));
+    };
+    let (l, source) = chunk_length_of(sst, &lengths, &offsets, chunk_length, &features)?;
+    let data_length = lengths.iter().map(|&n| u64::from(n)).sum();
+    Ok(Rebuilt {
+        info: table(compressor, l, &features, data_length, offsets),
+        chunk_length_source: source,
+        broken_at,
+        file_len,
+    })
+}
+
+/// The version's default chunk length: 16 KiB from `na` (Cassandra 4.0),
+/// 64 KiB before.
+fn default_chunk_length(f: &Features) -> u32 {
+    if f.max_compressed_length {
+        16 << 10
+    } else {
+        64 << 10
+    }
+}
+
+/// The chunk length the decompressed `lengths` agree with: every chunk but
+/// the last non-empty one is full, and only one empty chunk may end the
+/// file (some writers add it).
+fn chunk_length_of(
+    sst: &Sstable,
+    lengths: &[u32],
+    offsets: &[u64],
+    given: Option<u32>,
+    f: &Features,
+) -> Result<(u32, ChunkLengthSource)> {
+    let mut data = lengths.len();
+    if data >= 2 && lengths[data - 1] == 0 {
+        data -= 1;
+    }
+    let (l, source) = match given {
+        Some(l) => (l, ChunkLengthSource::Given),
+        None if data >= 2 => (lengths[0], ChunkLengthSource::Measured),
+        None => {
+            let n = lengths.first().copied().unwrap_or(0);
+            let d = default_chunk_length(f);
+            let l = if n <= d {
+                d
+            } else {
+                n.checked_next_power_of_two().unwrap_or(d)
+            };
+            (l, ChunkLengthSource::Default)
+        }
+    };
+    if !l.is_power_of_two() {
+        return Err(walk_error(
+            sst,
+            offsets.first().copied().unwrap_or(0),
+            format!("the first chunk decompresses to {l} bytes, not a power of two"),
+        ));
+    }
+    for (i, (&n, &off)) in lengths.iter().zip(offsets).enumerate() {
+        let last = i + 1 >= data;
+        let ok = if i >= data {
+            n == 0
+        } else if last {
+            n <= l
+        } else {
+            n == l
+        };
+        if !ok {
+            let what = if given.is_some() {
+                "the given chunk length"
+            } else {
+                "the chunk length"
+            };
+            return Err(walk_error(
+                sst,
+                off,
+                format!("chunk {i} decompresses to {n} bytes, {what} is {l}"),
+            ));
+        }
+    }
+    Ok((l, source))
+}
+
+/// The chunk table of a rebuilt CompressionInfo.db: no options, never a
+/// raw chunk (`na`+).
+fn table(
+    compressor: Compressor,
+    chunk_length: u32,
+    f: &Features,
+    data_length: u64,
+    chunk_offsets: Vec<u64>,
+) -> CompressionInfo {
+    CompressionInfo {
+        compressor_class: compressor.name().to_string(),
+        compressor,
+        options: Vec::new(),
+        chunk_length,
+        max_compressed_length: f.max_compressed_length.then_some(i32::MAX as u32),
+        data_length,
+        chunk_offsets,
+    }
 }
 
 #[cfg(test)]

@@ -42,6 +42,10 @@ pub struct Sstable {
     /// truncation check before them) shares it, so it is read once (one
     /// request less per read from object storage).
     compression: std::cell::RefCell<Option<std::rc::Rc<crate::compression::CompressionInfo>>>,
+    /// The CompressionInfo.db rebuilt by walking Data.db
+    /// ([`Sstable::rebuild_compression_info`]), kept so that every caller
+    /// can report it.
+    rebuilt: std::cell::RefCell<Option<std::rc::Rc<crate::chunk_walk::Rebuilt>>>,
 }
 
 /// Another handle on an sstable, with the same IO options and table
@@ -119,6 +123,7 @@ impl Sstable {
             io,
             table_schema: None,
             compression: std::cell::RefCell::new(None),
+            rebuilt: std::cell::RefCell::new(None),
         })
     }
 
@@ -335,6 +340,36 @@ impl Sstable {
     /// reader opened afterwards reads with it.
     pub fn use_compression_info(&self, ci: crate::compression::CompressionInfo) {
         *self.compression.borrow_mut() = Some(std::rc::Rc::new(ci));
+    }
+
+    /// When Data.db is [compressed](Sstable::data_compressed) and
+    /// CompressionInfo.db is missing or does not decode, rebuild it by
+    /// walking Data.db ([`crate::chunk_walk::rebuild`], with `chunk_length`
+    /// when the caller knows it) and use it for every reader opened
+    /// afterwards. Returns what was rebuilt (also on later calls), `None`
+    /// when nothing needed it; fails when the walk finds no chunk.
+    ///
+    /// Only salvage calls this: a plain read of a compressed Data.db
+    /// without its CompressionInfo.db stays an error.
+    pub fn rebuild_compression_info(
+        &self,
+        chunk_length: Option<u32>,
+    ) -> Result<Option<std::rc::Rc<crate::chunk_walk::Rebuilt>>> {
+        if let Some(r) = self.rebuilt.borrow().as_ref() {
+            return Ok(Some(std::rc::Rc::clone(r)));
+        }
+        if !self.data_compressed() || self.compression_info().is_ok() {
+            return Ok(None);
+        }
+        let r = std::rc::Rc::new(crate::chunk_walk::rebuild(self, chunk_length)?);
+        self.use_compression_info(r.info.clone());
+        *self.rebuilt.borrow_mut() = Some(std::rc::Rc::clone(&r));
+        Ok(Some(r))
+    }
+
+    /// What [`Sstable::rebuild_compression_info`] rebuilt, if it did.
+    pub fn rebuilt_compression_info(&self) -> Option<std::rc::Rc<crate::chunk_walk::Rebuilt>> {
+        self.rebuilt.borrow().clone()
     }
 
     /// [`Sstable::read_component`] without a heap copy where the file can

@@ -143,10 +143,14 @@ pub fn run(a: &ScrubArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     let mut tally = crate::findings::Tally::default();
     let outcome = for_each_sstable(&plan, false, out, |sst, emit| {
         let ctx = KeyCtx::read(sst)?;
+        // Before the salvage writer takes the source's compression: a lost
+        // CompressionInfo.db is rebuilt from Data.db first.
+        sst.rebuild_compression_info(a.chunk_length)?;
         let as_sstables = a.salvage_format == SalvageFormat::Sstable;
         let opts = scrub::Options {
             mode: mode_of(a.mode),
             keep_out_of_order: as_sstables && a.output_dir.is_some(),
+            chunk_length: a.chunk_length,
             ..scrub::Options::default()
         };
         let label = crate::sstable_label(sst);
