@@ -293,7 +293,10 @@ pub fn rebuild(sst: &Sstable, chunk_length: Option<u32>) -> Result<Rebuilt> {
     let (l, source) = chunk_length_of(sst, &lengths, &offsets, chunk_length, &features)?;
     let data_length = lengths.iter().map(|&n| u64::from(n)).sum();
     Ok(Rebuilt {
-        info: table(compressor, l, &features, data_length, offsets),
+        info: CompressionInfo {
+            chunks_end: broken_at,
+            ..table(compressor, l, &features, data_length, offsets)
+        },
         chunk_length_source: source,
         broken_at,
         file_len,
@@ -387,6 +390,7 @@ fn table(
         max_compressed_length: f.max_compressed_length.then_some(i32::MAX as u32),
         data_length,
         chunk_offsets,
+        chunks_end: None,
     }
 }
 
