@@ -338,3 +338,38 @@ fn chunk_length_option() {
     let (r, _) = run("3000");
     assert_eq!(r.code, 2, "{}", r.stderr);
 }
+
+/// `validate` reports the lost CompressionInfo.db and whether scrub can
+/// rebuild it (it walks Data.db as scrub would).
+#[test]
+fn validate_says_whether_scrub_can_rebuild() {
+    for (case, compressor) in [
+        ("nb_clustering_zstd", "ZstdCompressor"),
+        ("nb_clustering_deflate", "DeflateCompressor"),
+        ("nb_clustering_snappy", "SnappyCompressor"),
+    ] {
+        let dir = copy_of(&crate::util::fixtures().join(case), true);
+        let data = component(&dir, "Data.db");
+        let r = sstkit(["validate", "-o", "json", data.to_str().unwrap()]);
+        assert_eq!(r.code, 1, "{case}: {}", r.stderr);
+        let expect = "rebuilds it from Data.db: walking the chunk checksums finds";
+        assert!(
+            r.stdout.contains("missing_component")
+                && r.stdout.contains(expect)
+                && r.stdout.contains(compressor),
+            "{case}: {}",
+            r.stdout
+        );
+        // A damaged first chunk: nothing to walk from.
+        let mut b = std::fs::read(&data).unwrap();
+        b[10] ^= 0x40;
+        std::fs::write(&data, b).unwrap();
+        let r = sstkit(["validate", "-o", "json", data.to_str().unwrap()]);
+        assert_eq!(r.code, 1, "{case}: {}", r.stderr);
+        assert!(
+            r.stdout.contains("scrub cannot rebuild it from Data.db"),
+            "{case}: {}",
+            r.stdout
+        );
+    }
+}
