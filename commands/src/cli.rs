@@ -157,7 +157,10 @@ resynchronise at the next partition: through Index.db or Partitions.db when it i
 Cassandra's scrub does), otherwise by scanning for a partition start that follows an \
 end-of-partition marker, has a key of the table's key type sorting after the last partition, \
 passes the bloom filter and decodes to its end. Chunk checksums (compressed chunks, CRC.db) \
-are checked: a partition over a chunk that failed its checksum is never salvaged. The work is \
+are checked: a partition over a chunk that failed its checksum is never salvaged. A compressed \
+Data.db whose CompressionInfo.db is missing or does not decode is never read as raw bytes: \
+CompressionInfo.db is rebuilt by walking Data.db's chunks and their checksums (see \
+--chunk-length), a finding says so, and scrub goes on as with the real one. The work is \
 bounded by a small constant times one pass over the file."
     )]
     Scrub(ScrubArgs),

@@ -45,7 +45,13 @@
 //! was found (including a Data.db that ends before the last partition its
 //! index lists, or is empty while Statistics.db counts partitions: a
 //! `data_lost` finding), 3 when Data.db cannot be opened (missing, pre-3.0
-//! format, unreadable CompressionInfo.db).
+//! format without `--schema`, a compressed Data.db whose CompressionInfo.db
+//! is lost and whose first chunk cannot be found).
+//!
+//! A lost CompressionInfo.db (missing, or not decoding) is rebuilt by
+//! walking Data.db ([`sstkit_format::chunk_walk::rebuild`]; `--chunk-length`
+//! when the operator knows it) before anything reads Data.db, with a
+//! finding; the salvaged sstable gets its own CompressionInfo.db.
 //!
 //! Exit status: 0 nothing found; 1 findings; 2 usage; 3 an sstable that cannot
 //! be opened at all.

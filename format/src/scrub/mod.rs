@@ -658,8 +658,9 @@ fn hand_over(
 ///
 /// Fails when Data.db cannot be opened at all: missing Data.db or
 /// Statistics.db, a pre-3.0 `ka`/`la` sstable without an attached table
-/// schema ([`Sstable::set_table_schema`]), or an unreadable
-/// CompressionInfo.db.
+/// schema ([`Sstable::set_table_schema`]), or a compressed Data.db whose
+/// CompressionInfo.db is lost and cannot be rebuilt
+/// ([`Sstable::rebuild_compression_info`]: not even its first chunk is found).
 pub fn scrub(
     sst: &Sstable,
     opts: &Options,
