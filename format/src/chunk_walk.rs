@@ -145,9 +145,7 @@ fn probe(c: &Compressor, payload: &[u8], cap: usize, scratch: &mut [u8]) -> Opti
             let mut d = flate2::read::ZlibDecoder::new(payload);
             let mut n = 0;
             loop {
-                let Some(rest) = out.get_mut(n..) else {
-                    return None;
-                };
+                let rest = out.get_mut(n..)?;
                 if rest.is_empty() {
                     // Full: one more byte means the stream is longer than `cap`.
                     let mut one = [0u8; 1];
