@@ -115,8 +115,28 @@ pub struct Rebuilt {
     /// offset of the first byte that does not start a chunk followed by its
     /// checksum), `None` when it reaches the end.
     pub broken_at: Option<u64>,
+    /// Stretches of Data.db between chunks that are no chunk followed by
+    /// its checksum (damaged chunks), in file order.
+    pub gaps: Vec<Gap>,
     /// Data.db's length on disk.
     pub file_len: u64,
+}
+
+/// Damaged bytes the walk stepped over to the next chunk it found: they are
+/// taken as whole chunks, which fail their checksums when read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gap {
+    /// File offsets of the damaged bytes.
+    pub start: u64,
+    /// Where the next chunk starts.
+    pub end: u64,
+    /// The index of the first chunk taken for them.
+    pub first_chunk: usize,
+    /// How many chunks they are taken for: the fewest that fit them (each
+    /// at most a chunk's worst compressed size), so the uncompressed
+    /// positions after a gap of several small chunks are too low; scrub's
+    /// checks against the partition index catch that.
+    pub chunks: usize,
 }
 
 /// The uncompressed length of `payload` with compressor `c` when it
@@ -208,9 +228,10 @@ fn walk_error(sst: &Sstable, at: u64, msg: String) -> Error {
 /// Every full chunk decompresses to the chunk length, `chunk_length` when
 /// given, else measured (see [`ChunkLengthSource`]).
 ///
-/// When the chain of chunks stops before the end of the file (a file cut
-/// inside a chunk, a damaged chunk), the chunks before it are kept and
-/// [`Rebuilt::broken_at`] says where; fails when not even the first chunk
+/// Damaged bytes inside the file are stepped over to the next chunk found
+/// ([`Rebuilt::gaps`]: they become chunks that fail their checksums). When
+/// no chunk follows (a file cut inside a chunk), the chunks before are kept
+/// and [`Rebuilt::broken_at`] says where; fails when not even the first chunk
 /// is found, or the chunks' lengths disagree with `chunk_length` or with
 /// each other. Reads one window of at most a chunk's worst compressed size
 /// at a time, and holds one chunk decompressed; the offsets are at most one
@@ -236,6 +257,7 @@ pub fn rebuild(sst: &Sstable, chunk_length: Option<u32>) -> Result<Rebuilt> {
     let mut lengths: Vec<u32> = Vec::new();
     let mut at = 0u64;
     let mut broken_at = None;
+    let mut gaps = Vec::new();
     while at < file_len {
         let window = max_compressed(cap.into()) + 4;
         let len = window.min(file_len - at) as usize;
@@ -251,8 +273,35 @@ pub fn rebuild(sst: &Sstable, chunk_length: Option<u32>) -> Result<Rebuilt> {
                 .find_map(|c| probe(c, payload, limit, &mut scratch).map(|n| (c.clone(), n))),
         });
         let Some((end, (c, n))) = found else {
-            broken_at = Some(at);
-            break;
+            // Damage inside a chunk: step over it to the next chunk found,
+            // once the compressor and the chunk length are known.
+            let l =
+                chunk_length.or_else(|| lengths.first().copied().filter(|l| l.is_power_of_two()));
+            let step = match (&compressor, l) {
+                (Some(c), Some(l)) => {
+                    next_chunk(sst, algo, c, l, at, file_len, &mut scratch)?.map(|n| (n, l))
+                }
+                _ => None,
+            };
+            let Some((next, l)) = step else {
+                broken_at = Some(at);
+                break;
+            };
+            cap = l;
+            let gap = next - at;
+            let chunks = gap.div_ceil(max_compressed(l.into()) + 4).max(1);
+            gaps.push(Gap {
+                start: at,
+                end: next,
+                first_chunk: offsets.len(),
+                chunks: chunks as usize,
+            });
+            for j in 0..chunks {
+                offsets.push(at + j * (gap / chunks));
+                lengths.push(l);
+            }
+            at = next;
+            continue;
         };
         if compressor.is_none() {
             compressor = Some(c);
@@ -277,6 +326,7 @@ pub fn rebuild(sst: &Sstable, chunk_length: Option<u32>) -> Result<Rebuilt> {
                     ChunkLengthSource::Default
                 },
                 broken_at: None,
+                gaps,
                 file_len,
             });
         }
@@ -297,8 +347,90 @@ pub fn rebuild(sst: &Sstable, chunk_length: Option<u32>) -> Result<Rebuilt> {
         },
         chunk_length_source: source,
         broken_at,
+        gaps,
         file_len,
     })
+}
+
+/// Candidate chunk starts the search past a damaged chunk decodes at most
+/// (each costs a window of a chunk's worst compressed size).
+const MAX_CANDIDATES: usize = 4096;
+
+/// Whether `b` can start a chunk of `c` that decompresses to at most `l`
+/// bytes: a cheap look at the compressor's own header before the checksum
+/// search (LZ4's length prefix, Snappy's varint length, which must be a
+/// full chunk's, the zlib header, the zstd magic number).
+fn could_start(c: &Compressor, b: &[u8], l: u32) -> bool {
+    match (c, b) {
+        (Compressor::Lz4, [a, b1, c1, d, ..]) => {
+            let v = u32::from_le_bytes([*a, *b1, *c1, *d]);
+            v > 0 && v <= l
+        }
+        (Compressor::Snappy, _) => {
+            let head = b.get(..b.len().min(5)).unwrap_or(b);
+            snap::raw::decompress_len(head).is_ok_and(|n| n == l as usize)
+        }
+        (Compressor::Deflate, [cmf, flg, ..]) => {
+            *cmf & 0x0f == 8 && (u16::from(*cmf) << 8 | u16::from(*flg)) % 31 == 0
+        }
+        (Compressor::Zstd, [0x28, 0xb5, 0x2f, 0xfd, ..]) => true,
+        _ => false,
+    }
+}
+
+/// The start of the first chunk after the damaged bytes at `from`: a
+/// position whose bytes decompress with `c` to a full chunk of `l` bytes
+/// (or less, for the last chunk, which ends the file) and are followed by
+/// their checksum. One pass over the rest of Data.db, in bounded reads.
+fn next_chunk(
+    sst: &Sstable,
+    algo: ChecksumAlgo,
+    c: &Compressor,
+    l: u32,
+    from: u64,
+    file_len: u64,
+    scratch: &mut [u8],
+) -> Result<Option<u64>> {
+    const BLOCK: u64 = 64 << 10;
+    let window = max_compressed(l.into()) + 4;
+    let read = |at: u64, len: u64| {
+        sst.io
+            .read(
+                Component::Data,
+                at,
+                len.min(file_len - at) as usize,
+                ReadKind::Scan,
+            )
+            .map_err(|e| e.in_file(&sst.path(Component::Data)))
+    };
+    let mut candidates = 0;
+    let mut pos = from + 1;
+    while pos + 5 <= file_len {
+        // Each block overlaps the next by a header's length.
+        let b = read(pos, BLOCK + 8)?;
+        let starts = (b.len().saturating_sub(5) + 1).min(BLOCK as usize);
+        for i in 0..starts {
+            if !could_start(c, &b[i..], l) {
+                continue;
+            }
+            candidates += 1;
+            if candidates > MAX_CANDIDATES {
+                return Ok(None);
+            }
+            let s = pos + i as u64;
+            let w = read(s, window)?;
+            let ends_file = |end: usize| s + end as u64 + 4 == file_len;
+            let found = accepted_end(&w, algo, |payload| {
+                probe(c, payload, l as usize, scratch)
+                    .filter(|&n| n == l as usize || ends_file(payload.len()))
+            });
+            if found.is_some() {
+                return Ok(Some(s));
+            }
+        }
+        pos += starts as u64;
+    }
+    Ok(None)
 }
 
 /// The version's default chunk length: 16 KiB from `na` (Cassandra 4.0),

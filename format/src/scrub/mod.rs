@@ -1167,6 +1167,25 @@ fn rebuilt_problems(sst: &Sstable, r: &crate::chunk_walk::Rebuilt, problems: &mu
             ci.data_length
         ),
     ));
+    for g in &r.gaps {
+        let from = ci.chunk_start(g.first_chunk);
+        let to = ci.chunk_start(g.first_chunk + g.chunks);
+        problems.push(
+            Problem::new(
+                ProblemClass::DataLost,
+                Component::Data,
+                from,
+                format!(
+                    "Data.db bytes {}..{} on disk are not a chunk followed by its checksum \
+                     (a damaged chunk): taken as {} chunk(s) of uncompressed bytes \
+                     {from:#x}..{to:#x}, which cannot be read; the walk goes on at the next \
+                     chunk found",
+                    g.start, g.end, g.chunks
+                ),
+            )
+            .chunk(Some(g.first_chunk as u64)),
+        );
+    }
     if let Some(at) = r.broken_at {
         problems.push(Problem::new(
             ProblemClass::DataLost,

@@ -512,9 +512,13 @@ fn rebuild_note(sst: &Sstable) -> String {
                 ),
                 None => String::new(),
             };
+            let gaps = match r.gaps.len() {
+                0 => String::new(),
+                n => format!("; {n} damaged stretch(es) between chunks are lost"),
+            };
             format!(
                 "; scrub --mode skip --output-dir DIR rebuilds it from Data.db: walking the \
-                 chunk checksums finds {} chunks, compressor {}, chunk length {}{stop}",
+                 chunk checksums finds {} chunks, compressor {}, chunk length {}{gaps}{stop}",
                 ci.chunk_count(),
                 ci.compressor.name(),
                 ci.chunk_length
