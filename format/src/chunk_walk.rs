@@ -258,6 +258,7 @@ pub fn rebuild(sst: &Sstable, chunk_length: Option<u32>) -> Result<Rebuilt> {
     let mut at = 0u64;
     let mut broken_at = None;
     let mut gaps = Vec::new();
+    let mut budget = file_len.saturating_mul(2).saturating_add(1 << 20);
     while at < file_len {
         let window = max_compressed(cap.into()) + 4;
         let len = window.min(file_len - at) as usize;
@@ -279,7 +280,7 @@ pub fn rebuild(sst: &Sstable, chunk_length: Option<u32>) -> Result<Rebuilt> {
                 chunk_length.or_else(|| lengths.first().copied().filter(|l| l.is_power_of_two()));
             let step = match (&compressor, l) {
                 (Some(c), Some(l)) => {
-                    next_chunk(sst, algo, c, l, at, file_len, &mut scratch)?.map(|n| (n, l))
+                    next_chunk(sst, c, l, at, file_len, &mut scratch, &mut budget)?.map(|n| (n, l))
                 }
                 _ => None,
             };
@@ -352,8 +353,10 @@ pub fn rebuild(sst: &Sstable, chunk_length: Option<u32>) -> Result<Rebuilt> {
     })
 }
 
-/// Candidate chunk starts the search past a damaged chunk decodes at most
-/// (each costs a window of a chunk's worst compressed size).
+/// Candidate chunk starts one search past a damaged chunk decodes at most
+/// (each costs a window of a chunk's worst compressed size); all the
+/// searches of a walk share a budget of twice Data.db's length, so the walk
+/// stays linear in the file whatever its bytes.
 const MAX_CANDIDATES: usize = 4096;
 
 /// Whether `b` can start a chunk of `c` that decompresses to at most `l`
@@ -384,14 +387,15 @@ fn could_start(c: &Compressor, b: &[u8], l: u32) -> bool {
 /// their checksum. One pass over the rest of Data.db, in bounded reads.
 fn next_chunk(
     sst: &Sstable,
-    algo: ChecksumAlgo,
     c: &Compressor,
     l: u32,
     from: u64,
     file_len: u64,
     scratch: &mut [u8],
+    budget: &mut u64,
 ) -> Result<Option<u64>> {
     const BLOCK: u64 = 64 << 10;
+    let algo = ChecksumAlgo::for_chunks(&sst.features());
     let window = max_compressed(l.into()) + 4;
     let read = |at: u64, len: u64| {
         sst.io
@@ -414,9 +418,10 @@ fn next_chunk(
                 continue;
             }
             candidates += 1;
-            if candidates > MAX_CANDIDATES {
+            if candidates > MAX_CANDIDATES || *budget < window {
                 return Ok(None);
             }
+            *budget -= window;
             let s = pos + i as u64;
             let w = read(s, window)?;
             let ends_file = |end: usize| s + end as u64 + 4 == file_len;
@@ -536,5 +541,43 @@ mod tests {
         b.extend_from_slice(b"next chunk");
         assert_eq!(chunk_end(&b, ChecksumAlgo::Crc32), Some(chunk.len()));
         assert_eq!(chunk_end(&b[..chunk.len() + 3], ChecksumAlgo::Crc32), None);
+    }
+
+    fn payloads(data: &[u8]) -> Vec<(Compressor, Vec<u8>)> {
+        use std::io::Write;
+        let mut lz4 = (data.len() as u32).to_le_bytes().to_vec();
+        lz4.extend(lz4_flex::block::compress(data));
+        let snappy = snap::raw::Encoder::new().compress_vec(data).unwrap();
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        z.write_all(data).unwrap();
+        let deflate = z.finish().unwrap();
+        let zstd = zstd::bulk::compress(data, 3).unwrap();
+        vec![
+            (Compressor::Lz4, lz4),
+            (Compressor::Snappy, snappy),
+            (Compressor::Deflate, deflate),
+            (Compressor::Zstd, zstd),
+        ]
+    }
+
+    #[test]
+    fn each_compressor_is_recognised_by_its_own_payload() {
+        let data: Vec<u8> = (0..4096u32).map(|i| (i % 13) as u8).collect();
+        let mut scratch = vec![0u8; 4096];
+        for (c, p) in payloads(&data) {
+            assert_eq!(probe(&c, &p, 4096, &mut scratch), Some(4096), "{c:?}");
+            assert_eq!(&scratch[..], &data[..], "{c:?}");
+            // Larger than the cap, or with a byte more: not this chunk.
+            assert_eq!(probe(&c, &p, 2048, &mut scratch), None, "{c:?}");
+            let mut longer = p.clone();
+            longer.push(0);
+            assert_eq!(probe(&c, &longer, 4096, &mut scratch), None, "{c:?}");
+            assert!(could_start(&c, &p, 4096), "{c:?}");
+            // The first that decompresses is the right one.
+            let first = GUESSES
+                .iter()
+                .find(|g| probe(g, &p, 4096, &mut scratch).is_some());
+            assert_eq!(first, Some(&c));
+        }
     }
 }
