@@ -450,3 +450,40 @@ fn rebuilt_chunk_table_around_a_damaged_chunk() {
         assert_eq!(r.info.chunk_length, ci.chunk_length);
     }
 }
+
+/// TOC.txt replaced by an uncompressed sstable's (it lists CRC.db) and
+/// CompressionInfo.db lost with it: neither checksum component is there,
+/// which no writer leaves, and Data.db walks as a whole chain of
+/// compressed chunks, so it is read as compressed and every partition is
+/// written. An uncompressed Data.db that lost its CRC.db is still read as
+/// it is.
+#[test]
+fn foreign_toc_and_lost_compression_info() {
+    let foreign = component(
+        &crate::util::fixtures().join("nb_clustering_nocompress"),
+        "TOC.txt",
+    );
+    for case in ["nb_counters", "oa_counters", "da_counters", "nb_clustering"] {
+        let src = crate::util::fixtures().join(case);
+        let intact = partitions(&src);
+        let dir = copy_of(&src, true);
+        std::fs::copy(&foreign, component(&dir, "TOC.txt")).unwrap();
+        let (r, written, out) = scrub_skip(&dir);
+        assert_eq!(r.code, 1, "{case}: {}", r.stderr);
+        assert!(
+            r.stdout
+                .contains("but Data.db is a chain of compressed chunks"),
+            "{case}: {}",
+            r.stdout
+        );
+        assert_eq!(written, intact, "{case}");
+        assert_output_valid(case, out.path());
+    }
+    let src = crate::util::fixtures().join("nb_clustering_nocompress");
+    let intact = partitions(&src);
+    let dir = copy_of(&src, false);
+    std::fs::remove_file(component(&dir, "CRC.db")).unwrap();
+    let (r, written, _out) = scrub_skip(&dir);
+    assert!(!r.stdout.contains("rebuilt from Data.db"), "{}", r.stdout);
+    assert_eq!(written, intact);
+}

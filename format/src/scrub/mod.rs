@@ -1146,8 +1146,14 @@ fn rebuilt_problems(sst: &Sstable, r: &crate::chunk_walk::Rebuilt, problems: &mu
     let ci = &r.info;
     let (class, why) = if sst.io.exists(Component::CompressionInfo) {
         (ProblemClass::CorruptMetadata, "does not decode")
-    } else {
+    } else if sst.toc.has(Component::CompressionInfo) {
         (ProblemClass::MissingComponent, "is missing")
+    } else {
+        (
+            ProblemClass::MissingComponent,
+            "is neither in TOC.txt nor beside Data.db, nor is CRC.db, but Data.db is a chain of \
+             compressed chunks each followed by its checksum",
+        )
     };
     let length = match r.chunk_length_source {
         S::Given => "as given",
