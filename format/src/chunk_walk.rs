@@ -359,19 +359,19 @@ pub fn rebuild(sst: &Sstable, chunk_length: Option<u32>) -> Result<Rebuilt> {
 /// stays linear in the file whatever its bytes.
 const MAX_CANDIDATES: usize = 4096;
 
-/// Whether `b` can start a chunk of `c` that decompresses to at most `l`
-/// bytes: a cheap look at the compressor's own header before the checksum
-/// search (LZ4's length prefix, Snappy's varint length, which must be a
-/// full chunk's, the zlib header, the zstd magic number).
-fn could_start(c: &Compressor, b: &[u8], l: u32) -> bool {
+/// Whether `b` can start a chunk of `c` that decompresses to `l` bytes
+/// (at most `l` when `last`: the last chunk of the file): a cheap look at
+/// the compressor's own header before the checksum search (LZ4's length
+/// prefix, Snappy's varint length, the zlib header, the zstd magic number).
+fn could_start(c: &Compressor, b: &[u8], l: u32, last: bool) -> bool {
+    let fits = |n: u64| n == u64::from(l) || (last && n > 0 && n < u64::from(l));
     match (c, b) {
         (Compressor::Lz4, [a, b1, c1, d, ..]) => {
-            let v = u32::from_le_bytes([*a, *b1, *c1, *d]);
-            v > 0 && v <= l
+            fits(u32::from_le_bytes([*a, *b1, *c1, *d]).into())
         }
         (Compressor::Snappy, _) => {
             let head = b.get(..b.len().min(5)).unwrap_or(b);
-            snap::raw::decompress_len(head).is_ok_and(|n| n == l as usize)
+            snap::raw::decompress_len(head).is_ok_and(|n| fits(n as u64))
         }
         (Compressor::Deflate, [cmf, flg, ..]) => {
             *cmf & 0x0f == 8 && (u16::from(*cmf) << 8 | u16::from(*flg)) % 31 == 0
@@ -414,7 +414,9 @@ fn next_chunk(
         let b = read(pos, BLOCK + 8)?;
         let starts = (b.len().saturating_sub(5) + 1).min(BLOCK as usize);
         for i in 0..starts {
-            if !could_start(c, &b[i..], l) {
+            // Only the last chunk, which ends the file, may be shorter.
+            let last = file_len - (pos + i as u64) <= window;
+            if !could_start(c, &b[i..], l, last) {
                 continue;
             }
             candidates += 1;
@@ -572,7 +574,7 @@ mod tests {
             let mut longer = p.clone();
             longer.push(0);
             assert_eq!(probe(&c, &longer, 4096, &mut scratch), None, "{c:?}");
-            assert!(could_start(&c, &p, 4096), "{c:?}");
+            assert!(could_start(&c, &p, 4096, false), "{c:?}");
             // The first that decompresses is the right one.
             let first = GUESSES
                 .iter()

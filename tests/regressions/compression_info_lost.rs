@@ -380,13 +380,18 @@ fn validate_says_whether_scrub_can_rebuild() {
 /// Damage inside chunks of a Data.db whose CompressionInfo.db is lost: the
 /// walk steps over it to the next chunk (found by its compressor's header,
 /// its checksum and a full chunk's length), so the chunks after it are
-/// salvaged too. One damaged chunk loses what the real CompressionInfo.db
-/// loses; damage over two chunks never makes scrub write a partition that
-/// differs from the intact sstable.
+/// salvaged too. A damaged chunk loses what the real CompressionInfo.db
+/// loses; damage over adjacent chunks (counted as the fewest chunks its
+/// bytes can hold) never makes scrub write a partition that differs from
+/// the intact sstable.
 #[test]
 fn damaged_chunks_without_compression_info_are_stepped_over() {
     for (case, chunks, exact) in [
         ("nb_clustering", &[5usize][..], true),
+        // Three apart, and the one before the last (shorter) chunk.
+        ("nb_clustering", &[3, 9, 12], true),
+        ("nb_clustering", &[15], true),
+        ("nb_clustering", &[5, 6], false),
         ("da_clustering", &[2], true),
         ("nb_clustering_zstd", &[1], true),
         ("nb_clustering_deflate", &[1], true),
