@@ -118,6 +118,9 @@ pub struct Rebuilt {
     /// Stretches of Data.db between chunks that are no chunk followed by
     /// its checksum (damaged chunks), in file order.
     pub gaps: Vec<Gap>,
+    /// Chunks stored uncompressed (`na`+: a payload of one chunk length
+    /// that no compressor takes).
+    pub raw_chunks: usize,
     /// Data.db's length on disk.
     pub file_len: u64,
 }
@@ -258,6 +261,7 @@ pub fn rebuild(sst: &Sstable, chunk_length: Option<u32>) -> Result<Rebuilt> {
     let mut at = 0u64;
     let mut broken_at = None;
     let mut gaps = Vec::new();
+    let mut raw_chunks = 0;
     let mut budget = file_len.saturating_mul(2).saturating_add(1 << 20);
     while at < file_len {
         let window = max_compressed(cap.into()) + 4;
@@ -267,13 +271,24 @@ pub fn rebuild(sst: &Sstable, chunk_length: Option<u32>) -> Result<Rebuilt> {
             .read(Component::Data, at, len, ReadKind::Scan)
             .map_err(|e| e.in_file(&sst.path(Component::Data)))?;
         let limit = cap as usize;
+        // `na`+ stores a chunk that does not compress well enough as it is:
+        // a payload of exactly one chunk length that no compressor takes.
+        let raw_len = chunk_length
+            .or_else(|| lengths.first().copied().filter(|l| l.is_power_of_two()))
+            .filter(|_| features.max_compressed_length && compressor.is_some());
         let found = accepted_end(&b, algo, |payload| match &compressor {
-            Some(c) => probe(c, payload, limit, &mut scratch).map(|n| (c.clone(), n)),
-            None => GUESSES
-                .iter()
-                .find_map(|c| probe(c, payload, limit, &mut scratch).map(|n| (c.clone(), n))),
+            Some(c) => probe(c, payload, limit, &mut scratch)
+                .map(|n| (c.clone(), n, false))
+                .or_else(|| {
+                    raw_len
+                        .filter(|&l| payload.len() == l as usize)
+                        .map(|l| (c.clone(), l as usize, true))
+                }),
+            None => GUESSES.iter().find_map(|c| {
+                probe(c, payload, limit, &mut scratch).map(|n| (c.clone(), n, false))
+            }),
         });
-        let Some((end, (c, n))) = found else {
+        let Some((end, (c, n, raw))) = found else {
             // Damage inside a chunk: step over it to the next chunk found,
             // once the compressor and the chunk length are known.
             let l =
@@ -314,6 +329,7 @@ pub fn rebuild(sst: &Sstable, chunk_length: Option<u32>) -> Result<Rebuilt> {
         }
         offsets.push(at);
         lengths.push(n as u32);
+        raw_chunks += usize::from(raw);
         at += end as u64 + 4;
     }
     let Some(compressor) = compressor else {
@@ -328,6 +344,7 @@ pub fn rebuild(sst: &Sstable, chunk_length: Option<u32>) -> Result<Rebuilt> {
                 },
                 broken_at: None,
                 gaps,
+                raw_chunks,
                 file_len,
             });
         }
@@ -341,14 +358,21 @@ pub fn rebuild(sst: &Sstable, chunk_length: Option<u32>) -> Result<Rebuilt> {
     };
     let (l, source) = chunk_length_of(sst, &lengths, &offsets, chunk_length, &features)?;
     let data_length = lengths.iter().map(|&n| u64::from(n)).sum();
+    let mut info = CompressionInfo {
+        chunks_end: broken_at,
+        ..table(compressor, l, &features, data_length, offsets)
+    };
+    if raw_chunks > 0 {
+        // A payload of a whole chunk length is then one stored as it is
+        // (a compressed one that long would have been stored raw).
+        info.max_compressed_length = Some(l);
+    }
     Ok(Rebuilt {
-        info: CompressionInfo {
-            chunks_end: broken_at,
-            ..table(compressor, l, &features, data_length, offsets)
-        },
+        info,
         chunk_length_source: source,
         broken_at,
         gaps,
+        raw_chunks,
         file_len,
     })
 }

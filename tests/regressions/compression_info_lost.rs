@@ -492,3 +492,37 @@ fn foreign_toc_and_lost_compression_info() {
     assert!(!r.stdout.contains("rebuilt from Data.db"), "{}", r.stdout);
     assert_eq!(written, intact);
 }
+
+/// `na`+ stores a chunk that does not compress well enough uncompressed
+/// (a table with `min_compress_ratio`): a payload of one chunk length that
+/// no compressor takes is such a chunk, and its bytes are salvaged.
+#[test]
+fn raw_chunks_are_recognised() {
+    let case = "nb_clustering";
+    let src = crate::util::fixtures().join(case);
+    let intact = partitions(&src);
+    let dir = copy_of(&src, false);
+    let ci = chunk_info(&dir);
+    let data_path = component(&dir, "Data.db");
+    let data = std::fs::read(&data_path).unwrap();
+    let features = Sstable::open_path(&data_path).unwrap().features();
+    // Chunk 4 stored as it is: its uncompressed bytes, then their CRC32.
+    let mut raw = Vec::new();
+    sstkit_format::chunk::decompress_chunk(&ci, &features, 4, &data, &mut raw).unwrap();
+    assert_eq!(raw.len(), ci.chunk_length as usize);
+    let (s, e) = (ci.chunk_offsets[4] as usize, ci.chunk_offsets[5] as usize);
+    let mut out = data[..s].to_vec();
+    out.extend_from_slice(&raw);
+    let sum = sstkit_format::digest::ChecksumAlgo::Crc32.checksum(&raw);
+    out.extend_from_slice(&sum.to_be_bytes());
+    out.extend_from_slice(&data[e..]);
+    std::fs::write(&data_path, out).unwrap();
+    std::fs::remove_file(component(&dir, "CompressionInfo.db")).unwrap();
+    // The digest was of the old bytes.
+    std::fs::remove_file(component(&dir, "Digest.crc32")).unwrap();
+    let (r, written, out_dir) = scrub_skip(&dir);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stdout.contains("(1 stored uncompressed)"), "{}", r.stdout);
+    assert_eq!(written, intact);
+    assert_output_valid(case, out_dir.path());
+}

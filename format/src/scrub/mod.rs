@@ -1166,8 +1166,12 @@ fn rebuilt_problems(sst: &Sstable, r: &crate::chunk_walk::Rebuilt, problems: &mu
         0,
         format!(
             "CompressionInfo.db {why}: rebuilt from Data.db by walking its chunk checksums: {} \
-             chunks, compressor {}, chunk length {} ({length}), {} bytes uncompressed",
+             chunks{}, compressor {}, chunk length {} ({length}), {} bytes uncompressed",
             ci.chunk_count(),
+            match r.raw_chunks {
+                0 => String::new(),
+                n => format!(" ({n} stored uncompressed)"),
+            },
             ci.compressor.name(),
             ci.chunk_length,
             ci.data_length
