@@ -157,7 +157,10 @@ resynchronise at the next partition: through Index.db or Partitions.db when it i
 Cassandra's scrub does), otherwise by scanning for a partition start that follows an \
 end-of-partition marker, has a key of the table's key type sorting after the last partition, \
 passes the bloom filter and decodes to its end. Chunk checksums (compressed chunks, CRC.db) \
-are checked: a partition over a chunk that failed its checksum is never salvaged. The work is \
+are checked: a partition over a chunk that failed its checksum is never salvaged. A compressed \
+Data.db whose CompressionInfo.db is missing or does not decode is never read as raw bytes: \
+CompressionInfo.db is rebuilt by walking Data.db's chunks and their checksums (see \
+--chunk-length), a finding says so, and scrub goes on as with the real one. The work is \
 bounded by a small constant times one pass over the file."
     )]
     Scrub(ScrubArgs),
@@ -648,6 +651,31 @@ pub struct ScrubArgs {
     /// What --output-dir receives: sstables (loadable by Cassandra) or NDJSON in the dump-data schema
     #[arg(long, value_enum, value_name = "FORMAT", default_value = "sstable")]
     pub salvage_format: SalvageFormat,
+    /// Chunk length of a compressed Data.db whose CompressionInfo.db is lost (power of two, up to 16MiB); default: what the chunks decompress to
+    #[arg(long, value_name = "BYTES", value_parser = parse_chunk_length, long_help = CHUNK_LENGTH_HELP)]
+    pub chunk_length: Option<u32>,
+}
+
+const CHUNK_LENGTH_HELP: &str = "\
+Chunk length of a compressed Data.db whose CompressionInfo.db is missing or does not decode \
+(the table's chunk_length_in_kb, in bytes: 16KiB, 64KiB...).
+
+Scrub then rebuilds CompressionInfo.db by walking Data.db: each compressed chunk is followed by \
+the checksum of its bytes, and its compressor (LZ4, Snappy, Deflate or Zstd) is the one that \
+decompresses the first chunk. Without this option the chunk length is what every full chunk \
+decompresses to (with a single chunk: 16KiB from na, 64KiB before). With it, a chunk that \
+decompresses to another length is an error. Ignored when CompressionInfo.db is readable.";
+
+/// Parse `--chunk-length`: a byte size that is a power of two, at most 16 MiB.
+pub fn parse_chunk_length(s: &str) -> Result<u32, String> {
+    let n = parse_size(s)?;
+    let max = sstkit_format::chunk_walk::MAX_CHUNK_LENGTH;
+    match u32::try_from(n) {
+        Ok(v) if v.is_power_of_two() && v <= max => Ok(v),
+        _ => Err(format!(
+            "chunk length {n} is not a power of two between 1 and {max} bytes"
+        )),
+    }
 }
 
 /// `scrub --salvage-format` values.

@@ -114,6 +114,11 @@ pub struct CompressionInfo {
     pub data_length: u64,
     /// File offset of each chunk in Data.db.
     pub chunk_offsets: Vec<u64>,
+    /// Where the last chunk ends in Data.db, when not at the end of the
+    /// file: a table rebuilt by walking Data.db ([`crate::chunk_walk`])
+    /// whose chain of chunks stops at damage or a cut. Never read from
+    /// CompressionInfo.db.
+    pub chunks_end: Option<u64>,
 }
 
 impl CompressionInfo {
@@ -195,6 +200,7 @@ impl CompressionInfo {
             max_compressed_length,
             data_length,
             chunk_offsets,
+            chunks_end: None,
         })
     }
 
@@ -254,11 +260,10 @@ impl CompressionInfo {
             .chunk_offsets
             .get(i)
             .ok_or_else(|| self.out_of_range(i))?;
-        let end = self
-            .chunk_offsets
-            .get(i + 1)
-            .copied()
-            .unwrap_or(data_file_len);
+        let end = self.chunk_offsets.get(i + 1).copied().unwrap_or(
+            self.chunks_end
+                .map_or(data_file_len, |e| e.min(data_file_len)),
+        );
         if end > data_file_len || end < start.saturating_add(4) {
             return Err(Error::at(
                 ErrorKind::BadValue(format!(

@@ -42,6 +42,10 @@ pub struct Sstable {
     /// truncation check before them) shares it, so it is read once (one
     /// request less per read from object storage).
     compression: std::cell::RefCell<Option<std::rc::Rc<crate::compression::CompressionInfo>>>,
+    /// The CompressionInfo.db rebuilt by walking Data.db
+    /// ([`Sstable::rebuild_compression_info`]), kept so that every caller
+    /// can report it.
+    rebuilt: std::cell::RefCell<Option<std::rc::Rc<crate::chunk_walk::Rebuilt>>>,
 }
 
 /// Another handle on an sstable, with the same IO options and table
@@ -119,6 +123,7 @@ impl Sstable {
             io,
             table_schema: None,
             compression: std::cell::RefCell::new(None),
+            rebuilt: std::cell::RefCell::new(None),
         })
     }
 
@@ -289,11 +294,14 @@ impl Sstable {
     }
 
     /// True when Data.db is compressed: TOC.txt lists CompressionInfo.db, or
-    /// that file lies beside Data.db although TOC.txt does not list it.
+    /// that file lies beside Data.db although TOC.txt does not list it, or
+    /// it was rebuilt ([`Sstable::rebuild_compression_info`]).
     /// When it is missing, Data.db cannot be read ([`Sstable::compression_info`]
     /// fails), never read as raw bytes.
     pub fn data_compressed(&self) -> bool {
-        self.toc.has(Component::CompressionInfo) || self.io.exists(Component::CompressionInfo)
+        self.toc.has(Component::CompressionInfo)
+            || self.io.exists(Component::CompressionInfo)
+            || self.rebuilt.borrow().is_some()
     }
 
     /// CompressionInfo.db decoded (read and parsed on the first call, then
@@ -335,6 +343,61 @@ impl Sstable {
     /// reader opened afterwards reads with it.
     pub fn use_compression_info(&self, ci: crate::compression::CompressionInfo) {
         *self.compression.borrow_mut() = Some(std::rc::Rc::new(ci));
+    }
+
+    /// When Data.db is [compressed](Sstable::data_compressed) and
+    /// CompressionInfo.db is missing or does not decode (or neither it nor
+    /// CRC.db is there and Data.db walks as compressed chunks), rebuild it by
+    /// walking Data.db ([`crate::chunk_walk::rebuild`], with `chunk_length`
+    /// when the caller knows it) and use it for every reader opened
+    /// afterwards. Returns what was rebuilt (also on later calls), `None`
+    /// when nothing needed it; fails when the walk finds no chunk.
+    ///
+    /// Only salvage calls this: a plain read of a compressed Data.db
+    /// without its CompressionInfo.db stays an error.
+    pub fn rebuild_compression_info(
+        &self,
+        chunk_length: Option<u32>,
+    ) -> Result<Option<std::rc::Rc<crate::chunk_walk::Rebuilt>>> {
+        if let Some(r) = self.rebuilt.borrow().as_ref() {
+            return Ok(Some(std::rc::Rc::clone(r)));
+        }
+        if !self.data_compressed() {
+            // Every version writes CompressionInfo.db or CRC.db: without
+            // either, a Data.db that walks as a whole chain of checksummed
+            // chunks to its end is compressed (another sstable's TOC.txt,
+            // CompressionInfo.db lost with it).
+            if self.has(Component::Crc) || !self.has(Component::Data) {
+                return Ok(None);
+            }
+            return match crate::chunk_walk::rebuild(self, chunk_length) {
+                Ok(r) if r.broken_at.is_none() && r.gaps.is_empty() && r.info.chunk_count() > 0 => {
+                    Ok(Some(self.install_rebuilt(r)))
+                }
+                _ => Ok(None),
+            };
+        }
+        if self.compression_info().is_ok() {
+            return Ok(None);
+        }
+        let r = crate::chunk_walk::rebuild(self, chunk_length)?;
+        Ok(Some(self.install_rebuilt(r)))
+    }
+
+    /// Use the rebuilt chunk table `r` for Data.db from now on.
+    fn install_rebuilt(
+        &self,
+        r: crate::chunk_walk::Rebuilt,
+    ) -> std::rc::Rc<crate::chunk_walk::Rebuilt> {
+        let r = std::rc::Rc::new(r);
+        self.use_compression_info(r.info.clone());
+        *self.rebuilt.borrow_mut() = Some(std::rc::Rc::clone(&r));
+        r
+    }
+
+    /// What [`Sstable::rebuild_compression_info`] rebuilt, if it did.
+    pub fn rebuilt_compression_info(&self) -> Option<std::rc::Rc<crate::chunk_walk::Rebuilt>> {
+        self.rebuilt.borrow().clone()
     }
 
     /// [`Sstable::read_component`] without a heap copy where the file can

@@ -19,6 +19,9 @@ mod truncation;
 // Metadata that disagrees with Data.db: scrub writes no partition it cannot vouch for.
 mod scrub_metadata;
 
+// A lost CompressionInfo.db is rebuilt from Data.db's chunks by scrub.
+mod compression_info_lost;
+
 /// A writable copy of the sstable files of fixture `case`.
 pub(crate) fn fixture_copy(case: &str, tag: &str) -> Scratch {
     let dir = scratch_dir("regression", tag);

@@ -11,7 +11,8 @@ const COMPRESSED: [&str; 4] = ["nb_counters", "oa_counters", "da_counters", "nb_
 /// CompressionInfo.db deleted (TOC.txt still lists it): scrub used to scan
 /// the compressed bytes as an uncompressed Data.db and wrote a phantom
 /// partition (`oa_counters`, `da_counters`). Whatever it writes now is a
-/// partition of the intact sstable, and with nothing written it says why.
+/// partition of the intact sstable, and with nothing written it says why
+/// (it now rebuilds CompressionInfo.db: `compression_info_lost`).
 #[test]
 fn compression_info_deleted_is_never_read_as_raw() {
     for case in COMPRESSED {

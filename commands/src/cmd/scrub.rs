@@ -45,7 +45,13 @@
 //! was found (including a Data.db that ends before the last partition its
 //! index lists, or is empty while Statistics.db counts partitions: a
 //! `data_lost` finding), 3 when Data.db cannot be opened (missing, pre-3.0
-//! format, unreadable CompressionInfo.db).
+//! format without `--schema`, a compressed Data.db whose CompressionInfo.db
+//! is lost and whose first chunk cannot be found).
+//!
+//! A lost CompressionInfo.db (missing, or not decoding) is rebuilt by
+//! walking Data.db ([`sstkit_format::chunk_walk::rebuild`]; `--chunk-length`
+//! when the operator knows it) before anything reads Data.db, with a
+//! finding; the salvaged sstable gets its own CompressionInfo.db.
 //!
 //! Exit status: 0 nothing found; 1 findings; 2 usage; 3 an sstable that cannot
 //! be opened at all.
@@ -143,10 +149,14 @@ pub fn run(a: &ScrubArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     let mut tally = crate::findings::Tally::default();
     let outcome = for_each_sstable(&plan, false, out, |sst, emit| {
         let ctx = KeyCtx::read(sst)?;
+        // Before the salvage writer takes the source's compression: a lost
+        // CompressionInfo.db is rebuilt from Data.db first.
+        sst.rebuild_compression_info(a.chunk_length)?;
         let as_sstables = a.salvage_format == SalvageFormat::Sstable;
         let opts = scrub::Options {
             mode: mode_of(a.mode),
             keep_out_of_order: as_sstables && a.output_dir.is_some(),
+            chunk_length: a.chunk_length,
             ..scrub::Options::default()
         };
         let label = crate::sstable_label(sst);

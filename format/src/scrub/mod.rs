@@ -154,6 +154,10 @@ pub struct Options {
     /// of dropping them, for a sink that sorts them back in (the sstable
     /// writer's [`crate::write::salvage::SalvageWriter`]).
     pub keep_out_of_order: bool,
+    /// The chunk length of a compressed Data.db whose CompressionInfo.db is
+    /// lost, when the operator knows it (else it is learned from the chunks,
+    /// see [`crate::chunk_walk::rebuild`]).
+    pub chunk_length: Option<u32>,
 }
 
 impl Default for Options {
@@ -166,6 +170,7 @@ impl Default for Options {
             reader: ReaderOptions::default(),
             index_hints: true,
             keep_out_of_order: false,
+            chunk_length: None,
         }
     }
 }
@@ -653,8 +658,9 @@ fn hand_over(
 ///
 /// Fails when Data.db cannot be opened at all: missing Data.db or
 /// Statistics.db, a pre-3.0 `ka`/`la` sstable without an attached table
-/// schema ([`Sstable::set_table_schema`]), or an unreadable
-/// CompressionInfo.db.
+/// schema ([`Sstable::set_table_schema`]), or a compressed Data.db whose
+/// CompressionInfo.db is lost and cannot be rebuilt
+/// ([`Sstable::rebuild_compression_info`]: not even its first chunk is found).
 pub fn scrub(
     sst: &Sstable,
     opts: &Options,
@@ -673,6 +679,11 @@ pub fn scrub(
         ..Report::default()
     };
     statistics_problems(&st, &mut report.problems);
+    // A compressed Data.db is never read raw: a lost CompressionInfo.db is
+    // rebuilt from the chunks' own checksums before anything reads it.
+    if let Some(r) = sst.rebuild_compression_info(opts.chunk_length)? {
+        rebuilt_problems(sst, &r, &mut report.problems);
+    }
     // Before anything opens Data.db: walked chunk offsets may replace the stored ones.
     let (bad, verified, guard) = bad_chunks(sst, &mut report.problems);
     let chunk_len = chunk_length(sst);
@@ -1126,6 +1137,78 @@ fn walked_offsets(sst: &Sstable, problems: &mut Problems) -> bool {
         msg,
     ));
     true
+}
+
+/// The findings of a CompressionInfo.db rebuilt by walking Data.db: what
+/// was rebuilt, and the end of Data.db that no chunk covers.
+fn rebuilt_problems(sst: &Sstable, r: &crate::chunk_walk::Rebuilt, problems: &mut Problems) {
+    use crate::chunk_walk::ChunkLengthSource as S;
+    let ci = &r.info;
+    let (class, why) = if sst.io.exists(Component::CompressionInfo) {
+        (ProblemClass::CorruptMetadata, "does not decode")
+    } else if sst.toc.has(Component::CompressionInfo) {
+        (ProblemClass::MissingComponent, "is missing")
+    } else {
+        (
+            ProblemClass::MissingComponent,
+            "is neither in TOC.txt nor beside Data.db, nor is CRC.db, but Data.db is a chain of \
+             compressed chunks each followed by its checksum",
+        )
+    };
+    let length = match r.chunk_length_source {
+        S::Given => "as given",
+        S::Measured => "what every full chunk decompresses to",
+        S::Default => "the version's default: Data.db has one chunk",
+    };
+    problems.push(Problem::new(
+        class,
+        Component::CompressionInfo,
+        0,
+        format!(
+            "CompressionInfo.db {why}: rebuilt from Data.db by walking its chunk checksums: {} \
+             chunks{}, compressor {}, chunk length {} ({length}), {} bytes uncompressed",
+            ci.chunk_count(),
+            match r.raw_chunks {
+                0 => String::new(),
+                n => format!(" ({n} stored uncompressed)"),
+            },
+            ci.compressor.name(),
+            ci.chunk_length,
+            ci.data_length
+        ),
+    ));
+    for g in &r.gaps {
+        let from = ci.chunk_start(g.first_chunk);
+        let to = ci.chunk_start(g.first_chunk + g.chunks);
+        problems.push(
+            Problem::new(
+                ProblemClass::DataLost,
+                Component::Data,
+                from,
+                format!(
+                    "Data.db bytes {}..{} on disk are not a chunk followed by its checksum \
+                     (a damaged chunk): taken as {} chunk(s) of uncompressed bytes \
+                     {from:#x}..{to:#x}, which cannot be read; the walk goes on at the next \
+                     chunk found",
+                    g.start, g.end, g.chunks
+                ),
+            )
+            .chunk(Some(g.first_chunk as u64)),
+        );
+    }
+    if let Some(at) = r.broken_at {
+        problems.push(Problem::new(
+            ProblemClass::DataLost,
+            Component::Data,
+            ci.data_length,
+            format!(
+                "Data.db bytes {at}..{} on disk are not a chunk followed by its checksum (a file \
+                 cut inside a chunk, or a damaged chunk): what they hold after uncompressed \
+                 offset {:#x} cannot be read",
+                r.file_len, ci.data_length
+            ),
+        ));
+    }
 }
 
 /// The bloom filter, when Filter.db is present and decodes.

@@ -498,6 +498,36 @@ fn resume<'a>(
     false
 }
 
+/// What scrub can do about a lost CompressionInfo.db, found by walking
+/// Data.db as scrub would (one read of Data.db, a chunk decompressed at a
+/// time): rebuild it, and from how many chunks, or why not.
+fn rebuild_note(sst: &Sstable) -> String {
+    match crate::chunk_walk::rebuild(sst, None) {
+        Ok(r) => {
+            let ci = &r.info;
+            let stop = match r.broken_at {
+                Some(at) => format!(
+                    "; the chain of chunks stops at byte {at} of {}, what follows is lost",
+                    r.file_len
+                ),
+                None => String::new(),
+            };
+            let gaps = match r.gaps.len() {
+                0 => String::new(),
+                n => format!("; {n} damaged stretch(es) between chunks are lost"),
+            };
+            format!(
+                "; scrub --mode skip --output-dir DIR rebuilds it from Data.db: walking the \
+                 chunk checksums finds {} chunks, compressor {}, chunk length {}{gaps}{stop}",
+                ci.chunk_count(),
+                ci.compressor.name(),
+                ci.chunk_length
+            )
+        }
+        Err(e) => format!("; scrub cannot rebuild it from Data.db: {}", e.kind),
+    }
+}
+
 /// Components: each one the TOC lists must exist (a `missing_component`
 /// error); a component file next to the sstable that the TOC does not list
 /// is an `unlisted_component` note. Fails when TOC.txt cannot be read.
@@ -506,11 +536,19 @@ fn check_components(sst: &Sstable, report: &mut Report) -> Result<()> {
     for e in &toc.entries {
         let Some(c) = e.component else { continue };
         if c != Component::Toc && !crate::io::store::is_file(&sst.desc.path_of(&e.name)) {
+            let rebuild = if c == Component::CompressionInfo {
+                rebuild_note(sst)
+            } else {
+                String::new()
+            };
             report.problems.push(Problem::new(
                 ProblemClass::MissingComponent,
                 c,
                 0,
-                format!("{}: listed in TOC.txt but the file is missing", e.name),
+                format!(
+                    "{}: listed in TOC.txt but the file is missing{rebuild}",
+                    e.name
+                ),
             ));
         }
     }
