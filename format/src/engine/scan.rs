@@ -65,6 +65,11 @@ pub fn run(
         }
         return Ok(());
     }
+    // A token range's partitions start where the index says, not at 0.
+    let from = sel.scan_start(sst, t);
+    if from.0 > 0 {
+        reader.seek_partition(from)?;
+    }
     // Keys asked for but not met in a whole scan are noted, as the index path does.
     let mut missing: Option<HashSet<Vec<u8>>> = sel.keys().map(|ks| ks.iter().cloned().collect());
     loop {

@@ -1,0 +1,265 @@
+//! Seek by token: where in Data.db a read of a token range starts (and
+//! ends), found through the partition index instead of by decompressing
+//! Data.db from its first byte.
+//!
+//! * BIG: the Summary.db samples searched by token, then Index.db read
+//!   forward from the sample's entry ([`BigIndex::ceiling`]); without
+//!   Summary.db, Index.db from its start (still far fewer bytes than
+//!   Data.db).
+//! * BTI: a ceiling search in the Partitions.db trie for the
+//!   byte-comparable prefix of the token ([`BtiIndex::ceiling`]).
+//!
+//! The key the index gives is checked against Data.db at the position (one
+//! small read, which the scan that follows reads again), so a damaged
+//! index is an error here, and a caller that cannot seek scans from the
+//! start as before: a seek may cost a read, never a partition.
+
+use crate::component::Component;
+use crate::data::{DataPos, DataSource};
+use crate::error::{Error, ErrorKind};
+use crate::io::ReadKind;
+use crate::lookup::TokenBound;
+use crate::read::{BigIndex, BtiIndex};
+use crate::Sstable;
+
+use super::Table;
+
+/// The Data.db position of the first partition at or after `bound` (the
+/// end of the data when every partition is before it); `None` when the
+/// sstable has no index to search (no Index.db, or no Partitions.db), or
+/// its partitioner has no token order known here (LocalPartitioner), or
+/// `bound` is another partitioner's token.
+///
+/// Errors (a damaged index, or one that disagrees with Data.db) name the
+/// file, component and offset.
+pub fn ceiling(sst: &Sstable, t: &Table<'_>, bound: &TokenBound) -> crate::Result<Option<DataPos>> {
+    let p = &t.partitioner;
+    if !p.has_known_order() || p.token(&[]).partial_cmp(&bound.token).is_none() {
+        return Ok(None);
+    }
+    let found = if sst.features().trie_index {
+        if !sst.has(Component::Partitions) {
+            return Ok(None);
+        }
+        if token_prefix_unsupported(&bound.token) {
+            return Ok(None);
+        }
+        BtiIndex::open_for_seek(sst, p.clone(), &t.header.clustering_types)?.ceiling(bound)?
+    } else {
+        if !sst.has(Component::Index) {
+            return Ok(None);
+        }
+        BigIndex::open_for_seek(sst, p.clone(), &t.header.clustering_fixed_lens())?
+            .ceiling(bound)?
+    };
+    let mut data = DataSource::open(sst)?;
+    data.set_read_kind(ReadKind::Point);
+    let Some(c) = found else {
+        return Ok(Some(DataPos(data.data_len())));
+    };
+    // The index's word is checked against Data.db: a partition of that
+    // key must start there.
+    let at = data.key_at(c.position)?;
+    if at.as_deref() != Some(&c.key[..]) {
+        return Err(Error::at(
+            ErrorKind::BadValue(format!(
+                "the index places the first partition from token {} at {}, \
+                 but no partition of its key starts there",
+                bound.token, c.position.0
+            )),
+            Component::Data,
+            c.position.0,
+            "token seek",
+        )
+        .in_file(&sst.data_path()));
+    }
+    Ok(Some(c.position))
+}
+
+/// Tokens whose byte-comparable form the trie search does not build.
+fn token_prefix_unsupported(t: &crate::token::Token) -> bool {
+    crate::bti::comparable::token_prefix(t).is_none()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use super::*;
+    use crate::data::{Fragment, ScanReader};
+    use crate::engine::{self, Selection, Shape, Sink};
+    use crate::test_support as corpus;
+    use crate::token::Token;
+
+    /// Every bundled fixture's Data.db.
+    fn fixtures() -> Vec<PathBuf> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/cassandra");
+        let mut v: Vec<PathBuf> = std::fs::read_dir(root)
+            .unwrap()
+            .flat_map(|d| std::fs::read_dir(d.unwrap().path()).into_iter().flatten())
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.to_string_lossy().ends_with("-Data.db"))
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// The partitions of a whole scan: start, key and token; `None` when
+    /// the sstable does not scan (a corrupt one).
+    fn scan(sst: &Sstable, t: &Table<'_>) -> Option<Vec<(u64, Vec<u8>, Token)>> {
+        let mut r = ScanReader::new(sst, t.header).ok()?;
+        let mut v = Vec::new();
+        loop {
+            let at = r.next_position();
+            match r.next_fragment().ok()? {
+                None => return Some(v),
+                Some(Fragment::PartitionStart { key, .. }) => {
+                    let tok = t.partitioner.token(key);
+                    v.push((at.0, key.to_vec(), tok));
+                    r.skip_partition().ok()?;
+                }
+                Some(_) => return None,
+            }
+        }
+    }
+
+    /// Tokens just before and after `t` (the same token where there is none).
+    fn around(t: &Token) -> [Token; 2] {
+        match t {
+            Token::Murmur3(v) => [
+                Token::Murmur3(v.saturating_sub(1)),
+                Token::Murmur3(v.saturating_add(1)),
+            ],
+            Token::Random(v) => [
+                Token::Random(v.and_then(|v| v.checked_sub(1))),
+                Token::Random(Some(v.map_or(0, |v| v.saturating_add(1)))),
+            ],
+            Token::ByteOrdered(k) => {
+                let mut lo = k.clone();
+                match lo.last_mut() {
+                    Some(b) if *b > 0 => *b -= 1,
+                    _ => {}
+                }
+                let mut hi = k.clone();
+                hi.push(0);
+                [Token::ByteOrdered(lo), Token::ByteOrdered(hi)]
+            }
+            other => [other.clone(), other.clone()],
+        }
+    }
+
+    /// The least and greatest tokens of a partitioner's ring.
+    fn ends(t: &Token) -> Vec<Token> {
+        match t {
+            Token::Murmur3(_) => vec![Token::Murmur3(i64::MIN), Token::Murmur3(i64::MAX)],
+            Token::Random(_) => vec![Token::Random(None), Token::Random(Some(1 << 127))],
+            Token::ByteOrdered(_) => vec![
+                Token::ByteOrdered(Vec::new()),
+                Token::ByteOrdered(vec![0xFF; 40]),
+            ],
+            _ => Vec::new(),
+        }
+    }
+
+    /// What a seek found across the sstables checked.
+    #[derive(Default, Debug)]
+    struct Tally {
+        sstables: usize,
+        big: usize,
+        bti: usize,
+        seeks: usize,
+        skipped: Vec<String>,
+    }
+
+    /// For tokens around every (sampled) partition and at the ring's ends,
+    /// inclusive and exclusive: the seek lands on the first partition of a
+    /// whole scan that is not before the bound.
+    fn check_seeks(path: &Path, corrupt: bool, tally: &mut Tally) {
+        let name = path.display().to_string();
+        let Ok(sst) = Sstable::open_path(path) else {
+            tally.skipped.push(format!("{name}: does not open"));
+            return;
+        };
+        let Ok(b) = engine::bind(&sst) else {
+            tally.skipped.push(format!("{name}: does not bind"));
+            return;
+        };
+        let t = Table::new(&b.header, b.partitioner.clone(), 0);
+        let Some(parts) = scan(&sst, &t) else {
+            tally.skipped.push(format!("{name}: does not scan"));
+            return;
+        };
+        let Some(first) = parts.first() else {
+            return;
+        };
+        let data_len = DataSource::open(&sst).unwrap().data_len();
+        let step = (parts.len() / 60).max(1);
+        let mut tokens = ends(&first.2);
+        for (_, _, tok) in parts.iter().step_by(step).chain(parts.last()) {
+            tokens.push(tok.clone());
+            tokens.extend(around(tok));
+        }
+        let mut seeked = false;
+        for token in tokens {
+            for exclusive in [false, true] {
+                let bound = TokenBound {
+                    token: token.clone(),
+                    exclusive,
+                };
+                let want = parts
+                    .iter()
+                    .find(|p| bound.is_before(&p.2) == Some(false))
+                    .map_or(data_len, |p| p.0);
+                match ceiling(&sst, &t, &bound) {
+                    Ok(Some(got)) => {
+                        assert_eq!(got.0, want, "{name}: {bound:?}");
+                        tally.seeks += 1;
+                        seeked = true;
+                    }
+                    Ok(None) => {}
+                    Err(e) => assert!(corrupt, "{name}: {bound:?}: {e}"),
+                }
+            }
+        }
+        tally.sstables += 1;
+        if seeked {
+            if sst.features().trie_index {
+                tally.bti += 1;
+            } else {
+                tally.big += 1;
+            }
+        } else {
+            tally
+                .skipped
+                .push(format!("{name}: no seek ({})", t.partitioner.name()));
+        }
+    }
+
+    #[test]
+    fn seeks_land_on_the_first_partition_of_fixtures() {
+        let mut tally = Tally::default();
+        for p in fixtures() {
+            check_seeks(&p, false, &mut tally);
+        }
+        assert!(tally.skipped.is_empty(), "{:#?}", tally.skipped);
+        assert!(tally.big > 30 && tally.bti > 10, "{tally:?}");
+    }
+
+    #[test]
+    fn seeks_land_on_the_first_partition_of_corpus() {
+        let files = corpus::files(|c| c == "Data.db");
+        if files.is_empty() {
+            return;
+        }
+        let mut tally = Tally::default();
+        for f in &files {
+            check_seeks(&f.path, f.is_corrupt(), &mut tally);
+        }
+        eprintln!(
+            "seeks: {} sstables, {} BIG, {} BTI, {} seeks",
+            tally.sstables, tally.big, tally.bti, tally.seeks
+        );
+        assert!(tally.big > 50 && tally.bti >= 4, "{tally:?}");
+    }
+}
