@@ -131,4 +131,7 @@ pub struct Ceiling {
     pub position: DataPos,
     /// Its serialized key.
     pub key: Vec<u8>,
+    /// The key was read from Data.db at `position` (not only from the
+    /// index): there is nothing left to check.
+    pub in_data: bool,
 }

@@ -469,6 +469,7 @@ impl<'s> BtiIndex<'s> {
                 Ok(Ceiling {
                     position: DataPos(pos),
                     key,
+                    in_data: true,
                 })
             }
             PartitionPosition::Rows(off) => {
@@ -477,6 +478,7 @@ impl<'s> BtiIndex<'s> {
                 Ok(Ceiling {
                     position: DataPos(e.data_position),
                     key: e.key,
+                    in_data: false,
                 })
             }
         }

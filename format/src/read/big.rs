@@ -396,6 +396,7 @@ impl<'s> BigIndex<'s> {
                 return Ok(Some(Ceiling {
                     position: DataPos(e.position),
                     key: e.key,
+                    in_data: false,
                 }));
             }
             at = e.next();
