@@ -545,4 +545,66 @@ mod tests {
         }
         assert!(runs > 100, "{runs}");
     }
+
+    /// A merged token-range read gives the merged partitions of a whole
+    /// merged read filtered by the range (each sstable seeks on its own).
+    #[test]
+    fn merged_token_range_reads_equal_filtered_merges() {
+        let mut checked = 0;
+        for set in [
+            "nb_merge_range",
+            "da_merge_range",
+            "oa_merge_overwrite",
+            "da_deletes_merge",
+        ] {
+            let paths: Vec<PathBuf> = fixtures()
+                .into_iter()
+                .filter(|p| {
+                    let dir = p.parent().unwrap().file_name().unwrap().to_string_lossy();
+                    dir.starts_with(&format!("{set}_"))
+                })
+                .collect();
+            assert!(paths.len() >= 2, "{set}");
+            let opened = paths.iter().map(|p| {
+                let sst = Sstable::open_path(p)?;
+                let b = engine::bind(&sst)?;
+                Ok::<_, crate::Error>((sst, b))
+            });
+            let inputs =
+                engine::MergeInputs::new(opened.map(|r| r.map_err(engine::Error::from))).unwrap();
+            let t = Table::new(&inputs.schema.header, inputs.partitioner.clone(), 0);
+            let mut whole = Log::default();
+            inputs
+                .dump(
+                    &t,
+                    &Selection::all(),
+                    &Shape::default(),
+                    &mut whole,
+                    &mut |_| {},
+                )
+                .unwrap();
+            let parts: Vec<(u64, Vec<u8>, Token)> = whole
+                .0
+                .iter()
+                .map(|p| (0, p.0.clone(), t.partitioner.token(&p.0)))
+                .collect();
+            for (s, e) in ranges(&parts, false) {
+                let sel = Selection::new(&t, None, [], Some((s.clone(), e.clone())));
+                let want: Vec<_> = whole.0.iter().filter(|p| sel.wants(&t, &p.0)).collect();
+                let mut got = Log::default();
+                inputs
+                    .dump(&t, &sel, &Shape::default(), &mut got, &mut |_| {})
+                    .unwrap();
+                let got: Vec<_> = got.0.iter().collect();
+                assert!(
+                    got == want,
+                    "{set}: ({s}, {e}]: {} vs {}",
+                    got.len(),
+                    want.len()
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked > 40, "{checked}");
+    }
 }
