@@ -72,6 +72,8 @@ pub fn run(
     }
     // Keys asked for but not met in a whole scan are noted, as the index path does.
     let mut missing: Option<HashSet<Vec<u8>>> = sel.keys().map(|ks| ks.iter().cloned().collect());
+    // A wrapping range's gap is stepped over once, at its first partition.
+    let mut gap_done = false;
     loop {
         notes(Note::Progress {
             done: reader.position().0,
@@ -84,6 +86,14 @@ pub fn run(
                 }
                 if !written && sel.past_end(t, &key) {
                     break;
+                }
+                if !written && !gap_done && sel.in_gap(t, &key) {
+                    gap_done = true;
+                    if let Some(to) = sel.after_gap(sst, t) {
+                        if to > reader.next_position() {
+                            reader.seek_partition(to)?;
+                        }
+                    }
                 }
                 if written {
                     emitted += 1;

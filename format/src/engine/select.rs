@@ -93,6 +93,32 @@ impl Selection {
         self.seek(sst, t, end)
     }
 
+    /// Whether the partition of `key` lies in the gap of a token range
+    /// that wraps around the ring (`(start, MAX]` and `[MIN, end]`): after
+    /// `end`, up to `start`.
+    pub fn in_gap(&self, t: &Table<'_>, key: &[u8]) -> bool {
+        let Some((start, end)) = &self.range else {
+            return false;
+        };
+        if self.straight_range().is_some() {
+            return false;
+        }
+        let tok = t.partitioner.token(key);
+        tok.partial_cmp(end) == Some(Ordering::Greater)
+            && tok.partial_cmp(start) != Some(Ordering::Greater)
+    }
+
+    /// Where the part of a wrapping token range after its start begins in
+    /// Data.db, so a scan can step over the gap ([`Selection::in_gap`]);
+    /// `None` without a wrapping range, or when the index cannot say.
+    pub fn after_gap(&self, sst: &Sstable, t: &Table<'_>) -> Option<DataPos> {
+        let (start, _) = self.range.as_ref()?;
+        if self.straight_range().is_some() {
+            return None;
+        }
+        self.seek(sst, t, start)
+    }
+
     /// The first partition after token `tok`, through the index.
     fn seek(&self, sst: &Sstable, t: &Table<'_>, tok: &Token) -> Option<DataPos> {
         let bound = TokenBound {
