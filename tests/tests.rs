@@ -24,6 +24,9 @@ mod dump_data;
 // --threads: the same dump, byte for byte, on several threads.
 mod threads;
 
+// --token-range seeks through the index: the filtered whole dump, byte for byte, single and merged.
+mod seek;
+
 // export: Parquet / Arrow / CSV read back by DuckDB and pyarrow equal select.json; row groups, token ranges.
 mod export;
 

@@ -99,9 +99,10 @@ pub fn sstable(
         return Ok(None);
     }
     let rows = Renderer::splits_rows(a.format, job.options);
-    let Some(tasks) = tasks(sst, t, rows) else {
+    let Some(mut tasks) = tasks(sst, t, rows) else {
         return Ok(None);
     };
+    within(&mut tasks, sel.scan_start(sst, t), sel.scan_end(sst, t));
     let total = tasks.last().map_or(0, Task::end);
     let buffers = Buffers::default();
     let reopen = sst.reopener();
@@ -173,6 +174,18 @@ pub fn tasks(sst: &Sstable, t: &Table<'_>, rows: bool) -> Option<Vec<Task>> {
         }
     }
     Some(tasks)
+}
+
+/// Keep the tasks whose partitions can start in `[from, to)` (a token
+/// range's, as the index places it): the others hold no selected
+/// partition, and their Data.db need not be read.
+fn within(tasks: &mut Vec<Task>, from: DataPos, to: Option<DataPos>) {
+    tasks.retain(|task| {
+        let u = match task {
+            Task::Unit(u) | Task::Here(u) | Task::Part(u, _) => u,
+        };
+        u.end > from && to.is_none_or(|to| u.start < to)
+    });
 }
 
 /// The error of a thread that could not open its own handle on an sstable

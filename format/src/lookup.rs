@@ -100,3 +100,38 @@ pub trait PartitionIndex {
         None
     }
 }
+
+/// Where a read by token starts: the first partition whose token is at or
+/// after `token` (after it, when `exclusive`), as an index's ceiling
+/// search finds it ([`crate::read::BigIndex::ceiling`],
+/// [`crate::bti::BtiIndex::ceiling`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenBound {
+    /// The token.
+    pub token: crate::token::Token,
+    /// Partitions of exactly this token are before the bound.
+    pub exclusive: bool,
+}
+
+impl TokenBound {
+    /// Whether a partition of token `t` comes before the bound (so a read
+    /// from the bound skips it); `None` when `t` is another partitioner's.
+    pub fn is_before(&self, t: &crate::token::Token) -> Option<bool> {
+        let o = t.partial_cmp(&self.token)?;
+        Some(o.is_lt() || (self.exclusive && o.is_eq()))
+    }
+}
+
+/// The first partition at or after a [`TokenBound`]: its start in Data.db
+/// and its key as the index stores it (for the caller to check against
+/// Data.db).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ceiling {
+    /// The partition's start in (uncompressed) Data.db.
+    pub position: DataPos,
+    /// Its serialized key.
+    pub key: Vec<u8>,
+    /// The key was read from Data.db at `position` (not only from the
+    /// index): there is nothing left to check.
+    pub in_data: bool,
+}

@@ -42,7 +42,7 @@
 
 use crate::clustering::{BoundKind, ClusteringPrefix};
 use crate::lookup::OwnedClustering;
-use crate::token::{murmur3_token, random_token, Partitioner};
+use crate::token::{murmur3_token, random_token, Partitioner, Token};
 use crate::types::{CqlType, Native};
 
 /// Escape introducer / end of an escaped component.
@@ -211,24 +211,45 @@ pub fn token_bytes(p: &Partitioner, key: &[u8], out: &mut Vec<u8>) -> Option<()>
             out.extend_from_slice(&t.to_be_bytes());
         }
         Partitioner::ByteOrdered | Partitioner::OrderPreserving => escape(out, key),
-        Partitioner::Random => match random_token(key) {
-            None => encode_varlen_signed(out, -1),
-            Some(t) => {
-                let mut mag: Vec<u8> = t
-                    .to_be_bytes()
-                    .iter()
-                    .copied()
-                    .skip_while(|b| *b == 0)
-                    .collect();
-                if mag.first().is_some_and(|b| *b >= 0x80) {
-                    mag.insert(0, 0);
-                }
-                encode_varint(out, &mag);
-            }
-        },
+        Partitioner::Random => random_bytes(random_token(key), out),
         Partitioner::Local(_) => return None,
     }
     Some(())
+}
+
+/// The `IntegerType` form of a RandomPartitioner token (`None`: the
+/// minimum token, `-1`).
+fn random_bytes(t: Option<u128>, out: &mut Vec<u8>) {
+    match t {
+        None => encode_varlen_signed(out, -1),
+        Some(t) => {
+            let mut mag: Vec<u8> = t
+                .to_be_bytes()
+                .iter()
+                .copied()
+                .skip_while(|b| *b == 0)
+                .collect();
+            if mag.first().is_some_and(|b| *b >= 0x80) {
+                mag.insert(0, 0);
+            }
+            encode_varint(out, &mag);
+        }
+    }
+}
+
+/// The byte-comparable prefix every partition key of token `t` starts
+/// with (`0x40 token`), for a search by token alone; `None` for tokens
+/// whose byte-comparable form is not the one [`token_bytes`] writes
+/// (OrderPreserving, whose token is held as lossy text, and Local).
+pub fn token_prefix(t: &Token) -> Option<Vec<u8>> {
+    let mut out = vec![NEXT_COMPONENT];
+    match t {
+        Token::Murmur3(v) => out.extend_from_slice(&(*v as u64 ^ (1 << 63)).to_be_bytes()),
+        Token::Random(v) => random_bytes(*v, &mut out),
+        Token::ByteOrdered(k) => escape(&mut out, k),
+        Token::OrderPreserving(_) | Token::Local(_) => return None,
+    }
+    Some(out)
 }
 
 /// The byte-comparable form of a decorated partition key (§12.3):

@@ -37,18 +37,23 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::filter::BloomFilter;
 use crate::io::{IoLayer, ReadKind};
 use crate::lookup::{
-    Absence, IndexBlock, OwnedClustering, PartitionHandle, PartitionIndex, RowIndex,
+    Absence, Ceiling, IndexBlock, OwnedClustering, PartitionHandle, PartitionIndex, RowIndex,
+    TokenBound,
 };
 use crate::sstable::Sstable;
 use crate::token::Partitioner;
 use crate::types::CqlType;
 
-use super::comparable::{clustering_bytes, hash_byte, partition_key_bytes, separator_bounds};
+use super::comparable::{
+    clustering_bytes, hash_byte, partition_key_bytes, separator_bounds, token_prefix,
+    NEXT_COMPONENT,
+};
 use super::node::TrieSource;
 use super::partitions::{
     exact_candidate, Candidate, PartitionPayload, PartitionPosition, PartitionsFooter, FOOTER_LEN,
 };
 use super::rows::{row_trie_entries, row_trie_floor, Flavor, RowTrieEntry, RowsEntry};
+use super::walk;
 
 /// Cache namespace of decoded row tries (Rows.db, keyed by root position).
 const NS_ROW_TRIE: u8 = 3;
@@ -240,6 +245,25 @@ impl<'s> BtiIndex<'s> {
         partitioner: Partitioner,
         clustering_types: &[CqlType],
     ) -> Result<BtiIndex<'s>> {
+        Self::open_with(sst, partitioner, clustering_types, true)
+    }
+
+    /// [`BtiIndex::open`] for [`BtiIndex::ceiling`] only: Filter.db, which
+    /// a search by token never asks, is not read.
+    pub fn open_for_seek(
+        sst: &'s Sstable,
+        partitioner: Partitioner,
+        clustering_types: &[CqlType],
+    ) -> Result<BtiIndex<'s>> {
+        Self::open_with(sst, partitioner, clustering_types, false)
+    }
+
+    fn open_with(
+        sst: &'s Sstable,
+        partitioner: Partitioner,
+        clustering_types: &[CqlType],
+        with_filter: bool,
+    ) -> Result<BtiIndex<'s>> {
         let features = sst.features();
         if !features.trie_index {
             return Err(Error::new(
@@ -253,7 +277,7 @@ impl<'s> BtiIndex<'s> {
             .in_file(&sst.path(Component::Partitions)));
         }
         sst.require(Component::Partitions)?;
-        let filter = if sst.has(Component::Filter) {
+        let filter = if with_filter && sst.has(Component::Filter) {
             let b = sst.read_component(Component::Filter)?;
             Some(
                 BloomFilter::parse(&b, &features)
@@ -351,6 +375,111 @@ impl<'s> BtiIndex<'s> {
                     return self.absent(Absence::Index);
                 }
                 Ok(Some(Found::Rows(e)))
+            }
+        }
+    }
+
+    /// The first partition at or after `bound` (`None`: every partition is
+    /// before it): a ceiling search in the trie for the byte-comparable
+    /// prefix of the token (every key of the token starts with it).
+    ///
+    /// The trie keeps only the shortest prefix that tells a key from its
+    /// neighbours, so the walk can end on a partition whose prefix is a
+    /// prefix of the token's: its key, read from Data.db or Rows.db, says
+    /// whether it is before the bound (then its successor in the trie is
+    /// the answer). Expected IO: the trie pages on the token's path and
+    /// to the successor (usually one or two), and one key read (Data.db,
+    /// or a Rows.db entry).
+    pub fn ceiling(&mut self, bound: &TokenBound) -> Result<Option<Ceiling>> {
+        self.ceiling_inner(bound).map_err(|e| locate(self.sst, e))
+    }
+
+    fn ceiling_inner(&mut self, bound: &TokenBound) -> Result<Option<Ceiling>> {
+        let name = self.partitioner.name();
+        let unsupported = || {
+            Error::new(
+                ErrorKind::Unsupported(format!(
+                    "a trie search by token {} with the {name}",
+                    bound.token
+                )),
+                "token bound",
+            )
+            .in_component(Component::Partitions)
+        };
+        let mut prefix = token_prefix(&bound.token).ok_or_else(unsupported)?;
+        if bound.exclusive {
+            // Above the separator that follows every token: past each key
+            // of this token, below every key of a greater one.
+            prefix.push(NEXT_COMPONENT + 1);
+        }
+        let mut src = IoSource::new(&self.sst.io, Component::Partitions)?;
+        let f = walk::follow(&mut src, self.footer.root, &prefix)?;
+        if let Some(p) = PartitionPayload::read(&mut src, &f.node)? {
+            // The one partition whose stored prefix the path reached: it
+            // may sort before the bound or after it.
+            let c = self.payload_key(&p, f.node.pos)?;
+            match bound.is_before(&self.partitioner.token(&c.key)) {
+                Some(false) => return Ok(Some(c)),
+                Some(true) => {}
+                None => return Err(unsupported()),
+            }
+        }
+        let Some((k, pos)) = f.greater else {
+            return Ok(None);
+        };
+        let max = src.len();
+        let Some((_, n)) = walk::first_payload(&mut src, pos, &k, walk::Order::Forward, max)?
+        else {
+            return Ok(None);
+        };
+        let Some(p) = PartitionPayload::read(&mut src, &n)? else {
+            return Ok(None);
+        };
+        let c = self.payload_key(&p, n.pos)?;
+        if bound.is_before(&self.partitioner.token(&c.key)) != Some(false) {
+            return Err(Error::at(
+                ErrorKind::BadValue(format!(
+                    "the partition after token {} in the trie has a token before it",
+                    bound.token
+                )),
+                Component::Partitions,
+                n.pos,
+                "token ceiling",
+            ));
+        }
+        Ok(Some(c))
+    }
+
+    /// The Data.db position and key of a payload (the key from Data.db or
+    /// Rows.db; `node` is the payload's trie node, for errors).
+    fn payload_key(&mut self, p: &PartitionPayload, node: u64) -> Result<Ceiling> {
+        match p.position {
+            PartitionPosition::Data(pos) => {
+                self.data.reset();
+                let key = self.data.key_at(DataPos(pos))?.ok_or_else(|| {
+                    Error::at(
+                        ErrorKind::BadValue(format!(
+                            "the trie places a partition at {pos}, past the end of Data.db"
+                        )),
+                        Component::Partitions,
+                        node,
+                        "partition payload",
+                    )
+                })?;
+                Ok(Ceiling {
+                    position: DataPos(pos),
+                    key,
+                    in_data: true,
+                })
+            }
+            PartitionPosition::Rows(off) => {
+                let mut rows = IoSource::new(&self.sst.io, Component::Rows)?;
+                let e = RowsEntry::read(&mut rows, off, self.flavor)?;
+                Ok(Ceiling {
+                    position: DataPos(e.data_position),
+                    key: e.key,
+                    in_data: false,
+                })
             }
         }
     }

@@ -206,6 +206,22 @@ impl<'s> DataSource<'s> {
         Ok(self.window()[..len].to_vec())
     }
 
+    /// The serialized key of the partition that starts at `pos` (its
+    /// 2-byte length and the key); `None` when Data.db ends before the key
+    /// does. The position is left at `pos`.
+    pub fn key_at(&mut self, pos: DataPos) -> Result<Option<Vec<u8>>> {
+        if pos.0.saturating_add(2) > self.data_len {
+            return Ok(None);
+        }
+        let head = self.read_range(pos, 2)?;
+        let len = u16::from_be_bytes([head[0], head[1]]) as usize;
+        if pos.0 + 2 + len as u64 > self.data_len {
+            return Ok(None);
+        }
+        let b = self.read_range(pos, 2 + len)?;
+        Ok(Some(b[2..].to_vec()))
+    }
+
     /// Set the read size for uncompressed files (at least 1 byte).
     pub fn set_block_size(&mut self, n: usize) {
         self.block_size = n.max(1);

@@ -144,6 +144,23 @@ impl MergeInputs {
         Ok(v)
     }
 
+    /// A source per sstable over its Data.db from where `sel`'s token
+    /// range starts in it, found through its partition index
+    /// ([`Selection::scan_start`]); from the start without a range.
+    pub fn scan_sources_for(&self, sel: &Selection) -> Result<Vec<ScanSource<'_>>> {
+        let mut v = Vec::new();
+        for (i, (sst, h)) in self.ssts.iter().zip(&self.headers).enumerate() {
+            let mut r = ScanReader::new(sst, h)?;
+            let t = Table::new(h, self.partitioner.clone(), 0);
+            let from = sel.scan_start(sst, &t);
+            if from.0 > 0 {
+                r.seek_partition(from)?;
+            }
+            v.push(ScanSource::new(r, self.schema.column_map(h), i));
+        }
+        Ok(v)
+    }
+
     /// The merger over `sources`.
     pub fn merger<'a, S: UnitSource + 'a>(&self, sources: Vec<S>) -> Merger<'a> {
         let boxed = sources
@@ -584,7 +601,7 @@ impl MergeInputs {
             }
             return Ok(());
         }
-        let mut merger = inputs.merger(inputs.scan_sources()?);
+        let mut merger = inputs.merger(inputs.scan_sources_for(sel)?);
         while let Some(start) = merger.next_partition()? {
             let (done, total) = merger.progress();
             notes(Note::Progress { done, total });

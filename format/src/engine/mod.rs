@@ -54,6 +54,7 @@ mod feed;
 pub mod merged;
 pub mod parallel;
 mod scan;
+pub mod seek;
 mod select;
 mod sink;
 mod units;

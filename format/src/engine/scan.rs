@@ -65,8 +65,15 @@ pub fn run(
         }
         return Ok(());
     }
+    // A token range's partitions start where the index says, not at 0.
+    let from = sel.scan_start(sst, t);
+    if from.0 > 0 {
+        reader.seek_partition(from)?;
+    }
     // Keys asked for but not met in a whole scan are noted, as the index path does.
     let mut missing: Option<HashSet<Vec<u8>>> = sel.keys().map(|ks| ks.iter().cloned().collect());
+    // A wrapping range's gap is stepped over once, at its first partition.
+    let mut gap_done = false;
     loop {
         notes(Note::Progress {
             done: reader.position().0,
@@ -79,6 +86,14 @@ pub fn run(
                 }
                 if !written && sel.past_end(t, &key) {
                     break;
+                }
+                if !written && !gap_done && sel.in_gap(t, &key) {
+                    gap_done = true;
+                    if let Some(to) = sel.after_gap(sst, t) {
+                        if to > reader.next_position() {
+                            reader.seek_partition(to)?;
+                        }
+                    }
                 }
                 if written {
                     emitted += 1;

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use super::{Note, Notes, Table};
 use crate::component::Component;
 use crate::data::DataPos;
-use crate::read::Absence;
+use crate::read::{Absence, TokenBound};
 use crate::token::Token;
 use crate::Sstable;
 
@@ -63,6 +63,69 @@ impl Selection {
         };
         let wraps = start.partial_cmp(end) != Some(Ordering::Less);
         !wraps && t.partitioner.token(key).partial_cmp(end) == Some(Ordering::Greater)
+    }
+
+    /// The token range, when it does not wrap around the ring.
+    fn straight_range(&self) -> Option<&(Token, Token)> {
+        self.range
+            .as_ref()
+            .filter(|(s, e)| s.partial_cmp(e) == Some(Ordering::Less))
+    }
+
+    /// Where a scan of the selection can start in Data.db: at the first
+    /// partition after the start of a token range that does not wrap,
+    /// found through the partition index ([`super::seek::ceiling`]). The
+    /// start of the data without such a range, or when the index cannot
+    /// say (none, or damaged: the scan then meets what a scan from the
+    /// start meets).
+    pub fn scan_start(&self, sst: &Sstable, t: &Table<'_>) -> DataPos {
+        let Some((start, _)) = self.straight_range() else {
+            return DataPos(0);
+        };
+        self.seek(sst, t, start).unwrap_or(DataPos(0))
+    }
+
+    /// Where a scan of the selection can stop in Data.db: at the first
+    /// partition after the end of a token range that does not wrap (`None`:
+    /// the end of the data, or the index cannot say).
+    pub fn scan_end(&self, sst: &Sstable, t: &Table<'_>) -> Option<DataPos> {
+        let (_, end) = self.straight_range()?;
+        self.seek(sst, t, end)
+    }
+
+    /// Whether the partition of `key` lies in the gap of a token range
+    /// that wraps around the ring (`(start, MAX]` and `[MIN, end]`): after
+    /// `end`, up to `start`.
+    pub fn in_gap(&self, t: &Table<'_>, key: &[u8]) -> bool {
+        let Some((start, end)) = &self.range else {
+            return false;
+        };
+        if self.straight_range().is_some() {
+            return false;
+        }
+        let tok = t.partitioner.token(key);
+        tok.partial_cmp(end) == Some(Ordering::Greater)
+            && tok.partial_cmp(start) != Some(Ordering::Greater)
+    }
+
+    /// Where the part of a wrapping token range after its start begins in
+    /// Data.db, so a scan can step over the gap ([`Selection::in_gap`]);
+    /// `None` without a wrapping range, or when the index cannot say.
+    pub fn after_gap(&self, sst: &Sstable, t: &Table<'_>) -> Option<DataPos> {
+        let (start, _) = self.range.as_ref()?;
+        if self.straight_range().is_some() {
+            return None;
+        }
+        self.seek(sst, t, start)
+    }
+
+    /// The first partition after token `tok`, through the index.
+    fn seek(&self, sst: &Sstable, t: &Table<'_>, tok: &Token) -> Option<DataPos> {
+        let bound = TokenBound {
+            token: tok.clone(),
+            exclusive: true,
+        };
+        super::seek::ceiling(sst, t, &bound).ok().flatten()
     }
 
     /// Whether the partition of `key` is selected.

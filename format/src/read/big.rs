@@ -35,7 +35,10 @@ use crate::summary::Summary;
 use crate::token::Partitioner;
 use crate::version::Features;
 
-use super::{Absence, IndexBlock, OwnedClustering, PartitionHandle, PartitionIndex, RowIndex};
+use super::{
+    Absence, Ceiling, IndexBlock, OwnedClustering, PartitionHandle, PartitionIndex, RowIndex,
+    TokenBound,
+};
 
 /// Cache namespace of parsed promoted-index blocks.
 const NS_PI_BLOCK: u8 = 1;
@@ -137,6 +140,25 @@ impl<'s> BigIndex<'s> {
         partitioner: Partitioner,
         clustering_fixed: &[Option<usize>],
     ) -> Result<BigIndex<'s>> {
+        Self::open_with(sst, partitioner, clustering_fixed, true)
+    }
+
+    /// [`BigIndex::open`] for [`BigIndex::ceiling`] only: Filter.db, which
+    /// a search by token never asks, is not read.
+    pub fn open_for_seek(
+        sst: &'s Sstable,
+        partitioner: Partitioner,
+        clustering_fixed: &[Option<usize>],
+    ) -> Result<BigIndex<'s>> {
+        Self::open_with(sst, partitioner, clustering_fixed, false)
+    }
+
+    fn open_with(
+        sst: &'s Sstable,
+        partitioner: Partitioner,
+        clustering_fixed: &[Option<usize>],
+        with_filter: bool,
+    ) -> Result<BigIndex<'s>> {
         sst.require(Component::Index)?;
         let features = sst.features();
         if features.trie_index {
@@ -148,7 +170,7 @@ impl<'s> BigIndex<'s> {
             )
             .in_file(&sst.data_path()));
         }
-        let filter = if sst.has(Component::Filter) {
+        let filter = if with_filter && sst.has(Component::Filter) {
             let b = sst.read_component(Component::Filter)?;
             Some(
                 BloomFilter::parse(&b, &features)
@@ -343,6 +365,56 @@ impl<'s> BigIndex<'s> {
     /// The size of Index.db.
     pub fn index_len(&self) -> u64 {
         self.index_len
+    }
+
+    /// The first partition at or after `bound` (`None`: every partition is
+    /// before it). The summary samples are searched by token for the last
+    /// one before the bound, and Index.db read forward from its entry;
+    /// without Summary.db, from the start of Index.db.
+    ///
+    /// Expected IO: Index.db from the sample's entry to the partition's,
+    /// page by page through the index cache (usually one page); without
+    /// Summary.db, scan reads from the start of Index.db.
+    pub fn ceiling(&self, bound: &TokenBound) -> Result<Option<Ceiling>> {
+        self.ceiling_inner(bound).map_err(|e| self.index_err(e))
+    }
+
+    fn ceiling_inner(&self, bound: &TokenBound) -> Result<Option<Ceiling>> {
+        let p = &self.partitioner;
+        // A token of another partitioner counts as not before: the search
+        // then stops early, never late.
+        let before = |key: &[u8]| bound.is_before(&p.token(key)).unwrap_or(false);
+        let mut bytes = IndexBytes::new(&self.sst.io, self.index_len);
+        let sample = self.summary.as_ref().and_then(|s| {
+            let n = s.entries.partition_point(|e| before(&e.key));
+            s.entries.get(n.checked_sub(1)?)
+        });
+        let mut at = match sample {
+            Some(e) if e.index_position < self.index_len => {
+                // The sample's own entry must be where the summary says,
+                // else the summary is not to be trusted: from the start.
+                let head = self.entry_head(&mut bytes, e.index_position);
+                match head {
+                    Ok(h) if h.key == e.key => e.index_position,
+                    _ => 0,
+                }
+            }
+            _ => 0,
+        };
+        // From the start, Index.db is read in large sequential reads.
+        bytes.scan = at == 0;
+        while at < self.index_len {
+            let e = self.entry_head(&mut bytes, at)?;
+            if !before(&e.key) {
+                return Ok(Some(Ceiling {
+                    position: DataPos(e.position),
+                    key: e.key,
+                    in_data: false,
+                }));
+            }
+            at = e.next();
+        }
+        Ok(None)
     }
 
     /// Every partition, in Index.db (= Data.db) order: what

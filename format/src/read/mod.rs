@@ -42,7 +42,8 @@ mod reversed;
 
 pub use crate::bti::{BtiIndex, BtiRowIndex};
 pub use crate::lookup::{
-    Absence, IndexBlock, OwnedClustering, PartitionHandle, PartitionIndex, RowIndex,
+    Absence, Ceiling, IndexBlock, OwnedClustering, PartitionHandle, PartitionIndex, RowIndex,
+    TokenBound,
 };
 pub use big::{BigIndex, BigIndexScan, BigRowIndex};
 pub(crate) use bounded::{bad, gallop_down, indexed_start, point_reader, seek_indexed, Clip, Ctx};
