@@ -201,8 +201,8 @@ impl fmt::Display for Token {
             Token::Random(None) => f.write_str("-1"),
             Token::Random(Some(v)) => write!(f, "{v}"),
             Token::ByteOrdered(b) | Token::Local(b) => {
-                // Hex through a small buffer: one `write!` per byte cost a
-                // dump of small partitions a third of its time.
+                // Hex through a small buffer: a `write!` per byte was most
+                // of the work of dumping small byte-ordered partitions.
                 const HEX: &[u8; 16] = b"0123456789abcdef";
                 let mut buf = [0u8; 128];
                 for chunk in b.chunks(buf.len() / 2) {

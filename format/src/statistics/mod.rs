@@ -261,13 +261,19 @@ impl Statistics {
             toc_crcs = Some((first, stored));
         }
         let header_end = cur.abs_offset();
+        // A negative offset is no offset at all (never a sign of a cut file).
+        let offset = |o: i32| u64::try_from(o).ok();
         for &(_, off, at) in &raw {
             // An offset past the end, where the others are sane, is a cut file.
-            if off as u64 > file_len && raw.iter().all(|r| r.1 as u64 >= header_end) {
-                let last = raw.iter().map(|r| r.1 as u64).max().unwrap_or(0);
+            if offset(off).is_some_and(|o| o > file_len)
+                && raw
+                    .iter()
+                    .all(|r| offset(r.1).is_some_and(|o| o >= header_end))
+            {
+                let last = raw.iter().filter_map(|r| offset(r.1)).max().unwrap_or(0);
                 return Err(Error::at(
                     ErrorKind::Truncated {
-                        expected: last + 1,
+                        expected: last.saturating_add(1),
                         actual: file_len,
                     },
                     comp,
