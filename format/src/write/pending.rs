@@ -136,15 +136,19 @@ pub fn leftovers(dir: &Path) -> Vec<PathBuf> {
 
 /// Remove the [`leftovers`] in `dir` and return their paths.
 pub fn remove_leftovers(dir: &Path) -> io::Result<Vec<PathBuf>> {
-    let l = leftovers(dir);
-    for p in &l {
+    remove_all(leftovers(dir))
+}
+
+/// Remove `paths` (one already gone is no error) and return them.
+fn remove_all(paths: Vec<PathBuf>) -> io::Result<Vec<PathBuf>> {
+    for p in &paths {
         match std::fs::remove_file(p) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", p.display()))),
         }
     }
-    Ok(l)
+    Ok(paths)
 }
 
 /// The temporary name of a single output file at `path` written by the
@@ -186,15 +190,7 @@ pub fn file_leftovers(path: &Path) -> Vec<PathBuf> {
 
 /// Remove the [`file_leftovers`] of `path` and return their paths.
 pub fn remove_file_leftovers(path: &Path) -> io::Result<Vec<PathBuf>> {
-    let l = file_leftovers(path);
-    for p in &l {
-        match std::fs::remove_file(p) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", p.display()))),
-        }
-    }
-    Ok(l)
+    remove_all(file_leftovers(path))
 }
 
 #[cfg(test)]
