@@ -6,6 +6,7 @@
 
 use serde_json::Value;
 
+use crate::cql::select_queries;
 use crate::util::{fixtures, sstkit};
 
 /// The CQL rows of partition 5, with `bounds`.
@@ -72,11 +73,15 @@ fn inverted_and_mixed_order_bounds_are_usage_errors() {
             r.stderr
         );
     }
-    // (ck DESC, ck2 ASC): a bound over both columns is not one range.
+    // (ck DESC, ck2 ASC): bounds over both columns, the lower one above.
     let dir = fixtures().join("nb_wide_desc").display().to_string();
-    let r = sstkit(["read", "-k", "5", "--from", "5:m", &dir]);
+    let r = sstkit(["read", "-k", "5", "--from", "7:b", "--to", "6:z", &dir]);
     assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("--clustering-order"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--from 7:b is above --to 6:z"),
+        "{}",
+        r.stderr
+    );
     // In clustering order, as stored, the same bounds read what they did.
     let r = sstkit([
         "read",
@@ -93,4 +98,158 @@ fn inverted_and_mixed_order_bounds_are_usage_errors() {
     ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(r.stdout.lines().count(), 12);
+}
+
+/// The end of a query's CQL, and `read`'s arguments for it.
+type Query = (&'static str, &'static [&'static str]);
+
+/// Each query of `fixtures/slices/<table>.json` (a live node's SELECT with
+/// a multi-column clustering restriction) and the `read` arguments that
+/// ask the same.
+const MIXED: &[(&str, &[Query])] = &[
+    (
+        "wide_desc",
+        &[
+            (
+                "pk = 0 AND (ck, ck2) >= (1750, 'j') AND (ck, ck2) <= (1760, 'p')",
+                &["-k", "0", "--from", "1750:j", "--to", "1760:p"],
+            ),
+            (
+                "pk = 0 AND (ck, ck2) > (1749, 'hotel')",
+                &["-k", "0", "--after", "1749:hotel"],
+            ),
+            (
+                "pk = 0 AND (ck, ck2) > (1749, 'hotel') LIMIT 7",
+                &["-k", "0", "--after", "1749:hotel", "--limit", "7"],
+            ),
+            (
+                "pk = 0 AND (ck, ck2) >= (1999, 'b') AND (ck, ck2) < (2001, 'm')",
+                &["-k", "0", "--from", "1999:b", "--before", "2001:m"],
+            ),
+            (
+                "pk = 0 AND (ck, ck2) <= (5, 'l')",
+                &["-k", "0", "--to", "5:l"],
+            ),
+            (
+                "pk = 0 AND (ck, ck2) < (1300, 'h') AND (ck, ck2) >= (1200, 'zulu')",
+                &["-k", "0", "--before", "1300:h", "--from", "1200:zulu"],
+            ),
+            (
+                "pk = 0 AND (ck, ck2) >= (1750, 'j') AND (ck, ck2) <= (1760, 'p') \
+                 ORDER BY ck ASC, ck2 DESC",
+                &["-k", "0", "--from", "1750:j", "--to", "1760:p", "--reverse"],
+            ),
+            (
+                "pk = 0 AND (ck, ck2) >= (1750, 'j') AND (ck, ck2) <= (1760, 'p') \
+                 ORDER BY ck ASC, ck2 DESC LIMIT 3",
+                &[
+                    "-k",
+                    "0",
+                    "--from",
+                    "1750:j",
+                    "--to",
+                    "1760:p",
+                    "--reverse",
+                    "--limit",
+                    "3",
+                ],
+            ),
+            (
+                "pk = 5 AND (ck, ck2) >= (7, 'm') AND (ck, ck2) < (10, 'm')",
+                &["-k", "5", "--from", "7:m", "--before", "10:m"],
+            ),
+            (
+                "pk = 5 AND (ck, ck2) > (11, 'a')",
+                &["-k", "5", "--after", "11:a"],
+            ),
+        ],
+    ),
+    (
+        "clustering",
+        &[
+            (
+                "(ck1, ck2) > (-81, 'foxtrot7') AND (ck1, ck2) <= (145, 'alpha4')",
+                &[
+                    "-k",
+                    "eu:1",
+                    "--after",
+                    "-81:foxtrot7",
+                    "--to",
+                    "145:alpha4",
+                ],
+            ),
+            (
+                "(ck1, ck2) >= (-81, 'foxtrot8')",
+                &["-k", "eu:1", "--from", "-81:foxtrot8"],
+            ),
+            (
+                "(ck1, ck2) < (34, 'whiskey9') ORDER BY ck1 DESC, ck2 ASC LIMIT 4",
+                &[
+                    "-k",
+                    "eu:1",
+                    "--before",
+                    "34:whiskey9",
+                    "--reverse",
+                    "--limit",
+                    "4",
+                ],
+            ),
+        ],
+    ),
+];
+
+/// Bounds over clustering columns of both orders (`(ck DESC, ck2 ASC)`,
+/// `(ck1 ASC, ck2 DESC)`) select what a live node's SELECT with the same
+/// multi-column restriction returned (fixtures/make-slices-expected.sh),
+/// row for row and in order: single and merged reads, forward and
+/// reversed, with limits, on nb, oa and da.
+#[test]
+fn mixed_order_bounds_equal_a_nodes_select() {
+    let dir = fixtures().join("../slices");
+    let mut checked = 0;
+    for (table, queries) in MIXED {
+        let text = std::fs::read_to_string(dir.join(format!("{table}.json")))
+            .unwrap_or_else(|e| panic!("fixtures/slices/{table}.json: {e}"));
+        let now = std::fs::read_to_string(dir.join(format!("{table}-now.txt")))
+            .expect("the time the queries ran");
+        let truth = select_queries(&text);
+        let raw: Value = serde_json::from_str(&text).expect("select.json parses");
+        assert_eq!(truth.len(), queries.len(), "{table}: one truth per query");
+        for ((cql, args), ((_, rows), entry)) in queries
+            .iter()
+            .zip(truth.iter().zip(raw.as_array().expect("queries")))
+        {
+            let asked = entry["cql"].as_str().expect("the query's CQL");
+            assert!(asked.ends_with(cql), "{table}: {asked:?} is not {cql:?}");
+            let want: Vec<Value> = rows
+                .iter()
+                .map(|r| serde_json::from_str(r).expect("a row"))
+                .collect();
+            assert!(!want.is_empty(), "{table} {cql}: the node returned no row");
+            for run in ["nb", "oa", "da"] {
+                let case = fixtures()
+                    .join(format!("{run}_{table}"))
+                    .display()
+                    .to_string();
+                for merge in [false, true] {
+                    let mut a = vec!["read", "-o", "cql", "--now", now.trim()];
+                    a.extend_from_slice(args);
+                    if merge {
+                        a.push("--merge");
+                    }
+                    a.push(&case);
+                    let r = sstkit(&a);
+                    assert_eq!(r.code, 0, "{a:?}: {}", r.stderr);
+                    let got: Vec<Value> = r
+                        .stdout
+                        .lines()
+                        .map(|l| serde_json::from_str(l).expect("a CQL row"))
+                        .collect();
+                    assert_eq!(got, want, "{a:?} against the node's {cql}");
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(checked, 13 * 3 * 2);
 }

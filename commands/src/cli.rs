@@ -91,8 +91,10 @@ between two summary entries, the partition's promoted index binary-searched for 
 then only the Data.db range that can hold the answer. --io-stats shows what that cost.\n\n\
 Clustering bounds are typed values (prefixes allowed; several columns as a:b, a CQL tuple \
 (1, 'a') or quoted components; a printed clustering reads back as is): --from/--to are \
-inclusive, --after/--before exclusive. The static row and the partition deletion are always \
-included; range tombstones are clipped to the requested range."
+inclusive, --after/--before exclusive. They are values, as in CQL's WHERE (ck, ck2) >= (5, 'a'), \
+whatever the clustering order; over columns of both orders (ck ASC, ck2 DESC) a range is read \
+as several slices, as Cassandra reads it. The static row and the partition deletion are always \
+included; range tombstones are clipped to each slice."
     )]
     Read(ReadArgs),
     /// Summary of each sstable: version, sizes, compression, counts, time ranges, keys, schema

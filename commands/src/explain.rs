@@ -33,8 +33,8 @@ pub type KeyTest<'f> = Box<dyn Fn(&[u8]) -> bool + 'f>;
 pub struct Filter<'f> {
     /// Only partitions this says yes to.
     pub wants: Option<KeyTest<'f>>,
-    /// Only rows and markers in this slice.
-    pub slice: Option<Slice>,
+    /// Only rows and markers in these slices (sorted, disjoint).
+    pub slices: Option<Vec<Slice>>,
     /// Only these columns' cells.
     pub columns: Option<HashSet<String>>,
     /// At most this many present rows per partition.
@@ -264,20 +264,23 @@ impl ExplainOut<'_> {
     /// Whether a record at `c` is inside the slice (the static row and the
     /// partition always are).
     fn in_slice(&self, c: Option<&OwnedClustering>) -> (bool, bool) {
-        let (Some(slice), Some(c)) = (&self.filter.slice, c) else {
+        let (Some(slices), Some(c)) = (&self.filter.slices, c) else {
             return (true, false);
         };
         if c.kind == BoundKind::StaticClustering {
             return (true, false);
         }
         let p = c.as_prefix();
-        let after_start = slice
-            .start_prefix()
-            .is_none_or(|s| self.cmp.compare(&p, &s).is_gt());
-        let before_end = slice
-            .end_prefix()
-            .is_none_or(|e| self.cmp.compare(&p, &e).is_lt());
-        (after_start && before_end, !before_end)
+        let after_start = |s: &Slice| {
+            s.start_prefix()
+                .is_none_or(|b| self.cmp.compare(&p, &b).is_gt())
+        };
+        let before_end = |s: &Slice| {
+            s.end_prefix()
+                .is_none_or(|e| self.cmp.compare(&p, &e).is_lt())
+        };
+        let inside = slices.iter().any(|s| after_start(s) && before_end(s));
+        (inside, slices.last().is_some_and(|s| !before_end(s)))
     }
 
     fn record(&mut self, e: &Explained) -> io::Result<()> {
@@ -712,15 +715,16 @@ pub fn read(
     a: &crate::plan::LookupPlan,
     inputs: &sstkit_format::engine::MergeInputs,
     keys: &[Vec<u8>],
-    slice: &Slice,
+    slices: &[Slice],
     columns: Option<HashSet<String>>,
     now_secs: i64,
     out: &mut dyn Write,
 ) -> CmdResult<crate::Outcome> {
     let ndjson = ndjson_of(a.output)?;
+    let slice = sstkit_format::read::hull(slices);
     let filter = Filter {
         wants: None,
-        slice: Some(slice.clone()),
+        slices: Some(slices.to_vec()),
         columns,
         row_limit: a.limit,
     };
@@ -728,7 +732,7 @@ pub fn read(
     let r = (|| -> CmdResult<()> {
         let mut idx = inputs.indexes()?;
         for key in keys {
-            let (sources, _) = inputs.partition_sources(&mut idx, key, slice)?;
+            let (sources, _) = inputs.partition_sources(&mut idx, key, &slice)?;
             if sources.is_empty() {
                 continue;
             }

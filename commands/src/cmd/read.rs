@@ -91,8 +91,8 @@ use serde_json::{json, Value};
 use sstkit_format::engine::{Bound, Feed};
 use sstkit_format::io::IoStats;
 use sstkit_format::read::{
-    Absence, BoundedReader, ClusteringBound, PartitionHandle, ReadOptions, ReadPlan,
-    ReversedReader, Slice, Visitor,
+    hull, read_slices, value_slices, Absence, BoundedReader, ClusteringBound, PartitionHandle,
+    ReadOptions, ReadPlan, ReversedReader, Slice, Visitor,
 };
 use sstkit_format::statistics::SerializationHeader;
 use sstkit_format::{Error, Sstable};
@@ -165,7 +165,7 @@ fn run_merged(a: &LookupPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
     let inputs = a.inputs.open_merged()?;
     let keys = &a.keys;
     let header = &inputs.schema.header;
-    let slice = slice_of(a, header)?;
+    let slices = slices_of(a, header)?;
     let cols = columns_of(a, header)?;
     let now_secs = a.now_secs;
     let table = Table::new(header, inputs.partitioner.clone(), now_secs);
@@ -174,7 +174,7 @@ fn run_merged(a: &LookupPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
         .map(|k| k.bytes(&header.partition_key_type))
         .collect::<CmdResult<Vec<_>>>()?;
     if a.explain {
-        return crate::explain::read(a, &inputs, &parsed, &slice, cols, now_secs, out);
+        return crate::explain::read(a, &inputs, &parsed, &slices, cols, now_secs, out);
     }
     let mut indexes = inputs.indexes()?;
     let scylla = matches!(a.output, DataOutputFormat::Json | DataOutputFormat::Ndjson);
@@ -193,10 +193,10 @@ fn run_merged(a: &LookupPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
         &mut json,
         &table,
         inputs.ssts.first().and_then(|s| s.table_schema()),
-        render_options(a, &slice),
+        render_options(a, &slices),
     )?;
     let shape = Shape {
-        slice: Some(slice.clone()),
+        slice: Some(hull(&slices)),
         row_limit: a.limit,
         columns: cols,
         reverse: a.reverse,
@@ -209,10 +209,10 @@ fn run_merged(a: &LookupPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
         let mut visits: Vec<Option<Visit>> = vec![None; inputs.ssts.len()];
         let mut windows = None;
         let r = (|| -> CmdResult<()> {
-            windows = inputs.emit_lookup(
+            windows = inputs.emit_lookup_slices(
                 &mut indexes,
                 key,
-                &slice,
+                &slices,
                 &table,
                 &shape,
                 renderer.sink(),
@@ -273,17 +273,17 @@ fn run_merged(a: &LookupPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
     Ok(outcome)
 }
 
-/// The slice of `--from/--after/--to/--before`, typed with the sstable's
-/// clustering types.
+/// The slices of `--from/--after/--to/--before`, typed with the sstable's
+/// clustering types, in clustering order.
 ///
 /// The bounds are values, as in CQL's `WHERE ck >= 5 AND ck <= 10`: on a
 /// descending column the lower value is where the slice ends in clustering
 /// order, so the bounds over descending columns swap sides. A bound over
-/// columns of both orders is not one slice (Cassandra reads it as several):
-/// a usage error that says so, as is a range whose lower bound is above its
-/// upper one. `--clustering-order` takes the bounds as the slice's start and
-/// end in clustering order, as stored.
-fn slice_of(a: &LookupPlan, header: &SerializationHeader) -> CmdResult<Slice> {
+/// columns of both orders is several slices, as Cassandra reads it
+/// ([`value_slices`]). A range whose lower bound is above its upper one is
+/// a usage error. `--clustering-order` takes the bounds as the slice's
+/// start and end in clustering order, as stored.
+fn slices_of(a: &LookupPlan, header: &SerializationHeader) -> CmdResult<Vec<Slice>> {
     let types = &header.clustering_types;
     let parse = |flag: &'static str,
                  text: &Option<String>,
@@ -319,38 +319,64 @@ fn slice_of(a: &LookupPlan, header: &SerializationHeader) -> CmdResult<Slice> {
     // pasted back.
     let point = matches!((&lower, &upper), (Some(l), Some(u)) if l.0 == u.0 && l.0.inclusive);
     if a.clustering_order || point {
-        return Ok(Slice {
+        return Ok(vec![Slice {
             start: lower.map(|b| b.0),
             end: upper.map(|b| b.0),
-        });
+        }]);
     }
-    // Whether a bound's columns are descending (all of them, or an error).
-    let descending = |(b, flag, text): &(ClusteringBound, &str, String)| -> CmdResult<bool> {
-        let cols = &types[..b.values.len().min(types.len())];
-        let desc = cols.first().is_some_and(|t| t.is_reversed());
-        if cols.iter().any(|t| t.is_reversed() != desc) {
-            return Err(CmdError::Usage(format!(
-                "--{flag} {text:?} spans clustering columns in ascending and descending \
-                 order: as values that is not one range of the partition; bound fewer \
-                 columns, or give the bounds in clustering order with --clustering-order"
-            )));
-        }
-        Ok(desc)
-    };
-    let mut slice = Slice::default();
     let shown = |b: &Option<(ClusteringBound, &str, String)>| {
         b.as_ref().map(|(_, f, t)| format!("--{f} {t}"))
     };
     let (lower_text, upper_text) = (shown(&lower), shown(&upper));
+    let inverted = |l: &str, u: &str| {
+        CmdError::Usage(format!(
+            "{l} is above {u}: the range is empty (the bounds are values, as in CQL)"
+        ))
+    };
+    // Whether a bound's columns are all descending, or of both orders.
+    let orders = |b: &(ClusteringBound, &str, String)| {
+        let cols = &types[..b.0.values.len().min(types.len())];
+        let desc = cols.first().is_some_and(|t| t.is_reversed());
+        (desc, cols.iter().any(|t| t.is_reversed() != desc))
+    };
+    if lower.iter().chain(&upper).any(|b| orders(b).1) {
+        let (lo, hi) = (lower.map(|b| b.0), upper.map(|b| b.0));
+        let closed = |b: &Option<ClusteringBound>| {
+            b.clone().map(|b| ClusteringBound {
+                inclusive: true,
+                ..b
+            })
+        };
+        if let (Some(l), Some(u)) = (&lower_text, &upper_text) {
+            if value_slices(types, closed(&lo).as_ref(), closed(&hi).as_ref()).is_empty() {
+                return Err(inverted(l, u));
+            }
+        }
+        let slices = value_slices(types, lo.as_ref(), hi.as_ref());
+        if slices.is_empty() {
+            // Equal bounds, one exclusive: the header and static row only.
+            let none = lo.map(|b| ClusteringBound {
+                inclusive: false,
+                ..b
+            });
+            return Ok(vec![Slice {
+                start: none.clone(),
+                end: none,
+            }]);
+        }
+        return Ok(slices);
+    }
+    let descending = |b: &(ClusteringBound, &str, String)| orders(b).0;
+    let mut slice = Slice::default();
     if let Some(l) = lower {
-        if descending(&l)? {
+        if descending(&l) {
             slice.end = Some(l.0);
         } else {
             slice.start = Some(l.0);
         }
     }
     if let Some(u) = upper {
-        if descending(&u)? {
+        if descending(&u) {
             slice.start = Some(u.0);
         } else {
             slice.end = Some(u.0);
@@ -369,12 +395,10 @@ fn slice_of(a: &LookupPlan, header: &SerializationHeader) -> CmdResult<Slice> {
     };
     if let (Some(l), Some(u)) = (&lower_text, &upper_text) {
         if closed.is_empty(types) {
-            return Err(CmdError::Usage(format!(
-                "{l} is above {u}: the range is empty (the bounds are values, as in CQL)"
-            )));
+            return Err(inverted(l, u));
         }
     }
-    Ok(slice)
+    Ok(vec![slice])
 }
 
 /// The `--columns` set, checked against the header's regular and static columns.
@@ -495,7 +519,7 @@ fn read_one(
         partitioner,
         ..
     } = crate::bind::sstable(sst, false)?;
-    let slice = slice_of(a, &header)?;
+    let slices = slices_of(a, &header)?;
     let cols = columns_of(a, &header)?;
     let keys = &a.keys;
     let parsed = keys
@@ -522,12 +546,8 @@ fn read_one(
         json,
         &table,
         sst.table_schema(),
-        render_options(a, &slice),
+        render_options(a, &slices),
     )?;
-    let ropts = ReadOptions {
-        limit: a.limit,
-        naive: a.naive,
-    };
     let mut result = Ok(());
     // Pre-3.0 data decoded with a user's schema: note columns whose type did not fit.
     let check = sst.features().legacy_cells && sst.table_schema().is_some();
@@ -558,7 +578,19 @@ fn read_one(
                     renderer.sink()
                 };
                 let mut feed = Feed::new(sink, &table, cols.as_ref());
-                let r = reader.read(&mut h, &slice, &ropts, &mut |ev| feed.event(ev));
+                let r = read_slices(
+                    &slices,
+                    a.reverse,
+                    a.limit,
+                    &mut |ev| feed.event(ev),
+                    &mut |s, limit, f| {
+                        let opts = ReadOptions {
+                            limit,
+                            naive: a.naive,
+                        };
+                        reader.read(&mut h, s, &opts, f)
+                    },
+                );
                 let mut stop = false;
                 match r {
                     Ok(plan) => {
@@ -603,10 +635,10 @@ fn read_one(
 
 /// The renderer options of `read`: static content alone is a CQL row only
 /// when the clustering is not bounded, as in Cassandra.
-fn render_options(a: &LookupPlan, slice: &Slice) -> RenderOptions {
+fn render_options(a: &LookupPlan, slices: &[Slice]) -> RenderOptions {
     RenderOptions {
         raw_timestamps: a.raw_timestamps,
-        static_alone: *slice == Slice::all(),
+        static_alone: slices == [Slice::all()],
         ..RenderOptions::default()
     }
 }

@@ -23,6 +23,7 @@
 
 use std::io;
 
+use super::sink::JoinSlices;
 use super::{filter_columns, Bound, Error, Note, Notes, Selection, Shape, Sink, Table};
 use crate::clustering::{BoundKind, OwnedClustering};
 use crate::compare::ClusteringComparator;
@@ -405,6 +406,50 @@ impl MergeInputs {
         let n = self.emit_windows(chosen, slice, t, shape, sink, Some(visits))?;
         sink.partition_end(t)?;
         Ok(Some(n))
+    }
+
+    /// [`MergeInputs::emit_lookup`] of several slices of the partition
+    /// (sorted and disjoint: [`crate::read::value_slices`]), one after the
+    /// other (the last first when reversed), as one partition: the header
+    /// once, [`Shape::row_limit`] counted over all of them. `shape.slice`
+    /// is replaced by each slice.
+    #[allow(clippy::too_many_arguments)]
+    pub fn emit_lookup_slices(
+        &self,
+        idx: &mut Indexes<'_>,
+        key: &[u8],
+        slices: &[Slice],
+        t: &Table<'_>,
+        shape: &Shape,
+        sink: &mut dyn Sink,
+        visits: &mut Vec<Option<Visit>>,
+    ) -> Result<Option<usize>> {
+        let mut join = JoinSlices::new(sink);
+        let mut windows = None;
+        let order: Box<dyn Iterator<Item = &Slice>> = if shape.reverse {
+            Box::new(slices.iter().rev())
+        } else {
+            Box::new(slices.iter())
+        };
+        for (n, s) in order.enumerate() {
+            let left = shape.row_limit.map(|l| l.saturating_sub(join.rows));
+            if n > 0 && left == Some(0) {
+                break;
+            }
+            let one = Shape {
+                slice: Some(s.clone()),
+                row_limit: left,
+                ..shape.clone()
+            };
+            join.next_call();
+            match self.emit_lookup(idx, key, s, t, &one, &mut join, visits)? {
+                // No sstable has the partition: no slice of it will.
+                None => return Ok(None),
+                Some(w) => windows = Some(windows.unwrap_or(0) + w),
+            }
+        }
+        join.finish(t)?;
+        Ok(windows)
     }
 
     /// A partition of a merged scan (already started by `merger`, a merger

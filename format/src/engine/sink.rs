@@ -66,3 +66,91 @@ pub trait Sink {
         Ok(())
     }
 }
+
+/// Passes one partition, read as several slices one call after another,
+/// on as one: its header and static row from the first call that starts
+/// it, the rows and markers of every call, and its end once
+/// ([`JoinSlices::finish`]). Counts the rows, for a limit over all slices.
+pub(crate) struct JoinSlices<'s> {
+    inner: &'s mut dyn Sink,
+    /// A call before this one started the partition.
+    header_out: bool,
+    started: bool,
+    ended: bool,
+    /// Clustered rows passed on.
+    pub(crate) rows: u64,
+}
+
+impl<'s> JoinSlices<'s> {
+    pub(crate) fn new(inner: &'s mut dyn Sink) -> Self {
+        JoinSlices {
+            inner,
+            header_out: false,
+            started: false,
+            ended: false,
+            rows: 0,
+        }
+    }
+
+    /// The next slice's call begins.
+    pub(crate) fn next_call(&mut self) {
+        self.header_out = self.started;
+    }
+
+    /// End the partition, if a call ended it.
+    pub(crate) fn finish(self, t: &Table<'_>) -> io::Result<()> {
+        if self.ended {
+            self.inner.partition_end(t)?;
+        }
+        Ok(())
+    }
+}
+
+impl Sink for JoinSlices<'_> {
+    fn partition_start(
+        &mut self,
+        t: &Table<'_>,
+        key: &[u8],
+        deletion: &DeletionTime,
+        header_end: u64,
+    ) -> io::Result<()> {
+        self.started = true;
+        if self.header_out {
+            return Ok(());
+        }
+        self.inner.partition_start(t, key, deletion, header_end)
+    }
+    fn static_row(&mut self, t: &Table<'_>, row: &Row<'_>, position: u64) -> io::Result<()> {
+        if self.header_out {
+            return Ok(());
+        }
+        self.inner.static_row(t, row, position)
+    }
+    fn row(&mut self, t: &Table<'_>, row: &Row<'_>) -> io::Result<()> {
+        self.rows += 1;
+        self.inner.row(t, row)
+    }
+    fn takes_lazy_rows(&self) -> bool {
+        self.inner.takes_lazy_rows()
+    }
+    fn lazy_row(&mut self, t: &Table<'_>, row: LazyRow<'_>) -> Result<(), Error> {
+        self.rows += 1;
+        self.inner.lazy_row(t, row)
+    }
+    fn marker(&mut self, t: &Table<'_>, m: &RangeTombstoneMarker<'_>) -> io::Result<()> {
+        self.inner.marker(t, m)
+    }
+    fn partition_end(&mut self, _t: &Table<'_>) -> io::Result<()> {
+        self.ended = true;
+        Ok(())
+    }
+    fn abort_partition(&mut self, t: &Table<'_>) -> io::Result<()> {
+        self.inner.abort_partition(t)
+    }
+    fn last_partition_written(&self) -> bool {
+        self.inner.last_partition_written()
+    }
+    fn key_only(&mut self, t: &Table<'_>, key: &[u8]) -> io::Result<()> {
+        self.inner.key_only(t, key)
+    }
+}

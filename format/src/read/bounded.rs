@@ -99,6 +99,25 @@ pub struct ReadPlan {
     pub markers: u64,
 }
 
+impl ReadPlan {
+    /// Add the plan of another slice of the same partition: the rows and
+    /// markers summed, the blocks and Data.db ranges spanned.
+    pub fn add(&mut self, o: &ReadPlan) {
+        self.blocks = self.blocks.max(o.blocks);
+        self.block_range = match (self.block_range, o.block_range) {
+            (Some((a, b)), Some((c, d))) => Some((a.min(c), b.max(d))),
+            (x, y) => x.or(y),
+        };
+        self.data = match (self.data, o.data) {
+            (Some((a, b)), Some((c, d))) => Some((a.min(c), b.max(d))),
+            (x, y) => x.or(y),
+        };
+        self.header_cached |= o.header_cached;
+        self.rows += o.rows;
+        self.markers += o.markers;
+    }
+}
+
 /// The consumer of what a read produces, in order: `PartitionStart` (with
 /// `header_end`: where the header and static row end, sstabledump's
 /// partition position), `StaticRow`?, (`Row` | `Marker`)*, `PartitionEnd`

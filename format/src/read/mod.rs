@@ -39,6 +39,7 @@
 mod big;
 mod bounded;
 mod reversed;
+mod slices;
 
 pub use crate::bti::{BtiIndex, BtiRowIndex};
 pub use crate::lookup::{
@@ -49,6 +50,7 @@ pub use big::{BigIndex, BigIndexScan, BigRowIndex};
 pub(crate) use bounded::{bad, gallop_down, indexed_start, point_reader, seek_indexed, Clip, Ctx};
 pub use bounded::{BoundedReader, ReadOptions, ReadPlan, Visitor};
 pub use reversed::ReversedReader;
+pub use slices::{hull, read_slices, value_slices};
 
 use crate::clustering::{BoundKind, ClusteringPrefix};
 use crate::error::{Error, ErrorKind, Result};
