@@ -15,12 +15,6 @@ use crate::util::{scratch_dir, sstkit};
 /// bigint under ByteOrderedPartitioner (so the NDJSON is written in key
 /// order): its schema file and its `dump-data -o ndjson` records.
 fn big_input(dir: &Path, partitions: u64) -> (PathBuf, PathBuf) {
-    use std::io::Write as _;
-    let schema = crate::util::schema_file(
-        dir,
-        "big",
-        "CREATE TABLE ks.big (k bigint, c int, v text, PRIMARY KEY (k, c));",
-    );
     let words = [
         "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
         "juliet", "kilo", "lima", "mike",
@@ -33,26 +27,16 @@ fn big_input(dir: &Path, partitions: u64) -> (PathBuf, PathBuf) {
             .wrapping_add(1442695040888963407);
         (seed >> 33) as usize
     };
-    let input = dir.join("big.ndjson");
-    let mut f = std::io::BufWriter::new(std::fs::File::create(&input).unwrap());
-    for k in 0..partitions {
-        let mut rows = Vec::new();
-        for c in 0..50u32 {
+    crate::util::kcv_input(
+        dir,
+        "big",
+        partitions,
+        |_| 50,
+        |_, _| {
             let v: Vec<&str> = (0..15).map(|_| words[next() % words.len()]).collect();
-            rows.push(format!(
-                r#"{{"type":"clustering-row","key":{{"raw":"0004{c:08x}"}},"columns":{{"v":{{"timestamp":1,"value":"{}"}}}}}}"#,
-                v.join(" ")
-            ));
-        }
-        writeln!(
-            f,
-            r#"{{"key":{{"raw":"{k:016x}"}},"clustering_elements":[{}]}}"#,
-            rows.join(",")
-        )
-        .unwrap();
-    }
-    f.flush().unwrap();
-    (schema, input)
+            v.join(" ")
+        },
+    )
 }
 
 /// `write` of `input` into `out` (ByteOrderedPartitioner), with `extra` flags.

@@ -231,32 +231,14 @@ fn a_wrong_index_gives_the_one_thread_output() {
 /// `write` (ByteOrderedPartitioner: Data.db in key order), in `dir`: the
 /// Data.db path. Summary.db samples every 128th partition.
 fn many_and_large(dir: &Path) -> std::path::PathBuf {
-    use std::io::Write as _;
-    let schema = crate::util::schema_file(
+    // Every 700th partition is large; the others have one row.
+    let (schema, input) = crate::util::kcv_input(
         dir,
         "mixed",
-        "CREATE TABLE ks.mixed (k bigint, c int, v text, PRIMARY KEY (k, c));",
+        3000,
+        |k| if k % 700 == 350 { 400 } else { 1 },
+        |k, c| format!("value {k} {c}"),
     );
-    let input = dir.join("mixed.ndjson");
-    let mut f = std::io::BufWriter::new(std::fs::File::create(&input).unwrap());
-    for k in 0..3000u64 {
-        // Every 700th partition is large; the others have one row.
-        let rows = if k % 700 == 350 { 400 } else { 1 };
-        let rows: Vec<String> = (0..rows)
-            .map(|c: u32| {
-                format!(
-                    r#"{{"type":"clustering-row","key":{{"raw":"0004{c:08x}"}},"columns":{{"v":{{"timestamp":1,"value":"value {k} {c}"}}}}}}"#
-                )
-            })
-            .collect();
-        writeln!(
-            f,
-            r#"{{"key":{{"raw":"{k:016x}"}},"clustering_elements":[{}]}}"#,
-            rows.join(",")
-        )
-        .unwrap();
-    }
-    f.flush().unwrap();
     let out = dir.join("out");
     let r = crate::util::sstkit([
         "write",

@@ -139,6 +139,44 @@ pub fn schema_file(dir: &Path, name: &str, cql: &str) -> PathBuf {
     p
 }
 
+/// An input for `sstkit write`: the schema of `ks.NAME (k bigint, c int,
+/// v text, PRIMARY KEY (k, c))` and an NDJSON file of `partitions`
+/// partitions, partition `k` with `rows(k)` rows whose `v` is `value(k, c)`.
+pub fn kcv_input(
+    dir: &Path,
+    name: &str,
+    partitions: u64,
+    rows: impl Fn(u64) -> u32,
+    mut value: impl FnMut(u64, u32) -> String,
+) -> (PathBuf, PathBuf) {
+    use std::io::Write as _;
+    let schema = schema_file(
+        dir,
+        name,
+        &format!("CREATE TABLE ks.{name} (k bigint, c int, v text, PRIMARY KEY (k, c));"),
+    );
+    let input = dir.join(format!("{name}.ndjson"));
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&input).unwrap());
+    for k in 0..partitions {
+        let rows: Vec<String> = (0..rows(k))
+            .map(|c| {
+                format!(
+                    r#"{{"type":"clustering-row","key":{{"raw":"0004{c:08x}"}},"columns":{{"v":{{"timestamp":1,"value":"{}"}}}}}}"#,
+                    value(k, c)
+                )
+            })
+            .collect();
+        writeln!(
+            f,
+            r#"{{"key":{{"raw":"{k:016x}"}},"clustering_elements":[{}]}}"#,
+            rows.join(",")
+        )
+        .unwrap();
+    }
+    f.flush().unwrap();
+    (schema, input)
+}
+
 /// `sstkit write -o json --from input --schema schema --output-dir dir
 /// --format-version version EXTRA...`.
 pub fn write_from(input: &Path, schema: &Path, dir: &Path, version: &str, extra: &[&str]) -> Run {

@@ -82,6 +82,18 @@ pub struct Job<'a> {
     pub options: RenderOptions,
 }
 
+/// What every step of one sstable's parallel read needs: the job, the
+/// sstable (the document's, or a thread's own handle on it) and what is
+/// read of it.
+#[derive(Clone, Copy)]
+struct Read<'r, 'a> {
+    job: &'r Job<'a>,
+    sst: &'r Sstable,
+    t: &'r Table<'r>,
+    sel: &'r Selection,
+    shape: &'r Shape,
+}
+
 /// Dump the partitions `sel` selects from `sst` into `renderer` on
 /// `plan.threads` threads. `Ok(None)` when the read is not cut (one thread,
 /// key lookups, reversed, or too small to cut): the caller reads it as one.
@@ -98,6 +110,13 @@ pub fn sstable(
     if a.threads <= 1 || shape.reverse || sel.keys().is_some() || shape.limit == 0 {
         return Ok(None);
     }
+    let cx = Read {
+        job,
+        sst,
+        t,
+        sel,
+        shape,
+    };
     let rows = Renderer::splits_rows(a.format, job.options);
     let Some(mut tasks) = tasks(sst, t, rows) else {
         return Ok(None);
@@ -119,7 +138,8 @@ pub fn sstable(
             return Done::Here;
         };
         let t = Table::new(&bound.header, bound.partitioner.clone(), a.now_secs);
-        match render_piece(job, sst, &t, sel, shape, task, i > 0, buffers.get()) {
+        let own = Read { sst, t: &t, ..cx };
+        match render_piece(&own, task, i > 0, buffers.get()) {
             Ok(p) => Done::Piece(p),
             Err(e) => Done::Failed(e.into()),
         }
@@ -131,7 +151,7 @@ pub fn sstable(
     let mut result: CmdResult<()> = Ok(());
     let mut take = |i: usize, d: Done| -> bool {
         let task = &tasks[i];
-        let r = doc.take(job, sst, t, sel, shape, renderer, task, d, i, &buffers);
+        let r = doc.take(&cx, renderer, task, d, i, &buffers);
         progress(task.end(), total);
         match r {
             Ok(go) => go && doc.written < shape.limit,
@@ -279,14 +299,9 @@ impl Document {
     /// elsewhere shows the index wrong there (damaged), and the rest is
     /// read on this thread from where the last good task stopped, as a
     /// single thread reads it.
-    #[allow(clippy::too_many_arguments)]
     fn take(
         &mut self,
-        job: &Job<'_>,
-        sst: &Sstable,
-        t: &Table<'_>,
-        sel: &Selection,
-        shape: &Shape,
+        cx: &Read<'_, '_>,
         renderer: &mut Renderer<'_, '_>,
         task: &Task,
         d: Done,
@@ -298,7 +313,7 @@ impl Document {
                 return Ok(true);
             }
         }
-        let left = shape.limit - self.written;
+        let left = cx.shape.limit - self.written;
         let p = match d {
             Done::Failed(e) => return Err(e),
             // Rendered as a later piece while nothing came before it: read again here.
@@ -317,9 +332,9 @@ impl Document {
                     *u
                 }
             };
-            let ran = self.here(sst, t, sel, shape, renderer, &unit)?;
-            if ran.end != unit.end && self.written < shape.limit {
-                self.here(sst, t, sel, shape, renderer, &rest_from(ran.end))?;
+            let ran = self.here(cx, renderer, &unit)?;
+            if ran.end != unit.end && self.written < cx.shape.limit {
+                self.here(cx, renderer, &rest_from(ran.end))?;
                 return Ok(false);
             }
             return Ok(true);
@@ -342,7 +357,7 @@ impl Document {
         if let (Task::Unit(u), None, Some(at)) = (task, &p.error, stopped) {
             if at != expected {
                 // The unit started right and ended wrong: all of it again, here.
-                self.here(sst, t, sel, shape, renderer, &rest_from(u.start))?;
+                self.here(cx, renderer, &rest_from(u.start))?;
                 return Ok(false);
             }
         }
@@ -354,7 +369,7 @@ impl Document {
         let Piece { bytes, error, .. } = p;
         buffers.put(bytes);
         if let Some(e) = error {
-            return Err(select::located(t, e));
+            return Err(select::located(cx.t, e));
         }
         let (Task::Part(u, part), Some(at)) = (task, stopped) else {
             return Ok(true);
@@ -376,11 +391,11 @@ impl Document {
                 },
             );
             // Held whole: only a damaged row index leads here.
-            let r = render_piece(job, sst, t, sel, shape, &rest, true, Vec::new())?;
+            let r = render_piece(cx, &rest, true, Vec::new())?;
             renderer.write_through(r.own())?;
             self.written += r.written;
             if let Some(e) = r.error {
-                return Err(select::located(t, e));
+                return Err(select::located(cx.t, e));
             }
             match r.end {
                 Some(end) if end == u.end => return Ok(true),
@@ -388,26 +403,23 @@ impl Document {
                 None => return Ok(false),
             }
         }
-        self.here(sst, t, sel, shape, renderer, &rest_from(at))?;
+        self.here(cx, renderer, &rest_from(at))?;
         Ok(false)
     }
 
     /// Read `unit` on this thread, into the document's renderer.
     fn here(
         &mut self,
-        sst: &Sstable,
-        t: &Table<'_>,
-        sel: &Selection,
-        shape: &Shape,
+        cx: &Read<'_, '_>,
         renderer: &mut Renderer<'_, '_>,
         unit: &Unit,
     ) -> CmdResult<engine::Ran> {
         let shape = Shape {
-            limit: shape.limit - self.written,
-            ..shape.clone()
+            limit: cx.shape.limit - self.written,
+            ..cx.shape.clone()
         };
-        let ran = engine::run_unit(sst, t, sel, &shape, unit, renderer.sink())
-            .map_err(|e| select::located(t, e))?;
+        let ran = engine::run_unit(cx.sst, cx.t, cx.sel, &shape, unit, renderer.sink())
+            .map_err(|e| select::located(cx.t, e))?;
         self.written += ran.written;
         Ok(ran)
     }
@@ -415,17 +427,14 @@ impl Document {
 
 /// Render `task` into a piece, in `buffer`: as a later part of the
 /// document when `later`, else as its beginning.
-#[allow(clippy::too_many_arguments)]
-fn render_piece(
-    job: &Job<'_>,
-    sst: &Sstable,
-    t: &Table<'_>,
-    sel: &Selection,
-    shape: &Shape,
-    task: &Task,
-    later: bool,
-    buffer: Vec<u8>,
-) -> io::Result<Piece> {
+fn render_piece(cx: &Read<'_, '_>, task: &Task, later: bool, buffer: Vec<u8>) -> io::Result<Piece> {
+    let Read {
+        job,
+        sst,
+        t,
+        sel,
+        shape,
+    } = *cx;
     let a = job.plan;
     // The formats whose renderer keeps its own buffer render into the
     // spare one; the others write into it through the tap.
