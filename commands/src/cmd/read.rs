@@ -88,14 +88,13 @@ use std::io::Write;
 use std::time::Instant;
 
 use serde_json::{json, Value};
-use sstkit_format::engine::{Bound, Feed};
+use sstkit_format::engine::{Bound, Found, Lookup};
 use sstkit_format::io::IoStats;
 use sstkit_format::read::{
-    hull, read_slices, value_slices, Absence, BoundedReader, ClusteringBound, PartitionHandle,
-    ReadOptions, ReadPlan, ReversedReader, Slice, Visitor,
+    hull, value_slices, Absence, ClusteringBound, ReadOptions, ReadPlan, Slice,
 };
 use sstkit_format::statistics::SerializationHeader;
-use sstkit_format::{Error, Sstable};
+use sstkit_format::Sstable;
 
 use crate::cli::{DataOutputFormat, IoStatsFormat, OutputFormat, ReadArgs};
 use crate::dump::{type_warning, Sink, Table, TypeCheck};
@@ -428,27 +427,6 @@ fn columns_of(a: &LookupPlan, header: &SerializationHeader) -> CmdResult<Option<
     Ok(Some(set))
 }
 
-/// A forward (bounded) or reversed reader.
-enum Reader<'s> {
-    Forward(Box<BoundedReader<'s>>),
-    Reversed(Box<ReversedReader<'s>>),
-}
-
-impl Reader<'_> {
-    fn read<E: From<Error>>(
-        &mut self,
-        h: &mut PartitionHandle,
-        slice: &Slice,
-        opts: &ReadOptions,
-        f: &mut Visitor<'_, E>,
-    ) -> Result<ReadPlan, E> {
-        match self {
-            Reader::Forward(r) => r.read(h, slice, opts, f),
-            Reader::Reversed(r) => r.read(h, slice, opts, f),
-        }
-    }
-}
-
 fn plan_json(p: &ReadPlan) -> Value {
     json!({
         "blocks": p.blocks,
@@ -526,13 +504,8 @@ fn read_one(
         .iter()
         .map(|k| k.bytes(&header.partition_key_type))
         .collect::<CmdResult<Vec<_>>>()?;
-    // BIG: Filter/Summary/Index.db; BTI: Filter/Partitions/Rows.db.
-    let mut index = sstkit_format::read::open_index(sst, partitioner.clone(), &header)?;
-    let mut reader = if a.reverse {
-        Reader::Reversed(Box::new(ReversedReader::new(sst, &header)?))
-    } else {
-        Reader::Forward(Box::new(BoundedReader::new(sst, &header)?))
-    };
+    let table = Table::new(&header, partitioner, now_secs);
+    let mut lookup = Lookup::open(sst, &table, a.reverse)?;
     report(
         a.io_stats,
         label,
@@ -540,7 +513,6 @@ fn read_one(
         json!({"operation": "open", "micros": t0.elapsed().as_micros() as u64}),
     );
 
-    let table = Table::new(&header, partitioner, now_secs);
     let mut renderer = Renderer::new(
         a.output,
         json,
@@ -556,69 +528,46 @@ fn read_one(
         sst.io.begin_operation();
         let before = sst.io.stats();
         let t = Instant::now();
-        let found = match index.find(key) {
-            Ok(f) => f,
-            Err(e) => {
-                result = Err(CmdError::from(e));
-                break;
-            }
-        };
         let mut extra = json!({"operation": "read", "key": k.label()});
-        match found {
-            None => {
-                let why = index.last_absence();
+        let mut tc: Option<TypeCheck<'_>> = None;
+        let sink: &mut dyn Sink = if check {
+            tc.insert(TypeCheck::new(renderer.sink()))
+        } else {
+            renderer.sink()
+        };
+        let opts = ReadOptions {
+            limit: a.limit,
+            naive: a.naive,
+        };
+        let r = lookup.read(&table, key, &slices, &opts, cols.as_ref(), sink);
+        for f in tc.map(|t| t.failed).unwrap_or_default() {
+            if !failed.contains(&f) {
+                failed.push(f);
+            }
+        }
+        match r {
+            Ok(Found::Absent(why)) => {
                 extra["result"] = json!(why.map_or("absent", |x| x.describe()));
                 note_key_absent(label, &k.label(), why.unwrap_or(Absence::Index));
             }
-            Some(mut h) => {
-                let mut tc: Option<TypeCheck<'_>> = None;
-                let sink: &mut dyn Sink = if check {
-                    tc.insert(TypeCheck::new(renderer.sink()))
-                } else {
-                    renderer.sink()
-                };
-                let mut feed = Feed::new(sink, &table, cols.as_ref());
-                let r = read_slices(
-                    &slices,
-                    a.reverse,
-                    a.limit,
-                    &mut |ev| feed.event(ev),
-                    &mut |s, limit, f| {
-                        let opts = ReadOptions {
-                            limit,
-                            naive: a.naive,
-                        };
-                        reader.read(&mut h, s, &opts, f)
-                    },
-                );
-                let mut stop = false;
-                match r {
-                    Ok(plan) => {
-                        extra["result"] = json!("found");
-                        extra["plan"] = plan_json(&plan);
-                    }
-                    Err(e) => {
-                        feed.abort(&e);
-                        let e = match CmdError::from(e) {
-                            CmdError::Format(e) => CmdError::from(e.in_partition(format!(
-                                "{} (0x{})",
-                                k.label(),
-                                crate::output::hex(key)
-                            ))),
-                            e => e,
-                        };
-                        result = Err(e);
-                        stop = true;
-                    }
-                }
-                for f in tc.map(|t| t.failed).unwrap_or_default() {
-                    if !failed.contains(&f) {
-                        failed.push(f);
-                    }
-                }
-                if stop {
-                    break;
-                }
+            Ok(Found::Read(plan)) => {
+                extra["result"] = json!("found");
+                extra["plan"] = plan_json(&plan);
+            }
+            Err(sstkit_format::engine::Error::Read {
+                error,
+                key: Some(_),
+            }) => {
+                result = Err(CmdError::from(error.in_partition(format!(
+                    "{} (0x{})",
+                    k.label(),
+                    crate::output::hex(key)
+                ))));
+                break;
+            }
+            Err(e) => {
+                result = Err(CmdError::from(e));
+                break;
             }
         }
         extra["micros"] = json!(t.elapsed().as_micros() as u64);

@@ -13,7 +13,8 @@
 //!
 //! [`run`] is the loop over the partitions of one sstable, and
 //! [`MergeInputs::dump`] over a merge (reconciled as Cassandra 5.0 does:
-//! [`merged`]). [`run`] picks the reader (a sequential
+//! [`merged`]); [`Lookup`] reads partitions by key within clustering
+//! slices, through the row index, as `read` does. [`run`] picks the reader (a sequential
 //! [`ScanReader`](crate::data::ScanReader), one lookup per key through the
 //! partition index, or the [`ReversedReader`](crate::read::ReversedReader)),
 //! applies the selection before decoding a partition, counts `--limit`,
@@ -51,6 +52,7 @@
 //! ```
 
 mod feed;
+mod lookup;
 pub mod merged;
 pub mod parallel;
 mod scan;
@@ -70,6 +72,7 @@ use crate::token::Partitioner;
 use crate::Sstable;
 
 pub use feed::{filter_columns, Feed};
+pub use lookup::{Found, Lookup};
 pub use merged::MergeInputs;
 pub use scan::{run, run_rows, run_unit, Ran};
 pub use select::Selection;
