@@ -354,7 +354,7 @@ fn slices_of(a: &LookupPlan, header: &SerializationHeader) -> CmdResult<Vec<Slic
         let slices = value_slices(types, lo.as_ref(), hi.as_ref());
         if slices.is_empty() {
             // Equal bounds, one exclusive: the header and static row only.
-            let none = lo.map(|b| ClusteringBound {
+            let none = lo.or(hi).map(|b| ClusteringBound {
                 inclusive: false,
                 ..b
             });
