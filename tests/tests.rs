@@ -89,6 +89,9 @@ mod explain;
 
 // partitions: csv and percentiles equal sstablepartitions; data-directory walks; index-only IO.
 mod partitions;
+
+// expired-blockers, timestamps, info and dump-statistics: against Cassandra's tools and Statistics.db.
+mod table_reports;
 // rewrite: every intact row-format sstable (fixtures, corpus) rewrites to the same data, valid.
 mod rewrite;
 
