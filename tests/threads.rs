@@ -343,6 +343,8 @@ fn units_cut_at_summary_samples() {
 /// run.
 fn validate_same_on_threads(args: &[&str], path: &Path) -> (Vec<u8>, String, i32) {
     let one = run("validate", args, path, 1, 1 << 20);
+    // A usage error on every thread count would compare equal and prove nothing.
+    assert_ne!(one.2, 2, "validate {args:?}: {}", one.1);
     for (threads, unit) in [(2, 200), (3, 64)] {
         let many = run("validate", args, path, threads, unit);
         assert!(
@@ -412,8 +414,9 @@ fn validate_is_the_same_on_several_threads() {
     }
 }
 
-/// Bytes of Data.db changed in copies of fixtures (compressed and not, BIG
-/// and BTI): the damage is found, and found alike on 1, 2 and 3 threads.
+/// Bytes of Data.db (and of some Index.db entries) changed in copies of
+/// fixtures (compressed and not, BIG and BTI): the damage is found, and
+/// found alike on 1, 2 and 3 threads.
 #[test]
 fn damaged_data_validates_the_same_on_several_threads() {
     let mut found = 0;
@@ -446,6 +449,20 @@ fn damaged_data_validates_the_same_on_several_threads() {
                 bytes[a.min(len - 1)] ^= 0x5a;
             }
             std::fs::write(&data, &bytes).unwrap();
+            if k % 4 == 3 {
+                // And an Index.db entry: units cut where no partition starts.
+                let index = std::fs::read_dir(tmp.path())
+                    .unwrap()
+                    .flatten()
+                    .map(|e| e.path())
+                    .find(|p| p.to_string_lossy().ends_with("-Index.db"));
+                if let Some(index) = index {
+                    let mut ib = std::fs::read(&index).unwrap();
+                    let i = ib.len() * (k + 2) / 11;
+                    ib[i] ^= 0x21;
+                    std::fs::write(&index, &ib).unwrap();
+                }
+            }
             for args in [&["-o", "json"][..], &["-o", "json", "--skip-checksums"]] {
                 let one = validate_same_on_threads(args, tmp.path());
                 runs += 1;
