@@ -332,6 +332,9 @@ impl<'a, 's> Walk<'a, 's> {
         end: u64,
         progress: &mut dyn FnMut(u64, u64),
     ) -> crate::Result<()> {
+        if self.stopped {
+            return Ok(());
+        }
         if !self.synced {
             self.reader.seek_partition(DataPos(self.at))?;
             self.synced = true;
