@@ -11,11 +11,14 @@
 # partitions).
 #
 # Cases: dump-data -o ndjson and -o sstabledump of wide/, dump-data -o ndjson and
-# -o sstabledump of many/, partitions -o csv of many/; output to a file. Each case runs
-# -j1 and -j2 in turn RUNS times (default 9) after one warm-up each, and prints the median
-# wall seconds of each, the median of the j1/j2 ratios taken pair by pair (the speed-up;
-# pairing keeps it meaningful when the machine's speed drifts) with the smallest and
-# largest, and the largest peak RSS of each (GNU time). The machine needs 2 idle cores.
+# -o sstabledump of many/, partitions -o csv of many/ (CASES=dump), and validate of
+# many/ and wide/, with and without the checksum pass (CASES=validate); output to a
+# file. CASES=all (the default) runs both sets. Each case runs -j1 and -j2 in turn RUNS
+# times (default 9) after one warm-up each, and prints the median wall seconds of each,
+# the median of the j1/j2 ratios taken pair by pair (the speed-up; pairing keeps it
+# meaningful when the machine's speed drifts) with the smallest and largest, and the
+# largest peak RSS of each. Timing needs only python3 (wall clock around fork/exec/wait,
+# peak RSS from wait4). The machine needs 2 idle cores.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=bench/lib.sh
@@ -26,12 +29,25 @@ data="${DATA:-/tmp/sstkit-compare}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-# Wall seconds and peak RSS (KiB) of one run with J threads, output in $work/out.J.
+cases="${CASES:-all}"
+
+# Wall seconds and peak RSS (KiB) of one run with J threads, output in $work/out.J; a
+# run that exits other than 0 fails the script.
 run_once() {
   local j="$1"
   shift
-  /usr/bin/time -f '%e %M' -o "$work/time" "$bin" "$@" "--threads=$j" >"$work/out.$j"
-  cat "$work/time"
+  python3 - "$work/out.$j" "$bin" "$@" "--threads=$j" <<'PY'
+import os, sys, time
+out = open(sys.argv[1], "wb")
+start = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    os.dup2(out.fileno(), 1)
+    os.execv(sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+print(f"{time.perf_counter() - start:.4f} {usage.ru_maxrss}")
+sys.exit(os.waitstatus_to_exitcode(status))
+PY
 }
 
 pair() {
@@ -63,8 +79,16 @@ pair() {
 
 make_compare_data "$bin" "$data"
 echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $runs pairs"
-pair "dump-data -o ndjson, wide" dump-data -o ndjson "$data/wide"
-pair "dump-data -o sstabledump, wide" dump-data -o sstabledump "$data/wide"
-pair "dump-data -o ndjson, many" dump-data -o ndjson "$data/many"
-pair "dump-data -o sstabledump, many" dump-data -o sstabledump "$data/many"
-pair "partitions -o csv, many" partitions -o csv --min-size 0 "$data/many"
+if [[ "$cases" == all || "$cases" == dump ]]; then
+  pair "dump-data -o ndjson, wide" dump-data -o ndjson "$data/wide"
+  pair "dump-data -o sstabledump, wide" dump-data -o sstabledump "$data/wide"
+  pair "dump-data -o ndjson, many" dump-data -o ndjson "$data/many"
+  pair "dump-data -o sstabledump, many" dump-data -o sstabledump "$data/many"
+  pair "partitions -o csv, many" partitions -o csv --min-size 0 "$data/many"
+fi
+if [[ "$cases" == all || "$cases" == validate ]]; then
+  pair "validate -o json, many" validate -o json "$data/many"
+  pair "validate --skip-checksums, many" validate -o json --skip-checksums "$data/many"
+  pair "validate -o json, wide" validate -o json "$data/wide"
+  pair "validate --skip-checksums, wide" validate -o json --skip-checksums "$data/wide"
+fi

@@ -318,3 +318,228 @@ fn units_cut_at_summary_samples() {
         }
     }
 }
+
+/// `validate` of `path` with `args` on 1, 2 and 3 threads (units of a few
+/// hundred bytes, then of 64: a few partitions each): the same report,
+/// findings in the same order, the same exit code. Returns the one-thread
+/// run.
+fn validate_same_on_threads(args: &[&str], path: &Path) -> (Vec<u8>, String, i32) {
+    let one = run("validate", args, path, 1, 1 << 20);
+    // A usage error on every thread count would compare equal and prove nothing.
+    assert_ne!(one.2, 2, "validate {args:?}: {}", one.1);
+    for (threads, unit) in [(2, 200), (3, 64)] {
+        let many = run("validate", args, path, threads, unit);
+        assert!(
+            one == many,
+            "validate {args:?} {}: {threads} threads (units of {unit} bytes) differ from 1\n\
+             1 thread: exit {}, stderr {}\n{}\n{threads} threads: exit {}, stderr {}\n{}",
+            path.display(),
+            one.2,
+            one.1,
+            String::from_utf8_lossy(&one.0),
+            many.2,
+            many.1,
+            String::from_utf8_lossy(&many.0)
+        );
+    }
+    one
+}
+
+/// The findings of a `validate -o json` report of one sstable.
+fn findings_of(out: &[u8]) -> Vec<serde_json::Value> {
+    let v: serde_json::Value = serde_json::from_slice(out).expect("validate json");
+    v["sstables"]
+        .as_object()
+        .into_iter()
+        .flat_map(|m| m.values())
+        .flat_map(|r| r["findings"].as_array().cloned().unwrap_or_default())
+        .collect()
+}
+
+#[test]
+fn validate_is_the_same_on_several_threads() {
+    let mut paths = fixture_cases();
+    let mut damaged = 0;
+    if let Some(root) = corpus() {
+        // Every corpus set, the damaged ones included.
+        for origin in std::fs::read_dir(&root).into_iter().flatten().flatten() {
+            for e in std::fs::read_dir(origin.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                if e.path().is_dir() {
+                    paths.push(e.path());
+                }
+            }
+        }
+        assert!(paths.len() > 200, "corpus sets: {}", paths.len());
+    }
+    for (n, p) in paths.iter().enumerate() {
+        let format = ["json", "text", "ndjson"][n % 3];
+        let skip: &[&str] = if n % 2 == 0 {
+            &[]
+        } else {
+            &["--skip-checksums"]
+        };
+        let mut args = vec!["-o", format];
+        args.extend_from_slice(skip);
+        validate_same_on_threads(&args, p);
+        let json = validate_same_on_threads(&["-o", "json"], p);
+        if json.2 == 1 {
+            damaged += 1;
+        }
+    }
+    if corpus().is_some() {
+        // The corrupt sets (and those with a missing component) were among them.
+        assert!(damaged > 10, "corpus sets with errors: {damaged}");
+    }
+}
+
+/// Bytes of Data.db (and of some Index.db entries) changed in copies of
+/// fixtures (compressed and not, BIG and BTI): the damage is found, and
+/// found alike on 1, 2 and 3 threads.
+#[test]
+fn damaged_data_validates_the_same_on_several_threads() {
+    let mut found = 0;
+    let mut runs = 0;
+    for case in [
+        "nb_clustering",
+        "nb_clustering_nocompress",
+        "da_clustering",
+        "oa_deletes",
+        "nb_range_tombstones",
+    ] {
+        let from = fixtures().join(case);
+        let data_name = std::fs::read_dir(&from)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .find(|n| n.ends_with("-Data.db"))
+            .unwrap();
+        let len = std::fs::metadata(from.join(&data_name)).unwrap().len() as usize;
+        for k in 0..8usize {
+            let tmp = crate::util::scratch_dir("threads", &format!("damaged-{case}-{k}"));
+            for e in std::fs::read_dir(&from).unwrap().flatten() {
+                std::fs::copy(e.path(), tmp.path().join(e.file_name())).unwrap();
+            }
+            let data = tmp.path().join(&data_name);
+            let mut bytes = std::fs::read(&data).unwrap();
+            // One or two places, spread over the file.
+            let at = [len * (2 * k + 1) / 17, len * (k + 9) / 19];
+            for &a in &at[..1 + k % 2] {
+                bytes[a.min(len - 1)] ^= 0x5a;
+            }
+            std::fs::write(&data, &bytes).unwrap();
+            if k % 4 == 3 {
+                // And an Index.db entry: units cut where no partition starts.
+                let index = std::fs::read_dir(tmp.path())
+                    .unwrap()
+                    .flatten()
+                    .map(|e| e.path())
+                    .find(|p| p.to_string_lossy().ends_with("-Index.db"));
+                if let Some(index) = index {
+                    let mut ib = std::fs::read(&index).unwrap();
+                    let i = ib.len() * (k + 2) / 11;
+                    ib[i] ^= 0x21;
+                    std::fs::write(&index, &ib).unwrap();
+                }
+            }
+            for args in [&["-o", "json"][..], &["-o", "json", "--skip-checksums"]] {
+                let one = validate_same_on_threads(args, tmp.path());
+                runs += 1;
+                if one.2 == 1 && !findings_of(&one.0).is_empty() {
+                    found += 1;
+                }
+            }
+            validate_same_on_threads(&["-o", "text", "--skip-checksums"], tmp.path());
+        }
+    }
+    // Most changed bytes are found (some fall where nothing checks them
+    // without the checksums: a value's bytes).
+    assert!(found * 2 > runs, "damage found in {found} of {runs} runs");
+}
+
+/// Another sstable's Index.db and Summary.db beside nb_clustering's
+/// Data.db: the units cut at its entries do not start at partitions, and
+/// the findings (many index mismatches) are still those of one thread.
+#[test]
+fn validate_with_a_wrong_index_is_the_same_on_several_threads() {
+    let dir = crate::util::scratch_dir("threads", "validate-wrong-index");
+    let data = fixtures().join("nb_clustering");
+    let other = fixtures().join("nb_collections");
+    for e in std::fs::read_dir(&data).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let from = if name.ends_with("-Index.db") || name.ends_with("-Summary.db") {
+            other.join(&name)
+        } else {
+            e.path()
+        };
+        std::fs::copy(&from, dir.path().join(&name)).unwrap();
+    }
+    let one = validate_same_on_threads(&["-o", "json"], dir.path());
+    assert_eq!(one.2, 1, "{}", one.1);
+    let f = findings_of(&one.0);
+    assert!(
+        f.iter().filter(|f| f["class"] == "index_mismatch").count() > 10,
+        "{f:?}"
+    );
+    validate_same_on_threads(&["-o", "ndjson"], dir.path());
+}
+
+/// Two partitions of the same length swapped in a copy of an uncompressed
+/// Data.db: partitions out of order, each at another's index entry. With
+/// units of a partition or so, the order finding of a unit's first
+/// partition is placed where one thread finds it.
+#[test]
+fn validate_orders_findings_at_unit_starts_as_one_thread() {
+    let from = fixtures().join("nb_clustering_nocompress");
+    let listed = run(
+        "partitions",
+        &["-o", "csv", "--min-size", "0"],
+        &from,
+        1,
+        1 << 20,
+    );
+    assert_eq!(listed.2, 0, "{}", listed.1);
+    // key,keyBinary,live,offset,size,...: the keys here hold no comma.
+    let mut by_size: std::collections::BTreeMap<u64, Vec<u64>> = Default::default();
+    for line in String::from_utf8_lossy(&listed.0).lines().skip(1) {
+        let cols: Vec<&str> = line.split(',').collect();
+        let (off, size) = (cols[3].parse().unwrap(), cols[4].parse().unwrap());
+        by_size.entry(size).or_default().push(off);
+    }
+    let (size, offs) = by_size
+        .iter()
+        .find(|(_, o)| o.len() > 1)
+        .expect("two partitions of one length");
+    let (a, b, n) = (offs[0] as usize, offs[1] as usize, *size as usize);
+    let tmp = crate::util::scratch_dir("threads", "validate-swapped");
+    for e in std::fs::read_dir(&from).unwrap().flatten() {
+        std::fs::copy(e.path(), tmp.path().join(e.file_name())).unwrap();
+    }
+    let data = tmp.path().join("nb-1-big-Data.db");
+    let mut bytes = std::fs::read(&data).unwrap();
+    let first = bytes[a..a + n].to_vec();
+    bytes.copy_within(b..b + n, a);
+    bytes[b..b + n].copy_from_slice(&first);
+    std::fs::write(&data, &bytes).unwrap();
+    for args in [&["-o", "json", "--skip-checksums"][..], &["-o", "json"]] {
+        let one = run("validate", args, tmp.path(), 1, 1 << 20);
+        assert_eq!(one.2, 1, "{}", one.1);
+        let f = findings_of(&one.0);
+        assert!(
+            f.iter().any(|f| f["class"] == "partition_order"),
+            "no partition_order finding: {f:?}"
+        );
+        for (threads, unit) in [(2, 1), (3, 16), (2, 3000)] {
+            let many = run("validate", args, tmp.path(), threads, unit);
+            assert!(
+                one == many,
+                "{threads} threads, units of {unit}: differ\n{}\n{}",
+                String::from_utf8_lossy(&one.0),
+                String::from_utf8_lossy(&many.0)
+            );
+        }
+    }
+}

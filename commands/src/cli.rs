@@ -134,7 +134,7 @@ digest, Statistics.db, Index.db order, Summary.db, Filter.db against the Index.d
 report lists the skipped ones with why (\"skipped\"; on stderr with -o text).\n\n\
 Findings have the shape validate-checksums and scrub use: class, severity, component, offset, \
 chunk, partition_key, message. Exits 1 when a finding is an error (warnings such as \
-missing_digest and notes do not count)."
+missing_digest and notes do not count).\n\nWith --threads other than 1 (default: one per core), Data.db is cut at the index's entries into units of whole partitions, each decoded and checked on a thread, and the checksum pass is cut at chunk boundaries; the report, its findings and their order are those of one thread. Pre-3.0 sstables, sstables without an index and a single partition are checked on one thread."
     )]
     Validate(ValidateArgs),
     /// Check every chunk checksum and the whole-file digest of Data.db
@@ -640,6 +640,9 @@ pub struct ValidateArgs {
     /// Skip the chunk checksums and the digest: the fast structural pass
     #[arg(long)]
     pub skip_checksums: bool,
+    /// Threads checking each sstable (0: one per core; 1: one thread); the report is the same whatever the number
+    #[arg(long, short = 'j', value_name = "N", default_value_t = 0)]
+    pub threads: usize,
 }
 
 /// `scrub` arguments.

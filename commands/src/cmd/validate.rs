@@ -22,6 +22,10 @@
 //! Reads: TOC, Statistics.db, Summary.db, Index.db, Filter.db (one read each),
 //! CompressionInfo.db or CRC.db and the Digest, Data.db twice sequentially
 //! (the checksum pass, then the decoding walk; once with `--skip-checksums`).
+//! With `--threads` other than 1 both passes are cut into parts read on
+//! threads of their own (the walk at the index's entries:
+//! [`sstkit_format::validate`]'s `parallel` module); the report is the
+//! one of a single thread.
 //!
 //! # JSON schema (`-o json`, the default when stdout is not a terminal)
 //!
@@ -74,7 +78,12 @@ pub fn run(a: &ValidateArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         let ctx = KeyCtx::read(sst)?;
         let mut bar = Progress::new("validate");
         let opts = validate::Options {
-            checksums: (!a.skip_checksums).then(ValidateOptions::default),
+            checksums: (!a.skip_checksums).then_some(ValidateOptions {
+                threads: a.threads,
+                ..ValidateOptions::default()
+            }),
+            threads: crate::threads(a.threads),
+            unit_bytes: crate::pieces::unit_bytes(),
             ..validate::Options::default()
         };
         let report = validate::validate(sst, &opts, &mut |p, len| bar.set(p, len))?;

@@ -11,12 +11,12 @@ use crate::error::{Error, ErrorKind};
 use crate::sstable::Sstable;
 
 use super::problem::{Problem, ProblemClass};
-use super::{read_optional, Report};
+use super::{read_optional, Cuts, Report};
 
 /// Check Partitions.db and Rows.db of `sst`: the footer decodes, every
 /// entry of the trie is reached, each Rows.db entry a partition points to
 /// decodes, and the entries are as many as the footer counts.
-pub(super) fn check(sst: &Sstable, report: &mut Report) {
+pub(super) fn check(sst: &Sstable, report: &mut Report, mut cuts: Option<&mut Cuts>) {
     let Some(part) = read_optional(sst, Component::Partitions, report, "index") else {
         return;
     };
@@ -43,16 +43,22 @@ pub(super) fn check(sst: &Sstable, report: &mut Report) {
     let mut count = 0u64;
     let walked = for_each_entry(&mut src, footer.root, &mut |e| {
         count += 1;
-        if let PartitionPosition::Rows(off) = e.payload.position {
-            let Some(rs) = rows_src.as_mut() else {
-                return Err(Error::at(
-                    ErrorKind::MissingComponent,
-                    Component::Rows,
-                    off,
-                    "row index entry",
-                ));
-            };
-            RowsEntry::read(rs, off, flavor)?;
+        let at = match e.payload.position {
+            PartitionPosition::Data(pos) => pos,
+            PartitionPosition::Rows(off) => {
+                let Some(rs) = rows_src.as_mut() else {
+                    return Err(Error::at(
+                        ErrorKind::MissingComponent,
+                        Component::Rows,
+                        off,
+                        "row index entry",
+                    ));
+                };
+                RowsEntry::read(rs, off, flavor)?.data_position
+            }
+        };
+        if let Some(c) = cuts.as_deref_mut() {
+            c.partition(at, None);
         }
         Ok(true)
     });

@@ -164,26 +164,8 @@ impl DataChecker {
         }
         let ord = self.order_of(key);
         if check_order {
-            match ord {
-                Some(Ordering::Equal) => out.push(self.problem(
-                    ProblemClass::PartitionOrder,
-                    pos,
-                    "duplicate partition key (same key as the previous partition)".into(),
-                )),
-                Some(Ordering::Greater) => out.push(self.problem(
-                    ProblemClass::PartitionOrder,
-                    pos,
-                    format!(
-                        "partition out of order: token {} is not after the previous partition's \
-                         (token {})",
-                        self.partitioner.token(key),
-                        self.last_key
-                            .as_ref()
-                            .map(|k| self.partitioner.token(k).to_string())
-                            .unwrap_or_default()
-                    ),
-                )),
-                _ => {}
+            if let Some(p) = self.order_problem(key, pos) {
+                out.push(p);
             }
             self.set_last_key(key);
         }
@@ -192,6 +174,53 @@ impl DataChecker {
         }
         self.check_deletion(deletion, pos, "partition deletion", out);
         ord
+    }
+
+    /// The `partition_order` problem of partition `key` at `pos` coming
+    /// after the last key accepted (none when in order, or the first).
+    pub fn order_problem(&self, key: &[u8], pos: u64) -> Option<Problem> {
+        let msg = match self.order_of(key)? {
+            Ordering::Less => return None,
+            Ordering::Equal => {
+                "duplicate partition key (same key as the previous partition)".into()
+            }
+            Ordering::Greater => format!(
+                "partition out of order: token {} is not after the previous partition's \
+                 (token {})",
+                self.partitioner.token(key),
+                self.last_key
+                    .as_ref()
+                    .map(|k| self.partitioner.token(k).to_string())
+                    .unwrap_or_default()
+            ),
+        };
+        Some(
+            Problem::new(ProblemClass::PartitionOrder, Component::Data, pos, msg)
+                .chunk(self.chunk_of(pos))
+                .key(key),
+        )
+    }
+
+    /// Go on from `later`, a checker that read the partitions after this
+    /// one's (a later unit of Data.db): its counts added, its keys taken.
+    pub(crate) fn follow(&mut self, later: &DataChecker) {
+        self.partitions += later.partitions;
+        self.rows += later.rows;
+        self.static_rows += later.static_rows;
+        self.nonempty_static_rows += later.nonempty_static_rows;
+        self.markers += later.markers;
+        if self.first_key.is_none() {
+            self.first_key.clone_from(&later.first_key);
+        }
+        if later.last_seen_key.is_some() {
+            self.last_seen_key.clone_from(&later.last_seen_key);
+        }
+        if later.last_key.is_some() {
+            self.last_key.clone_from(&later.last_key);
+        }
+        self.in_partition = false;
+        self.open = None;
+        self.has_last = false;
     }
 
     fn check_deletion(&self, d: &DeletionTime, pos: u64, what: &str, out: &mut Problems) {

@@ -21,6 +21,7 @@ pub(super) fn scan_index(
     sst: &Sstable,
     partitioner: &Partitioner,
     interval: Option<u64>,
+    mut cuts: Option<&mut Cuts>,
     out: &mut Problems,
 ) -> IndexScan {
     let mut r = IndexReader::new(bytes, sst.features());
@@ -35,6 +36,9 @@ pub(super) fn scan_index(
     loop {
         match r.next() {
             Ok(Some(e)) => {
+                if let Some(c) = cuts.as_deref_mut() {
+                    c.partition(e.position, Some(e.offset));
+                }
                 if let Some(iv) = interval.filter(|i| *i > 0) {
                     if s.entries.is_multiple_of(iv) {
                         s.samples.push(e.offset);

@@ -24,7 +24,9 @@
 //! Reading: Statistics.db and Filter.db whole (one read each), Index.db and
 //! Summary.db whole through a read-only map ([`crate::io::IoLayer::map_all`]:
 //! page cache, not a heap copy), Data.db once sequentially through
-//! [`crate::data::ScanReader`]. When a partition fails to decode, the walk
+//! [`crate::data::ScanReader`] (with [`Options::threads`], in units of
+//! whole partitions on threads of their own, joined in order: `parallel`).
+//! When a partition fails to decode, the walk
 //! continues at the next partition the index names (without an index it
 //! stops there: `scrub` resynchronises without one).
 //!
@@ -39,8 +41,10 @@ mod bti;
 pub mod data;
 pub mod fuzz;
 mod index;
+mod parallel;
 pub mod problem;
 mod promoted;
+mod walk;
 
 pub use crate::compare::{compare_value, ClusteringComparator, OwnedPrefix, PrefixLike};
 pub use data::{DataChecker, Verdict};
@@ -51,17 +55,19 @@ use std::collections::BTreeSet;
 
 use crate::checksums::{validate_checksums_with, ChecksumFinding, ValidateOptions};
 use crate::component::Component;
-use crate::data::{DataPos, Fragment, ReaderOptions, ScanReader};
+use crate::data::{ReaderOptions, ScanReader};
 use crate::error::{Error, ErrorKind, Result};
 use crate::filter::BloomFilter;
-use crate::index::{IndexEntry, IndexReader};
+use crate::index::IndexReader;
 use crate::sstable::Sstable;
 use crate::statistics::Statistics;
 use crate::summary::{Summary, SummaryHeader};
 use crate::token::Partitioner;
 
 use index::{check_summary, scan_index, IndexScan};
+use parallel::Cuts;
 use promoted::PiCheck;
+use walk::{BloomCheck, BloomFilters, Shared};
 
 /// Validation options.
 #[derive(Debug, Clone, Copy)]
@@ -73,6 +79,13 @@ pub struct Options {
     /// Run the checksum pass ([`crate::checksums`]: every chunk checksum
     /// and the digest) with these options; `None` skips it (structure only).
     pub checksums: Option<ValidateOptions>,
+    /// Threads decoding Data.db (1: one sequential walk). With more, it is
+    /// cut into units of whole partitions at the index's entries, each
+    /// walked on a thread, and the findings are those of one walk, in its
+    /// order.
+    pub threads: usize,
+    /// Uncompressed Data.db bytes of a unit, about.
+    pub unit_bytes: u64,
 }
 
 impl Default for Options {
@@ -81,6 +94,8 @@ impl Default for Options {
             max_problems: 10_000,
             reader: ReaderOptions::default(),
             checksums: Some(ValidateOptions::default()),
+            threads: 1,
+            unit_bytes: parallel::UNIT_BYTES,
         }
     }
 }
@@ -117,6 +132,9 @@ pub struct Report {
     pub checks: Vec<Check>,
     /// Chunks whose checksum the checksum pass compared (None when it did not run).
     pub checksum_chunks: Option<u64>,
+    /// Units of Data.db walked on other threads and joined to the walk
+    /// ([`Options::threads`]; 0 when one walk read it all).
+    pub threaded_units: u64,
 }
 
 impl Report {
@@ -176,155 +194,6 @@ fn read_optional(
             None
         }
     }
-}
-
-/// Bloom filter checking with the fallback layouts (§9 quirks).
-struct BloomCheck {
-    filter: BloomFilter,
-    alts: Vec<BloomFilter>,
-    alt_pass: Vec<u64>,
-    misses: Vec<(Vec<u8>, u64)>,
-    miss_count: u64,
-    checked: u64,
-}
-
-impl BloomCheck {
-    fn new(filter: BloomFilter) -> BloomCheck {
-        let (of, oh) = (filter.old_format(), filter.old_hash_order());
-        let alts: Vec<BloomFilter> = [(!of, oh), (of, !oh), (!of, !oh)]
-            .into_iter()
-            .map(|(a, b)| filter.clone().with_layout(a, b))
-            .collect();
-        BloomCheck {
-            alt_pass: vec![0; alts.len()],
-            filter,
-            alts,
-            misses: Vec::new(),
-            miss_count: 0,
-            checked: 0,
-        }
-    }
-
-    fn key(&mut self, key: &[u8], pos: u64) {
-        self.checked += 1;
-        if self.filter.may_contain(key) {
-            return;
-        }
-        self.miss_count += 1;
-        for (i, a) in self.alts.iter().enumerate() {
-            if a.may_contain(key) {
-                self.alt_pass[i] += 1;
-            }
-        }
-        if self.misses.len() < 1000 {
-            self.misses.push((key.to_vec(), pos));
-        }
-    }
-
-    fn finish(self, chunk_len: Option<u64>, report: &mut Report) {
-        if self.miss_count == 0 {
-            report.check("filter", true, None);
-            return;
-        }
-        // Most keys rejected by the version's layout (the rest its false
-        // positives), every rejected one accepted by another: the file uses
-        // a non-standard layout (§9), not a bloom filter miss. (Cassandra's
-        // bloom-filter-la test file: 9 of 10 keys rejected by the la order.)
-        if 2 * self.miss_count > self.checked {
-            if let Some(i) = self.alt_pass.iter().position(|n| *n == self.miss_count) {
-                let a = &self.alts[i];
-                report.check(
-                    "filter",
-                    true,
-                    Some(format!(
-                        "Filter.db uses the {} bit layout with the {} hash order (not its version's)",
-                        if a.old_format() { "old" } else { "new" },
-                        if a.old_hash_order() { "old" } else { "new" }
-                    )),
-                );
-                return;
-            }
-        }
-        for (k, pos) in &self.misses {
-            report.problems.push(
-                Problem::new(
-                    ProblemClass::BloomFilterMiss,
-                    Component::Filter,
-                    *pos,
-                    format!(
-                        "bloom filter says the partition key at Data.db offset {pos:#x} is absent"
-                    ),
-                )
-                .chunk(None)
-                .key(k),
-            );
-        }
-        let _ = chunk_len;
-        report.check(
-            "filter",
-            true,
-            Some(format!(
-                "{} of {} keys rejected",
-                self.miss_count, self.checked
-            )),
-        );
-    }
-}
-
-/// The next index entry (a pending one first).
-fn next_entry<'a>(
-    idx: &mut Option<IndexReader<'a>>,
-    pending: &mut Option<IndexEntry<'a>>,
-    failed: &mut bool,
-) -> Option<IndexEntry<'a>> {
-    if let Some(e) = pending.take() {
-        return Some(e);
-    }
-    let r = idx.as_mut()?;
-    if *failed {
-        return None;
-    }
-    match r.next() {
-        Ok(e) => e,
-        Err(_) => {
-            // Already reported by the pre-pass.
-            *failed = true;
-            None
-        }
-    }
-}
-
-/// True when `e` is about the same unreadable chunk as the last one
-/// reported (remembers `e`'s chunk otherwise).
-fn same_bad_chunk(e: &Error, last: &mut Option<u32>) -> bool {
-    let Some(c) = e.chunk else { return false };
-    if *last == Some(c) {
-        return true;
-    }
-    *last = Some(c);
-    false
-}
-
-/// Position `reader` at the first indexed partition after `start` that it
-/// can seek to. False when there is none.
-fn resume<'a>(
-    reader: &mut ScanReader<'_>,
-    start: u64,
-    idx: &mut Option<IndexReader<'a>>,
-    pending: &mut Option<IndexEntry<'a>>,
-    failed: &mut bool,
-) -> bool {
-    while let Some(e) = next_entry(idx, pending, failed) {
-        if e.position <= start {
-            continue;
-        }
-        let p = e.position;
-        if reader.seek_partition(DataPos(p)).is_ok() {
-            *pending = Some(e);
-            return true;
-        }
-    }
-    false
 }
 
 /// What scrub can do about a lost CompressionInfo.db, found by walking
@@ -469,7 +338,7 @@ fn check_without_data(
     sst: &Sstable,
     index: Option<&[u8]>,
     scan: Option<&IndexScan>,
-    filter: Option<BloomCheck>,
+    filter: Option<&BloomFilters>,
     st: &Statistics,
     why: &str,
     report: &mut Report,
@@ -484,7 +353,8 @@ fn check_without_data(
     );
     report.check("promoted_index", false, Some(why.to_string()));
     match (index, filter) {
-        (Some(b), mut bloom) => {
+        (Some(b), filters) => {
+            let mut bloom = filters.map(BloomCheck::new);
             // The keys come from Index.db (its errors are the pre-pass's findings).
             let mut r = IndexReader::new(b, sst.features());
             while let Ok(Some(e)) = r.next() {
@@ -565,12 +435,6 @@ pub fn validate(
             BTreeSet::new()
         }
     };
-    // A chunk the checksum pass reported bad: not reported again when the
-    // data walk meets it.
-    let known_bad = |e: &Error| {
-        matches!(e.kind, ErrorKind::ChecksumMismatch { .. })
-            && e.chunk.is_some_and(|c| bad_chunks.contains(&u64::from(c)))
-    };
     let st_bytes = sst.read_component(Component::Statistics)?;
     let st = Statistics::parse_lenient(&st_bytes, features)
         .map_err(|e| e.in_file(&sst.path(Component::Statistics)))?;
@@ -602,8 +466,10 @@ pub fn validate(
             None
         }
     });
+    // Where several threads may cut Data.db, from the index read anyway.
+    let mut cuts = (opts.threads > 1 && !features.legacy_cells).then(|| Cuts::new(opts.unit_bytes));
     let index = if features.trie_index {
-        bti::check(sst, &mut report);
+        bti::check(sst, &mut report, cuts.as_mut());
         None
     } else {
         read_optional(sst, Component::Index, &mut report, "index")
@@ -612,9 +478,16 @@ pub fn validate(
         .as_ref()
         .filter(|s| s.header.level() == SummaryHeader::BASE_SAMPLING_LEVEL)
         .map(|s| s.header.min_index_interval as u64);
-    let scan = index
-        .as_deref()
-        .map(|b| scan_index(b, sst, &partitioner, interval, &mut report.problems));
+    let scan = index.as_deref().map(|b| {
+        scan_index(
+            b,
+            sst,
+            &partitioner,
+            interval,
+            cuts.as_mut(),
+            &mut report.problems,
+        )
+    });
     if let Some(s) = &scan {
         report.index_entries = Some(s.entries);
     }
@@ -628,7 +501,7 @@ pub fn validate(
             .read_component(Component::Filter)
             .and_then(|b| BloomFilter::parse(&b, &features))
         {
-            Ok(f) => Some(BloomCheck::new(f)),
+            Ok(f) => Some(BloomFilters::new(f)),
             Err(e) => {
                 report
                     .problems
@@ -657,7 +530,7 @@ pub fn validate(
                 sst,
                 index.as_deref(),
                 scan.as_ref(),
-                filter,
+                filter.as_ref(),
                 &st,
                 &why,
                 &mut report,
@@ -670,8 +543,7 @@ pub fn validate(
         }
     };
     let chunk_len = chunk_length(sst);
-    let mut checker = DataChecker::new(header, partitioner.clone(), chunk_len);
-    let mut reader = match ScanReader::with_options(sst, header, opts.reader) {
+    let reader = match ScanReader::with_options(sst, header, opts.reader) {
         Ok(r) => r,
         Err(e) => {
             let c = e.component.unwrap_or(Component::Data);
@@ -681,272 +553,48 @@ pub fn validate(
         }
     };
     report.data_len = reader.data_len();
-    let fixed = header.clustering_fixed_lens();
-    let mut bloom = filter;
-    let mut idx = index.as_deref().map(|b| IndexReader::new(b, features));
-    let mut pending: Option<IndexEntry<'_>> = None;
-    let mut index_failed = false;
-    let mut data_complete = true;
-    let mut last_bad_chunk: Option<u32> = None;
-    let mut all_decoded = true;
-
-    loop {
-        let start = reader.position().0;
-        progress(start, report.data_len);
-        let (key, deletion) = match reader.next_fragment() {
-            Ok(None) => break,
-            Ok(Some(Fragment::PartitionStart { key, deletion, .. })) => (key.to_vec(), deletion),
-            Ok(Some(f)) => {
-                report.problems.push(Problem::new(
-                    ProblemClass::DecodeError,
-                    Component::Data,
-                    f.position().0,
-                    "expected a partition start",
-                ));
-                data_complete = false;
-                break;
-            }
-            Err(e) => {
-                all_decoded = false;
-                if !same_bad_chunk(&e, &mut last_bad_chunk) && !known_bad(&e) {
-                    report.problems.push(
-                        Problem::from_error(&e, Component::Data, start).chunk(
-                            e.chunk
-                                .map(u64::from)
-                                .or(checker.chunk_of(e.offset.unwrap_or(start))),
-                        ),
-                    );
-                }
-                // Resume at the next indexed partition after this one.
-                let resumed = resume(
-                    &mut reader,
-                    start,
-                    &mut idx,
-                    &mut pending,
-                    &mut index_failed,
-                );
-                if !resumed {
-                    data_complete = false;
-                    report.check(
-                        "data",
-                        true,
-                        Some(format!(
-                            "decoding stopped at Data.db offset {start:#x} ({} bytes not checked); \
-                             `scrub --mode skip` resynchronises without the index",
-                            report.data_len.saturating_sub(start)
-                        )),
-                    );
-                    break;
-                }
-                continue;
-            }
-        };
-        let ord = checker.partition_start(&key, &deletion, start, true, &mut report.problems);
-        let _ = ord;
-        if let Some(b) = bloom.as_mut() {
-            b.key(&key, start);
-        }
-        // Index entry for this partition.
-        let mut pi: Option<PiCheck> = None;
-        if idx.is_some() {
-            loop {
-                match next_entry(&mut idx, &mut pending, &mut index_failed) {
-                    None => {
-                        if !index_failed {
-                            report.problems.push(
-                                Problem::new(
-                                    ProblemClass::IndexMismatch,
-                                    Component::Data,
-                                    start,
-                                    "partition has no Index.db entry (the index ends before it)",
-                                )
-                                .chunk(checker.chunk_of(start))
-                                .key(&key),
-                            );
-                        }
-                        break;
-                    }
-                    Some(e) if e.position < start => {
-                        report.problems.push(
-                            Problem::new(
-                                ProblemClass::IndexMismatch,
-                                Component::Index,
-                                e.offset,
-                                format!(
-                                    "Index.db entry points at Data.db offset {} where no partition starts",
-                                    e.position
-                                ),
-                            )
-                            .key(e.key),
-                        );
-                    }
-                    Some(e) if e.position > start => {
-                        report.problems.push(
-                            Problem::new(
-                                ProblemClass::IndexMismatch,
-                                Component::Data,
-                                start,
-                                "partition has no Index.db entry",
-                            )
-                            .chunk(checker.chunk_of(start))
-                            .key(&key),
-                        );
-                        pending = Some(e);
-                        break;
-                    }
-                    Some(e) => {
-                        if e.key != key.as_slice() {
-                            report.problems.push(
-                                Problem::new(
-                                    ProblemClass::IndexMismatch,
-                                    Component::Index,
-                                    e.offset,
-                                    format!(
-                                        "Index.db entry for Data.db offset {start} has key 0x{}, \
-                                         the partition there has another key",
-                                        crate::validate::hex(e.key)
-                                    ),
-                                )
-                                .key(&key),
-                            );
-                        } else {
-                            pi = PiCheck::from_entry(&e, &fixed, &mut report.problems);
-                        }
-                        break;
-                    }
-                }
-            }
-        }
-        if let Some(p) = &pi {
-            p.partition_start(&deletion, &mut report.problems);
-        }
-        // The partition's fragments.
-        let mut failed = false;
-        loop {
-            let f = match reader.next_fragment() {
-                Ok(Some(f)) => f,
-                Ok(None) => {
-                    report.problems.push(
-                        Problem::new(
-                            ProblemClass::DecodeError,
-                            Component::Data,
-                            report.data_len,
-                            "Data.db ends inside a partition",
-                        )
-                        .key(&key),
-                    );
-                    failed = true;
-                    break;
-                }
-                Err(e) if same_bad_chunk(&e, &mut last_bad_chunk) => {
-                    failed = true;
-                    break;
-                }
-                Err(e) => {
-                    let off = e.offset.unwrap_or(start);
-                    if !known_bad(&e) {
-                        report.problems.push(
-                            Problem::from_error(&e, Component::Data, off)
-                                .chunk(e.chunk.map(u64::from).or(checker.chunk_of(off)))
-                                .key(&key),
-                        );
-                    }
-                    failed = true;
-                    break;
-                }
-            };
-            let unf = match &f {
-                Fragment::Row(r) => Some((r.position.0, &r.clustering)),
-                Fragment::Marker(m) => Some((m.position.0, &m.bound)),
-                _ => None,
-            };
-            if let (Some(p), Some((pos, c))) = (pi.as_mut(), unf) {
-                p.unfiltered(
-                    pos - start,
-                    c,
-                    checker.last_clustering(),
-                    checker.open_marker(),
-                    &mut report.problems,
-                );
-            }
-            if let Fragment::PartitionEnd { position } = f {
-                if let Some(p) = pi.as_mut() {
-                    p.end(
-                        position.0 - start,
-                        checker.last_clustering(),
-                        checker.open_marker(),
-                        &mut report.problems,
-                    );
-                }
-                checker.partition_end(position.0, &mut report.problems);
-                break;
-            }
-            checker.fragment(&f, &mut report.problems);
-        }
-        let (fs, _) = reader.take_findings();
-        checker.findings(&fs, Some(&key), &mut report.problems);
-        if failed {
-            all_decoded = false;
-            checker.abort_partition();
-            let resumed = resume(
-                &mut reader,
-                start,
-                &mut idx,
-                &mut pending,
-                &mut index_failed,
-            );
-            if !resumed {
-                data_complete = false;
-                let at = reader.position().0;
-                report.check(
-                    "data",
-                    true,
-                    Some(format!(
-                        "decoding stopped in the partition at Data.db offset {start:#x}; \
-                         `scrub --mode skip` resynchronises without the index (stopped near {at:#x})"
-                    )),
-                );
-                break;
-            }
-        }
-    }
+    let sh = Shared {
+        header,
+        partitioner: &partitioner,
+        chunk_len,
+        fixed: header.clustering_fixed_lens(),
+        index: index.as_deref(),
+        features,
+        bad_chunks: &bad_chunks,
+        bloom: filter.as_ref(),
+        reader: opts.reader,
+        max_problems: opts.max_problems,
+    };
+    let problems = std::mem::take(&mut report.problems);
+    let units = cuts.and_then(|c| c.units(report.data_len));
+    let mut w = parallel::walk(sst, &sh, units, opts.threads, reader, problems, progress);
     progress(report.data_len, report.data_len);
     // Index entries left over.
-    if idx.is_some() && data_complete {
-        while let Some(e) = next_entry(&mut idx, &mut pending, &mut index_failed) {
-            report.problems.push(
-                Problem::new(
-                    ProblemClass::IndexMismatch,
-                    Component::Index,
-                    e.offset,
-                    format!(
-                        "Index.db entry points at Data.db offset {} past the last partition",
-                        e.position
-                    ),
-                )
-                .key(e.key),
-            );
-        }
+    w.leftover_entries();
+    if let Some(note) = w.stop_note.take() {
+        report.check("data", true, Some(note));
     }
-    if idx.is_some() {
+    if w.has_index() {
         report.check("index", true, None);
         report.check("promoted_index", true, None);
     }
     if !report.checks.iter().any(|c| c.name == "data") {
         report.check("data", true, None);
     }
-    report.partitions = checker.partitions;
-    report.rows = checker.rows;
-    report.static_rows = checker.static_rows;
-    report.markers = checker.markers;
-    if let Some(b) = bloom {
+    report.problems = std::mem::take(&mut w.problems);
+    report.threaded_units = w.joined;
+    report.partitions = w.checker.partitions;
+    report.rows = w.checker.rows;
+    report.static_rows = w.checker.static_rows;
+    report.markers = w.checker.markers;
+    if let Some(b) = w.bloom.take() {
         b.finish(chunk_len, &mut report);
     }
     check_metadata(
         &st,
-        &checker,
+        &w.checker,
         summary.as_ref(),
-        data_complete && all_decoded,
+        w.data_complete && w.all_decoded,
         &mut report,
     );
     Ok(report)

@@ -374,6 +374,24 @@ impl Problems {
         }
     }
 
+    /// Record `later`'s problems after these, as if each had been pushed
+    /// here (those it dropped are past this list's cap too: counted).
+    pub fn append(&mut self, later: Problems) {
+        let mut dropped = later.counts;
+        for p in &later.list {
+            if let Some(n) = dropped.get_mut(&p.class) {
+                *n = n.saturating_sub(1);
+            }
+        }
+        for p in later.list {
+            self.push(p);
+        }
+        for (class, n) in dropped.into_iter().filter(|(_, n)| *n > 0) {
+            *self.counts.entry(class).or_insert(0) += n;
+            self.dropped += n;
+        }
+    }
+
     /// Total number of problems found (kept and dropped).
     pub fn total(&self) -> u64 {
         self.list.len() as u64 + self.dropped
@@ -397,5 +415,47 @@ impl Problems {
     /// Number of problems of `class`.
     pub fn count(&self, class: ProblemClass) -> u64 {
         self.counts.get(&class).copied().unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Problems appended list by list are those pushed one by one: the
+    /// same kept list, dropped count and counts per class.
+    #[test]
+    fn appended_lists_are_pushed_lists() {
+        let classes = [
+            ProblemClass::DecodeError,
+            ProblemClass::PartitionOrder,
+            ProblemClass::IndexMismatch,
+        ];
+        let all: Vec<Problem> = (0..11)
+            .map(|i| Problem::new(classes[i % 3], Component::Data, i as u64, format!("p{i}")))
+            .collect();
+        for max in [0, 2, 4, 20] {
+            let mut one = Problems::with_max(max);
+            for p in &all {
+                one.push(p.clone());
+            }
+            for split in [0, 1, 3, 7, 11] {
+                let (a, b) = all.split_at(split);
+                let mut joined = Problems::with_max(max);
+                for p in a {
+                    joined.push(p.clone());
+                }
+                let mut later = Problems::with_max(max);
+                for p in b {
+                    later.push(p.clone());
+                }
+                joined.append(later);
+                assert_eq!(
+                    format!("{one:?}"),
+                    format!("{joined:?}"),
+                    "max {max}, split {split}"
+                );
+            }
+        }
     }
 }
