@@ -327,3 +327,29 @@ fn header_failing_its_checksum_decodes_nothing() {
         bad.len()
     );
 }
+
+/// Data.db replaced by a larger uncompressed one (campaign seed 41:
+/// `oa_wide_desc` with the Data.db of `oa_wide`): CRC.db has checksums for
+/// the first 4 of its 8 chunks, and those fail. Past them, where nothing
+/// checks the bytes, scrub found the other table's partition 2 by scanning
+/// and wrote it. Bytes CRC.db has no checksum for are not salvaged when
+/// the digest fails.
+#[test]
+fn bytes_past_crc_coverage_are_not_vouched_for() {
+    let intact = partitions(&fixtures().join("oa_wide_desc"));
+    let dir = fixture_copy("oa_wide_desc", "past_crc");
+    std::fs::copy(
+        component(&fixtures().join("oa_wide"), "Data.db"),
+        component(&dir, "Data.db"),
+    )
+    .unwrap();
+    let (r, written, _) = scrub_skip(&dir);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("have no checksum in CRC.db"),
+        "the unchecked bytes are a finding: {}",
+        r.stdout
+    );
+    let bad = invented(&written, &intact);
+    assert!(bad.is_empty(), "partitions written altered: {bad:?}");
+}

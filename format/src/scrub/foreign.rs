@@ -90,6 +90,10 @@ fn partition_count_mismatch(stats: &Stats, scanner: &mut Scanner<'_>) -> Option<
 /// Data.db's only when `intact`. The writers of `ma` (and pre-3.0
 /// versions) stored -1 for compressed sstables too: no evidence there.
 fn ratio_mismatch(sst: &Sstable, stored: f64, intact: bool) -> Option<String> {
+    // ScyllaDB stores NaN when it recorded no ratio.
+    if !stored.is_finite() {
+        return None;
+    }
     let actual = if sst.data_compressed() {
         if !intact || (stored == -1.0 && sst.version().as_str() == "ma") {
             return None;
