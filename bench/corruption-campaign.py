@@ -163,6 +163,8 @@ def run(cmd, limit, timeout, stdout):
     the file `stdout`; (None, peak RSS) on timeout."""
 
     def prep():
+        # A group of its own, so a timeout kills the command with its GNU time.
+        os.setpgid(0, 0)
         if limit is not None:
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
@@ -171,7 +173,7 @@ def run(cmd, limit, timeout, stdout):
     rss_file = stdout + ".rss"
     with open(stdout, "wb") as out:
         p = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", rss_file] + cmd, stdout=out,
-                             stderr=subprocess.DEVNULL, preexec_fn=prep, start_new_session=True)
+                             stderr=subprocess.DEVNULL, preexec_fn=prep)
     try:
         code = p.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
