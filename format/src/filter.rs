@@ -99,6 +99,28 @@ impl BloomFilter {
         self
     }
 
+    /// This filter read with the first layout (its version's own first)
+    /// under which every key of `keys`, known to be in the sstable, may be
+    /// present; `None` when no layout holds them all (a damaged filter, or
+    /// another sstable's). A reader that rejects keys with the filter checks
+    /// it against known keys first: read with the wrong layout it rejects
+    /// keys that are there (see [`BloomFilter::with_layout`]).
+    pub fn fitted(self, keys: &[&[u8]]) -> Option<BloomFilter> {
+        let holds = |f: &BloomFilter| keys.iter().all(|k| f.may_contain(k));
+        if holds(&self) {
+            return Some(self);
+        }
+        let (of, oh) = (self.old_format, self.old_hash_order);
+        let mut f = self;
+        for (a, b) in [(!of, oh), (of, !oh), (!of, !oh)] {
+            f = f.with_layout(a, b);
+            if holds(&f) {
+                return Some(f);
+            }
+        }
+        None
+    }
+
     /// True when bits are read as big-endian u64 words (`< na`, Scylla).
     pub fn old_format(&self) -> bool {
         self.old_format

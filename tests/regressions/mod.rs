@@ -22,6 +22,9 @@ mod scrub_metadata;
 // A lost CompressionInfo.db is rebuilt from Data.db's chunks by scrub.
 mod compression_info_lost;
 
+// A Filter.db in another version's layout neither loses partitions nor hides keys.
+mod filter_layout;
+
 /// A writable copy of the sstable files of fixture `case`.
 pub(crate) fn fixture_copy(case: &str, tag: &str) -> Scratch {
     let dir = scratch_dir("regression", tag);

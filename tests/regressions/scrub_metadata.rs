@@ -78,6 +78,20 @@ fn foreign_statistics_is_never_trusted() {
                     cases.push((set(a), set(b)));
                 }
             }
+            // Campaign seed 41: the same counts and types, compact storage
+            // or not (`legacy_me_clust_counter`, `legacy_md_clust_compact`:
+            // 5 partitions written altered each).
+            for v in ["mc", "md", "me", "na"] {
+                for (a, b) in [
+                    ("clust_counter", "clust_counter_compact"),
+                    ("clust_counter_compact", "clust_counter"),
+                    ("clust_compact", "clust"),
+                    ("clust", "clust_compact"),
+                ] {
+                    let set = |t: &str| c.join(format!("cassandra/legacy_{v}_{t}"));
+                    cases.push((set(a), set(b)));
+                }
+            }
         }
         None => eprintln!("foreign_statistics_is_never_trusted: corpus cases skipped"),
     }
@@ -189,4 +203,153 @@ fn damaged_chunk_offsets_are_found_again() {
         let v = crate::util::sstkit(["validate", data.to_str().unwrap()]);
         assert_eq!(v.code, 0, "{case}: the output is valid: {}", v.stdout);
     }
+}
+
+/// Statistics.db replaced by another table's whose header decodes a
+/// partition of the target cleanly: `nb_wide_desc` with `nb_deletes`'
+/// Statistics.db (campaign seed 38). Six partitions fail to decode; the
+/// seventh, a static row of the same type in both tables, decoded with the
+/// other sstable's timestamp base and was written with shifted timestamps.
+/// A Statistics.db that passes its checksums but counts other partitions
+/// than the index that agrees with Data.db is another sstable's: that is a
+/// finding, and nothing decoded with its header is written.
+#[test]
+fn statistics_of_another_sstable_decodes_nothing() {
+    // The same table written twice (`nb_clustering_zstd` and `nb_clustering`,
+    // campaign seed 41): same types and partition count, deletion times 3 s
+    // apart; 165 partitions were written with their tombstones' times shifted.
+    for (case, donor) in [
+        ("nb_wide_desc", "nb_deletes"),
+        ("da_wide_desc", "da_deletes"),
+        ("nb_clustering_zstd", "nb_clustering"),
+        ("nb_clustering", "nb_clustering_zstd"),
+        ("nb_clustering_snappy", "nb_clustering_deflate"),
+        ("nb_udt", "nb_collections"),
+        ("oa_deletes", "oa_wide_desc"),
+        ("da_clustering", "da_clustering_nocompress"),
+    ] {
+        let intact = partitions(&fixtures().join(case));
+        let dir = fixture_copy(case, case);
+        std::fs::copy(
+            component(&fixtures().join(donor), "Statistics.db"),
+            component(&dir, "Statistics.db"),
+        )
+        .unwrap();
+        let (r, written, _) = scrub_skip(&dir);
+        assert_eq!(r.code, 1, "{case}: {}", r.stderr);
+        let report: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        let findings = report["sstables"]
+            .as_object()
+            .and_then(|m| m.values().next())
+            .map(|s| s["findings"].clone())
+            .unwrap();
+        assert!(
+            findings.as_array().unwrap().iter().any(|f| {
+                f["class"] == "metadata_mismatch" && f["component"] == "Statistics.db"
+            }),
+            "{case} with {donor}'s Statistics.db: the foreign file is a finding: {findings}"
+        );
+        let bad = invented(&written, &intact);
+        assert!(
+            bad.is_empty(),
+            "{case} with {donor}'s Statistics.db: partitions written altered: {bad:?}"
+        );
+    }
+}
+
+/// Data.db replaced by another sstable's with chunks of the same length
+/// (campaign seed 41: `legacy_md_clust_counter` with the Data.db of
+/// `legacy_md_clust_counter_compact`). Its chunk offsets were found again
+/// by walking it, every chunk passed and the digest failed: on guard. When
+/// no indexed partition decoded, scrub stopped trusting the index, found
+/// the other table's partitions by scanning and wrote three of them. On
+/// guard, only partitions that agree with the index are written.
+#[test]
+fn foreign_data_on_guard_writes_only_what_the_index_vouches_for() {
+    let Some(c) = crate::util::corpus() else {
+        eprintln!(
+            "foreign_data_on_guard_writes_only_what_the_index_vouches_for: no corpus, skipped"
+        );
+        return;
+    };
+    for v in ["ma", "mb", "mc", "md", "me", "na"] {
+        for (a, b) in [
+            ("clust_counter", "clust_counter_compact"),
+            ("clust_counter_compact", "clust_counter"),
+            ("clust", "clust_compact"),
+        ] {
+            let set = |t: &str| c.join(format!("cassandra/legacy_{v}_{t}"));
+            let (target, donor) = (set(a), set(b));
+            let name = format!("legacy_{v}_{a}");
+            let intact = partitions(&target);
+            let dir = crate::util::scratch_dir("regression", &name);
+            for e in std::fs::read_dir(&target).unwrap().flatten() {
+                std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+            }
+            std::fs::copy(component(&donor, "Data.db"), component(&dir, "Data.db")).unwrap();
+            let (r, written, _) = scrub_skip(&dir);
+            let bad = invented(&written, &intact);
+            assert!(
+                bad.is_empty(),
+                "{name} with the Data.db of legacy_{v}_{b}: {} partitions written altered: {}",
+                bad.len(),
+                r.stdout
+            );
+        }
+    }
+}
+
+/// One bit flipped in the serialization header of `nb_clustering_zstd`'s
+/// Statistics.db (byte 5628, campaign seed 41): the header fails its
+/// checksum, yet scrub decoded with it and wrote 149 partitions with their
+/// deletion times shifted. A header that fails its checksum decodes
+/// nothing that is written.
+#[test]
+fn header_failing_its_checksum_decodes_nothing() {
+    let case = "nb_clustering_zstd";
+    let intact = partitions(&fixtures().join(case));
+    let dir = fixture_copy(case, "header_checksum");
+    let path = component(&dir, "Statistics.db");
+    let mut b = std::fs::read(&path).unwrap();
+    b[5628] ^= 1 << 2;
+    std::fs::write(&path, b).unwrap();
+    let (r, written, _) = scrub_skip(&dir);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("fails its checksum; no partition"),
+        "the untrusted header is a finding: {}",
+        r.stdout
+    );
+    let bad = invented(&written, &intact);
+    assert!(
+        bad.is_empty(),
+        "{} partitions written altered: {bad:?}",
+        bad.len()
+    );
+}
+
+/// Data.db replaced by a larger uncompressed one (campaign seed 41:
+/// `oa_wide_desc` with the Data.db of `oa_wide`): CRC.db has checksums for
+/// the first 4 of its 8 chunks, and those fail. Past them, where nothing
+/// checks the bytes, scrub found the other table's partition 2 by scanning
+/// and wrote it. Bytes CRC.db has no checksum for are not salvaged when
+/// the digest fails.
+#[test]
+fn bytes_past_crc_coverage_are_not_vouched_for() {
+    let intact = partitions(&fixtures().join("oa_wide_desc"));
+    let dir = fixture_copy("oa_wide_desc", "past_crc");
+    std::fs::copy(
+        component(&fixtures().join("oa_wide"), "Data.db"),
+        component(&dir, "Data.db"),
+    )
+    .unwrap();
+    let (r, written, _) = scrub_skip(&dir);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("have no checksum in CRC.db"),
+        "the unchecked bytes are a finding: {}",
+        r.stdout
+    );
+    let bad = invented(&written, &intact);
+    assert!(bad.is_empty(), "partitions written altered: {bad:?}");
 }

@@ -287,6 +287,9 @@ impl<'s> BtiIndex<'s> {
             None
         };
         let footer = read_footer(&sst.io).map_err(|e| locate(sst, e))?;
+        // Filter.db's layout is not self-describing (a few real files use
+        // another version's): it must hold the first and last keys.
+        let filter = filter.and_then(|f| f.fitted(&[&footer.first_key, &footer.last_key]));
         // Key checks in Data.db (CompressionInfo.db is read now, not by
         // the first lookup).
         let mut data = DataSource::open(sst)?;

@@ -188,6 +188,12 @@ impl<'s> BigIndex<'s> {
         } else {
             None
         };
+        // Filter.db's layout is not self-describing (a few real files use
+        // another version's): it must hold the keys Summary.db knows are here.
+        let filter = match (filter, &summary) {
+            (Some(f), Some(s)) => f.fitted(&[&s.first_key, &s.last_key]),
+            (f, _) => f,
+        };
         let index_len = sst.io.len(Component::Index)?;
         Ok(BigIndex {
             sst,

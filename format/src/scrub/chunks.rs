@@ -9,22 +9,42 @@ use super::*;
 /// covered by a checksum that was checked, and whether scrub is on guard:
 /// every chunk passed but the whole-file digest did not (a finding).
 /// Compressed chunks are checked as they are read.
-pub(super) fn bad_chunks(sst: &Sstable, problems: &mut Problems) -> (Vec<Range<u64>>, bool, bool) {
+pub(super) fn bad_chunks(sst: &Sstable, problems: &mut Problems) -> Chunks {
     let compressed = sst.data_compressed();
     if !compressed && !sst.has(Component::Crc) {
-        return (Vec::new(), false, false);
+        return Chunks::default();
     }
     let mut bad = Vec::new();
     let mut verified = true;
-    let (mut chunk_failed, mut digest) = (false, None);
+    let (mut chunk_failed, mut digest, mut found) = (false, None, false);
+    // Bytes past the chunks CRC.db has checksums for, and whether the
+    // whole-file digest is missing or failed (then nothing vouches for them).
+    let (mut uncovered, mut unvouched) = (None, false);
     let opts = crate::checksums::ValidateOptions {
         threads: 1,
         ..Default::default()
     };
     let r = crate::checksums::validate_checksums_with(sst, opts, |f| {
         use crate::checksums::ChecksumFinding as F;
+        found = true;
+        if f.component() == Component::Digest {
+            unvouched = true;
+        }
         match &f {
-            F::DigestMismatch { .. } => digest = Some(f),
+            F::DigestMismatch { .. } => {
+                unvouched = true;
+                digest = Some(f)
+            }
+            F::CrcCountMismatch {
+                stored,
+                chunk_size,
+                file_len,
+                ..
+            } => {
+                verified = false;
+                let covered = stored.saturating_mul(u64::from(*chunk_size));
+                uncovered = (covered < *file_len).then_some(covered..*file_len);
+            }
             F::BadChunk { .. } | F::TruncatedChunk { .. } | F::ChunksOutOfRange { .. }
                 if compressed =>
             {
@@ -40,7 +60,6 @@ pub(super) fn bad_chunks(sst: &Sstable, problems: &mut Problems) -> (Vec<Range<u
             }
             // Chunks without a checksum that could be checked (a damaged or
             // missing Digest leaves the chunks checked).
-            F::CrcCountMismatch { .. } => verified = false,
             F::CorruptMetadata { component, .. } | F::MissingComponent { component }
                 if *component == Component::Crc =>
             {
@@ -50,10 +69,16 @@ pub(super) fn bad_chunks(sst: &Sstable, problems: &mut Problems) -> (Vec<Range<u
         }
     });
     if r.is_err() {
-        return (Vec::new(), compressed, false);
+        return Chunks {
+            verified: compressed,
+            ..Chunks::default()
+        };
     }
+    let intact = !found;
+    let mut walked = false;
     if compressed && chunk_failed {
-        chunk_failed = !walked_offsets(sst, problems);
+        walked = walked_offsets(sst, problems);
+        chunk_failed = !walked;
     }
     // Every chunk passed but the digest failed: chunks in the wrong place
     // (swapped), which their own checksums cannot show.
@@ -62,8 +87,48 @@ pub(super) fn bad_chunks(sst: &Sstable, problems: &mut Problems) -> (Vec<Range<u
         verified = false;
         problems.push(Problem::from(f));
     }
+    // CRC.db covers less than Data.db holds and the digest does not vouch
+    // for the rest (Data.db replaced or extended): the rest is not salvaged.
+    if let Some(r) = uncovered.filter(|_| unvouched) {
+        problems.push(Problem::new(
+            ProblemClass::CrcCountMismatch,
+            Component::Data,
+            r.start,
+            format!(
+                "bytes {:#x}..{:#x} of Data.db have no checksum in CRC.db and the digest does \
+                 not vouch for them: no partition over them is salvaged",
+                r.start, r.end
+            ),
+        ));
+        bad.push(r);
+    }
     bad.sort_unstable_by_key(|r| r.start);
-    (bad, verified, guard)
+    Chunks {
+        bad,
+        verified,
+        guard,
+        intact,
+        // Only walking finds the chunks and the digest fails: Data.db is not
+        // the file CompressionInfo.db and the digest were written for.
+        disowned: walked && guard,
+    }
+}
+
+/// What the checksums of Data.db say (see [`bad_chunks`]).
+#[derive(Default)]
+pub(super) struct Chunks {
+    /// Uncompressed ranges of the chunks that failed (uncompressed Data.db).
+    pub(super) bad: Vec<Range<u64>>,
+    /// Every byte is covered by a checksum that is checked.
+    pub(super) verified: bool,
+    /// Every chunk passed but the whole-file digest did not.
+    pub(super) guard: bool,
+    /// Every chunk and the digest were checked and nothing was found: the
+    /// chunk table and Data.db's length are this Data.db's, as written.
+    pub(super) intact: bool,
+    /// Every chunk passes only at the offsets found by walking Data.db, and
+    /// the whole-file digest fails: another sstable's Data.db.
+    pub(super) disowned: bool,
 }
 
 /// When compressed chunks fail their checksums where walking Data.db finds

@@ -42,7 +42,12 @@
 //! the serialization header does not describe this Data.db. A partition
 //! that disagrees with a trusted index is not salvaged either when Data.db
 //! holds the index's keys at the index's positions; only when it does not
-//! is the index taken for another file's and no longer trusted.
+//! is the index taken for another file's and no longer trusted. No
+//! partition at all is salvaged with a serialization header that fails its
+//! checksum, or from a Statistics.db written for another sstable (its
+//! partition count or compression ratio is not this sstable's: the
+//! `foreign` module): such a header shifts every timestamp and deletion
+//! time, which no type check can see.
 //!
 //! # Bounds
 //!
@@ -102,10 +107,12 @@ use crate::version::Features;
 
 mod chunks;
 mod fit;
+mod foreign;
 mod resync;
 mod starts;
 
-use chunks::{bad_chunks, rebuilt_problems};
+use chunks::{bad_chunks, rebuilt_problems, Chunks};
+use foreign::untrusted_header;
 pub use resync::MIN_ATTEMPT_COST;
 use resync::{Plausible, Scanner};
 use starts::Starts;
@@ -687,7 +694,13 @@ pub fn scrub(
         rebuilt_problems(sst, &r, &mut report.problems);
     }
     // Before anything opens Data.db: walked chunk offsets may replace the stored ones.
-    let (bad, verified, guard) = bad_chunks(sst, &mut report.problems);
+    let Chunks {
+        bad,
+        verified,
+        guard,
+        intact,
+        disowned,
+    } = bad_chunks(sst, &mut report.problems);
     let chunk_len = chunk_length(sst);
     let mut reader = ScanReader::with_options(sst, header, opts.reader)?;
     let probe_opts = ReaderOptions {
@@ -741,6 +754,12 @@ pub fn scrub(
             ),
         ));
     }
+    let untrusted = untrusted_header(sst, &st, &mut scanner, intact, disowned);
+    if let Some((class, m)) = &untrusted {
+        report
+            .problems
+            .push(Problem::new(*class, Component::Statistics, 0, m.clone()));
+    }
     let info = ScrubInfo {
         header,
         partitioner: &partitioner,
@@ -768,7 +787,7 @@ pub fn scrub(
             &mut main_budget,
             false,
         ) {
-            Ok(d) => match judge(&mut scanner, verified, pos, &d, header) {
+            Ok(d) => match judge(&mut scanner, verified, pos, &d, header, untrusted.is_some()) {
                 Some(Judged::Damaged(b)) => {
                     report.damaged += 1;
                     let chunk = scanner.chunk_of(b.start);
@@ -987,8 +1006,9 @@ enum Judged {
 }
 
 /// Whether the partition `d` decoded at `pos` can be salvaged. A partition
-/// whose key or values do not fit the header's types (see the `fit`
-/// module) is not. `verified`:
+/// decoded with an `untrusted` header (see the `foreign` module), or whose
+/// key or values do not fit the header's types (see the `fit` module), is
+/// not. `verified`:
 /// every byte of Data.db is covered by a checksum that was checked, and the
 /// whole-file digest (when there is one) matched.
 ///
@@ -1006,9 +1026,17 @@ fn judge(
     pos: u64,
     d: &Decoded,
     header: &SerializationHeader,
+    untrusted: bool,
 ) -> Option<Judged> {
     if let Some(b) = scanner.bad_overlap(&(pos..d.end)) {
         return Some(Judged::Damaged(b));
+    }
+    if untrusted {
+        return Some(Judged::Mismatch(
+            "decoded with a serialization header that cannot be trusted (see the Statistics.db \
+             finding)"
+                .into(),
+        ));
     }
     let misfit = fit::key_misfit(header, &d.key)
         .or_else(|| d.misfit.as_ref().map(|(at, m)| format!("at {at:#x}: {m}")));
@@ -1040,11 +1068,12 @@ fn judge(
     Some(Judged::Mismatch(msg))
 }
 
-/// The bloom filter, when Filter.db is present and decodes.
-fn read_filter(sst: &Sstable) -> Option<BloomFilter> {
+/// The bloom filter, when Filter.db is present, decodes and may hold every
+/// key of `known` (keys of the index) under some layout.
+fn read_filter(sst: &Sstable, known: &[&[u8]]) -> Option<BloomFilter> {
     if !sst.has(Component::Filter) {
         return None;
     }
     let b = sst.read_component(Component::Filter).ok()?;
-    BloomFilter::parse(&b, &sst.features()).ok()
+    BloomFilter::parse(&b, &sst.features()).ok()?.fitted(known)
 }

@@ -114,6 +114,8 @@ pub(super) fn ldt_live(d: &[u8]) -> bool {
 }
 
 pub(super) const SEGMENT: u64 = 256 << 10;
+/// Keys of the index the bloom filter is checked against before it rejects candidates.
+const KNOWN_KEYS: usize = 16;
 pub(super) const PEEK: u64 = 65_535 + 2 + 13 + 3;
 
 /// Smallest cost, in bytes, charged to the budget for one confirmation
@@ -240,7 +242,19 @@ impl<'s> Scanner<'s> {
         last.is_none_or(|l| self.partitioner.compare_decorated(l, key) == Ordering::Less)
             && self
                 .filter
-                .get_or_init(|| read_filter(self.sst))
+                .get_or_init(|| {
+                    // Filter.db's layout is not self-describing: a few real
+                    // files use another version's, which rejects every key.
+                    // Only a trusted index's keys are known to be here.
+                    let known = self
+                        .starts
+                        .as_ref()
+                        .filter(|s| s.trusted)
+                        .map(|s| s.keys_in(&(0..u64::MAX), KNOWN_KEYS))
+                        .unwrap_or_default();
+                    let known: Vec<&[u8]> = known.iter().map(Vec::as_slice).collect();
+                    read_filter(self.sst, &known)
+                })
                 .as_ref()
                 .is_none_or(|f| f.may_contain(key))
     }
@@ -293,6 +307,11 @@ impl<'s> Scanner<'s> {
                     return Some(h);
                 }
                 next = self.starts.as_ref().and_then(|s| s.next_at_or_after(h + 1));
+            }
+            // On guard (the digest failed), only partitions that agree with
+            // the index are salvaged: none is left.
+            if self.guard {
+                return None;
             }
             // No indexed partition after the damage decodes: the index does
             // not describe this Data.db (a foreign or stale file); scan for
