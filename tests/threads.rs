@@ -190,13 +190,10 @@ fn partitions_and_timestamps_are_the_same_on_several_threads() {
     }
 }
 
-/// An index whose positions are not Data.db's partition starts (another
-/// sstable's Index.db and Summary.db beside nb_clustering's Data.db): one
-/// thread reads Data.db alone, and several threads, which cut Data.db where
-/// the index says, notice the cut is wrong and read on as one thread does.
-#[test]
-fn a_wrong_index_gives_the_one_thread_output() {
-    let dir = crate::util::scratch_dir("threads", "wrong-index");
+/// nb_clustering's sstable with nb_collections' Index.db and Summary.db,
+/// in a scratch directory named for `what`.
+fn wrong_index(what: &str) -> crate::util::Scratch {
+    let dir = crate::util::scratch_dir("threads", what);
     let data = fixtures().join("nb_clustering");
     let other = fixtures().join("nb_collections");
     for e in std::fs::read_dir(&data).unwrap().flatten() {
@@ -208,6 +205,16 @@ fn a_wrong_index_gives_the_one_thread_output() {
         };
         std::fs::copy(&from, dir.path().join(&name)).unwrap();
     }
+    dir
+}
+
+/// An index whose positions are not Data.db's partition starts (another
+/// sstable's Index.db and Summary.db beside nb_clustering's Data.db): one
+/// thread reads Data.db alone, and several threads, which cut Data.db where
+/// the index says, notice the cut is wrong and read on as one thread does.
+#[test]
+fn a_wrong_index_gives_the_one_thread_output() {
+    let dir = wrong_index("wrong-index");
     let mut n = 0;
     for format in ["sstabledump", "ndjson", "text"] {
         for extra in [&[][..], &["--limit", "150"]] {
@@ -465,18 +472,7 @@ fn damaged_data_validates_the_same_on_several_threads() {
 /// the findings (many index mismatches) are still those of one thread.
 #[test]
 fn validate_with_a_wrong_index_is_the_same_on_several_threads() {
-    let dir = crate::util::scratch_dir("threads", "validate-wrong-index");
-    let data = fixtures().join("nb_clustering");
-    let other = fixtures().join("nb_collections");
-    for e in std::fs::read_dir(&data).unwrap().flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let from = if name.ends_with("-Index.db") || name.ends_with("-Summary.db") {
-            other.join(&name)
-        } else {
-            e.path()
-        };
-        std::fs::copy(&from, dir.path().join(&name)).unwrap();
-    }
+    let dir = wrong_index("validate-wrong-index");
     let one = validate_same_on_threads(&["-o", "json"], dir.path());
     assert_eq!(one.2, 1, "{}", one.1);
     let f = findings_of(&one.0);

@@ -14,6 +14,19 @@ use crate::descriptor::{parse_file_name, Descriptor};
 use crate::token::Partitioner;
 use crate::version::{Features, Version};
 
+/// The Data.db of the bundled Cassandra fixture `case`
+/// (`fixtures/cassandra/<case>`), or None when it is absent.
+pub fn fixture_data(case: &str) -> Option<PathBuf> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/cassandra")
+        .join(case);
+    std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().ends_with("-Data.db"))
+}
+
 /// A scratch directory `sstkit-<what>-<random>` under the system temp dir,
 /// removed when dropped.
 pub fn scratch(what: &str) -> tempfile::TempDir {

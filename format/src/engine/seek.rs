@@ -435,14 +435,7 @@ mod tests {
     #[test]
     fn a_range_near_the_end_reads_little_of_data_db() {
         for case in ["nb_clustering", "da_clustering", "nb_clustering_nocompress"] {
-            let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../fixtures/cassandra")
-                .join(case);
-            let path = std::fs::read_dir(dir)
-                .unwrap()
-                .map(|e| e.unwrap().path())
-                .find(|p| p.to_string_lossy().ends_with("-Data.db"))
-                .unwrap();
+            let path = crate::test_support::fixture_data(case).unwrap();
             let (full, n) = data_bytes(&path, None);
             let (part, m) = data_bytes(&path, Some((n - 3, n - 1)));
             assert_eq!(m, 2, "{case}");

@@ -307,14 +307,7 @@ mod tests {
 
     /// A bundled fixture's sstable, bound.
     fn fixture(case: &str) -> (Sstable, super::super::Bound) {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../fixtures/cassandra")
-            .join(case);
-        let data = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|p| p.to_string_lossy().ends_with("-Data.db"))
-            .unwrap();
+        let data = crate::test_support::fixture_data(case).unwrap();
         let sst = Sstable::open_path(&data).unwrap();
         let b = super::super::bind(&sst).unwrap();
         (sst, b)

@@ -799,7 +799,7 @@ fn read_whole<E: From<Error>>(
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use std::path::{Path, PathBuf};
+    use std::path::PathBuf;
 
     use super::*;
     use crate::data::Row;
@@ -846,14 +846,7 @@ mod tests {
     }
 
     fn fixture(case: &str) -> Option<PathBuf> {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../fixtures/cassandra")
-            .join(case);
-        std::fs::read_dir(dir)
-            .ok()?
-            .flatten()
-            .map(|e| e.path())
-            .find(|p| p.to_string_lossy().ends_with("-Data.db"))
+        crate::test_support::fixture_data(case)
     }
 
     /// An event as text, without the positions of synthetic markers (they

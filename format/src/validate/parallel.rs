@@ -172,14 +172,7 @@ mod tests {
     use crate::validate::{validate, Options, Report};
 
     fn fixture(case: &str) -> Sstable {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../fixtures/cassandra")
-            .join(case);
-        let data = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|p| p.to_string_lossy().ends_with("-Data.db"))
-            .unwrap();
+        let data = crate::test_support::fixture_data(case).unwrap();
         Sstable::open_path(&data).unwrap()
     }
 

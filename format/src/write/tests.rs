@@ -11,14 +11,7 @@ use crate::statistics::Statistics;
 use crate::Sstable;
 
 fn fixture(case: &str) -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../fixtures/cassandra")
-        .join(case);
-    let p = std::fs::read_dir(&dir)
-        .ok()?
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.to_string_lossy().ends_with("-Data.db"));
+    let p = crate::test_support::fixture_data(case);
     if p.is_none() {
         eprintln!("fixture {case} absent: skipped");
     }
