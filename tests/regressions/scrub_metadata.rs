@@ -2,7 +2,8 @@
 //! cannot vouch for. The cases are the campaign's, made from the fixtures.
 
 use super::{component, fixture_copy, invented, partitions, scrub_skip};
-use crate::util::fixtures;
+use crate::util::{fixtures, sstkit};
+use serde_json::Value;
 
 /// Compressed fixtures of each BIG and BTI version with counters (the
 /// campaign's phantoms were in counter tables) and clustering rows.
@@ -81,7 +82,9 @@ fn foreign_statistics_is_never_trusted() {
             // Campaign seed 41: the same counts and types, compact storage
             // or not (`legacy_me_clust_counter`, `legacy_md_clust_compact`:
             // 5 partitions written altered each).
-            for v in ["mc", "md", "me", "na"] {
+            // Seed 44: `ma` (no metadata checksum, a compression ratio of
+            // -1 even when compressed): only the timestamps tell them apart.
+            for v in ["ma", "mc", "md", "me", "na"] {
                 for (a, b) in [
                     ("clust_counter", "clust_counter_compact"),
                     ("clust_counter_compact", "clust_counter"),
@@ -352,4 +355,88 @@ fn bytes_past_crc_coverage_are_not_vouched_for() {
     );
     let bad = invented(&written, &intact);
     assert!(bad.is_empty(), "partitions written altered: {bad:?}");
+}
+
+/// The 8-byte big-endian `value` in `bytes`, replaced by `value + 1`.
+fn bump_i64(bytes: &mut [u8], value: i64) {
+    let at = bytes
+        .windows(8)
+        .position(|w| w == value.to_be_bytes())
+        .unwrap_or_else(|| panic!("{value} not found"));
+    bytes[at..at + 8].copy_from_slice(&(value + 1).to_be_bytes());
+}
+
+/// Statistics.db records the smallest and largest timestamp of Data.db;
+/// in `ma`..`me` no checksum covers them. Every partition decodes within
+/// the range when its largest timestamp is one more than Data.db's, so
+/// only the end of the scan shows that the file does not describe Data.db
+/// (as another table's Statistics.db whose range holds every shifted
+/// timestamp would): what was salvaged is withdrawn, from sstables and
+/// NDJSON alike, and the counts say every partition is lost.
+#[test]
+fn a_recorded_timestamp_range_not_met_withdraws_the_salvage() {
+    let Some(c) = crate::util::corpus() else {
+        eprintln!("a_recorded_timestamp_range_not_met_withdraws_the_salvage: no corpus, skipped");
+        return;
+    };
+    let target = c.join("cassandra/legacy_ma_clust_compact");
+    let dir = crate::util::scratch_dir("regression", "ma_max_timestamp");
+    for e in std::fs::read_dir(&target).unwrap().flatten() {
+        std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+    }
+    let st_path = component(&dir, "Statistics.db");
+    let mut st = std::fs::read(&st_path).unwrap();
+    // Its max_timestamp (dump-statistics).
+    bump_i64(&mut st, 1_453_241_792_974_000);
+    std::fs::write(&st_path, st).unwrap();
+
+    let (r, written, _) = scrub_skip(&dir);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(written.is_empty(), "nothing is salvaged: {written:?}");
+    let report: Value = serde_json::from_str(&r.stdout).unwrap();
+    let s = report["sstables"]
+        .as_object()
+        .unwrap()
+        .values()
+        .next()
+        .unwrap();
+    assert_eq!(s["withdrawn"], 5, "{s}");
+    assert_eq!(s["salvaged"], 0, "{s}");
+    assert_eq!(s["lost_partitions"], 5, "{s}");
+    assert_eq!(s["index_partitions"], 5, "{s}");
+    assert_eq!(s["lost_bytes"], s["data_len"], "{s}");
+    let finding = s["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["class"] == "metadata_mismatch")
+        .unwrap_or_else(|| panic!("a metadata_mismatch finding: {s}"));
+    let msg = finding["message"].as_str().unwrap();
+    assert!(
+        msg.contains("1453241792974001") && msg.contains("5 withdrawn"),
+        "{msg}"
+    );
+
+    let out = crate::util::scratch_dir("regression", "ma_max_timestamp_ndjson");
+    let r = sstkit([
+        "scrub",
+        "--mode",
+        "skip",
+        "--salvage-format",
+        "ndjson",
+        "-o",
+        "json",
+        "--output-dir",
+        out.to_str().unwrap(),
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let salvaged = component(&out, "-salvaged.ndjson");
+    assert_eq!(std::fs::read(&salvaged).unwrap().len(), 0, "{}", r.stdout);
+    let lost = std::fs::read_to_string(component(&out, "-lost.ndjson")).unwrap();
+    assert!(
+        lost.contains(r#""lost":{"end":336070,"start":0}"#)
+            || lost.contains(r#""lost":{"start":0,"end":336070}"#),
+        "the whole of Data.db is listed lost: {lost}"
+    );
 }

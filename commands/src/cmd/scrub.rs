@@ -29,14 +29,17 @@
 //! The report (stdout) has the `validate` shape (see
 //! [`crate::cmd::validate`]; findings in the shared finding shape, without
 //! `checks`, `skipped` and `checksum_chunks`) with `mode`, `salvaged`, `segregated`,
-//! `dropped`, `damaged`, `lost_bytes`, `lost_ranges`, `index_resync`,
+//! `dropped`, `withdrawn`, `damaged`, `lost_bytes`, `lost_ranges`, `index_resync`,
 //! `resyncs`, `attempts`, `probe_bytes`, `data_len` (uncompressed),
 //! `index_partitions`, `lost_partitions`, `lost_keys`, `rows_decoded` and
 //! `outputs` added; `rows` counts the rows of the salvaged partitions (what
 //! the output holds); lost data is reported as `data_lost` findings with
 //! `offset`, `end` and the keys known to be lost. With an index and no
 //! out-of-order partition, `salvaged + segregated + lost_partitions` is
-//! `index_partitions`. `-o text` (the default at a terminal) ends with
+//! `index_partitions`. `withdrawn` counts partitions written, then taken
+//! back when Statistics.db proved at the end of the scan not to describe
+//! Data.db (its timestamp range does not fit): the outputs are emptied and
+//! they count as lost. `-o text` (the default at a terminal) ends with
 //! where the salvaged partitions went, the lost keys (the first ten) and
 //! what to do next.
 //!
@@ -208,6 +211,7 @@ pub fn run(a: &ScrubArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         summary.insert("salvaged".into(), json!(report.salvaged));
         summary.insert("segregated".into(), json!(report.segregated));
         summary.insert("dropped".into(), json!(report.dropped));
+        summary.insert("withdrawn".into(), json!(report.withdrawn));
         summary.insert("damaged".into(), json!(report.damaged));
         summary.insert("index_partitions".into(), json!(report.index_partitions));
         summary.insert("lost_partitions".into(), json!(report.lost_partitions));
@@ -515,13 +519,23 @@ impl SalvageSink for NdjsonSink {
         self.lost.write_all(b"\n")
     }
 
-    fn end(&mut self, _report: &scrub::Report) -> io::Result<()> {
-        self.main.flush()?;
-        for s in [self.seg.as_mut(), self.damaged.as_mut()]
-            .into_iter()
-            .flatten()
+    fn end(&mut self, report: &scrub::Report) -> io::Result<()> {
+        for s in [
+            Some(&mut self.main),
+            self.seg.as_mut(),
+            self.damaged.as_mut(),
+        ]
+        .into_iter()
+        .flatten()
         {
             s.flush()?;
+            // Withdrawn: decoded with a Statistics.db of another sstable.
+            if report.withdrawn > 0 {
+                s.get_mut().set_len(0)?;
+            }
+        }
+        if report.withdrawn > 0 {
+            self.lost(0..report.data_len, &[])?;
         }
         self.lost.flush()?;
         // Complete: no longer removed if a signal comes now.

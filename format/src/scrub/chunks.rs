@@ -20,6 +20,7 @@ pub(super) fn bad_chunks(sst: &Sstable, problems: &mut Problems) -> Chunks {
     // Bytes past the chunks CRC.db has checksums for, and whether the
     // whole-file digest is missing or failed (then nothing vouches for them).
     let (mut uncovered, mut unvouched) = (None, false);
+    let mut crc_read = true;
     let opts = crate::checksums::ValidateOptions {
         threads: 1,
         ..Default::default()
@@ -63,7 +64,8 @@ pub(super) fn bad_chunks(sst: &Sstable, problems: &mut Problems) -> Chunks {
             F::CorruptMetadata { component, .. } | F::MissingComponent { component }
                 if *component == Component::Crc =>
             {
-                verified = false
+                verified = false;
+                crc_read = false;
             }
             _ => {}
         }
@@ -71,6 +73,7 @@ pub(super) fn bad_chunks(sst: &Sstable, problems: &mut Problems) -> Chunks {
     if r.is_err() {
         return Chunks {
             verified: compressed,
+            covered: compressed,
             ..Chunks::default()
         };
     }
@@ -111,6 +114,7 @@ pub(super) fn bad_chunks(sst: &Sstable, problems: &mut Problems) -> Chunks {
         // Only walking finds the chunks and the digest fails: Data.db is not
         // the file CompressionInfo.db and the digest were written for.
         disowned: walked && guard,
+        covered: compressed || crc_read,
     }
 }
 
@@ -129,6 +133,9 @@ pub(super) struct Chunks {
     /// Every chunk passes only at the offsets found by walking Data.db, and
     /// the whole-file digest fails: another sstable's Data.db.
     pub(super) disowned: bool,
+    /// Data.db's chunks carry checksums that are checked (compressed, or
+    /// CRC.db is readable): what decodes outside `bad` is as written.
+    pub(super) covered: bool,
 }
 
 /// When compressed chunks fail their checksums where walking Data.db finds

@@ -117,3 +117,107 @@ fn ratio_mismatch(sst: &Sstable, stored: f64, intact: bool) -> Option<String> {
         "its compression ratio is {stored}, Data.db's is {actual}"
     ))
 }
+
+/// Data.db's timestamps against the range Statistics.db records: the check
+/// that catches a Statistics.db of another sstable (or with damaged
+/// encoding bases) that every other check passes, as in `ma`..`me`, whose
+/// metadata has no checksum. A writer records exactly the smallest and
+/// largest timestamp it wrote, so a partition decoding to one outside the
+/// range was decoded with the wrong base, and when every partition decoded,
+/// the extremes must be the recorded ones. Where no checksum covers the
+/// recorded range (`ma`..`me`), damage to it alone is taken for a foreign
+/// file too: partitions are lost rather than written with timestamps that
+/// may be shifted.
+pub(super) struct Timestamps {
+    /// The range Statistics.db records, when it records one that Data.db
+    /// is decoded against (see [`Timestamps::new`]).
+    recorded: Option<(i64, i64)>,
+    /// Data.db's chunks carry checksums that are checked: a partition that
+    /// decoded there holds the bytes as written.
+    covered: bool,
+    /// The smallest and largest timestamp decoded so far.
+    seen: Option<(i64, i64)>,
+    /// A timestamp stored as a delta from the header's base was decoded.
+    deltas: bool,
+    /// The first partition decoded from checked bytes to a timestamp outside
+    /// the recorded range, and why.
+    shifted: Option<(u64, String)>,
+}
+
+impl Timestamps {
+    /// A check against `st`'s range, for pre-3.0 sstables none (their
+    /// timestamps are stored whole, not from the header's base), nor when
+    /// the writer saw no timestamp: it stores an empty range (Cassandra) or
+    /// the whole `i64` range (ScyllaDB, sstkit), which says nothing.
+    pub(super) fn new(st: &Statistics, features: Features, covered: bool) -> Self {
+        // A STATS component that fails its checksum records nothing to trust.
+        let damaged = (st.components.iter())
+            .any(|c| c.kind == Some(MetadataKind::Stats) && c.stored_crc.is_some() && !c.crc_ok());
+        let recorded = st
+            .stats
+            .as_ref()
+            .filter(|_| !features.legacy_cells && st.header.is_some() && !damaged)
+            .map(|s| (s.min_timestamp, s.max_timestamp))
+            .filter(|&(min, max)| min <= max && min != i64::MIN && max != i64::MAX);
+        Timestamps {
+            recorded,
+            covered,
+            seen: None,
+            deltas: false,
+            shifted: None,
+        }
+    }
+
+    /// Why the partition at `pos` is not salvaged (`None`: its timestamps
+    /// stored as deltas, which span `span`, are within the recorded range).
+    /// Its partition deletion, stored whole (`deleted_at`), counts towards
+    /// the extremes only: it decodes right whatever the header.
+    pub(super) fn partition(
+        &mut self,
+        pos: u64,
+        span: Option<(i64, i64)>,
+        deleted_at: Option<i64>,
+    ) -> Option<String> {
+        for (lo, hi) in [span, deleted_at.map(|t| (t, t))].into_iter().flatten() {
+            self.seen = Some(match self.seen {
+                Some((a, b)) => (a.min(lo), b.max(hi)),
+                None => (lo, hi),
+            });
+        }
+        let (lo, hi) = span?;
+        self.deltas = true;
+        let (min, max) = self.recorded?;
+        let at = if lo < min {
+            lo
+        } else if hi > max {
+            hi
+        } else {
+            return None;
+        };
+        let why = format!(
+            "a timestamp decodes to {at}, outside {min}..={max}, the range Statistics.db records"
+        );
+        if self.covered && self.shifted.is_none() {
+            self.shifted = Some((pos, why.clone()));
+        }
+        Some(why)
+    }
+
+    /// Why Statistics.db is not this Data.db's, once the scan is over:
+    /// a partition in checked bytes decoded outside the recorded range, or
+    /// (`complete`: every byte of Data.db decoded into partitions) the
+    /// extremes decoded are not the recorded ones. Without a timestamp
+    /// stored as a delta, the header's base decoded nothing: no verdict.
+    pub(super) fn verdict(&self, complete: bool) -> Option<String> {
+        if let Some((pos, why)) = &self.shifted {
+            return Some(format!("in the partition at {pos:#x}, {why}"));
+        }
+        let ((min, max), (lo, hi)) = (self.recorded?, self.seen?);
+        (complete && self.deltas && (lo, hi) != (min, max)).then(|| {
+            format!(
+                "Data.db's timestamps decode to {lo}..={hi}, where Statistics.db records \
+                 {min}..={max}"
+            )
+        })
+    }
+}

@@ -47,7 +47,11 @@
 //! checksum, or from a Statistics.db written for another sstable (its
 //! partition count or compression ratio is not this sstable's: the
 //! `foreign` module): such a header shifts every timestamp and deletion
-//! time, which no type check can see.
+//! time, which no type check can see. Timestamps show it: a partition that
+//! decodes to one outside the range Statistics.db records is not salvaged,
+//! and when one in checked bytes does, or when every partition decoded and
+//! the extremes are not the recorded ones, what was salvaged is withdrawn
+//! at the end ([`Report::withdrawn`]).
 //!
 //! # Bounds
 //!
@@ -92,6 +96,7 @@ use std::cmp::Ordering;
 use std::collections::VecDeque;
 use std::ops::Range;
 
+use crate::analytics::PartitionStats;
 use crate::component::Component;
 use crate::data::{DataPos, DataSource, Fragment, ReaderOptions, ScanReader};
 use crate::error::{Error, ErrorKind, Result};
@@ -112,7 +117,7 @@ mod resync;
 mod starts;
 
 use chunks::{bad_chunks, rebuilt_problems, Chunks};
-use foreign::untrusted_header;
+use foreign::{untrusted_header, Timestamps};
 pub use resync::MIN_ATTEMPT_COST;
 use resync::{Plausible, Scanner};
 use starts::Starts;
@@ -218,7 +223,8 @@ pub trait SalvageSink {
     /// Uncompressed bytes `range` of Data.db were skipped; `keys` are the
     /// partition keys known to be lost.
     fn lost(&mut self, range: Range<u64>, keys: &[Vec<u8>]) -> std::io::Result<()>;
-    /// After the last partition.
+    /// After the last partition. When `report.withdrawn` is not 0, every
+    /// partition handed over is withdrawn: the sink's outputs hold none.
     fn end(&mut self, report: &Report) -> std::io::Result<()>;
 }
 
@@ -255,6 +261,10 @@ pub struct Report {
     pub segregated: u64,
     /// Partitions dropped because out of order (skip mode).
     pub dropped: u64,
+    /// Partitions handed to the sink, then withdrawn when Statistics.db
+    /// proved to be another sstable's at the end of the scan (they count as
+    /// lost; a sink discards its output when this is not 0).
+    pub withdrawn: u64,
     /// Partitions that decoded but overlap a chunk that failed its checksum:
     /// reported lost (skip) or written to the damaged output (segregate).
     pub damaged: u64,
@@ -314,6 +324,12 @@ struct Decoded {
     drop: Vec<u64>,
     /// The first value that does not fit its column's type: where, and why.
     misfit: Option<(u64, String)>,
+    /// Its smallest and largest write or deletion timestamp stored as a
+    /// delta from the serialization header's base (all but the partition
+    /// deletion's).
+    timestamps: Option<(i64, i64)>,
+    /// Its partition deletion's timestamp (stored whole), when deleted.
+    deleted_at: Option<i64>,
 }
 
 /// A partition that failed.
@@ -346,11 +362,14 @@ fn decode_partition(
     if let Err(e) = seek {
         return Err(fail(e, None));
     }
-    let key = match reader.next_fragment() {
+    let (key, deleted_at) = match reader.next_fragment() {
         Ok(Some(Fragment::PartitionStart { key, deletion, .. })) => {
             let k = key.to_vec();
             checker.partition_start(&k, &deletion, pos, false, out);
-            k
+            (
+                k,
+                (!deletion.is_live()).then_some(deletion.marked_for_delete_at),
+            )
         }
         Ok(Some(f)) => {
             let at = f.position().0;
@@ -377,6 +396,7 @@ fn decode_partition(
         }
         Err(e) => return Err(fail(e, None)),
     };
+    let mut stamps = PartitionStats::default();
     let mut drop = Vec::new();
     let mut rows = 0u64;
     let mut misfit = None;
@@ -395,6 +415,7 @@ fn decode_partition(
                 if misfit.is_none() {
                     misfit = fit::fragment_misfit(&f);
                 }
+                stamps.add(&f, 0);
                 if checker.fragment(&f, out) != Verdict::Ok {
                     drop.push(at);
                 } else if matches!(f, Fragment::Row(_)) {
@@ -448,6 +469,8 @@ fn decode_partition(
         fragment: fragment.is_some(),
         drop,
         misfit,
+        timestamps: stamps.min_timestamp.zip(stamps.max_timestamp),
+        deleted_at,
     })
 }
 
@@ -700,6 +723,7 @@ pub fn scrub(
         guard,
         intact,
         disowned,
+        covered,
     } = bad_chunks(sst, &mut report.problems);
     let chunk_len = chunk_length(sst);
     let mut reader = ScanReader::with_options(sst, header, opts.reader)?;
@@ -755,6 +779,8 @@ pub fn scrub(
         ));
     }
     let untrusted = untrusted_header(sst, &st, &mut scanner, intact, disowned);
+    // On guard, chunks that pass may be in the wrong place: garbage, not evidence.
+    let mut stamps = Timestamps::new(&st, features, covered && !scanner.guard);
     if let Some((class, m)) = &untrusted {
         report
             .problems
@@ -787,7 +813,15 @@ pub fn scrub(
             &mut main_budget,
             false,
         ) {
-            Ok(d) => match judge(&mut scanner, verified, pos, &d, header, untrusted.is_some()) {
+            Ok(d) => match judge(
+                &mut scanner,
+                &mut stamps,
+                verified,
+                pos,
+                &d,
+                header,
+                untrusted.is_some(),
+            ) {
                 Some(Judged::Damaged(b)) => {
                     report.damaged += 1;
                     let chunk = scanner.chunk_of(b.start);
@@ -975,6 +1009,10 @@ pub fn scrub(
         )?;
     }
     progress(pos.min(data_len), data_len);
+    let complete = !report.aborted && report.lost_ranges.is_empty() && report.damaged == 0;
+    if let Some(why) = stamps.verdict(complete).filter(|_| untrusted.is_none()) {
+        withdraw(&mut report, &scanner, why);
+    }
     if let Some(h) = &scanner.starts {
         report.index_partitions = Some(h.count());
         // Partitions the index places at or past the end of Data.db (a cut file).
@@ -994,6 +1032,41 @@ pub fn scrub(
         s.end(&report).map_err(Error::from)?;
     }
     Ok(report)
+}
+
+/// Statistics.db proved, once the scan was over, not to be this Data.db's
+/// (see [`Timestamps`]): what was salvaged was decoded with its header, so
+/// it is withdrawn (the sink discards it on [`SalvageSink::end`]) and every
+/// partition counts as lost.
+fn withdraw(report: &mut Report, scanner: &Scanner<'_>, why: String) {
+    report.withdrawn = report.salvaged + report.segregated;
+    let withdrawn = match report.withdrawn {
+        0 => String::new(),
+        n => format!(" ({n} withdrawn)"),
+    };
+    report.problems.push(Problem::new(
+        ProblemClass::MetadataMismatch,
+        Component::Statistics,
+        0,
+        format!(
+            "Statistics.db was written for another sstable: {why}; no partition decoded with \
+             its serialization header is salvaged{withdrawn}"
+        ),
+    ));
+    if report.withdrawn == 0 {
+        return;
+    }
+    report.lost_partitions += report.withdrawn;
+    report.salvaged = 0;
+    report.segregated = 0;
+    report.salvaged_rows = 0;
+    if let Some(h) = &scanner.starts {
+        let keys = h.keys_in(&(0..report.data_len), MAX_LOST_KEYS);
+        report.lose_keys(&keys);
+    }
+    report.lost_bytes = report.data_len;
+    report.lost_ranges.clear();
+    report.lost_ranges.push(0..report.data_len);
 }
 
 /// Why a partition that decoded is not salvaged.
@@ -1022,6 +1095,7 @@ enum Judged {
 /// first partition), the index is another file's: it is no longer trusted.
 fn judge(
     scanner: &mut Scanner<'_>,
+    stamps: &mut Timestamps,
     verified: bool,
     pos: u64,
     d: &Decoded,
@@ -1038,8 +1112,10 @@ fn judge(
                 .into(),
         ));
     }
+    let shifted = stamps.partition(pos, d.timestamps, d.deleted_at);
     let misfit = fit::key_misfit(header, &d.key)
-        .or_else(|| d.misfit.as_ref().map(|(at, m)| format!("at {at:#x}: {m}")));
+        .or_else(|| d.misfit.as_ref().map(|(at, m)| format!("at {at:#x}: {m}")))
+        .or(shifted);
     if let Some(m) = misfit {
         return Some(Judged::Mismatch(m));
     }

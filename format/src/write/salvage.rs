@@ -302,6 +302,31 @@ impl SalvageWriter {
         out.finish().map(Some)
     }
 
+    /// Drop everything written (an unfinished writer removes its files)
+    /// and start the main sstable again: it ends empty, as when nothing is
+    /// salvaged.
+    fn withdraw_all(&mut self) {
+        for o in [
+            Some(&mut self.main),
+            self.segregated.as_mut(),
+            self.damaged.as_mut(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            o.writer = None;
+            o.spill = None;
+            o.spilled = 0;
+        }
+        self.last_main = None;
+        match self.new_writer(&self.dir.clone()) {
+            Ok(w) => self.main.writer = Some(w),
+            Err(e) => {
+                self.error.get_or_insert(e);
+            }
+        }
+    }
+
     fn finish_all(&mut self) -> Result<()> {
         let main = std::mem::replace(
             &mut self.main,
@@ -363,7 +388,10 @@ impl SalvageSink for SalvageWriter {
         Ok(())
     }
 
-    fn end(&mut self, _report: &Report) -> std::io::Result<()> {
+    fn end(&mut self, report: &Report) -> std::io::Result<()> {
+        if report.withdrawn > 0 {
+            self.withdraw_all();
+        }
         let r = self.finish_all();
         r.map_err(|e| {
             let io = to_io(e.clone());
