@@ -168,13 +168,12 @@ impl Timestamps {
         }
     }
 
-    /// Why the partition at `pos` is not salvaged (`None`: its timestamps
-    /// stored as deltas, which span `span`, are within the recorded range).
-    /// Its partition deletion, stored whole (`deleted_at`), counts towards
-    /// the extremes only: it decodes right whatever the header.
+    /// Why a partition is not salvaged (`None`: its timestamps stored as
+    /// deltas, which span `span`, are within the recorded range). Its
+    /// partition deletion, stored whole (`deleted_at`), counts towards the
+    /// extremes only: it decodes right whatever the header.
     pub(super) fn partition(
         &mut self,
-        pos: u64,
         span: Option<(i64, i64)>,
         deleted_at: Option<i64>,
     ) -> Option<String> {
@@ -194,13 +193,19 @@ impl Timestamps {
         } else {
             return None;
         };
-        let why = format!(
+        Some(format!(
             "a timestamp decodes to {at}, outside {min}..={max}, the range Statistics.db records"
-        );
-        if self.covered && self.shifted.is_none() {
-            self.shifted = Some((pos, why.clone()));
+        ))
+    }
+
+    /// The partition at `pos` decoded outside the recorded range (`why`)
+    /// and passes every other check; `vouched`: nothing suggests its bytes
+    /// are in the wrong place (not on guard, or it agrees with the index).
+    /// In checked bytes, that is the header's doing.
+    pub(super) fn indict(&mut self, pos: u64, why: &str, vouched: bool) {
+        if self.covered && vouched && self.shifted.is_none() {
+            self.shifted = Some((pos, why.to_string()));
         }
-        Some(why)
     }
 
     /// Why Statistics.db is not this Data.db's, once the scan is over:

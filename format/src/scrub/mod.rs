@@ -779,8 +779,7 @@ pub fn scrub(
         ));
     }
     let untrusted = untrusted_header(sst, &st, &mut scanner, intact, disowned);
-    // On guard, chunks that pass may be in the wrong place: garbage, not evidence.
-    let mut stamps = Timestamps::new(&st, features, covered && !scanner.guard);
+    let mut stamps = Timestamps::new(&st, features, covered);
     if let Some((class, m)) = &untrusted {
         report
             .problems
@@ -1079,9 +1078,11 @@ enum Judged {
 }
 
 /// Whether the partition `d` decoded at `pos` can be salvaged. A partition
-/// decoded with an `untrusted` header (see the `foreign` module), or whose
-/// key or values do not fit the header's types (see the `fit` module), is
-/// not. `verified`:
+/// decoded with an `untrusted` header (see the `foreign` module), whose
+/// key or values do not fit the header's types (see the `fit` module), or
+/// whose timestamps fall outside the range Statistics.db records
+/// ([`Timestamps`], which it tells when the partition passes the other
+/// checks), is not. `verified`:
 /// every byte of Data.db is covered by a checksum that was checked, and the
 /// whole-file digest (when there is one) matched.
 ///
@@ -1112,15 +1113,23 @@ fn judge(
                 .into(),
         ));
     }
-    let shifted = stamps.partition(pos, d.timestamps, d.deleted_at);
+    let shifted = stamps.partition(d.timestamps, d.deleted_at);
     let misfit = fit::key_misfit(header, &d.key)
-        .or_else(|| d.misfit.as_ref().map(|(at, m)| format!("at {at:#x}: {m}")))
-        .or(shifted);
+        .or_else(|| d.misfit.as_ref().map(|(at, m)| format!("at {at:#x}: {m}")));
     if let Some(m) = misfit {
         return Some(Judged::Mismatch(m));
     }
+    // Timestamps out of range in a partition that passes every other check
+    // (on guard, one that agrees with the index) indict the header.
+    let mut out_of_range = |vouched: bool| {
+        let why = shifted.clone()?;
+        stamps.indict(pos, &why, vouched);
+        Some(Judged::Mismatch(why))
+    };
     let data_len = scanner.scan.data_len();
-    let starts = scanner.starts.as_ref().filter(|s| s.trusted)?;
+    let Some(starts) = scanner.starts.as_ref().filter(|s| s.trusted) else {
+        return out_of_range(!scanner.guard);
+    };
     let next = starts.next_at_or_after(pos + 1).unwrap_or(data_len);
     // Legacy partitions may be followed by atoms of their own (CASSANDRA-10791).
     let legacy = scanner.plausible.legacy;
@@ -1134,12 +1143,12 @@ fn judge(
             d.end
         )
     } else {
-        return None;
+        return out_of_range(true);
     };
     // On guard (the digest failed), the bytes vouch for nothing: the index decides.
     if (verified || pos == 0) && !scanner.guard && !scanner.index_holds_bytes(pos, next) {
         scanner.distrust_index();
-        return None;
+        return out_of_range(true);
     }
     Some(Judged::Mismatch(msg))
 }
