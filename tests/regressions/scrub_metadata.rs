@@ -82,6 +82,20 @@ fn foreign_statistics_is_never_trusted() {
             // Campaign seed 41: the same counts and types, compact storage
             // or not (`legacy_me_clust_counter`, `legacy_md_clust_compact`:
             // 5 partitions written altered each).
+            // bench/foreign-statistics.py: ScyllaDB's `mc` files of one
+            // schema, told apart by their timestamps alone (the first has
+            // neither CRC.db nor compression: its digest vouches for it).
+            for (a, b) in [
+                ("write_shadowable_deletion", "write_deleted_row"),
+                ("simple", "deleted_cells"),
+                (
+                    "large_subset_of_columns_dense",
+                    "large_subset_of_columns_sparse",
+                ),
+            ] {
+                let set = |t: &str| c.join(format!("scylladb/3.x-uncompressed-{t}"));
+                cases.push((set(a), set(b)));
+            }
             // Seed 44: `ma` (no metadata checksum, a compression ratio of
             // -1 even when compressed): only the timestamps tell them apart.
             for v in ["ma", "mc", "md", "me", "na"] {
@@ -438,5 +452,40 @@ fn a_recorded_timestamp_range_not_met_withdraws_the_salvage() {
         lost.contains(r#""lost":{"end":336070,"start":0}"#)
             || lost.contains(r#""lost":{"start":0,"end":336070}"#),
         "the whole of Data.db is listed lost: {lost}"
+    );
+}
+
+/// Campaign seed 45: one bit flipped in the last byte of an `ma`
+/// Statistics.db (no checksum), the `e` of `CounterColumnType`: the counter
+/// column became a custom type of an unknown class and its partitions were
+/// written as blobs. A class of Cassandra's marshal package that Cassandra
+/// does not have is a damaged header: nothing decoded with it is written.
+#[test]
+fn a_damaged_type_name_decodes_nothing() {
+    let Some(c) = crate::util::corpus() else {
+        eprintln!("a_damaged_type_name_decodes_nothing: no corpus, skipped");
+        return;
+    };
+    let target = c.join("cassandra/legacy_ma_clust_counter");
+    let intact = partitions(&target);
+    let dir = crate::util::scratch_dir("regression", "ma_type_name");
+    for e in std::fs::read_dir(&target).unwrap().flatten() {
+        std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+    }
+    let st_path = component(&dir, "Statistics.db");
+    let mut st = std::fs::read(&st_path).unwrap();
+    let last = st.len() - 1;
+    assert_eq!(st[last], b'e', "the file ends with CounterColumnType");
+    st[last] ^= 1;
+    std::fs::write(&st_path, st).unwrap();
+    let (r, written, _) = scrub_skip(&dir);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let bad = invented(&written, &intact);
+    assert!(bad.is_empty(), "partitions written altered: {bad:?}");
+    assert!(
+        r.stdout
+            .contains("CounterColumnTypd, which is no type of Cassandra's"),
+        "{}",
+        r.stdout
     );
 }

@@ -12,7 +12,10 @@ use super::*;
 pub(super) fn bad_chunks(sst: &Sstable, problems: &mut Problems) -> Chunks {
     let compressed = sst.data_compressed();
     if !compressed && !sst.has(Component::Crc) {
-        return Chunks::default();
+        return Chunks {
+            covered: digest_vouches(sst),
+            ..Chunks::default()
+        };
     }
     let mut bad = Vec::new();
     let mut verified = true;
@@ -116,6 +119,25 @@ pub(super) fn bad_chunks(sst: &Sstable, problems: &mut Problems) -> Chunks {
         disowned: walked && guard,
         covered: compressed || crc_read,
     }
+}
+
+/// Whether the whole-file digest of an uncompressed Data.db without CRC.db
+/// matches: then every byte is as written, though no chunk can be told bad.
+fn digest_vouches(sst: &Sstable) -> bool {
+    if !sst.has(Component::Digest) {
+        return false;
+    }
+    let opts = crate::checksums::ValidateOptions {
+        threads: 1,
+        ..Default::default()
+    };
+    let mut mismatch = false;
+    let r = crate::checksums::validate_checksums_with(sst, opts, |f| {
+        if f.component() == Component::Digest || f.is_error() {
+            mismatch = true;
+        }
+    });
+    r.is_ok_and(|r| r.has_digest && !mismatch)
 }
 
 /// What the checksums of Data.db say (see [`bad_chunks`]).

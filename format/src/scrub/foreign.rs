@@ -48,6 +48,15 @@ pub(super) fn untrusted_header(
                 .into(),
         ));
     }
+    if let Some(name) = st.header.as_ref().and_then(unknown_marshal_type) {
+        return Some((
+            ProblemClass::CorruptMetadata,
+            format!(
+                "the serialization header names {name}, which is no type of Cassandra's: it is \
+                 damaged; no partition decoded with it is salvaged"
+            ),
+        ));
+    }
     let stats = st.stats.as_ref()?;
     let checked = of(MetadataKind::Stats).is_some_and(|c| c.stored_crc.is_some() && c.crc_ok());
     let count = checked
@@ -66,6 +75,52 @@ pub(super) fn untrusted_header(
              its serialization header is salvaged"
         ),
     ))
+}
+
+/// Classes of Cassandra's marshal package that a serialization header can
+/// name, beyond the native types (`CqlType::parse` knows those).
+const MARSHAL_CLASSES: [&str; 12] = [
+    "ReversedType",
+    "FrozenType",
+    "ListType",
+    "SetType",
+    "MapType",
+    "TupleType",
+    "CompositeType",
+    "UserType",
+    "VectorType",
+    "DynamicCompositeType",
+    "ColumnToCollectionType",
+    "PartitionerDefinedOrder",
+];
+
+/// The first class of Cassandra's marshal package named in `header` that
+/// Cassandra has no such class: a damaged name (a custom type lives in a
+/// package of its own), which Cassandra cannot load and sstkit would take
+/// for an opaque custom type.
+fn unknown_marshal_type(header: &SerializationHeader) -> Option<String> {
+    const MARSHAL: &str = "org.apache.cassandra.db.marshal.";
+    let strings = std::iter::once(header.partition_key_type_string.as_str())
+        .chain(header.clustering_type_strings.iter().map(String::as_str))
+        .chain(
+            (header.static_columns.iter())
+                .chain(&header.regular_columns)
+                .map(|c| c.type_string.as_str()),
+        );
+    for s in strings {
+        for (at, _) in s.match_indices(MARSHAL) {
+            let rest = &s[at + MARSHAL.len()..];
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$'))
+                .unwrap_or(rest.len());
+            let class = &rest[..end];
+            let native = !matches!(CqlType::parse(class), Ok(CqlType::Custom(_)) | Err(_));
+            if !native && !MARSHAL_CLASSES.contains(&class) {
+                return Some(format!("{MARSHAL}{class}"));
+            }
+        }
+    }
+    None
 }
 
 /// How the partition count of `stats` differs from the index's, when the
