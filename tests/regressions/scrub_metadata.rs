@@ -455,37 +455,60 @@ fn a_recorded_timestamp_range_not_met_withdraws_the_salvage() {
     );
 }
 
-/// Campaign seed 45: one bit flipped in the last byte of an `ma`
-/// Statistics.db (no checksum), the `e` of `CounterColumnType`: the counter
-/// column became a custom type of an unknown class and its partitions were
-/// written as blobs. A class of Cassandra's marshal package that Cassandra
-/// does not have is a damaged header: nothing decoded with it is written.
+/// Campaign seed 45: one bit flipped in a type name of an `ma` or `mc`
+/// Statistics.db (no checksum). The `e` of `CounterColumnType` (the last
+/// byte of `legacy_ma_clust_counter`'s) made the counter column a custom
+/// type of an unknown class, the `o` of the partition key's
+/// `org.apache...UTF8Type` (`legacy_mc_simple_counter_compact`) a custom
+/// key type of another package: both were written as blobs. A class of
+/// Cassandra's marshal package that Cassandra does not have, or one of its
+/// classes under another package, is a damaged header: nothing decoded
+/// with it is written.
 #[test]
 fn a_damaged_type_name_decodes_nothing() {
     let Some(c) = crate::util::corpus() else {
         eprintln!("a_damaged_type_name_decodes_nothing: no corpus, skipped");
         return;
     };
-    let target = c.join("cassandra/legacy_ma_clust_counter");
-    let intact = partitions(&target);
-    let dir = crate::util::scratch_dir("regression", "ma_type_name");
-    for e in std::fs::read_dir(&target).unwrap().flatten() {
-        std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+    let cases: [(&str, fn(&[u8]) -> usize, &str); 2] = [
+        (
+            "legacy_ma_clust_counter",
+            |b| b.len() - 1,
+            "CounterColumnTypd",
+        ),
+        (
+            "legacy_mc_simple_counter_compact",
+            |b| {
+                let name = b"org.apache.cassandra.db.marshal.UTF8Type";
+                b.windows(name.len()).position(|w| w == name).unwrap()
+            },
+            "nrg.apache.cassandra.db.marshal.UTF8Type",
+        ),
+    ];
+    for (case, at, named) in cases {
+        let target = c.join("cassandra").join(case);
+        let intact = partitions(&target);
+        let dir = crate::util::scratch_dir("regression", case);
+        for e in std::fs::read_dir(&target).unwrap().flatten() {
+            std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+        }
+        let st_path = component(&dir, "Statistics.db");
+        let mut st = std::fs::read(&st_path).unwrap();
+        let i = at(&st);
+        st[i] ^= 1;
+        std::fs::write(&st_path, st).unwrap();
+        let (r, written, _) = scrub_skip(&dir);
+        assert_eq!(r.code, 1, "{case}: {}", r.stderr);
+        let bad = invented(&written, &intact);
+        assert!(
+            bad.is_empty(),
+            "{case}: partitions written altered: {bad:?}"
+        );
+        assert!(
+            r.stdout
+                .contains(&format!("{named}, which Cassandra does not have")),
+            "{case}: {}",
+            r.stdout
+        );
     }
-    let st_path = component(&dir, "Statistics.db");
-    let mut st = std::fs::read(&st_path).unwrap();
-    let last = st.len() - 1;
-    assert_eq!(st[last], b'e', "the file ends with CounterColumnType");
-    st[last] ^= 1;
-    std::fs::write(&st_path, st).unwrap();
-    let (r, written, _) = scrub_skip(&dir);
-    assert_eq!(r.code, 1, "{}", r.stderr);
-    let bad = invented(&written, &intact);
-    assert!(bad.is_empty(), "partitions written altered: {bad:?}");
-    assert!(
-        r.stdout
-            .contains("CounterColumnTypd, which is no type of Cassandra's"),
-        "{}",
-        r.stdout
-    );
 }

@@ -52,8 +52,8 @@ pub(super) fn untrusted_header(
         return Some((
             ProblemClass::CorruptMetadata,
             format!(
-                "the serialization header names {name}, which is no type of Cassandra's: it is \
-                 damaged; no partition decoded with it is salvaged"
+                "the serialization header names the class {name}, which Cassandra does not \
+                 have: it is damaged; no partition decoded with it is salvaged"
             ),
         ));
     }
@@ -94,12 +94,13 @@ const MARSHAL_CLASSES: [&str; 12] = [
     "PartitionerDefinedOrder",
 ];
 
-/// The first class of Cassandra's marshal package named in `header` that
-/// Cassandra has no such class: a damaged name (a custom type lives in a
-/// package of its own), which Cassandra cannot load and sstkit would take
-/// for an opaque custom type.
+/// The first class named in `header` that is a damaged name: one of
+/// Cassandra's marshal package that Cassandra does not have, or one of its
+/// classes under another package (a custom type lives in a package of its
+/// own, with a name of its own). Cassandra cannot load either; sstkit would
+/// take it for an opaque custom type.
 fn unknown_marshal_type(header: &SerializationHeader) -> Option<String> {
-    const MARSHAL: &str = "org.apache.cassandra.db.marshal.";
+    const PACKAGE: &str = "org.apache.cassandra.db.marshal";
     let strings = std::iter::once(header.partition_key_type_string.as_str())
         .chain(header.clustering_type_strings.iter().map(String::as_str))
         .chain(
@@ -107,16 +108,18 @@ fn unknown_marshal_type(header: &SerializationHeader) -> Option<String> {
                 .chain(&header.regular_columns)
                 .map(|c| c.type_string.as_str()),
         );
+    let known = |class: &str| {
+        MARSHAL_CLASSES.contains(&class)
+            || !matches!(CqlType::parse(class), Ok(CqlType::Custom(_)) | Err(_))
+    };
     for s in strings {
-        for (at, _) in s.match_indices(MARSHAL) {
-            let rest = &s[at + MARSHAL.len()..];
-            let end = rest
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$'))
-                .unwrap_or(rest.len());
-            let class = &rest[..end];
-            let native = !matches!(CqlType::parse(class), Ok(CqlType::Custom(_)) | Err(_));
-            if !native && !MARSHAL_CLASSES.contains(&class) {
-                return Some(format!("{MARSHAL}{class}"));
+        let names = s.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '.')));
+        for name in names {
+            let Some((package, class)) = name.rsplit_once('.') else {
+                continue;
+            };
+            if (package == PACKAGE) != known(class) {
+                return Some(name.to_string());
             }
         }
     }
