@@ -33,6 +33,7 @@ use crate::merge::{
     Blocks, HeldTail, MMarker, MRow, Merged, MergedSchema, MergedStart, Merger, ReversedMerge,
     RowOut, ScanSource, SliceSource, Unit, UnitSource, WindowPart,
 };
+use crate::read::clip::{Clipper, Closes, Edge, Place};
 use crate::read::{Absence, PartitionHandle, Slice};
 use crate::statistics::SerializationHeader;
 use crate::token::Partitioner;
@@ -665,49 +666,44 @@ impl MergeInputs {
 }
 
 /// Clips a forward stream of merged units to a slice (synthetic bounds at
-/// its edges for range tombstones that cross them).
+/// its edges for range tombstones that cross them): the shared [`Clipper`]
+/// over owned units.
 struct Clip<'c> {
-    cmp: &'c ClusteringComparator,
-    start: Option<OwnedClustering>,
-    end: Option<OwnedClustering>,
-    /// The deletion open in the merged stream.
-    open: DeletionTime,
-    /// The deletion open in the output.
-    emitted: DeletionTime,
-    started: bool,
-    done: bool,
+    core: Clipper<'c, ClusteringComparator>,
+}
+
+/// A synthetic bound marker of a merged stream.
+fn synthetic(e: Edge<'_, '_>) -> MMarker {
+    MMarker {
+        position: Default::default(),
+        source: 0,
+        bound: OwnedClustering {
+            kind: e.kind,
+            values: e.values.iter().map(|v| v.map(<[u8]>::to_vec)).collect(),
+        },
+        deletion: MarkerDeletion::Bound(e.deletion),
+    }
+}
+
+fn synthetic_unit(e: Edge<'_, '_>) -> Unit {
+    Unit::Marker(Box::new(synthetic(e)))
 }
 
 impl<'c> Clip<'c> {
-    fn new(cmp: &'c ClusteringComparator, slice: Option<&Slice>) -> Self {
-        let own =
-            |p: Option<crate::clustering::ClusteringPrefix<'_>>| p.map(|p| OwnedClustering::of(&p));
+    fn new(cmp: &'c ClusteringComparator, slice: Option<&'c Slice>) -> Self {
         Clip {
-            cmp,
-            start: own(slice.and_then(Slice::start_prefix)),
-            end: own(slice.and_then(Slice::end_prefix)),
-            open: DeletionTime::LIVE,
-            emitted: DeletionTime::LIVE,
-            started: false,
-            done: false,
+            core: Clipper::new(cmp, slice, false, Closes::Output),
         }
     }
 
-    fn marker(bound: &OwnedClustering, kind: BoundKind, d: DeletionTime) -> MMarker {
-        MMarker {
-            position: Default::default(),
-            source: 0,
-            bound: OwnedClustering {
-                kind,
-                values: bound.values.clone(),
-            },
-            deletion: MarkerDeletion::Bound(d),
-        }
+    /// Past the end of the slice.
+    fn done(&self) -> bool {
+        self.core.ended()
     }
 
-    /// The units to output for `u` (in order); sets `done` past the end.
+    /// The units to output for `u` (in order); ends the clip past the end.
     fn feed(&mut self, u: Unit, out: &mut Vec<Unit>) {
-        if self.done {
+        if self.done() {
             return;
         }
         let pos = match &u {
@@ -715,75 +711,43 @@ impl<'c> Clip<'c> {
             Unit::Marker(m) => m.bound.as_prefix(),
             _ => return,
         };
-        let after_start = self
-            .start
-            .as_ref()
-            .is_none_or(|s| self.cmp.compare(&pos, &s.as_prefix()).is_gt());
-        let before_end = self
-            .end
-            .as_ref()
-            .is_none_or(|e| self.cmp.compare(&pos, &e.as_prefix()).is_lt());
+        let place = self.core.place(&pos);
+        // A bound with a live deletion opens nothing here.
         let opens = match &u {
-            Unit::Marker(m) => Some(match m.deletion {
-                MarkerDeletion::Boundary { start, .. } => start,
-                MarkerDeletion::Bound(d) if m.bound.kind.is_start() => d,
-                MarkerDeletion::Bound(_) => DeletionTime::LIVE,
-            }),
+            Unit::Marker(m) => Some(
+                match m.deletion {
+                    MarkerDeletion::Boundary { start, .. } => Some(start),
+                    MarkerDeletion::Bound(d) if m.bound.kind.is_start() => Some(d),
+                    MarkerDeletion::Bound(_) => None,
+                }
+                .filter(|d| !d.is_live()),
+            ),
             _ => None,
         };
-        if !before_end {
-            self.begin(out);
-            if !self.emitted.is_live() {
-                if let Some(e) = &self.end {
-                    out.push(Unit::Marker(Box::new(Self::marker(
-                        e,
-                        e.kind,
-                        self.emitted,
-                    ))));
+        match place {
+            Place::Past => out.extend(self.core.end().into_iter().flatten().map(synthetic_unit)),
+            Place::Ahead => {
+                if let Some(o) = opens {
+                    self.core.marker(o, None, false);
                 }
-                self.emitted = DeletionTime::LIVE;
             }
-            self.done = true;
-            return;
-        }
-        if !after_start {
-            if let Some(o) = opens {
-                self.open = o;
+            Place::Inside => {
+                out.extend(self.core.begin().map(synthetic_unit));
+                if let Some(o) = opens {
+                    self.core.marker(o, None, true);
+                }
+                out.push(u);
             }
-            return;
-        }
-        self.begin(out);
-        if let Some(o) = opens {
-            self.open = o;
-            self.emitted = o;
-        }
-        out.push(u);
-    }
-
-    /// Before the first unit inside the slice: open what is open at its start.
-    fn begin(&mut self, out: &mut Vec<Unit>) {
-        if self.started {
-            return;
-        }
-        self.started = true;
-        if let (Some(s), false) = (&self.start, self.open.is_live()) {
-            out.push(Unit::Marker(Box::new(Self::marker(s, s.kind, self.open))));
-            self.emitted = self.open;
         }
     }
 
     /// Partition end: close what the output left open (a slice cut by a
     /// row limit).
     fn close_at(&mut self, last_row: Option<&OwnedClustering>, out: &mut Vec<Unit>) {
-        if !self.emitted.is_live() {
-            if let Some(r) = last_row {
-                out.push(Unit::Marker(Box::new(Self::marker(
-                    r,
-                    BoundKind::InclEndBound,
-                    self.emitted,
-                ))));
-            }
-            self.emitted = DeletionTime::LIVE;
+        let row = last_row.map(OwnedClustering::as_prefix);
+        let values = row.as_ref().map_or(&[][..], |r| &r.values[..]);
+        if let (Some(e), true) = (self.core.cut(values), row.is_some()) {
+            out.push(synthetic_unit(e));
         }
     }
 }
@@ -860,7 +824,7 @@ pub fn emit_partition(
             }
             write_unit(&u, schema, t, shape, sink)?;
         }
-        if clip.done || rows >= limit {
+        if clip.done() || rows >= limit {
             break;
         }
     }
@@ -952,7 +916,12 @@ impl Reversed {
     /// is closed at it.
     fn finish(self, t: &Table<'_>, sink: &mut dyn Sink) -> io::Result<()> {
         if let (false, Some(r)) = (self.open.is_live(), &self.last_row) {
-            let close = Clip::marker(r, BoundKind::InclEndBound, self.open);
+            let r = r.as_prefix();
+            let close = synthetic(Edge {
+                values: &r.values,
+                kind: BoundKind::InclEndBound,
+                deletion: self.open,
+            });
             sink.marker(t, &close.view())?;
         }
         Ok(())
@@ -1022,7 +991,7 @@ fn emit_held_reversed(
             sink.partition_end(t)?;
             return Ok(sink.last_partition_written());
         }
-        if clip.done {
+        if clip.done() {
             break;
         }
     }

@@ -45,7 +45,7 @@
 use std::cmp::Ordering;
 use std::rc::Rc;
 
-use crate::clustering::{BoundKind, ClusteringPrefix};
+use crate::clustering::ClusteringPrefix;
 use crate::compare::compare_clustering;
 use crate::component::Component;
 use crate::data::{
@@ -59,6 +59,7 @@ use crate::sstable::Sstable;
 use crate::statistics::SerializationHeader;
 use crate::types::CqlType;
 
+use super::clip::{Clipper, Closes, Edge, Place};
 use super::{PartitionHandle, RowIndex, Slice};
 
 /// Cache namespace of partition headers + static rows (Data.db).
@@ -233,58 +234,31 @@ pub(crate) fn point_reader<'s>(
     Ok(reader)
 }
 
-/// Where a clustering lies relative to the slice, in the reading direction.
-#[derive(Debug, PartialEq, Eq)]
-enum Place {
-    /// Not reached yet: at or before the lower bound (forward), at or after
-    /// the upper bound (reversed).
-    Ahead,
-    Inside,
-    /// Past the slice: at or after the upper bound (forward), at or before
-    /// the lower bound (reversed).
-    Past,
-}
-
-/// The clipping state machine (see the module docs), shared by the forward
-/// reader and, walking down, the reversed one ([`super::reversed`]).
-/// Bounds and the markers passed in are in forward order; what a reversed
-/// clip emits is reversed.
+/// The clipping of the bounded reads (see the module docs): the shared
+/// [`Clipper`] with a row limit and the [`ReadPlan`]'s counts, emitting
+/// borrowed fragments. Used by the forward reader and, walking down, the
+/// reversed one ([`super::reversed`]); the markers passed in are in forward
+/// order, what a reversed clip emits is reversed.
 pub(crate) struct Clip<'b> {
-    pub(super) types: &'b [CqlType],
-    /// Lower bound of the slice (forward kind).
-    pub(super) lower: Option<ClusteringPrefix<'b>>,
-    /// Upper bound of the slice (forward kind).
-    pub(super) upper: Option<ClusteringPrefix<'b>>,
-    /// The range tombstone open at the current position (forward: open
-    /// after the last element passed; reversed: open below it).
-    pub(super) open: Option<DeletionTime>,
-    /// The first edge has been dealt with.
-    started: bool,
+    pub(crate) core: Clipper<'b, [CqlType]>,
     pub(super) limit: u64,
-    /// The row limit was reached.
+    /// The row limit was reached (or nothing is to be read past the header).
     pub(crate) limited: bool,
     pub(crate) plan: ReadPlan,
-    /// Walking down (a reversed read).
-    reversed: bool,
 }
 
-fn synthetic<'v>(
-    kind: BoundKind,
-    values: &[Option<&'v [u8]>],
-    d: DeletionTime,
-    position: DataPos,
-) -> RangeTombstoneMarker<'v> {
+fn synthetic<'v>(e: Edge<'_, 'v>, position: DataPos) -> RangeTombstoneMarker<'v> {
     RangeTombstoneMarker {
         position,
         size: 0,
         flags: crate::data::model::flags::IS_MARKER,
         bound: ClusteringPrefix {
-            kind,
-            values: values.to_vec(),
+            kind: e.kind,
+            values: e.values.to_vec(),
         },
         marker_size: 0,
         prev_unfiltered_size: 0,
-        deletion: MarkerDeletion::Bound(d),
+        deletion: MarkerDeletion::Bound(e.deletion),
     }
 }
 
@@ -292,57 +266,24 @@ impl<'b> Clip<'b> {
     /// A clip of `slice` for a read in the given direction.
     pub(crate) fn new(types: &'b [CqlType], slice: &'b Slice, limit: u64, reversed: bool) -> Self {
         Clip {
-            types,
-            lower: slice.start_prefix(),
-            upper: slice.end_prefix(),
-            open: None,
-            started: false,
+            core: Clipper::new(types, Some(slice), reversed, Closes::Input),
             limit,
             // An empty slice reads nothing past the header.
             limited: limit == 0 || slice.is_empty(types),
             plan: ReadPlan::default(),
-            reversed,
         }
     }
 
-    fn place(&self, c: &ClusteringPrefix<'_>) -> Place {
-        let below = || {
-            self.lower
-                .as_ref()
-                .is_some_and(|l| compare_clustering(self.types, c, l) != Ordering::Greater)
-        };
-        let above = || {
-            self.upper
-                .as_ref()
-                .is_some_and(|u| compare_clustering(self.types, c, u) != Ordering::Less)
-        };
-        // The edge not reached yet is tested first (an empty slice is Ahead).
-        let ahead = if self.reversed { above() } else { below() };
-        if ahead {
-            return Place::Ahead;
-        }
-        let past = if self.reversed { below() } else { above() };
-        if past {
-            Place::Past
-        } else {
-            Place::Inside
-        }
-    }
-
-    /// The bound a tombstone open at an edge is re-opened (`first`) or
-    /// closed at, with the kind to emit.
-    fn edge(&self, first: bool) -> Option<(&ClusteringPrefix<'b>, BoundKind)> {
-        let bound = if first != self.reversed {
-            self.lower.as_ref()
-        } else {
-            self.upper.as_ref()
-        }?;
-        let kind = if self.reversed {
-            bound.kind.reversed()
-        } else {
-            bound.kind
-        };
-        Some((bound, kind))
+    /// Emit a synthetic marker.
+    fn emit<E>(
+        plan: &mut ReadPlan,
+        e: Edge<'_, '_>,
+        position: DataPos,
+        f: &mut Visitor<'_, E>,
+    ) -> std::result::Result<(), E> {
+        let m = synthetic(e, position);
+        plan.markers += 1;
+        f(Fragment::Marker(&m))
     }
 
     /// Before the first element inside the slice: re-open at the first edge
@@ -352,16 +293,10 @@ impl<'b> Clip<'b> {
         position: DataPos,
         f: &mut Visitor<'_, E>,
     ) -> std::result::Result<(), E> {
-        if self.started {
-            return Ok(());
+        match self.core.begin() {
+            Some(e) => Self::emit(&mut self.plan, e, position, f),
+            None => Ok(()),
         }
-        self.started = true;
-        if let (Some((b, kind)), Some(d)) = (self.edge(true), self.open) {
-            let m = synthetic(kind, &b.values, d, position);
-            self.plan.markers += 1;
-            f(Fragment::Marker(&m))?;
-        }
-        Ok(())
     }
 
     /// A row; `false`: stop reading.
@@ -373,7 +308,7 @@ impl<'b> Clip<'b> {
         if self.limited {
             return Ok(false);
         }
-        match self.place(&r.clustering) {
+        match self.core.place(&r.clustering) {
             Place::Ahead => Ok(true),
             Place::Past => Ok(false),
             Place::Inside => {
@@ -382,11 +317,8 @@ impl<'b> Clip<'b> {
                 self.plan.rows += 1;
                 if self.plan.rows >= self.limit {
                     self.limited = true;
-                    if let Some(d) = self.open.take() {
-                        let m =
-                            synthetic(BoundKind::InclEndBound, &r.clustering.values, d, r.position);
-                        self.plan.markers += 1;
-                        f(Fragment::Marker(&m))?;
+                    if let Some(e) = self.core.cut(&r.clustering.values) {
+                        Self::emit(&mut self.plan, e, r.position, f)?;
                     }
                     return Ok(false);
                 }
@@ -404,24 +336,22 @@ impl<'b> Clip<'b> {
         if self.limited {
             return Ok(false);
         }
-        let place = self.place(&m.bound);
+        let place = self.core.place(&m.bound);
         if place == Place::Past {
             return Ok(false);
         }
-        if place == Place::Inside {
+        let inside = place == Place::Inside;
+        if inside {
             self.start(m.position, f)?;
-            if self.reversed {
+            if self.core.reversed() {
                 f(Fragment::Marker(&m.reversed()))?;
             } else {
                 f(Fragment::Marker(m))?;
             }
             self.plan.markers += 1;
         }
-        self.open = if self.reversed {
-            m.close_deletion()
-        } else {
-            m.open_deletion()
-        };
+        self.core
+            .marker(m.open_deletion(), m.close_deletion(), inside);
         Ok(true)
     }
 
@@ -435,12 +365,9 @@ impl<'b> Clip<'b> {
         if self.limited {
             return Ok(());
         }
-        self.start(position, f)?;
-        let open = self.open.take();
-        if let (Some((b, kind)), Some(d)) = (self.edge(false), open) {
-            let m = synthetic(kind, &b.values, d, position);
-            self.plan.markers += 1;
-            f(Fragment::Marker(&m))?;
+        let [reopen, close] = self.core.end();
+        for e in [reopen, close].into_iter().flatten() {
+            Self::emit(&mut self.plan, e, position, f)?;
         }
         Ok(())
     }
@@ -709,7 +636,7 @@ pub(crate) struct RowRange {
 }
 
 /// Steps 1 and 2 of an indexed read: the blocks of `ri` that can hold the
-/// clip's slice (the range tombstone open before them goes to `clip.open`;
+/// clip's slice (the range tombstone open before them goes to `clip.core.open`;
 /// none with `rows` false), then `PartitionStart` and the static row to
 /// `f`. Returns where the rows to read lie, or `None` (nothing to read);
 /// the reader is left unpositioned.
@@ -732,8 +659,14 @@ pub(crate) fn seek_indexed<E: From<Error>>(
     clip.plan.blocks = n;
     // 1. The blocks: [i, j].
     let data = if rows {
-        let (i, range) = slice_blocks(sst, types, ri, clip.lower.as_ref(), clip.upper.as_ref())?;
-        clip.open = if i > 0 {
+        let (i, range) = slice_blocks(
+            sst,
+            types,
+            ri,
+            clip.core.lower.as_ref(),
+            clip.core.upper.as_ref(),
+        )?;
+        clip.core.open = if i > 0 {
             ri.block(sst, i - 1)?.end_open_marker
         } else {
             None

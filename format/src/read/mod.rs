@@ -38,6 +38,7 @@
 
 mod big;
 mod bounded;
+pub(crate) mod clip;
 mod reversed;
 mod slices;
 

@@ -563,10 +563,10 @@ fn read_indexed<E: From<Error>>(
     // 1. The blocks: [i, j].
     let (_, range) = slice_blocks(
         sst,
-        clip.types,
+        clip.core.order,
         ri,
-        clip.lower.as_ref(),
-        clip.upper.as_ref(),
+        clip.core.lower.as_ref(),
+        clip.core.upper.as_ref(),
     )?;
     // Blocks through the index cache (a short read, e.g. with a limit, is
     // warm the next time), except in scans and past the first blocks of a
@@ -660,7 +660,7 @@ fn read_indexed<E: From<Error>>(
     // 3. The blocks, last to first, in groups.
     let mut stop = DataPos(data.map_or(header_end, |(s, _)| s));
     if let (Some((i, j)), false) = (range, clip.limited) {
-        clip.open = block(ri, j, 0)?.end_open_marker;
+        clip.core.open = block(ri, j, 0)?.end_open_marker;
         let max_group = ctx.max_io.max(1);
         let mut target = if clip.limit == u64::MAX { max_group } else { 0 };
         let mut top = j;
