@@ -470,7 +470,9 @@ fn a_damaged_type_name_decodes_nothing() {
         eprintln!("a_damaged_type_name_decodes_nothing: no corpus, skipped");
         return;
     };
-    let cases: [(&str, fn(&[u8]) -> usize, &str); 2] = [
+    // (sstable, where in Statistics.db to flip bit 0, the class it names then)
+    type Flip = fn(&[u8]) -> usize;
+    let cases: [(&str, Flip, &str); 2] = [
         (
             "legacy_ma_clust_counter",
             |b| b.len() - 1,
