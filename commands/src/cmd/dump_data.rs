@@ -133,8 +133,14 @@ fn run_merged(a: &DumpPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
     }
     let schema = inputs.ssts.first().and_then(|s| s.table_schema());
     let renderer = Renderer::new(a.format, &mut json, &table, schema, options(a))?;
+    let job = crate::pieces::Job {
+        plan: a,
+        label: &label,
+        options: options(a),
+        merged: true,
+    };
     let r = render(renderer, |r| {
-        crate::drive::merged(a, &inputs, &table, &sel, r.sink())
+        crate::drive::merged_rendered(&job, &inputs, &table, &sel, r)
     });
     if scylla {
         let msg = match &r {
@@ -202,6 +208,7 @@ fn dump_one(
         plan: a,
         label,
         options: options(a),
+        merged: false,
     };
     let r = render(renderer, |r| {
         crate::drive::rendered(&job, sst, &table, &sel, r)
