@@ -543,8 +543,7 @@ fn validate_orders_findings_at_unit_starts_as_one_thread() {
 /// The bundled merge sets (`*_merge_*_N`, `*_deletes_merge_N`): each set's
 /// sstable directories, in order.
 fn merge_sets() -> Vec<Vec<std::path::PathBuf>> {
-    let mut sets: std::collections::BTreeMap<String, Vec<std::path::PathBuf>> =
-        Default::default();
+    let mut sets: std::collections::BTreeMap<String, Vec<std::path::PathBuf>> = Default::default();
     for case in fixture_cases() {
         let name = case.file_name().unwrap().to_string_lossy().into_owned();
         let Some((set, n)) = name.rsplit_once('_') else {
@@ -605,7 +604,14 @@ fn merged_dumps_are_the_same_on_several_threads() {
     assert!(sets.len() >= 15, "merge sets missing: {}", sets.len());
     for dirs in &sets {
         assert!(dirs.len() > 1, "{dirs:?}");
-        for format in ["json", "ndjson", "sstabledump", "sstabledump-lines", "text", "cql"] {
+        for format in [
+            "json",
+            "ndjson",
+            "sstabledump",
+            "sstabledump-lines",
+            "text",
+            "cql",
+        ] {
             merged_same_on_threads(&["-o", format], dirs);
         }
     }
