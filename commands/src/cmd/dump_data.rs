@@ -34,6 +34,8 @@
 //! filter the merged stream; `--limit` counts printed partitions. With
 //! `--reverse` a partition larger than a window is read again by key, in
 //! windows ([`sstkit_format::engine::MergeInputs::emit_scanned_reversed`]).
+//! With `--threads`, a forward merged scan is cut into token ranges common
+//! to the sstables, each merged on a thread ([`crate::pieces::merged`]).
 //!
 //! `--token-range` takes `(START,END]` in the partitioner's token syntax
 //! (Murmur3: signed 64-bit; write `--token-range=-5,10` when START is
