@@ -12,8 +12,10 @@
 #
 # Cases: dump-data -o ndjson and -o sstabledump of wide/, dump-data -o ndjson and
 # -o sstabledump of many/, partitions -o csv of many/ (CASES=dump), and validate of
-# many/ and wide/, with and without the checksum pass (CASES=validate); output to a
-# file. CASES=all (the default) runs both sets. Each case runs -j1 and -j2 in turn RUNS
+# many/ and wide/, with and without the checksum pass (CASES=validate); dump-data
+# --merge -o ndjson and -o sstabledump of merge/ (4 sstables of the same 250,000
+# partitions, cut into token ranges common to them; CASES=merge); output to a file.
+# CASES=all (the default) runs all three sets. Each case runs -j1 and -j2 in turn RUNS
 # times (default 9) after one warm-up each, and prints the median wall seconds of each,
 # the median of the j1/j2 ratios taken pair by pair (the speed-up; pairing keeps it
 # meaningful when the machine's speed drifts) with the smallest and largest, and the
@@ -91,4 +93,8 @@ if [[ "$cases" == all || "$cases" == validate ]]; then
   pair "validate --skip-checksums, many" validate -o json --skip-checksums "$data/many"
   pair "validate -o json, wide" validate -o json "$data/wide"
   pair "validate --skip-checksums, wide" validate -o json --skip-checksums "$data/wide"
+fi
+if [[ "$cases" == all || "$cases" == merge ]]; then
+  pair "dump-data --merge -o ndjson" dump-data --merge -o ndjson "$data/merge"
+  pair "dump-data --merge -o sstabledump" dump-data --merge -o sstabledump "$data/merge"
 fi

@@ -539,3 +539,137 @@ fn validate_orders_findings_at_unit_starts_as_one_thread() {
         }
     }
 }
+
+/// The bundled merge sets (`*_merge_*_N`, `*_deletes_merge_N`): each set's
+/// sstable directories, in order.
+fn merge_sets() -> Vec<Vec<std::path::PathBuf>> {
+    let mut sets: std::collections::BTreeMap<String, Vec<std::path::PathBuf>> = Default::default();
+    for case in fixture_cases() {
+        let name = case.file_name().unwrap().to_string_lossy().into_owned();
+        let Some((set, n)) = name.rsplit_once('_') else {
+            continue;
+        };
+        if set.contains("merge") && n.parse::<u32>().is_ok() {
+            sets.entry(set.to_string()).or_default().push(case);
+        }
+    }
+    sets.into_values().collect()
+}
+
+/// stdout, stderr and exit code of `dump-data --merge` over `dirs` with
+/// `threads` threads and units of `unit` bytes.
+fn dump_merged(
+    args: &[&str],
+    dirs: &[std::path::PathBuf],
+    threads: usize,
+    unit: u64,
+) -> (Vec<u8>, String, i32) {
+    let out = Command::new(env!("CARGO_BIN_EXE_sstkit"))
+        .args(["dump-data", "--merge", &format!("--threads={threads}")])
+        .args(args)
+        .args(dirs)
+        .current_dir(repo())
+        .env("SSTKIT_UNIT_BYTES", unit.to_string())
+        .env("COLUMNS", "80")
+        .output()
+        .expect("run sstkit");
+    (
+        out.stdout,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+/// The merged dump of `dirs` with `args` is the same on 1 thread and on 2
+/// and 3, cut into token ranges of a few partitions.
+fn merged_same_on_threads(args: &[&str], dirs: &[std::path::PathBuf]) {
+    let one = dump_merged(args, dirs, 1, 1 << 20);
+    for (threads, unit) in [(2, 64), (3, 150)] {
+        let many = dump_merged(args, dirs, threads, unit);
+        assert!(
+            one == many,
+            "{dirs:?} {args:?}: {threads} threads (units of {unit} bytes) differ from 1\n\
+             1 thread: exit {}, stderr {}\n{threads} threads: exit {}, stderr {}",
+            one.2,
+            one.1,
+            many.2,
+            many.1
+        );
+    }
+}
+
+#[test]
+fn merged_dumps_are_the_same_on_several_threads() {
+    let sets = merge_sets();
+    assert!(sets.len() >= 15, "merge sets missing: {}", sets.len());
+    for dirs in &sets {
+        assert!(dirs.len() > 1, "{dirs:?}");
+        for format in [
+            "json",
+            "ndjson",
+            "sstabledump",
+            "sstabledump-lines",
+            "text",
+            "cql",
+        ] {
+            merged_same_on_threads(&["-o", format], dirs);
+        }
+    }
+}
+
+#[test]
+fn merged_limits_and_filters_are_the_same_on_several_threads() {
+    // Murmur3 tokens: a range inside the ring and one that wraps around it.
+    let inside = "--token-range=-4000000000000000000,3000000000000000000";
+    let wraps = "--token-range=3000000000000000000,-4000000000000000000";
+    for dirs in merge_sets() {
+        for format in ["json", "ndjson", "sstabledump", "text"] {
+            for extra in [
+                &["--limit", "1"][..],
+                &["--limit", "3"],
+                &["--keys-only"],
+                &["--keys-only", "--limit", "2"],
+                &["--tombstones-only"],
+                &["--tombstones-only", "--limit", "1"],
+                &[inside],
+                &[wraps, "--limit", "2"],
+            ] {
+                let mut args = vec!["-o", format];
+                args.extend_from_slice(extra);
+                merged_same_on_threads(&args, &dirs);
+            }
+        }
+    }
+}
+
+/// A merge set one of whose sstables has another's Index.db and
+/// Summary.db: the cut ranges' reads (or the index seeks placing them)
+/// find the index wrong, and the dump is the one a single thread writes.
+#[test]
+fn a_merge_with_a_wrong_index_gives_the_one_thread_output() {
+    let root = crate::util::scratch_dir("threads", "merge-wrong-index");
+    let set = fixtures();
+    let mut dirs = Vec::new();
+    for n in 1..=3 {
+        let dir = root.path().join(n.to_string());
+        std::fs::create_dir_all(&dir).unwrap();
+        let own = set.join(format!("nb_merge_range_{n}"));
+        // The second sstable's index is the third's.
+        let m = if n == 2 { 3 } else { n };
+        let other = set.join(format!("nb_merge_range_{m}"));
+        for e in std::fs::read_dir(&own).unwrap().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let from = if name.ends_with("-Index.db") || name.ends_with("-Summary.db") {
+                other.join(name.replacen(&format!("nb-{n}-"), &format!("nb-{m}-"), 1))
+            } else {
+                e.path()
+            };
+            std::fs::copy(&from, dir.join(&name)).unwrap();
+        }
+        dirs.push(dir);
+    }
+    for format in ["ndjson", "sstabledump", "text"] {
+        merged_same_on_threads(&["-o", format], &dirs);
+        merged_same_on_threads(&["-o", format, "--limit", "2"], &dirs);
+    }
+}

@@ -452,6 +452,23 @@ pub struct ExportArgs {
     pub input: InputArgs,
 }
 
+/// `dump-data --threads`, in full.
+const DUMP_THREADS_HELP: &str = "\
+Threads reading (0: one per core; 1: one thread, which reads as it always has). \
+The output is the same, byte for byte, whatever the number.
+
+One sstable is cut at its index's entries into units of whole partitions (a large \
+partition into parts at its row-index blocks); each thread renders units, and the \
+pieces are written in order. With --merge, the merged scan is cut at tokens common \
+to all the sstables, placed in each through its index; each thread merges one token \
+range at a time.
+
+Read on one thread: --reverse, key lookups (--key, --key-hex, --keys-file), \
+--explain, pre-3.0 sstables (ka, la) with --merge or with a CQL schema, sstables \
+without an index to cut by (with --merge: when any of them has none), and reads too \
+small to cut. Where an index disagrees with Data.db, the read goes on from there on \
+one thread, and meets the damage as one thread does.";
+
 /// `dump-data` arguments.
 #[derive(Debug, Clone, Args)]
 pub struct DumpDataArgs {
@@ -479,7 +496,7 @@ pub struct DumpDataArgs {
     #[arg(long)]
     pub reverse: bool,
     /// Threads reading each sstable (0: one per core; 1: one thread); the output is the same whatever the number
-    #[arg(long, short = 'j', value_name = "N", default_value_t = 0)]
+    #[arg(long, short = 'j', value_name = "N", default_value_t = 0, long_help = DUMP_THREADS_HELP)]
     pub threads: usize,
     /// Read the sstables as one table: partitions and rows reconciled as Cassandra does
     #[arg(long)]

@@ -87,6 +87,30 @@ pub fn merged(
     r.map_err(|e| select::located(t, e))
 }
 
+/// [`merged`] into a renderer, on the plan's threads when the scan can be
+/// cut ([`crate::pieces::merged`]); the output is the same as on one thread.
+pub fn merged_rendered(
+    job: &crate::pieces::Job<'_>,
+    inputs: &MergeInputs,
+    t: &Table<'_>,
+    sel: &Selection,
+    renderer: &mut crate::renderer::Renderer<'_, '_>,
+) -> CmdResult<()> {
+    let a = job.plan;
+    if a.threads > 1 {
+        let label = inputs.label();
+        let mut notes = Notes::new(a, &label, t);
+        let shape = shape(a);
+        let mut progress = |done, total| notes.bar.set(done, total);
+        let cut =
+            crate::pieces::merged::merged(job, inputs, t, sel, &shape, renderer, &mut progress)?;
+        if cut.is_some() {
+            return Ok(());
+        }
+    }
+    merged(a, inputs, t, sel, renderer.sink())
+}
+
 /// The engine's shape of a dump plan.
 fn shape(a: &DumpPlan) -> Shape {
     Shape {

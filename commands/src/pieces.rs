@@ -10,6 +10,8 @@
 //! read again on this thread, into the document's renderer. A partition
 //! too large for a unit is read on this thread too, where it streams.
 
+pub mod merged;
+
 use std::cell::RefCell;
 use std::io::{self, Write};
 use std::rc::Rc;
@@ -20,6 +22,7 @@ use sstkit_format::data::{LazyRow, RangeTombstoneMarker, Row};
 use sstkit_format::deletion::DeletionTime;
 use sstkit_format::engine::{self, parallel, RowPart, Selection, Shape, Unit};
 use sstkit_format::io::IoStats;
+use sstkit_format::schema::TableSchema;
 use sstkit_format::Sstable;
 
 use crate::cli::DataOutputFormat;
@@ -80,6 +83,8 @@ pub struct Job<'a> {
     pub label: &'a str,
     /// The renderers' options.
     pub options: RenderOptions,
+    /// The sstables of a merge, read as one (json framing: no sstable ref).
+    pub merged: bool,
 }
 
 /// What every step of one sstable's parallel read needs: the job, the
@@ -435,6 +440,44 @@ fn render_piece(cx: &Read<'_, '_>, task: &Task, later: bool, buffer: Vec<u8>) ->
         sel,
         shape,
     } = *cx;
+    // A later part of a partition: what its start renders is the first part's.
+    let mid = matches!(task, Task::Part(_, p) if p.from.is_some());
+    let mut end = None;
+    let mut p = render(
+        job,
+        t,
+        sst.table_schema(),
+        shape,
+        later,
+        mid,
+        buffer,
+        &mut |sink| {
+            let ran = match task {
+                Task::Unit(u) | Task::Here(u) => engine::run_unit(sst, t, sel, shape, u, sink),
+                Task::Part(_, p) => engine::run_rows(sst, t, sel, shape, p, sink),
+            }?;
+            end = Some(ran.end);
+            Ok(ran.written)
+        },
+    )?;
+    p.end = end;
+    Ok(p)
+}
+
+/// Render into a piece, in `buffer`, what `run` feeds a renderer of the
+/// job's (as a later part of the document when `later`; `mid`: from a
+/// later part of a partition); `run` returns the partitions written.
+#[allow(clippy::too_many_arguments)]
+fn render(
+    job: &Job<'_>,
+    t: &Table<'_>,
+    schema: Option<&TableSchema>,
+    shape: &Shape,
+    later: bool,
+    mid: bool,
+    buffer: Vec<u8>,
+    run: &mut dyn FnMut(&mut dyn Sink) -> Result<u64, engine::Error>,
+) -> io::Result<Piece> {
     let a = job.plan;
     // The formats whose renderer keeps its own buffer render into the
     // spare one; the others write into it through the tap.
@@ -450,10 +493,12 @@ fn render_piece(cx: &Read<'_, '_>, task: &Task, later: bool, buffer: Vec<u8>) ->
     let mut w = buf.clone();
     let mut json = JsonOut::new(&mut w, framing(a.format));
     let scylla = matches!(a.format, DataOutputFormat::Json | DataOutputFormat::Ndjson);
-    if scylla {
+    if scylla && job.merged {
+        json.begin_merged(job.label)?;
+    } else if scylla {
         json.begin_sstable(job.label)?;
     }
-    let mut r = Renderer::new(a.format, &mut json, t, sst.table_schema(), job.options)?;
+    let mut r = Renderer::new(a.format, &mut json, t, schema, job.options)?;
     // What the renderer wrote to begin its document is the document's, not the piece's.
     r.write_through(&[])?;
     if later {
@@ -462,8 +507,6 @@ fn render_piece(cx: &Read<'_, '_>, task: &Task, later: bool, buffer: Vec<u8>) ->
     if let Some(b) = spare {
         r.hold_output(b);
     }
-    // A later part of a partition: what its start renders is the first part's.
-    let mid = matches!(task, Task::Part(_, p) if p.from.is_some());
     let mut sink = Ends {
         r: &mut r,
         buf: &buf,
@@ -472,17 +515,14 @@ fn render_piece(cx: &Read<'_, '_>, task: &Task, later: bool, buffer: Vec<u8>) ->
         // Pieces need each partition's end only to be cut at `--limit`.
         ends: (shape.limit != u64::MAX).then(Vec::new),
     };
-    let res = match task {
-        Task::Unit(u) | Task::Here(u) => engine::run_unit(sst, t, sel, shape, u, &mut sink),
-        Task::Part(_, p) => engine::run_rows(sst, t, sel, shape, p, &mut sink),
-    };
+    let res = run(&mut sink);
     let skip = sink.skip;
     let ends = sink.ends.take().unwrap_or_default();
-    let (written, end, error) = match res {
-        Ok(ran) => (ran.written, Some(ran.end), None),
+    let (written, error) = match res {
+        Ok(written) => (written, None),
         // Writing to memory does not fail.
         Err(engine::Error::Output(e)) => return Err(e),
-        Err(e) => (ends.len() as u64, None, Some(e)),
+        Err(e) => (ends.len() as u64, Some(e)),
     };
     let held = match r.take_buffered() {
         Some(b) => b,
@@ -509,7 +549,7 @@ fn render_piece(cx: &Read<'_, '_>, task: &Task, later: bool, buffer: Vec<u8>) ->
         ends: ends.into_iter().map(|e| e - skip).collect(),
         bytes,
         skip,
-        end,
+        end: None,
         error,
     })
 }

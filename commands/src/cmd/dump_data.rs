@@ -34,6 +34,8 @@
 //! filter the merged stream; `--limit` counts printed partitions. With
 //! `--reverse` a partition larger than a window is read again by key, in
 //! windows ([`sstkit_format::engine::MergeInputs::emit_scanned_reversed`]).
+//! With `--threads`, a forward merged scan is cut into token ranges common
+//! to the sstables, each merged on a thread ([`crate::pieces::merged`]).
 //!
 //! `--token-range` takes `(START,END]` in the partitioner's token syntax
 //! (Murmur3: signed 64-bit; write `--token-range=-5,10` when START is
@@ -133,8 +135,14 @@ fn run_merged(a: &DumpPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
     }
     let schema = inputs.ssts.first().and_then(|s| s.table_schema());
     let renderer = Renderer::new(a.format, &mut json, &table, schema, options(a))?;
+    let job = crate::pieces::Job {
+        plan: a,
+        label: &label,
+        options: options(a),
+        merged: true,
+    };
     let r = render(renderer, |r| {
-        crate::drive::merged(a, &inputs, &table, &sel, r.sink())
+        crate::drive::merged_rendered(&job, &inputs, &table, &sel, r)
     });
     if scylla {
         let msg = match &r {
@@ -202,6 +210,7 @@ fn dump_one(
         plan: a,
         label,
         options: options(a),
+        merged: false,
     };
     let r = render(renderer, |r| {
         crate::drive::rendered(&job, sst, &table, &sel, r)

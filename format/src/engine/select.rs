@@ -128,6 +128,18 @@ impl Selection {
         super::seek::ceiling(sst, t, &bound).ok().flatten()
     }
 
+    /// Whether the token range `(after, upto]` (`None`: the ring's start,
+    /// or its end) can hold a selected partition: false only when it lies
+    /// wholly outside a token range that does not wrap.
+    pub fn may_hold(&self, after: Option<&Token>, upto: Option<&Token>) -> bool {
+        let Some((start, end)) = self.straight_range() else {
+            return true;
+        };
+        let before_end = after.is_none_or(|a| a.partial_cmp(end) == Some(Ordering::Less));
+        let after_start = upto.is_none_or(|u| u.partial_cmp(start) == Some(Ordering::Greater));
+        before_end && after_start
+    }
+
     /// Whether the partition of `key` is selected.
     pub fn wants(&self, t: &Table<'_>, key: &[u8]) -> bool {
         if self.keys.is_some() && !self.key_set.contains(key) {

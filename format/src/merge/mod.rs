@@ -71,7 +71,7 @@ use crate::data::{reuse, DataPos, Fragment, LazyRow, MarkerDeletion, Row, Spare}
 use crate::deletion::DeletionTime;
 use crate::error::{Error, ErrorKind, Result};
 use crate::read::OwnedClustering;
-use crate::token::Partitioner;
+use crate::token::{Partitioner, Token};
 use crate::types::CqlType;
 
 use reconcile::{deletes, max_deletion, supersedes};
@@ -314,6 +314,39 @@ impl<'a> Merger<'a> {
     /// [`Merger::next_unfiltered`] until it returns `None`. Partitions not
     /// read to their end are skipped.
     pub fn next_partition(&mut self) -> Result<Option<MergedStart>> {
+        match self.next_key()? {
+            Some(key) => self.start_partition(key).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// [`Merger::next_partition`] when its token is at most `upto`; `None`
+    /// (nothing taken: every source's head is its next partition's start,
+    /// [`Merger::head_positions`]) when it is past it or there is none.
+    pub fn next_partition_upto(&mut self, upto: &Token) -> Result<Option<MergedStart>> {
+        let Some(key) = self.next_key()? else {
+            return Ok(None);
+        };
+        if self.partitioner.token(&key).partial_cmp(upto) == Some(Ordering::Greater) {
+            return Ok(None);
+        }
+        self.start_partition(key).map(Some)
+    }
+
+    /// Where each source's next partition starts (`None`: the source is at
+    /// its end), once [`Merger::next_partition_upto`] stopped before it.
+    pub fn head_positions(&self) -> Vec<Option<DataPos>> {
+        self.heads
+            .iter()
+            .map(|h| match h {
+                Some(Unit::Start { position, .. }) => Some(*position),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The key of the next merged partition (the current one skipped to its end).
+    fn next_key(&mut self) -> Result<Option<Vec<u8>>> {
         while !self.active.is_empty() {
             if self.next_merged(true)?.is_none() {
                 break;
@@ -336,9 +369,11 @@ impl<'a> Merger<'a> {
                 Some(_) => return Err(Self::unexpected("expected a partition start")),
             }
         }
-        let Some((_, key)) = min else {
-            return Ok(None);
-        };
+        Ok(min.map(|(_, key)| key))
+    }
+
+    /// Take the partition of `key` from the sources whose head it is.
+    fn start_partition(&mut self, key: Vec<u8>) -> Result<MergedStart> {
         self.active.clear();
         let mut deletion = DeletionTime::LIVE;
         let mut header_end = None;
@@ -409,13 +444,13 @@ impl<'a> Merger<'a> {
         self.front_unique = false;
         self.stale.clear();
         self.stale.extend_from_slice(&self.active);
-        Ok(Some(MergedStart {
+        Ok(MergedStart {
             key,
             deletion,
             static_row,
             sources: self.active.clone(),
             header_end,
-        }))
+        })
     }
 
     /// The next merged row or marker of the current partition; `None` at
