@@ -37,6 +37,15 @@ pub(crate) fn fixture_copy(case: &str, tag: &str) -> Scratch {
     dir
 }
 
+/// A writable copy of every file of the sstable directory `src`.
+pub(crate) fn copy_of(src: &Path, tag: &str) -> Scratch {
+    let dir = scratch_dir("regression", tag);
+    for e in std::fs::read_dir(src).unwrap().flatten() {
+        std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+    }
+    dir
+}
+
 /// The one file of `dir` whose name ends with `suffix`.
 pub(crate) fn component(dir: &Path, suffix: &str) -> PathBuf {
     std::fs::read_dir(dir)

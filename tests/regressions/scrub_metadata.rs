@@ -1,7 +1,7 @@
 //! Metadata that disagrees with Data.db: scrub writes no partition it
 //! cannot vouch for. The cases are the campaign's, made from the fixtures.
 
-use super::{component, fixture_copy, invented, partitions, scrub_skip};
+use super::{component, copy_of, fixture_copy, invented, partitions, scrub_skip};
 use crate::util::{fixtures, sstkit};
 use serde_json::Value;
 
@@ -115,10 +115,7 @@ fn foreign_statistics_is_never_trusted() {
     for (target, donor) in cases {
         let name = target.file_name().unwrap().to_string_lossy().into_owned();
         let intact = partitions(&target);
-        let dir = crate::util::scratch_dir("regression", &name);
-        for e in std::fs::read_dir(&target).unwrap().flatten() {
-            std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
-        }
+        let dir = copy_of(&target, &name);
         std::fs::copy(
             component(&donor, "Statistics.db"),
             component(&dir, "Statistics.db"),
@@ -299,10 +296,7 @@ fn foreign_data_on_guard_writes_only_what_the_index_vouches_for() {
             let (target, donor) = (set(a), set(b));
             let name = format!("legacy_{v}_{a}");
             let intact = partitions(&target);
-            let dir = crate::util::scratch_dir("regression", &name);
-            for e in std::fs::read_dir(&target).unwrap().flatten() {
-                std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
-            }
+            let dir = copy_of(&target, &name);
             std::fs::copy(component(&donor, "Data.db"), component(&dir, "Data.db")).unwrap();
             let (r, written, _) = scrub_skip(&dir);
             let bad = invented(&written, &intact);
@@ -394,10 +388,7 @@ fn a_recorded_timestamp_range_not_met_withdraws_the_salvage() {
         return;
     };
     let target = c.join("cassandra/legacy_ma_clust_compact");
-    let dir = crate::util::scratch_dir("regression", "ma_max_timestamp");
-    for e in std::fs::read_dir(&target).unwrap().flatten() {
-        std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
-    }
+    let dir = copy_of(&target, "ma_max_timestamp");
     let st_path = component(&dir, "Statistics.db");
     let mut st = std::fs::read(&st_path).unwrap();
     // Its max_timestamp (dump-statistics).
@@ -490,10 +481,7 @@ fn a_damaged_type_name_decodes_nothing() {
     for (case, at, named) in cases {
         let target = c.join("cassandra").join(case);
         let intact = partitions(&target);
-        let dir = crate::util::scratch_dir("regression", case);
-        for e in std::fs::read_dir(&target).unwrap().flatten() {
-            std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
-        }
+        let dir = copy_of(&target, case);
         let st_path = component(&dir, "Statistics.db");
         let mut st = std::fs::read(&st_path).unwrap();
         let i = at(&st);
