@@ -25,11 +25,22 @@ fn run(
     threads: usize,
     unit: u64,
 ) -> (Vec<u8>, String, i32) {
+    run_paths(command, args, &[path], threads, unit)
+}
+
+/// [`run`] over several paths.
+fn run_paths(
+    command: &str,
+    args: &[&str],
+    paths: &[&Path],
+    threads: usize,
+    unit: u64,
+) -> (Vec<u8>, String, i32) {
     let out = Command::new(env!("CARGO_BIN_EXE_sstkit"))
         .arg(command)
         .arg(format!("--threads={threads}"))
         .args(args)
-        .arg(path)
+        .args(paths)
         .current_dir(repo())
         .env("SSTKIT_UNIT_BYTES", unit.to_string())
         .env("COLUMNS", "80")
@@ -564,20 +575,11 @@ fn dump_merged(
     threads: usize,
     unit: u64,
 ) -> (Vec<u8>, String, i32) {
-    let out = Command::new(env!("CARGO_BIN_EXE_sstkit"))
-        .args(["dump-data", "--merge", &format!("--threads={threads}")])
-        .args(args)
-        .args(dirs)
-        .current_dir(repo())
-        .env("SSTKIT_UNIT_BYTES", unit.to_string())
-        .env("COLUMNS", "80")
-        .output()
-        .expect("run sstkit");
-    (
-        out.stdout,
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        out.status.code().unwrap_or(-1),
-    )
+    let args: Vec<&str> = std::iter::once("--merge")
+        .chain(args.iter().copied())
+        .collect();
+    let paths: Vec<&Path> = dirs.iter().map(|d| d.as_path()).collect();
+    run_paths("dump-data", &args, &paths, threads, unit)
 }
 
 /// The merged dump of `dirs` with `args` is the same on 1 thread and on 2

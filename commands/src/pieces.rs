@@ -99,6 +99,12 @@ struct Read<'r, 'a> {
     shape: &'r Shape,
 }
 
+/// Whether a dump may be cut for threads at all: more than one thread, a
+/// forward scan (not key lookups) that prints something.
+pub(crate) fn worth_cutting(job: &Job<'_>, sel: &Selection, shape: &Shape) -> bool {
+    job.plan.threads > 1 && !shape.reverse && sel.keys().is_none() && shape.limit > 0
+}
+
 /// Dump the partitions `sel` selects from `sst` into `renderer` on
 /// `plan.threads` threads. `Ok(None)` when the read is not cut (one thread,
 /// key lookups, reversed, or too small to cut): the caller reads it as one.
@@ -112,7 +118,7 @@ pub fn sstable(
     progress: &mut dyn FnMut(u64, u64),
 ) -> CmdResult<Option<()>> {
     let a = job.plan;
-    if a.threads <= 1 || shape.reverse || sel.keys().is_some() || shape.limit == 0 {
+    if !worth_cutting(job, sel, shape) {
         return Ok(None);
     }
     let cx = Read {
