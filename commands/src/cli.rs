@@ -763,8 +763,8 @@ pub struct InputArgs {
 
 /// Long help of `--schema`: the details are in `sstkit --help` once, not in every command's.
 const SCHEMA_HELP: &str = "CQL file with the table's CREATE TABLE: the schema of pre-3.0 (jb, \
-ka, la, lb) sstables, which store none. Ignored for sstables of the row format (ma and later). \
-Details: sstkit --help, or man sstkit.";
+ka, la, lb) sstables, which store none; for later ones, scrub takes from it the types of a \
+damaged header, other commands ignore it. Details: sstkit --help, or man sstkit.";
 
 /// IO layer settings, shared by every command that reads sstables.
 #[derive(Debug, Clone, Args)]

@@ -612,7 +612,13 @@ pub const SCHEMA_SECTION: &[&str] = &[
      whole from its start, and --reverse is not available. The other commands use it to show \
      the partition keys of those sstables typed. Sstables of the row format (ma and later) \
      carry their own schema in Statistics.db, which is used instead (the file is then \
-     ignored).",
+     ignored, but by scrub).",
+    "scrub takes from the file the types of a row-format sstable's serialization header \
+     whose type names are damaged, column by column; the header keeps its columns and \
+     encoding bases, which a CREATE TABLE does not hold. Where the header has a checksum (na \
+     and later) the file's types are used only when the header then passes it again; a \
+     header that passes it wins over a file that disagrees (a finding). A header with \
+     columns the file lacks is another table's, or the file is: nothing is salvaged.",
     "Partition-key, clustering (with CLUSTERING ORDER BY ... DESC), static, collection and \
      counter columns and WITH COMPACT STORAGE are taken into account. A column the file does \
      not declare (e.g. a dropped column) is skipped in pre-3.0 data, and so is a cell whose \

@@ -384,7 +384,8 @@ impl CqlType {
                     .collect();
                 format!("{MARSHAL}DynamicCompositeType({})", inner.join(","))
             }
-            CqlType::Vector(t, n) => format!("{MARSHAL}VectorType({},{n})", t.class_string()),
+            // Cassandra writes the dimension after " , " (`TypeParser.stringifyVectorParameters`).
+            CqlType::Vector(t, n) => format!("{MARSHAL}VectorType({} , {n})", t.class_string()),
             CqlType::ColumnToCollection(cs) => {
                 let inner: Vec<String> = cs
                     .iter()

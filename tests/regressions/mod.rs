@@ -19,6 +19,9 @@ mod truncation;
 // Metadata that disagrees with Data.db: scrub writes no partition it cannot vouch for.
 mod scrub_metadata;
 
+// A serialization header with damaged type names, repaired from --schema.
+mod scrub_schema;
+
 // A lost CompressionInfo.db is rebuilt from Data.db's chunks by scrub.
 mod compression_info_lost;
 
@@ -70,17 +73,20 @@ pub(crate) fn partitions(dir: &Path) -> BTreeMap<String, Value> {
 /// `scrub --mode skip` of `dir` into a fresh directory: the run, the
 /// partitions written, and the directory (removed when dropped).
 pub(crate) fn scrub_skip(dir: &Path) -> (Run, BTreeMap<String, Value>, Scratch) {
+    scrub_skip_with(dir, &[])
+}
+
+/// [`scrub_skip`] with more arguments (`extra`).
+pub(crate) fn scrub_skip_with(
+    dir: &Path,
+    extra: &[&str],
+) -> (Run, BTreeMap<String, Value>, Scratch) {
     let out = scratch_dir("regression", "out");
-    let r = sstkit([
-        "scrub",
-        "--mode",
-        "skip",
-        "-o",
-        "json",
-        "--output-dir",
-        out.to_str().unwrap(),
-        dir.to_str().unwrap(),
-    ]);
+    let mut args = vec!["scrub", "--mode", "skip", "-o", "json", "--output-dir"];
+    args.push(out.to_str().unwrap());
+    args.extend_from_slice(extra);
+    args.push(dir.to_str().unwrap());
+    let r = sstkit(args);
     let written = partitions(out.path());
     (r, written, out)
 }

@@ -108,7 +108,8 @@ fn salvage_writer(
     use sstkit_format::write::copy::{kept_metadata, source_compression};
     use sstkit_format::write::{salvage::SalvageWriter, Compression, WriterOptions};
     let st = crate::render::read_statistics(sst)?;
-    let header = sst.data_header(&st)?;
+    // With --schema, scrub may decode with other types than Statistics.db's.
+    let header = scrub::header(sst, &st)?;
     let partitioner = sst.partitioner(&st)?;
     let f = sst.features();
     let version = if f.legacy_cells || sst.version().is_scylla_only() {

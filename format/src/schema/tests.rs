@@ -87,7 +87,7 @@ fn frozen_and_udt_types_match_header_conventions() {
         format!("{m}MapType({m}UTF8Type,{m}FrozenType({m}ListType({m}Int32Type)))")
     );
     assert_eq!(ty("tup"), format!("{m}TupleType({m}Int32Type,{m}UTF8Type)"));
-    assert_eq!(ty("vec"), format!("{m}VectorType({m}FloatType,3)"));
+    assert_eq!(ty("vec"), format!("{m}VectorType({m}FloatType , 3)"));
     assert_eq!(
         ty("fm"),
         format!("{m}FrozenType({m}MapType({m}Int32Type,{m}ListType({m}Int32Type)))")

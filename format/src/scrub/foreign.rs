@@ -3,6 +3,7 @@
 //! table, or another whose types happen to decode the bytes), passes every
 //! type check yet decodes Data.db with the wrong encoding bases.
 
+use super::typed::Typed;
 use super::*;
 use crate::statistics::{MetadataKind, Stats};
 
@@ -25,11 +26,15 @@ use crate::statistics::{MetadataKind, Stats};
 pub(super) fn untrusted_header(
     sst: &Sstable,
     st: &Statistics,
+    typed: &Typed,
     scanner: &mut Scanner<'_>,
     intact: bool,
     disowned: bool,
 ) -> Option<(ProblemClass, String)> {
     st.header.as_ref()?;
+    if let Some(why) = &typed.foreign {
+        return Some((ProblemClass::MetadataMismatch, why.clone()));
+    }
     if disowned {
         return Some((
             ProblemClass::MetadataMismatch,
@@ -40,7 +45,8 @@ pub(super) fn untrusted_header(
         ));
     }
     let of = |k: MetadataKind| st.components.iter().find(|c| c.kind == Some(k));
-    if of(MetadataKind::Header).is_some_and(|c| !c.crc_ok()) {
+    // Types from --schema that reproduce the stored checksum repair it exactly.
+    if of(MetadataKind::Header).is_some_and(|c| !c.crc_ok()) && !typed.reproduces_checksum {
         return Some((
             ProblemClass::CorruptMetadata,
             "the serialization header of Statistics.db fails its checksum; no partition \
@@ -48,7 +54,7 @@ pub(super) fn untrusted_header(
                 .into(),
         ));
     }
-    if let Some(name) = st.header.as_ref().and_then(unknown_marshal_type) {
+    if let Some(name) = unknown_marshal_type(&typed.header) {
         return Some((
             ProblemClass::CorruptMetadata,
             format!(

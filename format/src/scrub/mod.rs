@@ -115,12 +115,14 @@ mod fit;
 mod foreign;
 mod resync;
 mod starts;
+mod typed;
 
 use chunks::{bad_chunks, rebuilt_problems, Chunks};
 use foreign::{untrusted_header, Timestamps};
 pub use resync::MIN_ATTEMPT_COST;
 use resync::{Plausible, Scanner};
 use starts::Starts;
+use typed::Typed;
 
 /// What scrub does on corruption.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -187,6 +189,21 @@ impl Default for Options {
             chunk_length: None,
         }
     }
+}
+
+/// The serialization header scrub decodes `sst`'s Data.db with, and a
+/// salvage is written with: Statistics.db's (`st`), with the types of an
+/// attached table schema when they check out (the `typed` module).
+pub fn header(sst: &Sstable, st: &Statistics) -> Result<SerializationHeader> {
+    Ok(typed_header(sst, st)?.header)
+}
+
+/// ka/la: synthesized from the attached table schema (an error without);
+/// later versions take only its types, and only when they check out.
+fn typed_header(sst: &Sstable, st: &Statistics) -> Result<Typed> {
+    let stored = sst.data_header(st)?;
+    let schema = sst.table_schema().filter(|_| !sst.features().legacy_cells);
+    Ok(Typed::new(st, stored, schema))
 }
 
 /// A lending source of the fragments of one partition.
@@ -703,14 +720,17 @@ pub fn scrub(
     let st_bytes = sst.read_component(Component::Statistics)?;
     let st = Statistics::parse_lenient(&st_bytes, features)
         .map_err(|e| e.in_file(&sst.path(Component::Statistics)))?;
-    // ka/la: synthesized from the attached table schema (an error without).
-    let header = &sst.data_header(&st)?;
+    let typed = typed_header(sst, &st)?;
+    let header = &typed.header;
     let partitioner = partitioner_of(&st);
     let mut report = Report {
         problems: Problems::with_max(opts.max_problems),
         ..Report::default()
     };
     statistics_problems(&st, &mut report.problems);
+    for (class, m) in &typed.findings {
+        (report.problems).push(Problem::new(*class, Component::Statistics, 0, m.clone()));
+    }
     // A compressed Data.db is never read raw: a lost CompressionInfo.db is
     // rebuilt from the chunks' own checksums before anything reads it.
     if let Some(r) = sst.rebuild_compression_info(opts.chunk_length)? {
@@ -778,7 +798,7 @@ pub fn scrub(
             ),
         ));
     }
-    let untrusted = untrusted_header(sst, &st, &mut scanner, intact, disowned);
+    let untrusted = untrusted_header(sst, &st, &typed, &mut scanner, intact, disowned);
     let mut stamps = Timestamps::new(&st, features, covered);
     if let Some((class, m)) = &untrusted {
         report
