@@ -618,7 +618,10 @@ pub const SCHEMA_SECTION: &[&str] = &[
      encoding bases, which a CREATE TABLE does not hold. Where the header has a checksum (na \
      and later) the file's types are used only when the header then passes it again; a \
      header that passes it wins over a file that disagrees (a finding). A header with \
-     columns the file lacks is another table's, or the file is: nothing is salvaged.",
+     columns the file lacks is another table's, or the file is: nothing is salvaged. A \
+     header that does not decode at all is stood in for by the file, with the smallest \
+     timestamp and deletion time Statistics.db records as bases; the salvage is kept only \
+     if all of Data.db decodes to exactly the recorded ranges (tables with TTLs are refused).",
     "Partition-key, clustering (with CLUSTERING ORDER BY ... DESC), static, collection and \
      counter columns and WITH COMPACT STORAGE are taken into account. A column the file does \
      not declare (e.g. a dropped column) is skipped in pre-3.0 data, and so is a cell whose \

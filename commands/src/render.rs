@@ -66,12 +66,17 @@ impl KeyCtx {
 
     /// Read Statistics.db of `sst` (lenient about checksum mismatches) and build.
     pub fn read(sst: &Sstable) -> Result<KeyCtx> {
-        let mut ctx = KeyCtx::from_statistics(&read_statistics(sst)?);
-        // ka/la: the key type comes from the --schema file.
+        Ok(KeyCtx::of(sst, &read_statistics(sst)?))
+    }
+
+    /// Build from `st`, the statistics of `sst`.
+    pub fn of(sst: &Sstable, st: &Statistics) -> KeyCtx {
+        let mut ctx = KeyCtx::from_statistics(st);
+        // ka/la (or a header scrub could not decode): the key type comes from the --schema file.
         if ctx.key_type.is_none() {
             ctx.key_type = sst.table_schema().map(|s| s.partition_key_type());
         }
-        Ok(ctx)
+        ctx
     }
 
     /// The typed text form of a key (CQL literal per component, composite

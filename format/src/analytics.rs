@@ -173,6 +173,9 @@ pub struct PartitionStats {
     pub min_timestamp: Option<i64>,
     /// Largest write or deletion timestamp (µs).
     pub max_timestamp: Option<i64>,
+    /// Smallest and largest local deletion or expiration time (s), when
+    /// anything has one.
+    pub deletion_times: Option<(i64, i64)>,
 }
 
 impl PartitionStats {
@@ -185,7 +188,7 @@ impl PartitionStats {
         };
         if !s.live {
             s.tombstones.partition = 1;
-            s.timestamp(deletion.marked_for_delete_at);
+            s.deletion(deletion);
         }
         s
     }
@@ -202,6 +205,32 @@ impl PartitionStats {
         self.max_timestamp = Some(self.max_timestamp.map_or(ts, |m| m.max(ts)));
     }
 
+    fn deletion_time(&mut self, t: Option<i64>) {
+        if let Some(t) = t {
+            self.deletion_times = Some(
+                self.deletion_times
+                    .map_or((t, t), |(a, b)| (a.min(t), b.max(t))),
+            );
+        }
+    }
+
+    /// A deletion's timestamp and local deletion time.
+    fn deletion(&mut self, d: &DeletionTime) {
+        self.timestamp(d.marked_for_delete_at);
+        self.deletion_time(Some(d.local_deletion_time));
+    }
+
+    /// A row's liveness and deletion.
+    fn row_info(&mut self, r: &Row<'_>) {
+        if let Some(l) = &r.liveness {
+            self.timestamp(l.timestamp);
+            self.deletion_time(l.local_expiration_time);
+        }
+        if let Some(d) = &r.deletion {
+            self.deletion(&d.time);
+        }
+    }
+
     /// Count one fragment of the partition (`now`: seconds since the epoch,
     /// for expiry). The partition start and end carry nothing to count.
     pub fn add(&mut self, f: &Fragment<'_>, now: i64) {
@@ -215,41 +244,40 @@ impl PartitionStats {
 
     /// The static row: its timestamps only (sstablepartitions counts none of it).
     fn static_row(&mut self, r: &Row<'_>) {
-        if let Some(l) = &r.liveness {
-            self.timestamp(l.timestamp);
-        }
-        if let Some(d) = &r.deletion {
-            self.timestamp(d.time.marked_for_delete_at);
-        }
+        self.row_info(r);
         for cd in &r.cells {
             match cd {
-                ColumnData::Simple { cell, .. } => self.timestamp(cell.timestamp),
+                ColumnData::Simple { cell, .. } => self.cell_times(cell),
                 ColumnData::Complex {
                     complex_deletion,
                     cells,
                     ..
                 } => {
                     if let Some(d) = complex_deletion {
-                        self.timestamp(d.marked_for_delete_at);
+                        self.deletion(d);
                     }
                     for c in cells {
-                        self.timestamp(c.timestamp);
+                        self.cell_times(c);
                     }
                 }
             }
         }
     }
 
+    fn cell_times(&mut self, c: &Cell<'_>) {
+        self.timestamp(c.timestamp);
+        self.deletion_time(c.local_deletion_time);
+    }
+
     fn add_row(&mut self, r: &Row<'_>, now: i64) {
         self.rows += 1;
-        if let Some(d) = &r.deletion {
+        self.row_info(r);
+        if r.deletion.is_some() {
             self.tombstones.row += 1;
-            self.timestamp(d.time.marked_for_delete_at);
         }
         // The row's TTL, for telling cells with their own TTL apart.
         let mut row_ttl = None;
         if let Some(l) = &r.liveness {
-            self.timestamp(l.timestamp);
             if l.ttl.is_some() || l.expired {
                 self.ttl_rows += 1;
                 row_ttl = l.ttl;
@@ -269,7 +297,7 @@ impl PartitionStats {
                 } => {
                     if let Some(d) = complex_deletion {
                         self.tombstones.complex += 1;
-                        self.timestamp(d.marked_for_delete_at);
+                        self.deletion(d);
                     }
                     for c in cells {
                         self.add_cell(c, has_liveness, row_ttl, now);
@@ -281,7 +309,7 @@ impl PartitionStats {
 
     fn add_cell(&mut self, c: &Cell<'_>, has_liveness: bool, row_ttl: Option<i64>, now: i64) {
         self.cells += 1;
-        self.timestamp(c.timestamp);
+        self.cell_times(c);
         if c.is_deleted() && !c.is_expiring() {
             self.tombstones.cell += 1;
         }
@@ -301,10 +329,10 @@ impl PartitionStats {
     fn add_marker(&mut self, m: &RangeTombstoneMarker<'_>) {
         self.tombstones.range += 1;
         if let Some(d) = m.open_deletion() {
-            self.timestamp(d.marked_for_delete_at);
+            self.deletion(&d);
         }
         if let Some(d) = m.close_deletion() {
-            self.timestamp(d.marked_for_delete_at);
+            self.deletion(&d);
         }
     }
 }

@@ -107,8 +107,8 @@ fn salvage_writer(
 ) -> CmdResult<sstkit_format::write::salvage::SalvageWriter> {
     use sstkit_format::write::copy::{kept_metadata, source_compression};
     use sstkit_format::write::{salvage::SalvageWriter, Compression, WriterOptions};
-    let st = crate::render::read_statistics(sst)?;
     // With --schema, scrub may decode with other types than Statistics.db's.
+    let st = scrub::statistics(sst)?;
     let header = scrub::header(sst, &st)?;
     let partitioner = sst.partitioner(&st)?;
     let f = sst.features();
@@ -152,7 +152,8 @@ pub fn run(a: &ScrubArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     let now_secs = crate::clock_secs();
     let mut tally = crate::findings::Tally::default();
     let outcome = for_each_sstable(&plan, false, out, |sst, emit| {
-        let ctx = KeyCtx::read(sst)?;
+        // A header that does not decode does not stop scrub when --schema stands in for it.
+        let ctx = KeyCtx::of(sst, &scrub::statistics(sst)?);
         // Before the salvage writer takes the source's compression: a lost
         // CompressionInfo.db is rebuilt from Data.db first.
         sst.rebuild_compression_info(a.chunk_length)?;

@@ -5,6 +5,7 @@
 
 use super::typed::Typed;
 use super::*;
+use crate::statistics::stats::NO_DELETION_TIME;
 use crate::statistics::{MetadataKind, Stats};
 
 /// Why the serialization header of `st` cannot be trusted to decode this
@@ -31,7 +32,9 @@ pub(super) fn untrusted_header(
     intact: bool,
     disowned: bool,
 ) -> Option<(ProblemClass, String)> {
-    st.header.as_ref()?;
+    if !typed.lost {
+        st.header.as_ref()?;
+    }
     if let Some(why) = &typed.foreign {
         return Some((ProblemClass::MetadataMismatch, why.clone()));
     }
@@ -46,7 +49,8 @@ pub(super) fn untrusted_header(
     }
     let of = |k: MetadataKind| st.components.iter().find(|c| c.kind == Some(k));
     // Types from --schema that reproduce the stored checksum repair it exactly.
-    if of(MetadataKind::Header).is_some_and(|c| !c.crc_ok()) && !typed.reproduces_checksum {
+    let repaired = typed.reproduces_checksum || typed.lost;
+    if of(MetadataKind::Header).is_some_and(|c| !c.crc_ok()) && !repaired {
         return Some((
             ProblemClass::CorruptMetadata,
             "the serialization header of Statistics.db fails its checksum; no partition \
@@ -206,6 +210,15 @@ pub(super) struct Timestamps {
     /// The first partition decoded from checked bytes to a timestamp outside
     /// the recorded range, and why.
     shifted: Option<(u64, String)>,
+    /// The header was lost and its bases are the recorded minimums (see
+    /// `Typed::lost`): the scan must confirm them, timestamps and local
+    /// deletion times alike, or what was salvaged is withdrawn.
+    lost: bool,
+    /// The local deletion times Statistics.db records (`NO_DELETION_TIME`
+    /// for none; the largest is that whenever anything is live).
+    recorded_deletion: (i64, i64),
+    /// The smallest and largest local deletion time decoded so far.
+    seen_deletion: Option<(i64, i64)>,
 }
 
 impl Timestamps {
@@ -213,22 +226,32 @@ impl Timestamps {
     /// timestamps are stored whole, not from the header's base), nor when
     /// the writer saw no timestamp: it stores an empty range (Cassandra) or
     /// the whole `i64` range (ScyllaDB, sstkit), which says nothing.
-    pub(super) fn new(st: &Statistics, features: Features, covered: bool) -> Self {
+    pub(super) fn new(st: &Statistics, features: Features, covered: bool, lost: bool) -> Self {
         // A STATS component that fails its checksum records nothing to trust.
         let damaged = (st.components.iter())
             .any(|c| c.kind == Some(MetadataKind::Stats) && c.stored_crc.is_some() && !c.crc_ok());
         let recorded = st
             .stats
             .as_ref()
-            .filter(|_| !features.legacy_cells && st.header.is_some() && !damaged)
+            .filter(|_| !features.legacy_cells && (st.header.is_some() || lost) && !damaged)
             .map(|s| (s.min_timestamp, s.max_timestamp))
             .filter(|&(min, max)| min <= max && min != i64::MIN && max != i64::MAX);
+        let recorded_deletion =
+            (st.stats.as_ref()).map_or((NO_DELETION_TIME, NO_DELETION_TIME), |s| {
+                (
+                    s.min_local_deletion_time.unwrap_or(NO_DELETION_TIME),
+                    s.max_local_deletion_time,
+                )
+            });
         Timestamps {
             recorded,
             covered,
             seen: None,
             deltas: false,
             shifted: None,
+            lost,
+            recorded_deletion,
+            seen_deletion: None,
         }
     }
 
@@ -240,7 +263,14 @@ impl Timestamps {
         &mut self,
         span: Option<(i64, i64)>,
         deleted_at: Option<i64>,
+        deletion_times: Option<(i64, i64)>,
     ) -> Option<String> {
+        if let Some((lo, hi)) = deletion_times {
+            self.seen_deletion = Some(
+                self.seen_deletion
+                    .map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))),
+            );
+        }
         for (lo, hi) in [span, deleted_at.map(|t| (t, t))].into_iter().flatten() {
             self.seen = Some(match self.seen {
                 Some((a, b)) => (a.min(lo), b.max(hi)),
@@ -281,6 +311,11 @@ impl Timestamps {
         if let Some((pos, why)) = &self.shifted {
             return Some(format!("in the partition at {pos:#x}, {why}"));
         }
+        if self.lost {
+            if let Some(why) = self.lost_verdict(complete) {
+                return Some(why);
+            }
+        }
         let ((min, max), (lo, hi)) = (self.recorded?, self.seen?);
         (complete && self.deltas && (lo, hi) != (min, max)).then(|| {
             format!(
@@ -288,5 +323,81 @@ impl Timestamps {
                  {min}..={max}"
             )
         })
+    }
+
+    /// Why the bases of a lost header (the recorded minimums) are not
+    /// confirmed: a base above the one written shifts every value stored
+    /// from it, so the smallest decoded is no longer the smallest recorded
+    /// (nor the largest the largest, where it is not "none").
+    fn lost_verdict(&self, complete: bool) -> Option<String> {
+        if !complete {
+            return Some(
+                "the serialization header is lost and not every partition decoded: the \
+                 encoding bases taken from Statistics.db's ranges are not confirmed"
+                    .into(),
+            );
+        }
+        let (min, max) = self.recorded_deletion;
+        let (lo, hi) = self
+            .seen_deletion
+            .unwrap_or((NO_DELETION_TIME, NO_DELETION_TIME));
+        let fits = lo == min && (max == NO_DELETION_TIME || hi == max);
+        (!fits).then(|| {
+            format!(
+                "Data.db's local deletion times decode to {lo}..={hi}, where Statistics.db \
+                 records {min}..={max}"
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lost(recorded_deletion: (i64, i64)) -> Timestamps {
+        Timestamps {
+            recorded: Some((10, 20)),
+            covered: true,
+            seen: None,
+            deltas: false,
+            shifted: None,
+            lost: true,
+            recorded_deletion,
+            seen_deletion: None,
+        }
+    }
+
+    /// With a lost header the recorded minimum is the base: local deletion
+    /// times decoded from a base above the one written all come out higher,
+    /// and the smallest no longer meets the recorded one.
+    #[test]
+    fn a_lost_header_needs_the_recorded_deletion_times() {
+        let mut t = lost((100, NO_DELETION_TIME));
+        assert_eq!(t.partition(Some((10, 20)), None, Some((100, 300))), None);
+        assert_eq!(t.verdict(true), None);
+        assert!(
+            t.verdict(false).is_some(),
+            "an incomplete scan confirms nothing"
+        );
+
+        let mut t = lost((100, NO_DELETION_TIME));
+        t.partition(Some((10, 20)), None, Some((101, 300)));
+        assert!(t.verdict(true).unwrap().contains("101..=300"));
+
+        // Nothing is live: the largest is recorded too.
+        let mut t = lost((100, 300));
+        t.partition(Some((10, 20)), None, Some((100, 301)));
+        assert!(t.verdict(true).is_some());
+
+        // Deletion times recorded, none decoded.
+        let mut t = lost((100, NO_DELETION_TIME));
+        t.partition(Some((10, 20)), None, None);
+        assert!(t.verdict(true).is_some());
+
+        // The timestamps still count.
+        let mut t = lost((NO_DELETION_TIME, NO_DELETION_TIME));
+        t.partition(Some((10, 21)), None, None);
+        assert!(t.verdict(true).is_some());
     }
 }

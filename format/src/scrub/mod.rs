@@ -191,6 +191,21 @@ impl Default for Options {
     }
 }
 
+/// Statistics.db as scrub reads it: checksum mismatches are findings, and
+/// with a table schema attached to a row-format sstable, a serialization
+/// header that does not decode is too (the schema stands in for it).
+pub fn statistics(sst: &Sstable) -> Result<Statistics> {
+    let bytes = sst.read_component(Component::Statistics)?;
+    let f = sst.features();
+    let at = |e: Error| e.in_file(&sst.path(Component::Statistics));
+    match Statistics::parse_lenient(&bytes, f) {
+        Err(e) if sst.table_schema().is_some() && !f.legacy_cells => {
+            Statistics::parse_without_header(&bytes, f).map_err(|_| at(e))
+        }
+        r => r.map_err(at),
+    }
+}
+
 /// The serialization header scrub decodes `sst`'s Data.db with, and a
 /// salvage is written with: Statistics.db's (`st`), with the types of an
 /// attached table schema when they check out (the `typed` module).
@@ -201,9 +216,21 @@ pub fn header(sst: &Sstable, st: &Statistics) -> Result<SerializationHeader> {
 /// ka/la: synthesized from the attached table schema (an error without);
 /// later versions take only its types, and only when they check out.
 fn typed_header(sst: &Sstable, st: &Statistics) -> Result<Typed> {
-    let stored = sst.data_header(st)?;
     let schema = sst.table_schema().filter(|_| !sst.features().legacy_cells);
-    Ok(Typed::new(st, stored, schema))
+    if let (None, Some(schema)) = (&st.header, schema) {
+        return Typed::lost(st, schema).map_err(|why| {
+            Error::new(
+                ErrorKind::Unsupported(format!(
+                    "no serialization header in Statistics.db, and --schema cannot stand in \
+                     for it: {why}"
+                )),
+                "serialization header",
+            )
+            .in_component(Component::Statistics)
+            .in_file(&sst.path(Component::Statistics))
+        });
+    }
+    Ok(Typed::new(st, sst.data_header(st)?, schema))
 }
 
 /// A lending source of the fragments of one partition.
@@ -347,6 +374,9 @@ struct Decoded {
     timestamps: Option<(i64, i64)>,
     /// Its partition deletion's timestamp (stored whole), when deleted.
     deleted_at: Option<i64>,
+    /// Its smallest and largest local deletion or expiration time, the
+    /// partition deletion's included.
+    deletion_times: Option<(i64, i64)>,
 }
 
 /// A partition that failed.
@@ -379,14 +409,11 @@ fn decode_partition(
     if let Err(e) = seek {
         return Err(fail(e, None));
     }
-    let (key, deleted_at) = match reader.next_fragment() {
+    let (key, deleted) = match reader.next_fragment() {
         Ok(Some(Fragment::PartitionStart { key, deletion, .. })) => {
             let k = key.to_vec();
             checker.partition_start(&k, &deletion, pos, false, out);
-            (
-                k,
-                (!deletion.is_live()).then_some(deletion.marked_for_delete_at),
-            )
+            (k, (!deletion.is_live()).then_some(deletion))
         }
         Ok(Some(f)) => {
             let at = f.position().0;
@@ -487,7 +514,14 @@ fn decode_partition(
         drop,
         misfit,
         timestamps: stamps.min_timestamp.zip(stamps.max_timestamp),
-        deleted_at,
+        deleted_at: deleted.map(|d| d.marked_for_delete_at),
+        deletion_times: match (
+            stamps.deletion_times,
+            deleted.map(|d| d.local_deletion_time),
+        ) {
+            (Some((lo, hi)), Some(t)) => Some((lo.min(t), hi.max(t))),
+            (span, t) => span.or(t.map(|t| (t, t))),
+        },
     })
 }
 
@@ -717,9 +751,7 @@ pub fn scrub(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Report> {
     let features = sst.features();
-    let st_bytes = sst.read_component(Component::Statistics)?;
-    let st = Statistics::parse_lenient(&st_bytes, features)
-        .map_err(|e| e.in_file(&sst.path(Component::Statistics)))?;
+    let st = statistics(sst)?;
     let typed = typed_header(sst, &st)?;
     let header = &typed.header;
     let partitioner = partitioner_of(&st);
@@ -799,7 +831,7 @@ pub fn scrub(
         ));
     }
     let untrusted = untrusted_header(sst, &st, &typed, &mut scanner, intact, disowned);
-    let mut stamps = Timestamps::new(&st, features, covered);
+    let mut stamps = Timestamps::new(&st, features, covered, typed.lost);
     if let Some((class, m)) = &untrusted {
         report
             .problems
@@ -1133,7 +1165,7 @@ fn judge(
                 .into(),
         ));
     }
-    let shifted = stamps.partition(d.timestamps, d.deleted_at);
+    let shifted = stamps.partition(d.timestamps, d.deleted_at, d.deletion_times);
     let misfit = fit::key_misfit(header, &d.key)
         .or_else(|| d.misfit.as_ref().map(|(at, m)| format!("at {at:#x}: {m}")));
     if let Some(m) = misfit {

@@ -24,6 +24,9 @@ pub(super) struct Typed {
     /// Why the stored header and `--schema` cannot both describe this
     /// table: nothing decoded with the header can be trusted.
     pub foreign: Option<String>,
+    /// Statistics.db holds no header, and this one is built from `--schema`
+    /// and the ranges Statistics.db records (see [`Typed::lost`]).
+    pub lost: bool,
 }
 
 impl Typed {
@@ -38,6 +41,7 @@ impl Typed {
             findings: Vec::new(),
             reproduces_checksum: false,
             foreign: None,
+            lost: false,
         };
         let Some(schema) = schema else {
             return typed;
@@ -101,6 +105,67 @@ impl Typed {
             }
         }
         typed
+    }
+}
+
+impl Typed {
+    /// A header for a Statistics.db that holds none that decodes: the
+    /// columns and types of `schema`, and as encoding bases the smallest
+    /// timestamp and local deletion time Statistics.db records, which is
+    /// what Cassandra's flushes write. Scrub keeps what it salvages only if
+    /// the whole of Data.db then decodes to exactly the recorded ranges
+    /// (`Timestamps`), which a wrong base cannot. `Err`: why no base can
+    /// be had: no trusted range, or TTLs, whose base (the smallest TTL
+    /// written) no component records.
+    pub(super) fn lost(st: &Statistics, schema: &TableSchema) -> Result<Typed, String> {
+        use crate::statistics::header::{DELETION_TIME_EPOCH, TIMESTAMP_EPOCH};
+        use crate::statistics::stats::NO_DELETION_TIME;
+        let damaged = (st.components.iter())
+            .any(|c| c.kind == Some(MetadataKind::Stats) && c.stored_crc.is_some() && !c.crc_ok());
+        let stats = (st.stats.as_ref())
+            .filter(|_| !damaged)
+            .ok_or("Statistics.db's ranges are damaged or missing")?;
+        let (min, max) = (stats.min_timestamp, stats.max_timestamp);
+        if min > max || min == i64::MIN || max == i64::MAX {
+            return Err("Statistics.db records no timestamp range".into());
+        }
+        if let Some(ttl) = stats.max_ttl.filter(|&t| t > 0) {
+            return Err(format!(
+                "Statistics.db records TTLs (up to {ttl} s), whose base no component holds"
+            ));
+        }
+        let ldt = match stats.min_local_deletion_time {
+            Some(t) if t != NO_DELETION_TIME => t,
+            _ => DELETION_TIME_EPOCH,
+        };
+        let mut header = crate::schema::legacy_header(schema);
+        header.min_timestamp = min;
+        header.min_local_deletion_time = ldt;
+        header.min_ttl = 0;
+        header.raw_deltas = (
+            min.wrapping_sub(TIMESTAMP_EPOCH) as u64,
+            ldt.wrapping_sub(DELETION_TIME_EPOCH) as u64,
+            0,
+        );
+        // Why the header did not decode (`Statistics::parse_without_header`).
+        let why = (st.problems.iter())
+            .find(|e| !matches!(e.kind, crate::ErrorKind::ChecksumMismatch { .. }))
+            .map_or(String::new(), |e| format!(" ({e})"));
+        Ok(Typed {
+            header,
+            findings: vec![(
+                ProblemClass::CorruptMetadata,
+                format!(
+                    "Statistics.db holds no serialization header that decodes{why}: decoded \
+                     with the columns and types of --schema and the encoding bases of the \
+                     ranges Statistics.db records; what is salvaged is kept only if all of \
+                     Data.db decodes to exactly those ranges"
+                ),
+            )],
+            reproduces_checksum: false,
+            foreign: None,
+            lost: true,
+        })
     }
 }
 

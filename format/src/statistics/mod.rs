@@ -168,13 +168,21 @@ const CRC_LEN: u64 = 4;
 impl Statistics {
     /// Decode a whole Statistics.db. Checksum mismatches (`na`+) are errors.
     pub fn parse(bytes: &[u8], features: Features) -> Result<Statistics> {
-        Self::parse_with(bytes, features, true, false)
+        Self::parse_with(bytes, features, true, false, false)
     }
 
     /// Like [`Statistics::parse`], but checksum mismatches are recorded in
     /// [`Statistics::problems`] instead of failing (for dump tools).
     pub fn parse_lenient(bytes: &[u8], features: Features) -> Result<Statistics> {
-        Self::parse_with(bytes, features, false, false)
+        Self::parse_with(bytes, features, false, false, false)
+    }
+
+    /// Like [`Statistics::parse_lenient`], and a serialization header that
+    /// does not decode is left out (`header` is `None`) and listed in
+    /// [`Statistics::problems`]: for scrub, which can decode Data.db with
+    /// the types of a CREATE TABLE instead.
+    pub fn parse_without_header(bytes: &[u8], features: Features) -> Result<Statistics> {
+        Self::parse_with(bytes, features, false, false, true)
     }
 
     /// Like [`Statistics::parse_lenient`], and STATS fields that do not
@@ -182,10 +190,16 @@ impl Statistics {
     /// [`Stats::damaged`](stats::Stats::damaged) instead of failing (for
     /// `info`, which shows the rest).
     pub fn parse_salvage(bytes: &[u8], features: Features) -> Result<Statistics> {
-        Self::parse_with(bytes, features, false, true)
+        Self::parse_with(bytes, features, false, true, false)
     }
 
-    fn parse_with(bytes: &[u8], f: Features, strict: bool, salvage: bool) -> Result<Statistics> {
+    fn parse_with(
+        bytes: &[u8],
+        f: Features,
+        strict: bool,
+        salvage: bool,
+        header_optional: bool,
+    ) -> Result<Statistics> {
         // `jb`: one legacy blob, no TOC, no checksums.
         if f.legacy_stats_file {
             return legacy::parse(bytes, &f);
@@ -368,6 +382,15 @@ impl Statistics {
                     st.stats = Some(Stats::parse_salvage(&mut body, &f)?)
                 }
                 Some(MetadataKind::Stats) => st.stats = Some(Stats::parse(&mut body, &f)?),
+                Some(MetadataKind::Header) if header_optional => {
+                    match SerializationHeader::parse_versioned(&mut body, f.uint_deletion_time) {
+                        Ok(h) => st.header = Some(h),
+                        Err(e) => {
+                            problems.push(e);
+                            body.skip(body.remaining() as u64, "undecodable header")?;
+                        }
+                    }
+                }
                 Some(MetadataKind::Header) => {
                     st.header = Some(SerializationHeader::parse_versioned(
                         &mut body,
