@@ -229,6 +229,9 @@ impl PartitionStats {
         if let Some(d) = &r.deletion {
             self.deletion(&d.time);
         }
+        if let Some(d) = &r.scylla_shadowable_deletion {
+            self.deletion(d);
+        }
     }
 
     /// Count one fragment of the partition (`now`: seconds since the epoch,

@@ -195,7 +195,8 @@ fn ratio_mismatch(sst: &Sstable, stored: f64, intact: bool) -> Option<String> {
 /// the extremes must be the recorded ones. Where no checksum covers the
 /// recorded range (`ma`..`me`), damage to it alone is taken for a foreign
 /// file too: partitions are lost rather than written with timestamps that
-/// may be shifted.
+/// may be shifted. Local deletion times are checked the same way once every
+/// partition decoded (two sstables can share their timestamps exactly).
 pub(super) struct Timestamps {
     /// The range Statistics.db records, when it records one that Data.db
     /// is decoded against (see [`Timestamps::new`]).
@@ -219,6 +220,8 @@ pub(super) struct Timestamps {
     recorded_deletion: (i64, i64),
     /// The smallest and largest local deletion time decoded so far.
     seen_deletion: Option<(i64, i64)>,
+    /// A local deletion time stored as a delta from the header's base was decoded.
+    deletion_deltas: bool,
 }
 
 impl Timestamps {
@@ -252,30 +255,32 @@ impl Timestamps {
             lost,
             recorded_deletion,
             seen_deletion: None,
+            deletion_deltas: false,
         }
     }
 
     /// Why a partition is not salvaged (`None`: its timestamps stored as
     /// deltas, which span `span`, are within the recorded range). Its
-    /// partition deletion, stored whole (`deleted_at`), counts towards the
-    /// extremes only: it decodes right whatever the header.
+    /// partition deletion, stored whole (`deleted_at`, `deleted_ldt`),
+    /// counts towards the extremes only: it decodes right whatever the
+    /// header. Its local deletion times stored as deltas span `deletion_span`.
     pub(super) fn partition(
         &mut self,
-        span: Option<(i64, i64)>,
-        deleted_at: Option<i64>,
-        deletion_times: Option<(i64, i64)>,
+        (span, deleted_at): (Option<(i64, i64)>, Option<i64>),
+        (deletion_span, deleted_ldt): (Option<(i64, i64)>, Option<i64>),
     ) -> Option<String> {
-        if let Some((lo, hi)) = deletion_times {
-            self.seen_deletion = Some(
-                self.seen_deletion
-                    .map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))),
-            );
+        let widen = |seen: &mut Option<(i64, i64)>, (lo, hi): (i64, i64)| {
+            *seen = Some(seen.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
+        };
+        self.deletion_deltas |= deletion_span.is_some();
+        for s in [deletion_span, deleted_ldt.map(|t| (t, t))]
+            .into_iter()
+            .flatten()
+        {
+            widen(&mut self.seen_deletion, s);
         }
-        for (lo, hi) in [span, deleted_at.map(|t| (t, t))].into_iter().flatten() {
-            self.seen = Some(match self.seen {
-                Some((a, b)) => (a.min(lo), b.max(hi)),
-                None => (lo, hi),
-            });
+        for s in [span, deleted_at.map(|t| (t, t))].into_iter().flatten() {
+            widen(&mut self.seen, s);
         }
         let (lo, hi) = span?;
         self.deltas = true;
@@ -311,10 +316,15 @@ impl Timestamps {
         if let Some((pos, why)) = &self.shifted {
             return Some(format!("in the partition at {pos:#x}, {why}"));
         }
-        if self.lost {
-            if let Some(why) = self.lost_verdict(complete) {
-                return Some(why);
-            }
+        if self.lost && !complete {
+            return Some(
+                "the serialization header is lost and not every partition decoded: the \
+                 encoding bases taken from Statistics.db's ranges are not confirmed"
+                    .into(),
+            );
+        }
+        if let Some(why) = self.deletion_verdict().filter(|_| complete) {
+            return Some(why);
         }
         let ((min, max), (lo, hi)) = (self.recorded?, self.seen?);
         (complete && self.deltas && (lo, hi) != (min, max)).then(|| {
@@ -325,17 +335,18 @@ impl Timestamps {
         })
     }
 
-    /// Why the bases of a lost header (the recorded minimums) are not
-    /// confirmed: a base above the one written shifts every value stored
-    /// from it, so the smallest decoded is no longer the smallest recorded
-    /// (nor the largest the largest, where it is not "none").
-    fn lost_verdict(&self, complete: bool) -> Option<String> {
-        if !complete {
-            return Some(
-                "the serialization header is lost and not every partition decoded: the \
-                 encoding bases taken from Statistics.db's ranges are not confirmed"
-                    .into(),
-            );
+    /// Why Data.db's local deletion times, all decoded, are not the ones
+    /// Statistics.db records, where it records a range Data.db is checked
+    /// against (as for timestamps). A header of another sstable, or a lost
+    /// one whose bases are the recorded minimums, shifts every value stored
+    /// from its base, so the smallest decoded is no longer the smallest
+    /// recorded (nor the largest the largest, where it is not "none": the
+    /// largest is none whenever anything is live).
+    fn deletion_verdict(&self) -> Option<String> {
+        self.recorded?;
+        // Without a value stored as a delta, the header's base decoded nothing.
+        if !self.deletion_deltas {
+            return None;
         }
         let (min, max) = self.recorded_deletion;
         let (lo, hi) = self
@@ -365,6 +376,7 @@ mod tests {
             lost: true,
             recorded_deletion,
             seen_deletion: None,
+            deletion_deltas: false,
         }
     }
 
@@ -374,7 +386,10 @@ mod tests {
     #[test]
     fn a_lost_header_needs_the_recorded_deletion_times() {
         let mut t = lost((100, NO_DELETION_TIME));
-        assert_eq!(t.partition(Some((10, 20)), None, Some((100, 300))), None);
+        assert_eq!(
+            t.partition((Some((10, 20)), None), (Some((100, 300)), None)),
+            None
+        );
         assert_eq!(t.verdict(true), None);
         assert!(
             t.verdict(false).is_some(),
@@ -382,22 +397,30 @@ mod tests {
         );
 
         let mut t = lost((100, NO_DELETION_TIME));
-        t.partition(Some((10, 20)), None, Some((101, 300)));
+        t.partition((Some((10, 20)), None), (Some((101, 300)), None));
         assert!(t.verdict(true).unwrap().contains("101..=300"));
 
         // Nothing is live: the largest is recorded too.
         let mut t = lost((100, 300));
-        t.partition(Some((10, 20)), None, Some((100, 301)));
+        t.partition((Some((10, 20)), None), (Some((100, 301)), None));
         assert!(t.verdict(true).is_some());
 
-        // Deletion times recorded, none decoded.
+        // Deletion times recorded, none stored as a delta: the base decoded
+        // nothing, even where a partition deletion (stored whole) differs.
         let mut t = lost((100, NO_DELETION_TIME));
-        t.partition(Some((10, 20)), None, None);
-        assert!(t.verdict(true).is_some());
+        t.partition((Some((10, 20)), None), (None, Some(150)));
+        assert_eq!(t.verdict(true), None);
 
         // The timestamps still count.
         let mut t = lost((NO_DELETION_TIME, NO_DELETION_TIME));
-        t.partition(Some((10, 21)), None, None);
+        t.partition((Some((10, 21)), None), (None, None));
         assert!(t.verdict(true).is_some());
+
+        // With the sstable's own header: the same check on a complete scan only.
+        let mut t = lost((100, NO_DELETION_TIME));
+        t.lost = false;
+        t.partition((Some((10, 20)), None), (Some((90, 300)), None));
+        assert!(t.verdict(true).unwrap().contains("90..=300"));
+        assert_eq!(t.verdict(false), None);
     }
 }

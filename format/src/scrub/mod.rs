@@ -374,9 +374,11 @@ struct Decoded {
     timestamps: Option<(i64, i64)>,
     /// Its partition deletion's timestamp (stored whole), when deleted.
     deleted_at: Option<i64>,
-    /// Its smallest and largest local deletion or expiration time, the
-    /// partition deletion's included.
+    /// Its smallest and largest local deletion or expiration time stored
+    /// as a delta (all but the partition deletion's).
     deletion_times: Option<(i64, i64)>,
+    /// Its partition deletion's local deletion time (stored whole).
+    deleted_ldt: Option<i64>,
 }
 
 /// A partition that failed.
@@ -515,13 +517,8 @@ fn decode_partition(
         misfit,
         timestamps: stamps.min_timestamp.zip(stamps.max_timestamp),
         deleted_at: deleted.map(|d| d.marked_for_delete_at),
-        deletion_times: match (
-            stamps.deletion_times,
-            deleted.map(|d| d.local_deletion_time),
-        ) {
-            (Some((lo, hi)), Some(t)) => Some((lo.min(t), hi.max(t))),
-            (span, t) => span.or(t.map(|t| (t, t))),
-        },
+        deletion_times: stamps.deletion_times,
+        deleted_ldt: deleted.map(|d| d.local_deletion_time),
     })
 }
 
@@ -1165,7 +1162,10 @@ fn judge(
                 .into(),
         ));
     }
-    let shifted = stamps.partition(d.timestamps, d.deleted_at, d.deletion_times);
+    let shifted = stamps.partition(
+        (d.timestamps, d.deleted_at),
+        (d.deletion_times, d.deleted_ldt),
+    );
     let misfit = fit::key_misfit(header, &d.key)
         .or_else(|| d.misfit.as_ref().map(|(at, m)| format!("at {at:#x}: {m}")));
     if let Some(m) = misfit {
