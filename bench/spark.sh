@@ -5,10 +5,13 @@
 #      `sstkit export --merge -o arrow` to /dev/null: best and median wall time of N runs and
 #      the ratio (target: >= 0.9); then the peak RSS of a Python process that only reads the
 #      table through `sstkit.read` (8192-row batches), and of one that only imports sstkit.
-#   2. Spark local[1] and local[2]: `count()` and `groupBy(first key column).count()` through
-#      the `sstable` source (4 splits per core) against `sstkit export --merge -o parquet`
-#      followed by `spark.read.parquet` of it (the export's time included). Spark 4.1 refuses
-#      Parquet files with uuid or time columns; the line says so when it does.
+#   2. Spark local[1] and local[2], one run of each in turn, N times: `count()` and
+#      `groupBy(first key column).count()` through the `sstable` source (default splits), with
+#      the CPU seconds of the JVM and of the Python workers, against `sstkit export --merge -o
+#      parquet` followed by `spark.read.parquet` of it (the export's time included). A run of
+#      N cores is pinned to N CPUs. Spark 4.1 refuses uuid and time columns in Parquet when it
+#      infers the schema: the read is given the other columns' schema (the line names the
+#      columns left out).
 #
 # Usage:
 #   bench/spark.sh [-n N] [PATH...]
@@ -49,7 +52,10 @@ echo "== sstkit.read vs export -o arrow (${PATHS[*]})"
 import sys, sstkit
 print(sum(b.num_rows for b in sstkit.read(sys.argv[1:])), "rows")' "${PATHS[@]}"
 /usr/bin/time -f "import sstkit, pyarrow: %M KiB" "$PY" -c 'import sstkit, pyarrow'
-for cores in 1 2; do
-  echo "== Spark local[$cores]: the sstable source vs export + spark.read.parquet"
-  "$PY" "$ROOT/bench/spark_measure.py" spark "$BIN" "$RUNS" "$cores" "${PATHS[@]}" 2> >(grep -v WARN >&2)
+# 1 and 2 cores in turn, one run each, so that a change of load falls on both alike.
+echo "== Spark local[1] (pinned to 1 CPU) and local[2]: the sstable source vs export + spark.read.parquet"
+for ((i = 1; i <= RUNS; i++)); do
+  for cores in 1 2; do
+    "$PY" "$ROOT/bench/spark_measure.py" spark "$BIN" 1 "$cores" "${PATHS[@]}" 2> >(grep -v WARN >&2)
+  done
 done

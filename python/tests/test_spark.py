@@ -137,3 +137,21 @@ def test_uuid_text_with_nulls_and_slices():
     want = [None if v is None else str(uuid.UUID(bytes=v)) for v in vals]
     assert sstkit.spark._uuid_text(arr).to_pylist() == want
     assert sstkit.spark._uuid_text(arr.slice(7, 20)).to_pylist() == want[7:27]
+
+
+def test_schema_travels_with_the_source_to_the_reader(monkeypatch):
+    """Spark pickles the source after schema() and calls reader() on the copy:
+    the copy must not open the sstables again for their schema."""
+    import pickle
+
+    name, dirs = MERGE[0]
+    src = sstkit.spark.SstableDataSource({"path": ",".join(str(d) for d in dirs)})
+    schema = src.schema()
+    copy = pickle.loads(pickle.dumps(src))
+
+    def refused(*args, **kwargs):
+        raise AssertionError("the sstables were opened again for the schema")
+
+    monkeypatch.setattr(sstkit, "read", refused)
+    reader = copy.reader(schema)
+    assert reader.arrow_schema.names == [f.name for f in schema.fields]

@@ -182,6 +182,12 @@ class SstableDataSource(DataSource):
         return "sstable"
 
     def _arrow_schema(self):
+        # Kept on the instance, which Spark pickles from schema() to reader(): one open per query, not two.
+        if getattr(self, "_arrow", None) is None:
+            self._arrow = self._read_schema()
+        return self._arrow
+
+    def _read_schema(self):
         paths, flags = _options(self.options)
         columns = self.options.get("columns")
         cols = [c.strip() for c in columns.split(",")] if columns else None
