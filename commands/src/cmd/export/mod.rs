@@ -22,6 +22,7 @@ mod columns;
 mod csv;
 mod part;
 mod sink;
+mod threads;
 
 use std::io::{self, Write};
 
@@ -131,13 +132,21 @@ impl Prepared {
         let r = if merge {
             let table = Table::new(&inputs.schema.header, inputs.partitioner.clone(), now_secs);
             let sel = select::resolve(&reads.select, &table)?;
-            crate::drive::merged(reads, inputs, &table, &sel, sink)
+            match threads::merged(reads, inputs, &table, &sel, sink) {
+                Ok(Some(())) => Ok(()),
+                Ok(None) => crate::drive::merged(reads, inputs, &table, &sel, sink),
+                Err(e) => Err(e),
+            }
         } else {
             let mut r = Ok(());
             for (sst, h) in inputs.ssts.iter().zip(&inputs.headers) {
                 let table = Table::new(h, inputs.partitioner.clone(), now_secs);
                 let sel = select::resolve(&reads.select, &table)?;
-                r = crate::drive::sstable(reads, sst, &table, &sel, sink);
+                r = match threads::sstable(reads, sst, &table, &sel, sink) {
+                    Ok(Some(())) => Ok(()),
+                    Ok(None) => crate::drive::sstable(reads, sst, &table, &sel, sink),
+                    Err(e) => Err(e),
+                };
                 if r.is_err() {
                     break;
                 }

@@ -175,6 +175,50 @@ impl<'a> Part<'a> {
         }
     }
 
+    /// An output that only collects rows (a thread's, see [`super::threads`]).
+    pub(super) fn held(schema: &SchemaRef) -> Part<'a> {
+        Part {
+            writer: None,
+            cols: schema.fields().iter().map(|_| ColBuf::default()).collect(),
+            rows: 0,
+            tmp: None,
+            proj: None,
+        }
+    }
+
+    /// The collected rows, handed over.
+    pub(super) fn take_rows(&mut self) -> (Vec<ColBuf>, usize) {
+        let empty = self.cols.iter().map(|_| ColBuf::default()).collect();
+        (
+            std::mem::replace(&mut self.cols, empty),
+            std::mem::take(&mut self.rows),
+        )
+    }
+
+    /// Collect the rows `held` (another output's, of the same columns)
+    /// after those collected, writing a batch each time `batch_rows` are
+    /// collected, as if they were collected here.
+    pub(super) fn append(
+        &mut self,
+        held: &(Vec<ColBuf>, usize),
+        plan: &Plan,
+        schema: &SchemaRef,
+        d: Decimals,
+        batch_rows: usize,
+    ) -> CmdResult<()> {
+        let (cols, rows) = held;
+        for i in 0..*rows {
+            for (to, from) in self.cols.iter_mut().zip(cols) {
+                to.push(from.get(i));
+            }
+            self.rows += 1;
+            if self.rows >= batch_rows {
+                self.flush_rows(plan, schema, d)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Write the collected rows.
     pub(super) fn flush_rows(
         &mut self,
