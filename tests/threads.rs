@@ -206,7 +206,7 @@ fn partitions_and_timestamps_are_the_same_on_several_threads() {
 
 /// nb_clustering's sstable with nb_collections' Index.db and Summary.db,
 /// in a scratch directory named for `what`.
-fn wrong_index(what: &str) -> crate::util::Scratch {
+pub(crate) fn wrong_index(what: &str) -> crate::util::Scratch {
     let dir = crate::util::scratch_dir("threads", what);
     let data = fixtures().join("nb_clustering");
     let other = fixtures().join("nb_collections");

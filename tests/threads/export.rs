@@ -174,3 +174,13 @@ fn corpus_exports_are_the_same_on_several_threads() {
         "no corpus export failed: the damaged sets are missing"
     );
 }
+
+/// An index whose positions are not Data.db's partition starts: several
+/// threads notice the cut is wrong and read on as one thread does.
+#[test]
+fn export_with_a_wrong_index_is_the_same_on_several_threads() {
+    let dir = super::wrong_index("export-wrong-index");
+    for (k, v) in VARIANTS.iter().enumerate() {
+        export_same_on_threads(v, &[dir.path().to_path_buf()], k);
+    }
+}
