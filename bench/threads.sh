@@ -14,8 +14,9 @@
 # -o sstabledump of many/, partitions -o csv of many/ (CASES=dump), and validate of
 # many/ and wide/, with and without the checksum pass (CASES=validate); dump-data
 # --merge -o ndjson and -o sstabledump of merge/ (4 sstables of the same 250,000
-# partitions, cut into token ranges common to them; CASES=merge); output to a file.
-# CASES=all (the default) runs all three sets. Each case runs -j1 and -j2 in turn RUNS
+# partitions, cut into token ranges common to them; CASES=merge); export -o parquet and
+# -o csv of many/ and export --merge -o parquet of merge/ (CASES=export); output to a file.
+# CASES=all (the default) runs all four sets. Each case runs -j1 and -j2 in turn RUNS
 # times (default 9) after one warm-up each, and prints the median wall seconds of each,
 # the median of the j1/j2 ratios taken pair by pair (the speed-up; pairing keeps it
 # meaningful when the machine's speed drifts) with the smallest and largest, and the
@@ -40,12 +41,15 @@ run_once() {
   shift
   python3 - "$work/out.$j" "$bin" "$@" "--threads=$j" <<'PY'
 import os, sys, time
-out = open(sys.argv[1], "wb")
+# An argument @OUT@ is the output file (export): stdout is then dropped.
+args = [a.replace("@OUT@", sys.argv[1]) for a in sys.argv[2:]]
+to_file = args != sys.argv[2:]
+out = open("/dev/null" if to_file else sys.argv[1], "wb")
 start = time.perf_counter()
 pid = os.fork()
 if pid == 0:
     os.dup2(out.fileno(), 1)
-    os.execv(sys.argv[2], sys.argv[2:])
+    os.execv(args[0], args)
 _, status, usage = os.wait4(pid, 0)
 print(f"{time.perf_counter() - start:.4f} {usage.ru_maxrss}")
 sys.exit(os.waitstatus_to_exitcode(status))
@@ -93,6 +97,11 @@ if [[ "$cases" == all || "$cases" == validate ]]; then
   pair "validate --skip-checksums, many" validate -o json --skip-checksums "$data/many"
   pair "validate -o json, wide" validate -o json "$data/wide"
   pair "validate --skip-checksums, wide" validate -o json --skip-checksums "$data/wide"
+fi
+if [[ "$cases" == all || "$cases" == export ]]; then
+  pair "export -o parquet, many" export -o parquet --now 1700000000 --output-file @OUT@ "$data/many"
+  pair "export -o csv, many" export -o csv --now 1700000000 --output-file @OUT@ "$data/many"
+  pair "export --merge -o parquet" export --merge -o parquet --now 1700000000 --output-file @OUT@ "$data/merge"
 fi
 if [[ "$cases" == all || "$cases" == merge ]]; then
   pair "dump-data --merge -o ndjson" dump-data --merge -o ndjson "$data/merge"

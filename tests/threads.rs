@@ -11,6 +11,9 @@ use std::process::Command;
 
 use crate::util::{corpus, fixture_cases, fixtures, repo};
 
+// `export --threads`.
+mod export;
+
 /// stdout, stderr and exit code of a dump with `threads` threads and
 /// units of `unit` bytes.
 fn dump(args: &[&str], path: &Path, threads: usize, unit: u64) -> (Vec<u8>, String, i32) {
@@ -203,7 +206,7 @@ fn partitions_and_timestamps_are_the_same_on_several_threads() {
 
 /// nb_clustering's sstable with nb_collections' Index.db and Summary.db,
 /// in a scratch directory named for `what`.
-fn wrong_index(what: &str) -> crate::util::Scratch {
+pub(crate) fn wrong_index(what: &str) -> crate::util::Scratch {
     let dir = crate::util::scratch_dir("threads", what);
     let data = fixtures().join("nb_clustering");
     let other = fixtures().join("nb_collections");
@@ -553,7 +556,7 @@ fn validate_orders_findings_at_unit_starts_as_one_thread() {
 
 /// The bundled merge sets (`*_merge_*_N`, `*_deletes_merge_N`): each set's
 /// sstable directories, in order.
-fn merge_sets() -> Vec<Vec<std::path::PathBuf>> {
+pub(crate) fn merge_sets() -> Vec<Vec<std::path::PathBuf>> {
     let mut sets: std::collections::BTreeMap<String, Vec<std::path::PathBuf>> = Default::default();
     for case in fixture_cases() {
         let name = case.file_name().unwrap().to_string_lossy().into_owned();

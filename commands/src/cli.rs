@@ -448,6 +448,9 @@ pub struct ExportArgs {
     /// Parquet: write N files into the --output-file directory, one per token range (part-00000-of-N.parquet ...)
     #[arg(long, value_name = "token-range:N")]
     pub partition_by: Option<String>,
+    /// Threads reading (0: one per core; the default, 1, reads as export always has); the output is the same whatever the number
+    #[arg(long, short = 'j', value_name = "N", default_value_t = 1, long_help = EXPORT_THREADS_HELP)]
+    pub threads: usize,
     #[command(flatten)]
     pub input: InputArgs,
 }
@@ -468,6 +471,25 @@ Read on one thread: --reverse, key lookups (--key, --key-hex, --keys-file), \
 without an index to cut by (with --merge: when any of them has none), and reads too \
 small to cut. Where an index disagrees with Data.db, the read goes on from there on \
 one thread, and meets the damage as one thread does.";
+
+/// `export --threads`, in full.
+const EXPORT_THREADS_HELP: &str = "\
+Threads reading (0: one per core; 1, the default: one thread, which reads as export \
+always has). The output files are the same, byte for byte, whatever the number. The \
+default is one thread, unlike the other commands: the one thread that builds and writes \
+the batches is the bottleneck, so more threads help a --merge read more than one \
+sstable's.
+
+One sstable is cut at its index's entries into units of whole partitions; each thread \
+collects the rows of units, and they are written in order, in batches cut as on one \
+thread, by one writer. With --merge, the merged scan is cut at tokens common to all \
+the sstables, placed in each through its index; each thread merges one token range at \
+a time.
+
+Read on one thread: a partition larger than a unit, pre-3.0 sstables (ka, la), \
+sstables without an index to cut by (with --merge: when any of them has none), and \
+reads too small to cut. Where an index disagrees with Data.db, the read goes on from \
+there on one thread, and meets the damage as one thread does.";
 
 /// `dump-data` arguments.
 #[derive(Debug, Clone, Args)]

@@ -121,6 +121,15 @@ fn shape(a: &DumpPlan) -> Shape {
     }
 }
 
+/// The progress bar of a whole scan: shown when stdout is a file or pipe.
+pub fn bar(a: &DumpPlan) -> Progress {
+    if Stream::Stdout.is_terminal() {
+        Progress::hidden()
+    } else {
+        Progress::new(a.command)
+    }
+}
+
 /// What the engine notices, for people: absent keys on stderr (named
 /// after `label`), and a progress bar for a whole scan to a file or pipe,
 /// which can be long.
@@ -132,12 +141,11 @@ struct Notes<'a, 't> {
 
 impl<'a, 't> Notes<'a, 't> {
     fn new(a: &DumpPlan, label: &'a str, table: &'a Table<'t>) -> Self {
-        let bar = if Stream::Stdout.is_terminal() {
-            Progress::hidden()
-        } else {
-            Progress::new(a.command)
-        };
-        Notes { label, table, bar }
+        Notes {
+            label,
+            table,
+            bar: bar(a),
+        }
     }
 
     /// The engine's callback.

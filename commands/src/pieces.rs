@@ -101,8 +101,8 @@ struct Read<'r, 'a> {
 
 /// Whether a dump may be cut for threads at all: more than one thread, a
 /// forward scan (not key lookups) that prints something.
-pub(crate) fn worth_cutting(job: &Job<'_>, sel: &Selection, shape: &Shape) -> bool {
-    job.plan.threads > 1 && !shape.reverse && sel.keys().is_none() && shape.limit > 0
+pub(crate) fn worth_cutting(plan: &DumpPlan, sel: &Selection, shape: &Shape) -> bool {
+    plan.threads > 1 && !shape.reverse && sel.keys().is_none() && shape.limit > 0
 }
 
 /// Dump the partitions `sel` selects from `sst` into `renderer` on
@@ -118,7 +118,7 @@ pub fn sstable(
     progress: &mut dyn FnMut(u64, u64),
 ) -> CmdResult<Option<()>> {
     let a = job.plan;
-    if !worth_cutting(job, sel, shape) {
+    if !worth_cutting(job.plan, sel, shape) {
         return Ok(None);
     }
     let cx = Read {
@@ -210,7 +210,7 @@ pub fn tasks(sst: &Sstable, t: &Table<'_>, rows: bool) -> Option<Vec<Task>> {
 /// Keep the tasks whose partitions can start in `[from, to)` (a token
 /// range's, as the index places it): the others hold no selected
 /// partition, and their Data.db need not be read.
-fn within(tasks: &mut Vec<Task>, from: DataPos, to: Option<DataPos>) {
+pub(crate) fn within(tasks: &mut Vec<Task>, from: DataPos, to: Option<DataPos>) {
     tasks.retain(|task| {
         let u = match task {
             Task::Unit(u) | Task::Here(u) | Task::Part(u, _) => u,

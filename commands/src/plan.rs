@@ -118,7 +118,9 @@ impl DumpPlan {
             token_range: a.token_range.clone(),
             ..Default::default()
         };
-        DumpPlan::export_with(a, &select)
+        let mut plan = DumpPlan::export_with(a, &select)?;
+        plan.threads = crate::threads(a.threads);
+        Ok(plan)
     }
 
     /// [`DumpPlan::export`] of the partitions `select` selects (keys,

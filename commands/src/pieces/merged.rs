@@ -44,7 +44,7 @@ pub fn merged(
     progress: &mut dyn FnMut(u64, u64),
 ) -> CmdResult<Option<()>> {
     let a = job.plan;
-    if !super::worth_cutting(job, sel, shape) {
+    if !super::worth_cutting(job.plan, sel, shape) {
         return Ok(None);
     }
     let Some(ranges) = inputs.ranges(sel, unit_bytes()) else {

@@ -6,8 +6,17 @@ use arrow_array::{Array, Date32Array, PrimitiveArray, StringArray};
 use arrow_schema::{DataType, Field, TimeUnit};
 use sstkit_format::value::Uuid;
 
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use arrow_schema::Schema;
+
+use sstkit_format::types::CqlType;
+use sstkit_format::value::Value;
+
 use super::*;
 use crate::arrow::arrow_type;
+use crate::arrow::{arrow_field, build_array};
 
 fn t(s: &str) -> CqlType {
     CqlType::parse(&format!("org.apache.cassandra.db.marshal.{s}")).unwrap()
