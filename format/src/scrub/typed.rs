@@ -139,6 +139,13 @@ impl Typed {
             _ => DELETION_TIME_EPOCH,
         };
         let mut header = crate::schema::legacy_header(schema);
+        // Cassandra's order (`ColumnMetadata.compareTo`): simple columns,
+        // then complex ones, each by name; a row's column bitmap follows it.
+        for cols in [&mut header.static_columns, &mut header.regular_columns] {
+            cols.sort_by(|a, b| {
+                (a.ty.is_multi_cell(), &a.name_bytes).cmp(&(b.ty.is_multi_cell(), &b.name_bytes))
+            });
+        }
         header.min_timestamp = min;
         header.min_local_deletion_time = ldt;
         header.min_ttl = 0;
