@@ -122,7 +122,8 @@ use foreign::{untrusted_header, Timestamps};
 pub use resync::MIN_ATTEMPT_COST;
 use resync::{Plausible, Scanner};
 use starts::Starts;
-use typed::Typed;
+use typed::typed_header;
+pub use typed::{header, statistics};
 
 /// What scrub does on corruption.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -189,48 +190,6 @@ impl Default for Options {
             chunk_length: None,
         }
     }
-}
-
-/// Statistics.db as scrub reads it: checksum mismatches are findings, and
-/// with a table schema attached to a row-format sstable, a serialization
-/// header that does not decode is too (the schema stands in for it).
-pub fn statistics(sst: &Sstable) -> Result<Statistics> {
-    let bytes = sst.read_component(Component::Statistics)?;
-    let f = sst.features();
-    let at = |e: Error| e.in_file(&sst.path(Component::Statistics));
-    match Statistics::parse_lenient(&bytes, f) {
-        Err(e) if sst.table_schema().is_some() && !f.legacy_cells => {
-            Statistics::parse_without_header(&bytes, f).map_err(|_| at(e))
-        }
-        r => r.map_err(at),
-    }
-}
-
-/// The serialization header scrub decodes `sst`'s Data.db with, and a
-/// salvage is written with: Statistics.db's (`st`), with the types of an
-/// attached table schema when they check out (the `typed` module).
-pub fn header(sst: &Sstable, st: &Statistics) -> Result<SerializationHeader> {
-    Ok(typed_header(sst, st)?.header)
-}
-
-/// ka/la: synthesized from the attached table schema (an error without);
-/// later versions take only its types, and only when they check out.
-fn typed_header(sst: &Sstable, st: &Statistics) -> Result<Typed> {
-    let schema = sst.table_schema().filter(|_| !sst.features().legacy_cells);
-    if let (None, Some(schema)) = (&st.header, schema) {
-        return Typed::lost(st, schema).map_err(|why| {
-            Error::new(
-                ErrorKind::Unsupported(format!(
-                    "no serialization header in Statistics.db, and --schema cannot stand in \
-                     for it: {why}"
-                )),
-                "serialization header",
-            )
-            .in_component(Component::Statistics)
-            .in_file(&sst.path(Component::Statistics))
-        });
-    }
-    Ok(Typed::new(st, sst.data_header(st)?, schema))
 }
 
 /// A lending source of the fragments of one partition.

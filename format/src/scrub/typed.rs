@@ -6,10 +6,55 @@
 //! type names, the part a damaged byte most often makes unreadable, come
 //! from the operator.
 
+use crate::component::Component;
+use crate::error::{Error, ErrorKind, Result};
 use crate::schema::{TableSchema, HIDDEN_VALUE_COLUMN};
+use crate::sstable::Sstable;
 use crate::statistics::{MetadataKind, SerializationHeader, Statistics};
 use crate::types::CqlType;
 use crate::validate::ProblemClass;
+
+/// Statistics.db as scrub reads it: checksum mismatches are findings, and
+/// with a table schema attached to a row-format sstable, a serialization
+/// header that does not decode is too (the schema stands in for it).
+pub fn statistics(sst: &Sstable) -> Result<Statistics> {
+    let bytes = sst.read_component(Component::Statistics)?;
+    let f = sst.features();
+    let at = |e: Error| e.in_file(&sst.path(Component::Statistics));
+    match Statistics::parse_lenient(&bytes, f) {
+        Err(e) if sst.table_schema().is_some() && !f.legacy_cells => {
+            Statistics::parse_without_header(&bytes, f).map_err(|_| at(e))
+        }
+        r => r.map_err(at),
+    }
+}
+
+/// The serialization header scrub decodes `sst`'s Data.db with, and a
+/// salvage is written with: Statistics.db's (`st`), with the types of an
+/// attached table schema when they check out (see this module).
+pub fn header(sst: &Sstable, st: &Statistics) -> Result<SerializationHeader> {
+    Ok(typed_header(sst, st)?.header)
+}
+
+/// ka/la: synthesized from the attached table schema (an error without);
+/// later versions take only its types, and only when they check out.
+pub(super) fn typed_header(sst: &Sstable, st: &Statistics) -> Result<Typed> {
+    let schema = sst.table_schema().filter(|_| !sst.features().legacy_cells);
+    if let (None, Some(schema)) = (&st.header, schema) {
+        return Typed::lost(st, schema).map_err(|why| {
+            Error::new(
+                ErrorKind::Unsupported(format!(
+                    "no serialization header in Statistics.db, and --schema cannot stand in \
+                     for it: {why}"
+                )),
+                "serialization header",
+            )
+            .in_component(Component::Statistics)
+            .in_file(&sst.path(Component::Statistics))
+        });
+    }
+    Ok(Typed::new(st, sst.data_header(st)?, schema))
+}
 
 /// The header scrub decodes with, and what `--schema` changed or found.
 pub(super) struct Typed {
@@ -117,7 +162,10 @@ impl Typed {
     /// (`Timestamps`), which a wrong base cannot. `Err`: why no base can
     /// be had: no trusted range, or TTLs, whose base (the smallest TTL
     /// written) no component records.
-    pub(super) fn lost(st: &Statistics, schema: &TableSchema) -> Result<Typed, String> {
+    pub(super) fn lost(
+        st: &Statistics,
+        schema: &TableSchema,
+    ) -> std::result::Result<Typed, String> {
         use crate::statistics::header::{DELETION_TIME_EPOCH, TIMESTAMP_EPOCH};
         use crate::statistics::stats::NO_DELETION_TIME;
         let damaged = (st.components.iter())
@@ -156,7 +204,7 @@ impl Typed {
         );
         // Why the header did not decode (`Statistics::parse_without_header`).
         let why = (st.problems.iter())
-            .find(|e| !matches!(e.kind, crate::ErrorKind::ChecksumMismatch { .. }))
+            .find(|e| !matches!(e.kind, ErrorKind::ChecksumMismatch { .. }))
             .map_or(String::new(), |e| format!(" ({e})"));
         Ok(Typed {
             header,
