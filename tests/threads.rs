@@ -14,6 +14,9 @@ use crate::util::{corpus, fixture_cases, fixtures, repo};
 // `export --threads`.
 mod export;
 
+// `--io-stats` counts the threads' reads.
+mod io_stats;
+
 /// stdout, stderr and exit code of a dump with `threads` threads and
 /// units of `unit` bytes.
 fn dump(args: &[&str], path: &Path, threads: usize, unit: u64) -> (Vec<u8>, String, i32) {

@@ -172,16 +172,38 @@ pub fn sstable(
             }
         }
     };
-    // The threads' reads count as the sstable's (`--io-stats`).
-    let io = Mutex::new(IoStats::default());
-    let done = |s: Option<(Sstable, engine::Bound)>| {
-        if let Some((s, _)) = s {
-            *io.lock().unwrap_or_else(|e| e.into_inner()) += &s.io.stats();
-        }
-    };
+    let io = ThreadIo::new(1);
+    let done = |s: Option<(Sstable, engine::Bound)>| io.add(s.iter().map(|(s, _)| s));
     parallel::ordered(tasks.len(), a.threads, &init, &work, &done, &mut take);
-    *sst.io.stats_mut() += &io.into_inner().unwrap_or_else(|e| e.into_inner());
+    io.settle(std::slice::from_ref(sst));
     result.map(Some)
+}
+
+/// What the threads' own handles on the sstables read, summed, to count
+/// as the sstables' reads once the threads are done (`--io-stats`).
+pub struct ThreadIo(Mutex<Vec<IoStats>>);
+
+impl ThreadIo {
+    /// Sums for `n` sstables.
+    pub fn new(n: usize) -> Self {
+        ThreadIo(Mutex::new(vec![IoStats::default(); n]))
+    }
+
+    /// Add the counters of a thread's handles, in the sstables' order.
+    pub fn add<'s>(&self, handles: impl IntoIterator<Item = &'s Sstable>) {
+        let mut sums = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        for (sum, h) in sums.iter_mut().zip(handles) {
+            *sum += &h.io.stats();
+        }
+    }
+
+    /// Add the sums to the counters of `ssts`.
+    pub fn settle(self, ssts: &[Sstable]) {
+        let sums = self.0.into_inner().unwrap_or_else(|e| e.into_inner());
+        for (sst, sum) in ssts.iter().zip(&sums) {
+            *sst.io.stats_mut() += sum;
+        }
+    }
 }
 
 /// The tasks of a parallel read of `sst`: units of whole partitions, and

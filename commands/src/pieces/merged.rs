@@ -8,10 +8,7 @@
 //! fails, is read again on this thread from its start to the end of the
 //! data, as one scan: the damage is met where a single thread meets it.
 
-use std::sync::Mutex;
-
 use sstkit_format::engine::{self, parallel, MergeInputs, MergeRange, RangeRan, Selection, Shape};
-use sstkit_format::io::IoStats;
 
 use super::{render, unit_bytes, Buffers, Job, Piece};
 use crate::dump::{select, Table};
@@ -109,21 +106,10 @@ pub fn merged(
             }
         }
     };
-    // The threads' reads count as the sstables' (`--io-stats`).
-    let io = Mutex::new(vec![IoStats::default(); inputs.ssts.len()]);
-    let done = |s: Option<MergeInputs>| {
-        if let Some(s) = s {
-            let mut io = io.lock().unwrap_or_else(|e| e.into_inner());
-            for (sum, sst) in io.iter_mut().zip(&s.ssts) {
-                *sum += &sst.io.stats();
-            }
-        }
-    };
+    let io = super::ThreadIo::new(inputs.ssts.len());
+    let done = |s: Option<MergeInputs>| io.add(s.iter().flat_map(|s| &s.ssts));
     parallel::ordered(ranges.len(), a.threads, &init, &work, &done, &mut take);
-    let io = io.into_inner().unwrap_or_else(|e| e.into_inner());
-    for (sst, sum) in inputs.ssts.iter().zip(&io) {
-        *sst.io.stats_mut() += sum;
-    }
+    io.settle(&inputs.ssts);
     result.map(Some)
 }
 

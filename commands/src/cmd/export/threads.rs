@@ -11,14 +11,11 @@
 //! one scan: the damage is met where a single thread meets it. A partition
 //! too large for a unit is read here too, where it streams.
 
-use std::sync::Mutex;
-
 use arrow_schema::SchemaRef;
 use sstkit_format::data::DataPos;
 use sstkit_format::deletion::DeletionTime;
 use sstkit_format::engine::Unit;
 use sstkit_format::engine::{self, parallel, MergeInputs, MergeRange, RangeRan, Selection, Shape};
-use sstkit_format::io::IoStats;
 use sstkit_format::Sstable;
 
 use super::columns::Plan;
@@ -26,7 +23,7 @@ use super::part::{ColBuf, Part};
 use super::sink::ExportSink;
 use crate::arrow::Decimals;
 use crate::dump::{select, Table};
-use crate::pieces::{self, Task};
+use crate::pieces::{self, Task, ThreadIo};
 use crate::plan::DumpPlan;
 use crate::CmdResult;
 
@@ -131,14 +128,6 @@ enum Done<R> {
     Here,
 }
 
-/// The threads' reads counted as the sstables' (`--io-stats`).
-fn add_io(ssts: &[Sstable], io: Mutex<Vec<IoStats>>) {
-    let io = io.into_inner().unwrap_or_else(|e| e.into_inner());
-    for (sst, sum) in ssts.iter().zip(&io) {
-        *sst.io.stats_mut() += sum;
-    }
-}
-
 /// Read the partitions `sel` selects from `sst` into `sink` on the plan's
 /// threads. `Ok(None)` when the read is not cut (one thread, key lookups,
 /// pre-3.0 cells, or too small to cut): the caller reads it as one.
@@ -208,14 +197,10 @@ pub(super) fn sstable(
             }
         }
     };
-    let io = Mutex::new(vec![IoStats::default()]);
-    let done = |s: Option<(Sstable, engine::Bound)>| {
-        if let Some((s, _)) = s {
-            io.lock().unwrap_or_else(|e| e.into_inner())[0] += &s.io.stats();
-        }
-    };
+    let io = ThreadIo::new(1);
+    let done = |s: Option<(Sstable, engine::Bound)>| io.add(s.iter().map(|(s, _)| s));
     parallel::ordered(tasks.len(), a.threads, &init, &work, &done, &mut take);
-    add_io(std::slice::from_ref(sst), io);
+    io.settle(std::slice::from_ref(sst));
     result.map(Some)
 }
 
@@ -305,16 +290,9 @@ pub(super) fn merged(
             }
         }
     };
-    let io = Mutex::new(vec![IoStats::default(); inputs.ssts.len()]);
-    let done = |s: Option<MergeInputs>| {
-        if let Some(s) = s {
-            let mut io = io.lock().unwrap_or_else(|e| e.into_inner());
-            for (sum, sst) in io.iter_mut().zip(&s.ssts) {
-                *sum += &sst.io.stats();
-            }
-        }
-    };
+    let io = ThreadIo::new(inputs.ssts.len());
+    let done = |s: Option<MergeInputs>| io.add(s.iter().flat_map(|s| &s.ssts));
     parallel::ordered(ranges.len(), a.threads, &init, &work, &done, &mut take);
-    add_io(&inputs.ssts, io);
+    io.settle(&inputs.ssts);
     result.map(Some)
 }
