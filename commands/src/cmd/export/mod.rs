@@ -27,7 +27,6 @@ mod threads;
 use std::io::{self, Write};
 
 use arrow_schema::SchemaRef;
-use sstkit_format::deletion::DeletionTime;
 use sstkit_format::engine::MergeInputs;
 
 use crate::arrow::Decimals;
@@ -41,8 +40,8 @@ use crate::{CmdError, CmdResult, Outcome};
 use columns::Plan;
 use csv::csv_header;
 use part::{arrow_err, ColBuf, Part, Settings, Writer};
-use sink::ExportSink;
 pub use sink::{range_bounds, range_of};
+use sink::{ExportSink, SinkSetup};
 
 /// Rows per batch handed to a writer.
 pub const BATCH_ROWS: usize = 8192;
@@ -99,29 +98,13 @@ impl Prepared {
         tombs: Option<(Plan, SchemaRef, Part<'a>)>,
         batch_rows: usize,
     ) -> ExportSink<'a> {
-        ExportSink {
-            plan: self.plan.clone(),
-            schema: self.schema.clone(),
+        let setup = SinkSetup {
+            plan: &self.plan,
+            schema: &self.schema,
             decimals: self.decimals,
-            parts,
-            ranges,
-            cur: 0,
             now: self.reads.now_secs,
-            key: Vec::new(),
-            partition_deletion: DeletionTime::LIVE,
-            open_range: DeletionTime::LIVE,
-            statics: Vec::new(),
-            regulars: Vec::new(),
-            times: Vec::new(),
-            rows_in_partition: 0,
-            slots: None,
-            scratch: Vec::new(),
-            error: None,
-            rows: 0,
-            tombs,
-            open_bound: None,
-            batch_rows: batch_rows.max(1),
-        }
+        };
+        ExportSink::new(setup, parts, ranges, tombs, batch_rows)
     }
 
     /// Read the sstables into `sink` (merged or one after the other), then

@@ -108,6 +108,51 @@ pub fn range_bounds(i: u64, n: u64) -> (i64, i64) {
     (at(i), at(i + 1))
 }
 
+/// What an [`ExportSink`] is made of besides its outputs: the columns,
+/// their Arrow schema, the decimals rule and `--now`.
+pub(super) struct SinkSetup<'s> {
+    pub(super) plan: &'s Plan,
+    pub(super) schema: &'s SchemaRef,
+    pub(super) decimals: Decimals,
+    pub(super) now: i64,
+}
+
+impl<'a> ExportSink<'a> {
+    /// A sink writing to `parts` (`ranges` of them by token with
+    /// `--partition-by`) and `tombs`, in batches of `batch_rows` rows.
+    pub(super) fn new(
+        setup: SinkSetup<'_>,
+        parts: Vec<Part<'a>>,
+        ranges: Option<u64>,
+        tombs: Option<(Plan, SchemaRef, Part<'a>)>,
+        batch_rows: usize,
+    ) -> ExportSink<'a> {
+        ExportSink {
+            plan: setup.plan.clone(),
+            schema: setup.schema.clone(),
+            decimals: setup.decimals,
+            parts,
+            ranges,
+            cur: 0,
+            now: setup.now,
+            key: Vec::new(),
+            partition_deletion: DeletionTime::LIVE,
+            open_range: DeletionTime::LIVE,
+            statics: Vec::new(),
+            regulars: Vec::new(),
+            times: Vec::new(),
+            rows_in_partition: 0,
+            slots: None,
+            scratch: Vec::new(),
+            error: None,
+            rows: 0,
+            tombs,
+            open_bound: None,
+            batch_rows: batch_rows.max(1),
+        }
+    }
+}
+
 impl ExportSink<'_> {
     /// Add a record to the `--tombstones` stream.
     pub(super) fn tomb(&mut self, t: Tomb<'_>) -> io::Result<()> {

@@ -13,14 +13,13 @@
 
 use arrow_schema::SchemaRef;
 use sstkit_format::data::DataPos;
-use sstkit_format::deletion::DeletionTime;
 use sstkit_format::engine::Unit;
 use sstkit_format::engine::{self, parallel, MergeInputs, MergeRange, RangeRan, Selection, Shape};
 use sstkit_format::Sstable;
 
 use super::columns::Plan;
 use super::part::{ColBuf, Part};
-use super::sink::ExportSink;
+use super::sink::{ExportSink, SinkSetup};
 use crate::arrow::Decimals;
 use crate::dump::{select, Table};
 use crate::pieces::{self, Task, ThreadIo};
@@ -54,34 +53,15 @@ impl Blank {
 
     /// A sink that holds every row it collects (it never writes a batch).
     fn sink(&self) -> ExportSink<'static> {
-        ExportSink {
-            plan: self.plan.clone(),
-            schema: self.schema.clone(),
+        let setup = SinkSetup {
+            plan: &self.plan,
+            schema: &self.schema,
             decimals: self.decimals,
-            parts: (0..self.outputs)
-                .map(|_| Part::held(&self.schema))
-                .collect(),
-            ranges: self.ranges,
-            cur: 0,
             now: self.now,
-            key: Vec::new(),
-            partition_deletion: DeletionTime::LIVE,
-            open_range: DeletionTime::LIVE,
-            statics: Vec::new(),
-            regulars: Vec::new(),
-            times: Vec::new(),
-            rows_in_partition: 0,
-            slots: None,
-            scratch: Vec::new(),
-            error: None,
-            rows: 0,
-            tombs: self
-                .tombs
-                .as_ref()
-                .map(|(p, s)| (p.clone(), s.clone(), Part::held(s))),
-            open_bound: None,
-            batch_rows: usize::MAX,
-        }
+        };
+        let parts = (0..self.outputs).map(|_| Part::held(&self.schema));
+        let tombs = (self.tombs.as_ref()).map(|(p, s)| (p.clone(), s.clone(), Part::held(s)));
+        ExportSink::new(setup, parts.collect(), self.ranges, tombs, usize::MAX)
     }
 }
 
