@@ -145,9 +145,8 @@ fn limits_and_filters_are_the_same_on_several_threads() {
     }
 }
 
-#[test]
-fn corpus_dumps_are_the_same_on_several_threads() {
-    let Some(root) = corpus() else { return };
+/// Every Data.db under the corpus `root`, sorted (more than 100 of them).
+fn corpus_data_files(root: std::path::PathBuf) -> Vec<std::path::PathBuf> {
     let mut data = Vec::new();
     let mut stack = vec![root];
     while let Some(d) = stack.pop() {
@@ -162,6 +161,13 @@ fn corpus_dumps_are_the_same_on_several_threads() {
     }
     data.sort();
     assert!(data.len() > 100, "corpus sstables: {}", data.len());
+    data
+}
+
+#[test]
+fn corpus_dumps_are_the_same_on_several_threads() {
+    let Some(root) = corpus() else { return };
+    let data = corpus_data_files(root);
     for (n, d) in data.iter().enumerate() {
         // Damaged sets included: the first error, its message and the
         // exit code are the ones a single thread meets.

@@ -147,20 +147,7 @@ fn corpus_exports_are_the_same_on_several_threads() {
         eprintln!("skipping: no corpus");
         return;
     };
-    let mut sets = Vec::new();
-    let mut stack = vec![root];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.to_string_lossy().ends_with("-Data.db") {
-                sets.push(p);
-            }
-        }
-    }
-    sets.sort();
-    assert!(sets.len() > 100, "corpus sstables: {}", sets.len());
+    let sets = super::corpus_data_files(root);
     let mut failed = 0;
     for (n, set) in sets.iter().enumerate() {
         let v = VARIANTS[n % VARIANTS.len()];
