@@ -118,9 +118,7 @@ impl DumpPlan {
             token_range: a.token_range.clone(),
             ..Default::default()
         };
-        let mut plan = DumpPlan::export_with(a, &select)?;
-        plan.threads = crate::threads(a.threads);
-        Ok(plan)
+        DumpPlan::export_with(a, &select)
     }
 
     /// [`DumpPlan::export`] of the partitions `select` selects (keys,
@@ -141,7 +139,7 @@ impl DumpPlan {
             reverse: false,
             merge: a.merge,
             explain: false,
-            threads: 1,
+            threads: crate::threads(a.threads),
         })
     }
 }

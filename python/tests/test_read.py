@@ -69,6 +69,23 @@ def test_batches_stream_in_order_and_stop_early():
         r.close()
 
 
+@pytest.mark.parametrize("name,dirs", MERGE + [(c.name, [c]) for c in TYPED],
+                         ids=[m[0] for m in MERGE] + [c.name for c in TYPED])
+def test_threads_give_the_same_batches(name, dirs, monkeypatch):
+    """The batches (their bounds too) with 2 and 4 threads are those of one,
+    merged and not, rows and tombstones, with units of a few partitions."""
+    monkeypatch.setenv("SSTKIT_UNIT_BYTES", "64")
+    # Any fixed time: TTLs are judged alike in every read.
+    now = 1_700_000_000
+    for merge in (True, False):
+        for read in (sstkit.read, sstkit.tombstones):
+            one = list(read(dirs, merge=merge, now=now, batch_rows=3, threads=1))
+            for n in (2, 4):
+                got = list(read(dirs, merge=merge, now=now, batch_rows=3, threads=n))
+                assert [b.num_rows for b in got] == [b.num_rows for b in one], (name, merge, n)
+                assert all(a.equals(b) for a, b in zip(got, one)), (name, merge, n)
+
+
 def test_columns_keys_token_range():
     name, dirs = MERGE[0]
     whole = sstkit.read(dirs).read_all()

@@ -79,8 +79,8 @@ pub struct ExportArgs {
     /// Parquet: write N files into the --output-file directory, one per token range (part-00000-of-N.parquet ...)
     #[arg(long, value_name = "token-range:N")]
     pub partition_by: Option<String>,
-    /// Threads reading (0: one per core; the default, 1, reads as export always has); the output is the same whatever the number
-    #[arg(long, short = 'j', value_name = "N", default_value_t = 1, long_help = EXPORT_THREADS_HELP)]
+    /// Threads reading (0: one per core; 1: one thread); the output is the same whatever the number
+    #[arg(long, short = 'j', value_name = "N", default_value_t = 0, long_help = EXPORT_THREADS_HELP)]
     pub threads: usize,
     #[command(flatten)]
     pub input: InputArgs,
@@ -88,11 +88,8 @@ pub struct ExportArgs {
 
 /// `export --threads`, in full.
 const EXPORT_THREADS_HELP: &str = "\
-Threads reading (0: one per core; 1, the default: one thread, which reads as export \
-always has). The output files are the same, byte for byte, whatever the number. The \
-default is one thread, unlike the other commands: the one thread that builds and writes \
-the batches is the bottleneck, so more threads help a --merge read more than one \
-sstable's.
+Threads reading (0, the default: one per core; 1: one thread). The output files are \
+the same, byte for byte, whatever the number.
 
 One sstable is cut at its index's entries into units of whole partitions; each thread \
 collects the rows of units, and they are written in order, in batches cut as on one \

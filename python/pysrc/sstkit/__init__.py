@@ -126,6 +126,8 @@ def read(paths, *, merge=True, now=None, columns=None, keys=None, token_range=No
     token_range: ``(start, end)``: only partitions whose token is in (start, end].
     batch_rows: rows per record batch. The reader streams: one batch waits
     while the next is built, whatever the table's size.
+    threads (in options): threads decoding, default one per core; the
+    batches are the same whatever the number.
     """
     return _stream("rows", paths, merge, now, columns, keys, token_range, batch_rows, options)
 

@@ -27,8 +27,8 @@ splits cut that range, not the ring.
 Options: ``now`` (epoch seconds or an ISO timestamp), ``merge`` (default
 true), ``splits``, ``split_bytes``, ``token_range``, ``columns`` (comma-separated),
 ``batch_rows``, ``decimals``, ``recursive``, ``snapshots``, ``backups``,
-``keyspace``, ``table``, ``s3_endpoint``, and any other ``sstkit export``
-flag by its name (``io_mode``, ``read_ahead``, ...).
+``keyspace``, ``table``, ``s3_endpoint``, ``threads`` (per task; default 1),
+and any other ``sstkit export`` flag by its name (``io_mode``, ``read_ahead``, ...).
 
 Types (where Arrow's would not convert to Spark's):
 
@@ -322,6 +322,8 @@ class SstableReader(DataSourceReader):
         merge = _bool(self.options.get("merge"), True)
         # The split's paths are sstables: the data directory walk was done when planning.
         flags = {k: v for k, v in self.flags.items() if k not in _WALK}
+        # Spark runs a task per core: more threads per task would only compete with the other tasks.
+        flags.setdefault("threads", 1)
         token_range = None if split.keys is not None else (split.start, split.end)
         # The first split's range starts at the ring's minimum, which no token has: (MIN, end] holds them all.
         reader = sstkit.read(split.paths, merge=merge, now=self.now,
