@@ -194,9 +194,13 @@ fn partitions_and_timestamps_are_the_same_on_several_threads() {
     for (n, p) in paths.iter().enumerate() {
         let format = ["json", "csv", "ndjson"][n % 3];
         let bucket = ["day", "hour", "month"][n % 3];
+        // Every other set with a threshold: the threads render only the partitions listed.
+        let min_rows = ["--min-rows", "--min-size"][n / 3 % 2];
+        let threshold = ["3", "200"][n / 3 % 2];
         for (command, args) in [
-            ("partitions", ["-o", format, "-r"]),
-            ("timestamps", ["--bucket", bucket, "-r"]),
+            ("partitions", vec!["-o", format, "-r"]),
+            ("partitions", vec!["-o", format, "-r", min_rows, threshold]),
+            ("timestamps", vec!["--bucket", bucket, "-r"]),
         ] {
             let one = run(command, &args, p, 1, 1 << 20);
             let many = run(command, &args, p, 3, 100);

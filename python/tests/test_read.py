@@ -83,7 +83,9 @@ def test_threads_give_the_same_batches(name, dirs, monkeypatch):
             for n in (2, 4):
                 got = list(read(dirs, merge=merge, now=now, batch_rows=3, threads=n))
                 assert [b.num_rows for b in got] == [b.num_rows for b in one], (name, merge, n)
-                assert all(a.equals(b) for a, b in zip(got, one)), (name, merge, n)
+                # NaN is not equal to itself: such batches are compared as their IPC bytes.
+                assert all(a.equals(b) or a.serialize().to_pybytes() == b.serialize().to_pybytes()
+                           for a, b in zip(got, one)), (name, merge, n)
 
 
 def test_columns_keys_token_range():

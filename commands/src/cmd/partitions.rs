@@ -58,7 +58,7 @@ use crate::{sstable_label, CmdError, CmdResult, Outcome};
 
 mod read;
 
-use read::{from_data, from_index, Keys, Sizes};
+use read::{from_data, from_index, Keys, RenderFn, Sizes};
 
 /// The header of `sstablepartitions --csv`.
 pub const CSV_HEADER: &str = "key,keyBinary,live,offset,size,rowCount,cellCount,tombstoneCount,\
@@ -88,6 +88,26 @@ struct Record {
     key: Vec<u8>,
     disk_size: u64,
     sst: Rc<SstInfo>,
+}
+
+impl Record {
+    fn fields(&self) -> Fields<'_> {
+        Fields {
+            stats: &self.stats,
+            key: &self.key,
+            disk_size: self.disk_size,
+            sst: &self.sst,
+        }
+    }
+}
+
+/// A partition's fields as its record prints them, borrowed: what a
+/// reading thread renders without building a [`Record`].
+struct Fields<'a> {
+    stats: &'a PartitionStats,
+    key: &'a [u8],
+    disk_size: u64,
+    sst: &'a SstInfo,
 }
 
 /// Which partitions are listed.
@@ -194,12 +214,32 @@ pub fn run(a: &PartitionsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         let wanted = Keys::resolve(a, &info.keys).map_err(|e| e.in_sstable(&info.label))?;
         let mut summary = Summary::default();
         let mut listed = 0u64;
-        let mut emit = |stats: PartitionStats, key: &[u8], disk_size: u64| -> CmdResult<()> {
+        // Streamed records are rendered by the threads that read them.
+        let (sst_info, filter, po) = (&*info, &filter, a.partitions_only);
+        let render =
+            move |stats: &PartitionStats, key: &[u8], disk_size: u64, out: &mut Vec<u8>| {
+                let r = Fields {
+                    stats,
+                    key,
+                    disk_size,
+                    sst: sst_info,
+                };
+                filter.lists(stats) && render_record(fmt, po, &r, out).is_ok()
+            };
+        let render = top_n.is_none().then_some(&render as &RenderFn<'_>);
+        let mut emit = |stats: PartitionStats,
+                        key: &[u8],
+                        disk_size: u64,
+                        line: Option<&[u8]>|
+         -> CmdResult<()> {
             summary.add(&stats);
             if !filter.lists(&stats) {
                 return Ok(());
             }
             listed += 1;
+            if let (None, Some(line)) = (top_n, line) {
+                return w.rendered(line).map_err(CmdError::Output);
+            }
             let rec = Record {
                 stats,
                 key: key.to_vec(),
@@ -224,7 +264,8 @@ pub fn run(a: &PartitionsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         let r = if a.partitions_only {
             from_index(sst, &wanted, bar, &mut emit)
         } else {
-            from_data(sst, &wanted, now, bar, crate::threads(a.threads), &mut emit)
+            let threads = crate::threads(a.threads);
+            from_data(sst, &wanted, now, bar, threads, render, &mut emit)
         };
         let sizes = match r {
             Ok(s) => s,
@@ -328,13 +369,13 @@ fn csv_key(text: &str) -> String {
 }
 
 /// A partition record as JSON.
-fn record_json(r: &Record, partitions_only: bool) -> Value {
-    let p = &r.stats;
-    let i = &r.sst;
+fn record_json(r: &Fields<'_>, partitions_only: bool) -> Value {
+    let p = r.stats;
+    let i = r.sst;
     let mut m = Map::new();
     m.insert("type".into(), json!("partition"));
     m.insert("sstable".into(), json!(i.label));
-    m.insert("key".into(), i.keys.key_json(&r.key));
+    m.insert("key".into(), i.keys.key_json(r.key));
     m.insert("live".into(), json!(p.live));
     m.insert("offset".into(), json!(p.offset));
     m.insert("size".into(), json!(p.size));
@@ -367,6 +408,65 @@ fn record_json(r: &Record, partitions_only: bool) -> Value {
         m.insert("max_timestamp".into(), json!(p.max_timestamp));
     }
     Value::Object(m)
+}
+
+/// A partition's record in a streamed format (json without the comma
+/// between records, ndjson and csv with their line end); the text view
+/// lays its lines out itself.
+fn render_record(
+    fmt: PartitionsOutput,
+    partitions_only: bool,
+    r: &Fields<'_>,
+    out: &mut Vec<u8>,
+) -> std::io::Result<()> {
+    match fmt {
+        PartitionsOutput::Json => Ok(serde_json::to_writer(
+            out,
+            &record_json(r, partitions_only),
+        )?),
+        PartitionsOutput::Ndjson => {
+            serde_json::to_writer(&mut *out, &record_json(r, partitions_only))?;
+            out.push(b'\n');
+            Ok(())
+        }
+        PartitionsOutput::Csv => csv_record(r, out),
+        PartitionsOutput::Text => Ok(()),
+    }
+}
+
+/// A partition's line of `sstablepartitions --csv`.
+fn csv_record(r: &Fields<'_>, out: &mut Vec<u8>) -> std::io::Result<()> {
+    let p = r.stats;
+    let i = r.sst;
+    let t = &p.tombstones;
+    let s = |o: &Option<String>| o.clone().unwrap_or_default();
+    writeln!(
+        out,
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+        csv_key(&i.keys.key_text(r.key)),
+        hex(r.key),
+        p.live,
+        p.offset,
+        p.size,
+        p.rows,
+        p.cells,
+        p.tombstone_count(),
+        t.row,
+        t.range,
+        t.complex,
+        t.cell,
+        p.expired_rows,
+        p.expired_cells,
+        i.label,
+        s(&i.loc.keyspace),
+        s(&i.loc.table),
+        s(&i.loc.index),
+        s(&i.loc.snapshot),
+        s(&i.loc.backup),
+        i.generation,
+        i.format,
+        i.version
+    )
 }
 
 /// What a summary prints of one metric.
@@ -447,6 +547,8 @@ struct Writer<'w> {
     width: usize,
     /// Text: keys are cut to the width (at a terminal only).
     cut_keys: bool,
+    /// The record being rendered, its buffer kept for the next.
+    line: Vec<u8>,
 }
 
 impl<'w> Writer<'w> {
@@ -459,6 +561,7 @@ impl<'w> Writer<'w> {
             later: Vec::new(),
             width: term::width(Stream::Stdout),
             cut_keys: Stream::Stdout.is_terminal(),
+            line: Vec::new(),
         }
     }
 
@@ -471,56 +574,26 @@ impl<'w> Writer<'w> {
     }
 
     fn partition(&mut self, r: &Record) -> std::io::Result<()> {
-        match self.fmt {
-            PartitionsOutput::Json => {
-                if self.items > 0 {
-                    self.w.write_all(b",")?;
-                }
-                self.items += 1;
-                serde_json::to_writer(&mut *self.w, &record_json(r, self.partitions_only))?;
-                Ok(())
-            }
-            PartitionsOutput::Ndjson => {
-                serde_json::to_writer(&mut *self.w, &record_json(r, self.partitions_only))?;
-                self.w.write_all(b"\n")
-            }
-            PartitionsOutput::Csv => self.csv(r),
-            PartitionsOutput::Text => self.text_line(r),
+        if self.fmt == PartitionsOutput::Text {
+            return self.text_line(r);
         }
+        let mut line = std::mem::take(&mut self.line);
+        line.clear();
+        render_record(self.fmt, self.partitions_only, &r.fields(), &mut line)?;
+        let done = self.rendered(&line);
+        self.line = line;
+        done
     }
 
-    fn csv(&mut self, r: &Record) -> std::io::Result<()> {
-        let p = &r.stats;
-        let i = &r.sst;
-        let t = &p.tombstones;
-        let s = |o: &Option<String>| o.clone().unwrap_or_default();
-        writeln!(
-            self.w,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-            csv_key(&i.keys.key_text(&r.key)),
-            hex(&r.key),
-            p.live,
-            p.offset,
-            p.size,
-            p.rows,
-            p.cells,
-            p.tombstone_count(),
-            t.row,
-            t.range,
-            t.complex,
-            t.cell,
-            p.expired_rows,
-            p.expired_cells,
-            i.label,
-            s(&i.loc.keyspace),
-            s(&i.loc.table),
-            s(&i.loc.index),
-            s(&i.loc.snapshot),
-            s(&i.loc.backup),
-            i.generation,
-            i.format,
-            i.version
-        )
+    /// A record [`render_record`] rendered.
+    fn rendered(&mut self, line: &[u8]) -> std::io::Result<()> {
+        if self.fmt == PartitionsOutput::Json {
+            if self.items > 0 {
+                self.w.write_all(b",")?;
+            }
+            self.items += 1;
+        }
+        self.w.write_all(line)
     }
 
     /// Column widths of a text line besides the key.

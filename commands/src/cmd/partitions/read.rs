@@ -99,17 +99,28 @@ impl DiskMap {
 /// Uncompressed and on-disk bytes of Data.db.
 pub(super) type Sizes = (u64, u64);
 
-/// Takes each partition: its stats, key and size on disk.
-pub(super) type EmitFn<'a> = dyn FnMut(PartitionStats, &[u8], u64) -> CmdResult<()> + 'a;
+/// Takes each partition: its stats, key, size on disk, and its record as
+/// the thread that read it rendered it (None: not rendered there).
+pub(super) type EmitFn<'a> =
+    dyn FnMut(PartitionStats, &[u8], u64, Option<&[u8]>) -> CmdResult<()> + 'a;
+
+/// Renders a partition's record into the buffer, on the thread that read
+/// it; false when it is not listed (nothing rendered).
+pub(super) type RenderFn<'a> =
+    dyn Fn(&PartitionStats, &[u8], u64, &mut Vec<u8>) -> bool + Sync + 'a;
 
 /// Decode every partition of Data.db, on `threads` threads when it can be
 /// cut into units (the partitions still reach `emit` in Data.db order).
+/// Those threads also `render` the records, which would otherwise hold
+/// the calling thread longer than the decoding holds the others.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn from_data(
     sst: &Sstable,
     keys: &Keys,
     now: i64,
     bar: bool,
     threads: usize,
+    render: Option<&RenderFn<'_>>,
     emit: &mut EmitFn<'_>,
 ) -> CmdResult<Sizes> {
     let st = crate::render::read_statistics(sst)?;
@@ -127,7 +138,16 @@ pub(super) fn from_data(
         let units = engine::units(sst, &table, crate::pieces::unit_bytes());
         if let Some(units) = units.ok().flatten() {
             let ctx = (&header, &disk);
-            from_units(sst, ctx, &units, keys, now, threads, &mut bar, emit)?;
+            from_units(
+                sst,
+                ctx,
+                &units,
+                (keys, render),
+                now,
+                threads,
+                &mut bar,
+                emit,
+            )?;
             bar.finish();
             return Ok((data_len, disk.file_len));
         }
@@ -149,9 +169,14 @@ pub(super) fn from_data(
 }
 
 /// A unit's partitions, as [`from_units`] hands them on: each one's stats,
-/// key and size on disk, then where the unit's scan stopped, or the error
+/// key, size on disk and rendered record (a range of the unit's rendered
+/// bytes), those bytes, then where the unit's scan stopped, or the error
 /// it ended with.
-type UnitDone = (Vec<(PartitionStats, Vec<u8>, u64)>, CmdResult<DataPos>);
+type UnitDone = (
+    Vec<(PartitionStats, Vec<u8>, u64, Option<std::ops::Range<usize>>)>,
+    Vec<u8>,
+    CmdResult<DataPos>,
+);
 
 /// [`from_data`] on several threads: each decodes units of whole
 /// partitions ([`engine::units`]), and their stats are emitted in order.
@@ -160,7 +185,7 @@ fn from_units(
     sst: &Sstable,
     (header, disk): (&SerializationHeader, &DiskMap),
     units: &[engine::Unit],
-    keys: &Keys,
+    (keys, render): (&Keys, Option<&RenderFn<'_>>),
     now: i64,
     threads: usize,
     bar: &mut Progress,
@@ -178,6 +203,7 @@ fn from_units(
     type Opened = Result<(Sstable, SerializationHeader, DiskMap), Option<CmdError>>;
     let work = |s: &mut Opened, i: usize| -> UnitDone {
         let mut got = Vec::new();
+        let mut lines = Vec::new();
         let r = match s {
             Ok((sst, header, disk)) => ScanReader::new(sst, header)
                 .map_err(CmdError::from)
@@ -192,29 +218,33 @@ fn from_units(
                         now,
                         u.start..u.end,
                         &mut |_| {},
-                        &mut |st, k, d| {
-                            got.push((st, k.to_vec(), d));
+                        &mut |st, k, d, _| {
+                            let start = lines.len();
+                            let line = render
+                                .filter(|r| r(&st, k, d, &mut lines))
+                                .map(|_| start..lines.len());
+                            got.push((st, k.to_vec(), d, line));
                             Ok(())
                         },
                     )
                 }),
             Err(e) => Err(crate::pieces::not_reopened(e, &data_path)),
         };
-        (got, r)
+        (got, lines, r)
     };
     let total = units.last().map_or(0, |u| u.end.0);
     let mut result = Ok(());
     // Where to read on from on this thread: a unit that stopped elsewhere
     // than where the next one starts shows the index wrong there (damaged).
     let mut rest = None;
-    let mut take = |i: usize, (got, r): UnitDone| -> bool {
+    let mut take = |i: usize, (got, lines, r): UnitDone| -> bool {
         bar.set(units[i].end.0, total);
         if matches!(r, Ok(end) if end != units[i].end) {
             rest = Some(units[i].start);
             return false;
         }
-        for (stats, key, on_disk) in got {
-            if let Err(e) = emit(stats, &key, on_disk) {
+        for (stats, key, on_disk, line) in got {
+            if let Err(e) = emit(stats, &key, on_disk, line.map(|l| &lines[l])) {
                 result = Err(e);
                 return false;
             }
@@ -329,7 +359,7 @@ fn scan(
             reader.recycle(spare);
         }
         let on_disk = disk.size(stats.offset, stats.offset + stats.size);
-        emit(stats, &key, on_disk)?;
+        emit(stats, &key, on_disk, None)?;
     }
     Ok(reader.next_position())
 }
@@ -450,7 +480,7 @@ pub(super) fn from_index(
         };
         let mut stats = PartitionStats::new(p.pos, &deletion);
         stats.size = end - p.pos;
-        emit(stats, &p.key, disk.size(p.pos, end))
+        emit(stats, &p.key, disk.size(p.pos, end), None)
     };
     if sst.features().trie_index {
         sst.require(Component::Partitions)?;
