@@ -63,3 +63,34 @@ fn the_threads_reads_are_counted() {
         }
     }
 }
+
+/// The Data.db file bytes of each `--io-stats=json` line of `stderr`.
+fn data_file_bytes(stderr: &str) -> Vec<u64> {
+    (stderr.lines())
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| v.get("components")?["data"]["bytes"].as_u64())
+        .collect()
+}
+
+/// A large partition read in parts reads about its Data.db once on two
+/// threads too: each part reads its own range, not a scan's read-ahead
+/// window from the partition's start and past its end.
+#[test]
+fn parts_read_their_range_only() {
+    for version in ["nb", "oa", "da"] {
+        let wide = fixtures().join(format!("{version}_wide"));
+        let args = ["-o", "ndjson", "--io-stats=json"];
+        let (out1, e1, c1) = run_paths("dump-data", &args, &[wide.as_path()], 1, 1 << 20);
+        let (out2, e2, c2) = run_paths("dump-data", &args, &[wide.as_path()], 2, 64 << 10);
+        assert_eq!((c1, c2), (0, 0), "{version}: {e1}{e2}");
+        assert!(out1 == out2, "{version}: 2 threads wrote other bytes");
+        let (b1, b2) = (data_file_bytes(&e1), data_file_bytes(&e2));
+        assert_eq!((b1.len(), b2.len()), (1, 1), "{version}: {e1}{e2}");
+        assert!(
+            b2[0] <= 2 * b1[0],
+            "{version}: Data.db {} bytes read on 1 thread, {} on 2",
+            b1[0],
+            b2[0]
+        );
+    }
+}

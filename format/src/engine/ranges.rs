@@ -217,7 +217,7 @@ impl MergeInputs {
             let mut r = ScanReader::new(sst, h)?;
             if let Some(Some(end)) = range.ends.as_ref().map(|e| e[i]) {
                 // The range's bytes in one planned read (object storage: one request).
-                r.plan_read(Some(end));
+                r.plan_unit(Some(end));
             }
             let from = range.starts[i];
             if from.0 > 0 {

@@ -155,7 +155,7 @@ pub fn run_unit(
     }
     let mut reader = ScanReader::new(sst, t.header)?;
     // The unit's bytes in one planned read (object storage: one request).
-    reader.plan_read(Some(unit.end));
+    reader.plan_unit(Some(unit.end));
     reader.seek_partition(unit.start)?;
     while reader.next_position() < unit.end {
         match one_partition(&mut reader, t, sel, shape, sink, &Span::WHOLE) {
@@ -211,9 +211,12 @@ pub fn run_rows(
     let mut reader = ScanReader::new(sst, t.header)?;
     // A later part plans its read at its first block (`one_partition`):
     // planned from the partition's start, it would fetch the partition's
-    // first MiB to read its header.
+    // first MiB to read its header. Its header is not read ahead of either:
+    // the blocks after it are other parts'.
     if part.from.is_none() {
-        reader.plan_read(part.to);
+        reader.plan_unit(part.to);
+    } else {
+        reader.set_read_kind(crate::io::ReadKind::Point);
     }
     reader.seek_partition(part.partition)?;
     let span = Span {

@@ -52,6 +52,8 @@ pub fn row_parts(
     }
     let key = {
         let mut reader = crate::data::ScanReader::new(sst, t.header)?;
+        // Only the key is read here: the parts read the partition.
+        reader.set_read_kind(crate::io::ReadKind::Point);
         reader.seek_partition(unit.start)?;
         match reader.next_fragment()? {
             Some(crate::data::Fragment::PartitionStart { key, .. }) => key.to_vec(),

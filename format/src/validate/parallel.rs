@@ -122,7 +122,7 @@ pub(super) fn walk<'a, 's>(
         let u = &units[i];
         let mut reader = ScanReader::with_options(sst, sh.header, sh.reader).ok()?;
         // The unit's bytes in one planned read (object storage: one request).
-        reader.plan_read(Some(DataPos(u.end)));
+        reader.plan_unit(Some(DataPos(u.end)));
         reader.seek_partition(DataPos(u.start)).ok()?;
         let mut uw = Walk::new(sh, reader, Problems::with_max(sh.max_problems));
         uw.set_index_at(sh, u.index_at);

@@ -307,6 +307,14 @@ impl<'s> ScanReader<'s> {
         self.inner.src.plan(end);
     }
 
+    /// Plan the read of one unit of a read cut into several (threads):
+    /// [`ScanReader::plan_read`] up to `end`, and no load read ahead, since
+    /// the bytes past `end` are another unit's, read by another handle.
+    pub fn plan_unit(&mut self, end: Option<DataPos>) {
+        self.plan_read(end);
+        self.set_read_kind(crate::io::ReadKind::Point);
+    }
+
     /// End of the loaded window ([`DataSource::loaded_end`]).
     pub fn loaded_end(&self) -> DataPos {
         self.inner.src.loaded_end()
