@@ -196,6 +196,8 @@ pub struct LookupPlan {
     pub now_secs: i64,
     /// The hidden `--naive` benchmark baseline.
     pub naive: bool,
+    /// `--threads`, resolved: how many threads look the keys up.
+    pub threads: usize,
 }
 
 impl LookupPlan {
@@ -227,6 +229,7 @@ impl LookupPlan {
             output: a.output,
             raw_timestamps: a.raw_timestamps,
             naive: a.naive,
+            threads: crate::threads(a.threads),
         })
     }
 }

@@ -97,8 +97,11 @@ use sstkit_format::statistics::SerializationHeader;
 use sstkit_format::Sstable;
 
 use crate::cli::{DataOutputFormat, IoStatsFormat, OutputFormat, ReadArgs};
+use crate::dump::select::KeyArg;
 use crate::dump::{type_warning, Sink, Table, TypeCheck};
 use crate::output::{iostats, JsonOut};
+use crate::pieces::lookups::{Looked, Lookups};
+use crate::pieces::Style;
 use crate::plan::LookupPlan;
 use crate::render::note_key_absent;
 use crate::renderer::{RenderOptions, Renderer};
@@ -499,13 +502,13 @@ fn read_one(
     } = crate::bind::sstable(sst, false)?;
     let slices = slices_of(a, &header)?;
     let cols = columns_of(a, &header)?;
-    let keys = &a.keys;
-    let parsed = keys
+    let parsed = a
+        .keys
         .iter()
         .map(|k| k.bytes(&header.partition_key_type))
         .collect::<CmdResult<Vec<_>>>()?;
     let table = Table::new(&header, partitioner, now_secs);
-    let mut lookup = Lookup::open(sst, &table, a.reverse)?;
+    let lookup = Lookup::open(sst, &table, a.reverse)?;
     report(
         a.io_stats,
         label,
@@ -520,59 +523,27 @@ fn read_one(
         sst.table_schema(),
         render_options(a, &slices),
     )?;
-    let mut result = Ok(());
     // Pre-3.0 data decoded with a user's schema: note columns whose type did not fit.
     let check = sst.features().legacy_cells && sst.table_schema().is_some();
     let mut failed: Vec<String> = Vec::new();
-    for (k, key) in keys.iter().zip(&parsed) {
-        sst.io.begin_operation();
-        let before = sst.io.stats();
-        let t = Instant::now();
-        let mut extra = json!({"operation": "read", "key": k.label()});
-        let mut tc: Option<TypeCheck<'_>> = None;
-        let sink: &mut dyn Sink = if check {
-            tc.insert(TypeCheck::new(renderer.sink()))
-        } else {
-            renderer.sink()
-        };
-        let opts = ReadOptions {
+    let mut keys = Keys {
+        t: &table,
+        lookup,
+        keys: &a.keys,
+        parsed: &parsed,
+        slices: &slices,
+        cols: cols.as_ref(),
+        opts: ReadOptions {
             limit: a.limit,
             naive: a.naive,
-        };
-        let r = lookup.read(&table, key, &slices, &opts, cols.as_ref(), sink);
-        for f in tc.map(|t| t.failed).unwrap_or_default() {
-            if !failed.contains(&f) {
-                failed.push(f);
-            }
-        }
-        match r {
-            Ok(Found::Absent(why)) => {
-                extra["result"] = json!(why.map_or("absent", |x| x.describe()));
-                note_key_absent(label, &k.label(), why.unwrap_or(Absence::Index));
-            }
-            Ok(Found::Read(plan)) => {
-                extra["result"] = json!("found");
-                extra["plan"] = plan_json(&plan);
-            }
-            Err(sstkit_format::engine::Error::Read {
-                error,
-                key: Some(_),
-            }) => {
-                result = Err(CmdError::from(error.in_partition(format!(
-                    "{} (0x{})",
-                    k.label(),
-                    crate::output::hex(key)
-                ))));
-                break;
-            }
-            Err(e) => {
-                result = Err(CmdError::from(e));
-                break;
-            }
-        }
-        extra["micros"] = json!(t.elapsed().as_micros() as u64);
-        report(a.io_stats, label, &sst.io.stats().since(&before), extra);
-    }
+        },
+        check,
+    };
+    let result = if on_threads(a) {
+        read_threads(a, sst, label, &mut keys, &mut renderer, &mut failed)
+    } else {
+        read_keys(a, sst, label, &mut keys, &mut renderer, &mut failed)
+    };
     let fin = renderer.finish();
     if let Some(w) = type_warning(label, &failed) {
         eprintln!("{w}");
@@ -580,6 +551,183 @@ fn read_one(
     result?;
     fin?;
     Ok(())
+}
+
+/// Look the keys up in turn on this thread, reporting each lookup's IO
+/// (`--io-stats`).
+fn read_keys(
+    a: &LookupPlan,
+    sst: &Sstable,
+    label: &str,
+    keys: &mut Keys<'_, '_>,
+    renderer: &mut Renderer<'_, '_>,
+    failed: &mut Vec<String>,
+) -> CmdResult<()> {
+    for (k, key) in a.keys.iter().enumerate() {
+        sst.io.begin_operation();
+        let before = sst.io.stats();
+        let t = Instant::now();
+        let mut extra = json!({"operation": "read", "key": key.label()});
+        let (r, f) = keys.read(k, renderer.sink());
+        add_failed(failed, f);
+        match r? {
+            Found::Absent(why) => {
+                extra["result"] = json!(why.map_or("absent", |x| x.describe()));
+                note_key_absent(label, &key.label(), why.unwrap_or(Absence::Index));
+            }
+            Found::Read(plan) => {
+                extra["result"] = json!("found");
+                extra["plan"] = plan_json(&plan);
+            }
+        }
+        extra["micros"] = json!(t.elapsed().as_micros() as u64);
+        report(a.io_stats, label, &sst.io.stats().since(&before), extra);
+    }
+    Ok(())
+}
+
+/// Whether the keys are looked up on several threads: more than one key
+/// and one thread, and no `--io-stats` (whose counts are per lookup, with
+/// the cache the lookups before it warmed on the same thread).
+fn on_threads(a: &LookupPlan) -> bool {
+    a.threads > 1 && a.keys.len() > 1 && a.io_stats.is_none()
+}
+
+/// Look the keys up on `a.threads` threads, each with its own handle on
+/// `sst` ([`crate::pieces::lookups`]): the output, notes and first error
+/// of [`read_keys`].
+fn read_threads(
+    a: &LookupPlan,
+    sst: &Sstable,
+    label: &str,
+    keys: &mut Keys<'_, '_>,
+    renderer: &mut Renderer<'_, '_>,
+    failed: &mut Vec<String>,
+) -> CmdResult<()> {
+    let reopen = sst.reopener();
+    let (parsed, slices, cols, opts, check) =
+        (keys.parsed, keys.slices, keys.cols, keys.opts, keys.check);
+    let (now_secs, reverse) = (a.now_secs, a.reverse);
+    let thread = |with: &mut dyn FnMut(Option<Lookups<'_, '_>>)| {
+        let Some((own, bound)) = reopen.open().ok().and_then(|s| {
+            let b = sstkit_format::engine::bind(&s).ok()?;
+            Some((s, b))
+        }) else {
+            return with(None);
+        };
+        let t = Table::new(&bound.header, bound.partitioner.clone(), now_secs);
+        let Ok(lookup) = Lookup::open(&own, &t, reverse) else {
+            return with(None);
+        };
+        let mut mine = Keys {
+            t: &t,
+            lookup,
+            keys: &a.keys,
+            parsed,
+            slices,
+            cols,
+            opts,
+            check,
+        };
+        let mut look = |k: usize, sink: &mut dyn Sink| mine.looked(k, sink);
+        with(Some(Lookups {
+            t: &t,
+            schema: own.table_schema(),
+            look: &mut look,
+        }));
+    };
+    let style = Style {
+        format: a.output,
+        label,
+        options: render_options(a, slices),
+        merged: false,
+    };
+    let mut doc = |k: usize, sink: &mut dyn Sink| keys.looked(k, sink);
+    let mut noted = |k: usize, l: Looked| -> CmdResult<()> {
+        add_failed(failed, l.failed);
+        if let Some(why) = l.absent {
+            note_key_absent(label, &a.keys[k].label(), why);
+        }
+        l.error.map_or(Ok(()), Err)
+    };
+    crate::pieces::lookups::lookups(
+        &style,
+        a.keys.len(),
+        a.threads,
+        &thread,
+        &mut doc,
+        renderer,
+        &mut noted,
+    )
+}
+
+/// Add the columns whose type did not fit in a lookup to those of the
+/// lookups before it (first-seen order).
+fn add_failed(failed: &mut Vec<String>, more: Vec<String>) {
+    for f in more {
+        if !failed.contains(&f) {
+            failed.push(f);
+        }
+    }
+}
+
+/// The lookups of the keys in one sstable, into any sink.
+struct Keys<'a, 't> {
+    t: &'a Table<'t>,
+    lookup: Lookup<'a>,
+    keys: &'a [KeyArg],
+    parsed: &'a [Vec<u8>],
+    slices: &'a [Slice],
+    cols: Option<&'a HashSet<String>>,
+    opts: ReadOptions,
+    /// Note the columns whose type did not fit (pre-3.0 data decoded with a user's schema).
+    check: bool,
+}
+
+impl Keys<'_, '_> {
+    /// Look key `k` up into `sink`: what it found (its error names the
+    /// partition), and the columns whose type did not fit.
+    fn read(&mut self, k: usize, sink: &mut dyn Sink) -> (CmdResult<Found>, Vec<String>) {
+        let mut tc: Option<TypeCheck<'_>> = None;
+        let sink: &mut dyn Sink = if self.check {
+            tc.insert(TypeCheck::new(sink))
+        } else {
+            sink
+        };
+        let key = &self.parsed[k];
+        let r = self
+            .lookup
+            .read(self.t, key, self.slices, &self.opts, self.cols, sink);
+        let failed = tc.map(|t| t.failed).unwrap_or_default();
+        let r = r.map_err(|e| match e {
+            sstkit_format::engine::Error::Read {
+                error,
+                key: Some(_),
+            } => CmdError::from(error.in_partition(partition(&self.keys[k], key))),
+            e => CmdError::from(e),
+        });
+        (r, failed)
+    }
+
+    /// [`Keys::read`], as a thread reports it.
+    fn looked(&mut self, k: usize, sink: &mut dyn Sink) -> Looked {
+        let (r, failed) = self.read(k, sink);
+        let (absent, error) = match r {
+            Ok(Found::Absent(why)) => (Some(why.unwrap_or(Absence::Index)), None),
+            Ok(Found::Read(_)) => (None, None),
+            Err(e) => (None, Some(e)),
+        };
+        Looked {
+            absent,
+            failed,
+            error,
+        }
+    }
+}
+
+/// How an error names the partition of `key` (`parsed`, its bytes).
+fn partition(key: &KeyArg, parsed: &[u8]) -> String {
+    format!("{} (0x{})", key.label(), crate::output::hex(parsed))
 }
 
 /// The renderer options of `read`: static content alone is a CQL row only
