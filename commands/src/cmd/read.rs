@@ -88,7 +88,8 @@ use std::io::Write;
 use std::time::Instant;
 
 use serde_json::{json, Value};
-use sstkit_format::engine::{Bound, Found, Lookup};
+use sstkit_format::engine::merged::Indexes;
+use sstkit_format::engine::{self, Bound, Found, Lookup, MergeInputs, Shape};
 use sstkit_format::io::IoStats;
 use sstkit_format::read::{
     hull, value_slices, Absence, ClusteringBound, ReadOptions, ReadPlan, Slice,
@@ -162,8 +163,6 @@ fn run_plan(a: &LookupPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
 /// first (max timestamp) and the visit stops once a partition deletion
 /// newer than every remaining sstable's max timestamp has been seen.
 fn run_merged(a: &LookupPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
-    use sstkit_format::engine::merged::Visit;
-    use sstkit_format::engine::Shape;
     let inputs = a.inputs.open_merged()?;
     let keys = &a.keys;
     let header = &inputs.schema.header;
@@ -178,7 +177,7 @@ fn run_merged(a: &LookupPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
     if a.explain {
         return crate::explain::read(a, &inputs, &parsed, &slices, cols, now_secs, out);
     }
-    let mut indexes = inputs.indexes()?;
+    let indexes = inputs.indexes()?;
     let scylla = matches!(a.output, DataOutputFormat::Json | DataOutputFormat::Ndjson);
     let json_fmt = match a.output {
         DataOutputFormat::Ndjson => OutputFormat::Ndjson,
@@ -204,34 +203,53 @@ fn run_merged(a: &LookupPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
         reverse: a.reverse,
         ..Shape::default()
     };
-    let mut result: CmdResult<()> = Ok(());
-    for (k, key) in keys.iter().zip(&parsed) {
+    let mut merged = MergedKeys {
+        inputs: &inputs,
+        indexes,
+        t: &table,
+        shape: &shape,
+        keys,
+        parsed: &parsed,
+        slices: &slices,
+    };
+    let result = if on_threads(a) {
+        merged_threads(a, &inputs, &label, &mut merged, &mut renderer)
+    } else {
+        merged_keys(a, &inputs, &label, &mut merged, &mut renderer)
+    };
+
+    let fin = renderer.finish();
+    let mut outcome = Outcome::default();
+    outcome.settle(crate::end_sstable(&mut json, true, result))?;
+    fin?;
+    if scylla {
+        json.finish()?;
+    } else {
+        json.raw().flush()?;
+    }
+    Ok(outcome)
+}
+
+/// `read --merge`'s keys in turn on this thread, reporting each merge's
+/// IO (`--io-stats`).
+fn merged_keys(
+    a: &LookupPlan,
+    inputs: &MergeInputs,
+    label: &str,
+    merged: &mut MergedKeys<'_, '_>,
+    renderer: &mut Renderer<'_, '_>,
+) -> CmdResult<()> {
+    use sstkit_format::engine::merged::Visit;
+    for (i, k) in a.keys.iter().enumerate() {
         let t = Instant::now();
         let before: Vec<IoStats> = inputs.ssts.iter().map(|s| s.io.stats()).collect();
         let mut visits: Vec<Option<Visit>> = vec![None; inputs.ssts.len()];
         let mut windows = None;
-        let r = (|| -> CmdResult<()> {
-            windows = inputs.emit_lookup_slices(
-                &mut indexes,
-                key,
-                &slices,
-                &table,
-                &shape,
-                renderer.sink(),
-                &mut visits,
-            )?;
+        let r = merged.read(i, renderer.sink(), &mut visits).map(|w| {
+            windows = w;
             if windows.is_none() {
-                note_key_absent(&label, &k.label(), Absence::Index);
+                note_key_absent(label, &k.label(), Absence::Index);
             }
-            Ok(())
-        })();
-        let r = r.map_err(|e| match e {
-            CmdError::Format(e) => CmdError::from(e.in_partition(format!(
-                "{} (0x{})",
-                k.label(),
-                crate::output::hex(key)
-            ))),
-            e => e,
         });
         let mut total = IoStats::default();
         for (i, v) in visits.iter().enumerate() {
@@ -258,21 +276,131 @@ fn run_merged(a: &LookupPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
                    },
                    "micros": t.elapsed().as_micros() as u64}),
         );
-        if let Err(e) = r {
-            result = Err(e);
-            break;
+        r?;
+    }
+    Ok(())
+}
+
+/// `read --merge`'s keys on `a.threads` threads, each with its own handles
+/// on the sstables: the output, notes and first error of [`merged_keys`].
+fn merged_threads(
+    a: &LookupPlan,
+    inputs: &MergeInputs,
+    label: &str,
+    merged: &mut MergedKeys<'_, '_>,
+    renderer: &mut Renderer<'_, '_>,
+) -> CmdResult<()> {
+    let reopen: Vec<_> = inputs.ssts.iter().map(|s| s.reopener()).collect();
+    let (parsed, slices, shape) = (merged.parsed, merged.slices, merged.shape);
+    let now_secs = a.now_secs;
+    let thread = |with: &mut dyn FnMut(Option<Lookups<'_, '_>>)| {
+        let own = MergeInputs::new(reopen.iter().map(|r| -> Result<_, engine::Error> {
+            let s = r.open()?;
+            let b = engine::bind(&s)?;
+            Ok((s, b))
+        }));
+        let Ok(own) = own else {
+            return with(None);
+        };
+        let Ok(indexes) = own.indexes() else {
+            return with(None);
+        };
+        let t = Table::new(&own.schema.header, own.partitioner.clone(), now_secs);
+        let mut mine = MergedKeys {
+            inputs: &own,
+            indexes,
+            t: &t,
+            shape,
+            keys: &a.keys,
+            parsed,
+            slices,
+        };
+        let mut look = |k: usize, sink: &mut dyn Sink| mine.looked(k, sink);
+        with(Some(Lookups {
+            t: &t,
+            schema: own.ssts.first().and_then(|s| s.table_schema()),
+            look: &mut look,
+        }));
+    };
+    let style = Style {
+        format: a.output,
+        label,
+        options: render_options(a, slices),
+        merged: true,
+    };
+    let mut doc = |k: usize, sink: &mut dyn Sink| merged.looked(k, sink);
+    let mut noted = |k: usize, l: Looked| -> CmdResult<()> {
+        if let Some(why) = l.absent {
+            note_key_absent(label, &a.keys[k].label(), why);
+        }
+        l.error.map_or(Ok(()), Err)
+    };
+    crate::pieces::lookups::lookups(
+        &style,
+        a.keys.len(),
+        a.threads,
+        &thread,
+        &mut doc,
+        renderer,
+        &mut noted,
+    )
+}
+
+/// The merged lookups of the keys in a set of sstables, into any sink.
+struct MergedKeys<'a, 't> {
+    inputs: &'a MergeInputs,
+    indexes: Indexes<'a>,
+    t: &'a Table<'t>,
+    shape: &'a Shape,
+    keys: &'a [KeyArg],
+    parsed: &'a [Vec<u8>],
+    slices: &'a [Slice],
+}
+
+impl MergedKeys<'_, '_> {
+    /// Merge key `k`'s partition into `sink`, noting which sstables were
+    /// visited and how: the windows of a reversed merge (`None`: absent);
+    /// its error names the partition.
+    fn read(
+        &mut self,
+        k: usize,
+        sink: &mut dyn Sink,
+        visits: &mut Vec<Option<sstkit_format::engine::merged::Visit>>,
+    ) -> CmdResult<Option<usize>> {
+        let key = &self.parsed[k];
+        self.inputs
+            .emit_lookup_slices(
+                &mut self.indexes,
+                key,
+                self.slices,
+                self.t,
+                self.shape,
+                sink,
+                visits,
+            )
+            .map_err(|e| match CmdError::from(e) {
+                CmdError::Format(e) => {
+                    CmdError::from(e.in_partition(partition(&self.keys[k], key)))
+                }
+                e => e,
+            })
+    }
+
+    /// [`MergedKeys::read`], as a thread reports it.
+    fn looked(&mut self, k: usize, sink: &mut dyn Sink) -> Looked {
+        let mut visits = vec![None; self.inputs.ssts.len()];
+        match self.read(k, sink, &mut visits) {
+            Ok(Some(_)) => Looked::default(),
+            Ok(None) => Looked {
+                absent: Some(Absence::Index),
+                ..Looked::default()
+            },
+            Err(e) => Looked {
+                error: Some(e),
+                ..Looked::default()
+            },
         }
     }
-    let fin = renderer.finish();
-    let mut outcome = Outcome::default();
-    outcome.settle(crate::end_sstable(&mut json, true, result))?;
-    fin?;
-    if scylla {
-        json.finish()?;
-    } else {
-        json.raw().flush()?;
-    }
-    Ok(outcome)
 }
 
 /// The slices of `--from/--after/--to/--before`, typed with the sstable's
