@@ -96,7 +96,7 @@ fn absent_key(keys: &[String], paths: &[&Path]) -> Option<String> {
         }
         let k = format!("0x{hex}");
         let mut args = merged.clone();
-        args.extend(["--key-hex", &hex]);
+        args.extend(["-o", "text", "--key-hex", &hex]);
         let r = read(&args, paths, 1);
         if r.2 == 0 && r.0.is_empty() && r.1.contains("not found") {
             return Some(k);
@@ -141,7 +141,7 @@ fn many_keys_read_the_same_on_several_threads() {
     let tmp = scratch_dir("threads", "read-keys");
     let cases = fixture_cases();
     assert!(cases.len() > 40, "fixtures missing: {}", cases.len());
-    let mut tried = 0;
+    let (mut tried, mut absent_first) = (0, 0);
     for (n, case) in cases.iter().enumerate() {
         let paths = [case.as_path()];
         let keys = keys_of(&paths);
@@ -150,6 +150,7 @@ fn many_keys_read_the_same_on_several_threads() {
         }
         tried += 1;
         let absent = absent_key(&keys, &paths);
+        absent_first += usize::from(absent.is_some());
         let file = keys_file(tmp.path(), &format!("keys-{n}"), &keys, absent.as_deref());
         let file = file.to_str().unwrap();
         for (f, format) in FORMATS.iter().enumerate() {
@@ -172,6 +173,11 @@ fn many_keys_read_the_same_on_several_threads() {
         }
     }
     assert!(tried > 30, "fixtures with keys: {tried}");
+    // Most begin with an absent key: the first piece that writes is not the first.
+    assert!(
+        absent_first * 2 > tried,
+        "absent keys: {absent_first} of {tried}"
+    );
 }
 
 /// Clustering bounds and `--columns` on the tables with clustering columns.
@@ -219,6 +225,7 @@ fn merged_keys_read_the_same_on_several_threads() {
         let paths: Vec<&Path> = set.iter().map(|p| p.as_path()).collect();
         let keys = keys_of(&paths);
         let absent = absent_key(&keys, &paths);
+        assert!(absent.is_some(), "{paths:?}: no absent key");
         let file = keys_file(tmp.path(), &format!("merge-{n}"), &keys, absent.as_deref());
         let file = file.to_str().unwrap();
         for (f, format) in FORMATS.iter().enumerate() {
