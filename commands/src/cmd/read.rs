@@ -79,6 +79,16 @@
 //! and Rows.db ([`sstkit_format::bti::BtiIndex`]); row-index blocks are
 //! bounded by the trie's separators, so no Data.db byte is read to find them.
 //!
+//! `--threads N` (`-j`, default one per core): the keys are cut into runs
+//! of consecutive keys, each looked up on a thread with its own handles on
+//! the sstables and its own index cache (`--merge`: each key's merge), and
+//! rendered into a piece that continues the document; the pieces are
+//! written in key order ([`crate::pieces::lookups`]), so the output is the
+//! one a single thread writes, byte for byte, with the notes on absent keys
+//! in key order and the first error where one thread meets it. Read on one
+//! thread: a single key, `--io-stats` (its counts are per lookup, with the
+//! cache the lookups before it warmed on the same thread) and `--explain`.
+//!
 //! Exit status: 0 ok (absent keys included); 2 usage (including a key that
 //! does not fit the partition key type); 3 unreadable input (including a
 //! Data.db shorter than its index).
