@@ -111,7 +111,7 @@ use crate::cli::{DataOutputFormat, IoStatsFormat, OutputFormat, ReadArgs};
 use crate::dump::select::KeyArg;
 use crate::dump::{type_warning, Sink, Table, TypeCheck};
 use crate::output::{iostats, JsonOut};
-use crate::pieces::lookups::{Looked, Lookups};
+use crate::pieces::lookups::{Looked, Lookups, WithLookups};
 use crate::pieces::Style;
 use crate::plan::LookupPlan;
 use crate::render::note_key_absent;
@@ -303,7 +303,7 @@ fn merged_threads(
     let reopen: Vec<_> = inputs.ssts.iter().map(|s| s.reopener()).collect();
     let (parsed, slices, shape) = (merged.parsed, merged.slices, merged.shape);
     let now_secs = a.now_secs;
-    let thread = |with: &mut dyn FnMut(Option<Lookups<'_, '_>>)| {
+    let thread = |with: &mut WithLookups<'_>| {
         let own = MergeInputs::new(reopen.iter().map(|r| -> Result<_, engine::Error> {
             let s = r.open()?;
             let b = engine::bind(&s)?;
@@ -746,7 +746,7 @@ fn read_threads(
     let (parsed, slices, cols, opts, check) =
         (keys.parsed, keys.slices, keys.cols, keys.opts, keys.check);
     let (now_secs, reverse) = (a.now_secs, a.reverse);
-    let thread = |with: &mut dyn FnMut(Option<Lookups<'_, '_>>)| {
+    let thread = |with: &mut WithLookups<'_>| {
         let Some((own, bound)) = reopen.open().ok().and_then(|s| {
             let b = sstkit_format::engine::bind(&s).ok()?;
             Some((s, b))

@@ -51,6 +51,10 @@ pub struct Lookups<'a, 't> {
     pub look: &'a mut Look<'a>,
 }
 
+/// What a thread hands its [`Lookups`] to (`None`: it could not open the
+/// sstables): it looks keys up until there are none left for the thread.
+pub type WithLookups<'a> = dyn FnMut(Option<Lookups<'_, '_>>) + 'a;
+
 /// The tasks for `count` keys on `threads` threads: runs of consecutive
 /// keys, several per thread so that a slow key does not hold the others.
 fn tasks(count: usize, threads: usize) -> Vec<Range<usize>> {
@@ -79,14 +83,14 @@ pub fn lookups(
     style: &Style<'_>,
     count: usize,
     threads: usize,
-    thread: &(dyn Fn(&mut dyn FnMut(Option<Lookups<'_, '_>>)) + Sync),
+    thread: &(dyn Fn(&mut WithLookups<'_>) + Sync),
     doc: &mut Look<'_>,
     renderer: &mut Renderer<'_, '_>,
     noted: &mut dyn FnMut(usize, Looked) -> CmdResult<()>,
 ) -> CmdResult<()> {
     let tasks = tasks(count, threads);
     let buffers = Buffers::default();
-    let run = |units: &mut dyn FnMut(&mut dyn FnMut(usize) -> Done)| {
+    let run = |units: &mut parallel::Units<'_, Done>| {
         thread(&mut |looker| match looker {
             Some(mut l) => units(&mut |i| piece(style, &mut l, tasks[i].clone(), i > 0, &buffers)),
             None => units(&mut |_| Done::Here),

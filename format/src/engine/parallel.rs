@@ -52,6 +52,13 @@ pub fn ordered<S, T: Send>(
     );
 }
 
+/// A thread's work: unit `i` into its result.
+pub type Work<'a, T> = dyn FnMut(usize) -> T + 'a;
+
+/// What a thread hands its [`Work`] to: it does units until there are
+/// none left for the thread.
+pub type Units<'a, T> = dyn FnMut(&mut Work<'_, T>) + 'a;
+
 /// [`ordered`] for a thread state that borrows from itself (a lookup over
 /// the thread's own handle on an sstable): each thread runs `thread`,
 /// which sets up its state and calls the function it is given once with
@@ -60,7 +67,7 @@ pub fn ordered<S, T: Send>(
 pub fn ordered_scoped<T: Send>(
     count: usize,
     threads: usize,
-    thread: &(dyn Fn(&mut dyn FnMut(&mut dyn FnMut(usize) -> T)) + Sync),
+    thread: &(dyn Fn(&mut Units<'_, T>) + Sync),
     take: &mut dyn FnMut(usize, T) -> bool,
 ) {
     if threads <= 1 || count <= 1 {
