@@ -13,7 +13,22 @@ use crate::util::{corpus, fixture_cases, repo, scratch_dir};
 /// stdout, stderr and exit code of `read` with `args` over `paths` on
 /// `threads` threads.
 fn read(args: &[&str], paths: &[&Path], threads: usize) -> (Vec<u8>, String, i32) {
-    let out = Command::new(env!("CARGO_BIN_EXE_sstkit"))
+    read_in_pieces(args, paths, threads, None)
+}
+
+/// [`read`] with pieces of at most `rows` rows (a task that reaches it is
+/// read again on the calling thread).
+fn read_in_pieces(
+    args: &[&str],
+    paths: &[&Path],
+    threads: usize,
+    rows: Option<u64>,
+) -> (Vec<u8>, String, i32) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sstkit"));
+    if let Some(r) = rows {
+        cmd.env("SSTKIT_PIECE_ROWS", r.to_string());
+    }
+    let out = cmd
         .arg("read")
         .arg(format!("-j{threads}"))
         .args(args)
@@ -214,6 +229,33 @@ fn bounds_and_columns_read_the_same_on_several_threads() {
         }
     }
     assert!(tried >= 5, "clustering fixtures: {tried}");
+}
+
+/// Tasks whose pieces would pass the row bound (a large partition) are
+/// read on the calling thread, streaming: the same output.
+#[test]
+fn large_pieces_are_read_on_the_calling_thread() {
+    let tmp = scratch_dir("threads", "read-pieces");
+    for name in ["nb_clustering", "da_wide", "nb_range_tombstones"] {
+        let case = crate::util::fixtures().join(name);
+        let paths = [case.as_path()];
+        let keys = keys_of(&paths);
+        assert!(keys.len() > 1, "{name}: keys");
+        let file = keys_file(tmp.path(), name, &keys, None);
+        let file = file.to_str().unwrap();
+        for format in ["json", "sstabledump", "text", "cql"] {
+            let args = ["-o", format, "--keys-file", file];
+            let one = read(&args, &paths, 1);
+            assert_eq!(one.2, 0, "{name} {format}: {}", one.1);
+            for (threads, rows) in [(2, 3), (3, 40)] {
+                let many = read_in_pieces(&args, &paths, threads, Some(rows));
+                assert!(
+                    one == many,
+                    "{name} {format}: {threads} threads, pieces of {rows} rows differ"
+                );
+            }
+        }
+    }
 }
 
 #[test]

@@ -9,12 +9,16 @@
 //! columns whose type did not fit, an error) travels with the piece and is
 //! reported when the piece is written, in key order. A task after an error
 //! is not written. A piece rendered as a later one while nothing came
-//! before it, and the tasks of a thread that could not open the sstables,
-//! are looked up again on this thread.
+//! before it, a task whose rows would make its piece large (a large
+//! partition: memory stays bounded), and the tasks of a thread that could
+//! not open the sstables, are looked up again on this thread.
 
+use std::io;
 use std::ops::Range;
 
-use sstkit_format::engine::{parallel, Shape};
+use sstkit_format::data::{LazyRow, RangeTombstoneMarker, Row};
+use sstkit_format::deletion::DeletionTime;
+use sstkit_format::engine::{self, parallel, Shape};
 use sstkit_format::read::Absence;
 use sstkit_format::schema::TableSchema;
 
@@ -26,6 +30,20 @@ use crate::{CmdError, CmdResult};
 /// Keys per task at most: a few lookups' worth of output held per piece,
 /// and few enough tasks for a keys file of any length.
 const MAX_KEYS_PER_TASK: usize = 64;
+
+/// Rows and markers a piece holds at most: a task that reaches it (a large
+/// partition) is left to this thread, which streams it.
+const PIECE_ROWS: u64 = 20_000;
+
+/// The piece size in rows: `SSTKIT_PIECE_ROWS` when set (the tests make
+/// the fixtures' partitions reach it), else `PIECE_ROWS`.
+fn piece_rows() -> u64 {
+    std::env::var("SSTKIT_PIECE_ROWS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(PIECE_ROWS)
+}
 
 /// What one key's lookup found, besides what it rendered.
 #[derive(Default)]
@@ -129,6 +147,7 @@ fn piece(
 ) -> Done {
     let mut looked = Vec::with_capacity(keys.len());
     let look = &mut *l.look;
+    let mut full = false;
     let r = render(
         style,
         l.t,
@@ -138,21 +157,91 @@ fn piece(
         false,
         buffers.get(),
         &mut |sink| {
+            let mut capped = Capped {
+                inner: sink,
+                left: piece_rows(),
+                full: false,
+            };
             for k in keys.clone() {
-                let found = look(k, sink);
+                let found = look(k, &mut capped);
                 let failed = found.error.is_some();
                 looked.push(found);
-                if failed {
+                if failed || capped.full {
                     break;
                 }
             }
+            full = capped.full;
             Ok(0)
         },
     );
     match r {
+        // Memory stays bounded: the task is read again on the document's thread, streaming.
+        Ok(_) if full => Done::Here,
         Ok(p) => Done::Piece(p, looked),
         // Rendering into memory does not fail; should it, this thread reads the task.
         Err(_) => Done::Here,
+    }
+}
+
+/// A sink that refuses more than `left` rows and markers (and says so in
+/// `full`), so that a piece stays small.
+struct Capped<'s> {
+    inner: &'s mut dyn Sink,
+    left: u64,
+    full: bool,
+}
+
+impl Capped<'_> {
+    /// Count one row or marker: an error once the piece is full.
+    fn one(&mut self) -> io::Result<()> {
+        if self.left == 0 {
+            self.full = true;
+            return Err(io::Error::other("piece full"));
+        }
+        self.left -= 1;
+        Ok(())
+    }
+}
+
+impl Sink for Capped<'_> {
+    fn partition_start(
+        &mut self,
+        t: &Table<'_>,
+        key: &[u8],
+        deletion: &DeletionTime,
+        header_end: u64,
+    ) -> io::Result<()> {
+        self.inner.partition_start(t, key, deletion, header_end)
+    }
+    fn static_row(&mut self, t: &Table<'_>, row: &Row<'_>, position: u64) -> io::Result<()> {
+        self.inner.static_row(t, row, position)
+    }
+    fn row(&mut self, t: &Table<'_>, row: &Row<'_>) -> io::Result<()> {
+        self.one()?;
+        self.inner.row(t, row)
+    }
+    fn takes_lazy_rows(&self) -> bool {
+        self.inner.takes_lazy_rows()
+    }
+    fn lazy_row(&mut self, t: &Table<'_>, row: LazyRow<'_>) -> Result<(), engine::Error> {
+        self.one()?;
+        self.inner.lazy_row(t, row)
+    }
+    fn marker(&mut self, t: &Table<'_>, m: &RangeTombstoneMarker<'_>) -> io::Result<()> {
+        self.one()?;
+        self.inner.marker(t, m)
+    }
+    fn partition_end(&mut self, t: &Table<'_>) -> io::Result<()> {
+        self.inner.partition_end(t)
+    }
+    fn abort_partition(&mut self, t: &Table<'_>) -> io::Result<()> {
+        self.inner.abort_partition(t)
+    }
+    fn last_partition_written(&self) -> bool {
+        self.inner.last_partition_written()
+    }
+    fn key_only(&mut self, t: &Table<'_>, key: &[u8]) -> io::Result<()> {
+        self.inner.key_only(t, key)
     }
 }
 
