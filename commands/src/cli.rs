@@ -403,7 +403,8 @@ The keys (--key, --key-hex, --keys-file) are cut into runs of consecutive keys; 
 thread looks a run's keys up with its own handles on the sstables (its own index \
 cache) and renders them, and the runs are written in key order, with the notes on \
 absent keys and the first error where one thread gives them. With --merge, each \
-key's merge is done on a thread.
+key's merge is done on a thread. A run whose output would be large (a large \
+partition) is read on the calling thread, streaming.
 
 Read on one thread: a single key (however large its partition), --io-stats (its \
 counts are per lookup, with the cache one thread warms) and --explain.";

@@ -85,8 +85,9 @@
 //! rendered into a piece that continues the document; the pieces are
 //! written in key order ([`crate::pieces::lookups`]), so the output is the
 //! one a single thread writes, byte for byte, with the notes on absent keys
-//! in key order and the first error where one thread meets it. Read on one
-//! thread: a single key, `--io-stats` (its counts are per lookup, with the
+//! in key order and the first error where one thread meets it. A run whose
+//! output would be large (a large partition) is read on the calling thread,
+//! streaming. Read on one thread: a single key, `--io-stats` (its counts are per lookup, with the
 //! cache the lookups before it warmed on the same thread) and `--explain`.
 //!
 //! Exit status: 0 ok (absent keys included); 2 usage (including a key that
