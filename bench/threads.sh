@@ -15,8 +15,9 @@
 # many/ and wide/, with and without the checksum pass (CASES=validate); dump-data
 # --merge -o ndjson and -o sstabledump of merge/ (4 sstables of the same 250,000
 # partitions, cut into token ranges common to them; CASES=merge); export -o parquet and
-# -o csv of many/ and export --merge -o parquet of merge/ (CASES=export); output to a file.
-# CASES=all (the default) runs all four sets. Each case runs -j1 and -j2 in turn RUNS
+# -o csv of many/ and export --merge -o parquet of merge/ (CASES=export); output to a file;
+# read -o ndjson of 20,000 keys of many/ (every 50th, in token order, by --keys-file;
+# CASES=read). CASES=all (the default) runs all five sets. Each case runs -j1 and -j2 in turn RUNS
 # times (default 9) after one warm-up each, and prints the median wall seconds of each,
 # the median of the j1/j2 ratios taken pair by pair (the speed-up; pairing keeps it
 # meaningful when the machine's speed drifts) with the smallest and largest, and the
@@ -102,6 +103,15 @@ if [[ "$cases" == all || "$cases" == export ]]; then
   pair "export -o parquet, many" export -o parquet --now 1700000000 --output-file @OUT@ "$data/many"
   pair "export -o csv, many" export -o csv --now 1700000000 --output-file @OUT@ "$data/many"
   pair "export --merge -o parquet" export --merge -o parquet --now 1700000000 --output-file @OUT@ "$data/merge"
+fi
+if [[ "$cases" == all || "$cases" == read ]]; then
+  "$bin" dump-data --threads=1 --keys-only -o ndjson "$data/many" | python3 -c '
+import json, sys
+for i, line in enumerate(sys.stdin):
+    if i % 50 == 0:
+        print("0x" + json.loads(line)["raw"])
+' >"$work/keys"
+  pair "read --keys-file (20,000 keys), many" read -o ndjson --keys-file "$work/keys" "$data/many"
 fi
 if [[ "$cases" == all || "$cases" == merge ]]; then
   pair "dump-data --merge -o ndjson" dump-data --merge -o ndjson "$data/merge"

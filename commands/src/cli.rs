@@ -394,6 +394,21 @@ without an index to cut by (with --merge: when any of them has none), and reads 
 small to cut. Where an index disagrees with Data.db, the read goes on from there on \
 one thread, and meets the damage as one thread does.";
 
+/// `read --threads`, in full.
+const READ_THREADS_HELP: &str = "\
+Threads reading (0: one per core; 1: one thread, which reads as it always has). \
+The output is the same, byte for byte, whatever the number.
+
+The keys (--key, --key-hex, --keys-file) are cut into runs of consecutive keys; each \
+thread looks a run's keys up with its own handles on the sstables (its own index \
+cache) and renders them, and the runs are written in key order, with the notes on \
+absent keys and the first error where one thread gives them. With --merge, each \
+key's merge is done on a thread. A run whose output would be large (a large \
+partition) is read on the calling thread, streaming.
+
+Read on one thread: a single key (however large its partition), --io-stats (its \
+counts are per lookup, with the cache one thread warms) and --explain.";
+
 /// `dump-data` arguments.
 #[derive(Debug, Clone, Args)]
 pub struct DumpDataArgs {
@@ -566,6 +581,9 @@ pub struct ReadArgs {
     /// Time for TTL expiry and the `expired` flags: seconds since the epoch or a timestamp (default: now)
     #[arg(long, value_name = "TIME", long_help = NOW_HELP, allow_hyphen_values = true, value_parser = parse_now)]
     pub now: Option<i64>,
+    /// Threads looking the keys up (0: one per core; 1: one thread); the output is the same whatever the number
+    #[arg(long, short = 'j', value_name = "N", default_value_t = 0, long_help = READ_THREADS_HELP)]
+    pub threads: usize,
     /// Benchmark baseline: ignore the promoted index and scan the partition
     /// from its start (scan reads, with read-ahead)
     #[arg(long, hide = true, conflicts_with = "reverse")]

@@ -10,6 +10,7 @@
 //! read again on this thread, into the document's renderer. A partition
 //! too large for a unit is read on this thread too, where it streams.
 
+pub mod lookups;
 pub mod merged;
 
 use std::cell::RefCell;
@@ -79,6 +80,32 @@ impl Buffers {
 pub struct Job<'a> {
     /// The plan (shape, output format, `--now`).
     pub plan: &'a DumpPlan,
+    /// The sstable's label (Data.db path), for the JSON framing.
+    pub label: &'a str,
+    /// The renderers' options.
+    pub options: RenderOptions,
+    /// The sstables of a merge, read as one (json framing: no sstable ref).
+    pub merged: bool,
+}
+
+impl Job<'_> {
+    /// How the job's pieces are rendered.
+    fn style(&self) -> Style<'_> {
+        Style {
+            format: self.plan.format,
+            label: self.label,
+            options: self.options,
+            merged: self.merged,
+        }
+    }
+}
+
+/// How the pieces of a document are rendered: its format, its framing and
+/// the renderers' options.
+#[derive(Clone, Copy)]
+pub struct Style<'a> {
+    /// The output format.
+    pub format: DataOutputFormat,
     /// The sstable's label (Data.db path), for the JSON framing.
     pub label: &'a str,
     /// The renderers' options.
@@ -472,7 +499,7 @@ fn render_piece(cx: &Read<'_, '_>, task: &Task, later: bool, buffer: Vec<u8>) ->
     let mid = matches!(task, Task::Part(_, p) if p.from.is_some());
     let mut end = None;
     let mut p = render(
-        job,
+        &job.style(),
         t,
         sst.table_schema(),
         shape,
@@ -492,12 +519,12 @@ fn render_piece(cx: &Read<'_, '_>, task: &Task, later: bool, buffer: Vec<u8>) ->
     Ok(p)
 }
 
-/// Render into a piece, in `buffer`, what `run` feeds a renderer of the
-/// job's (as a later part of the document when `later`; `mid`: from a
+/// Render into a piece, in `buffer`, what `run` feeds a renderer of
+/// `style` (as a later part of the document when `later`; `mid`: from a
 /// later part of a partition); `run` returns the partitions written.
 #[allow(clippy::too_many_arguments)]
 fn render(
-    job: &Job<'_>,
+    style: &Style<'_>,
     t: &Table<'_>,
     schema: Option<&TableSchema>,
     shape: &Shape,
@@ -506,11 +533,10 @@ fn render(
     buffer: Vec<u8>,
     run: &mut dyn FnMut(&mut dyn Sink) -> Result<u64, engine::Error>,
 ) -> io::Result<Piece> {
-    let a = job.plan;
     // The formats whose renderer keeps its own buffer render into the
     // spare one; the others write into it through the tap.
     let hold = matches!(
-        a.format,
+        style.format,
         DataOutputFormat::Json | DataOutputFormat::Ndjson | DataOutputFormat::Sstabledump
     );
     let (buf, spare) = if hold {
@@ -519,14 +545,17 @@ fn render(
         (Tap(Rc::new(RefCell::new(buffer))), None)
     };
     let mut w = buf.clone();
-    let mut json = JsonOut::new(&mut w, framing(a.format));
-    let scylla = matches!(a.format, DataOutputFormat::Json | DataOutputFormat::Ndjson);
-    if scylla && job.merged {
-        json.begin_merged(job.label)?;
+    let mut json = JsonOut::new(&mut w, framing(style.format));
+    let scylla = matches!(
+        style.format,
+        DataOutputFormat::Json | DataOutputFormat::Ndjson
+    );
+    if scylla && style.merged {
+        json.begin_merged(style.label)?;
     } else if scylla {
-        json.begin_sstable(job.label)?;
+        json.begin_sstable(style.label)?;
     }
-    let mut r = Renderer::new(a.format, &mut json, t, schema, job.options)?;
+    let mut r = Renderer::new(style.format, &mut json, t, schema, style.options)?;
     // What the renderer wrote to begin its document is the document's, not the piece's.
     r.write_through(&[])?;
     if later {

@@ -194,6 +194,8 @@ pub struct LookupPlan {
     pub now_secs: i64,
     /// The hidden `--naive` benchmark baseline.
     pub naive: bool,
+    /// `--threads`, resolved: how many threads look the keys up.
+    pub threads: usize,
 }
 
 impl LookupPlan {
@@ -225,6 +227,7 @@ impl LookupPlan {
             output: a.output,
             raw_timestamps: a.raw_timestamps,
             naive: a.naive,
+            threads: crate::threads(a.threads),
         })
     }
 }

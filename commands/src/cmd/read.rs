@@ -79,6 +79,17 @@
 //! and Rows.db ([`sstkit_format::bti::BtiIndex`]); row-index blocks are
 //! bounded by the trie's separators, so no Data.db byte is read to find them.
 //!
+//! `--threads N` (`-j`, default one per core): the keys are cut into runs
+//! of consecutive keys, each looked up on a thread with its own handles on
+//! the sstables and its own index cache (`--merge`: each key's merge), and
+//! rendered into a piece that continues the document; the pieces are
+//! written in key order ([`crate::pieces::lookups`]), so the output is the
+//! one a single thread writes, byte for byte, with the notes on absent keys
+//! in key order and the first error where one thread meets it. A run whose
+//! output would be large (a large partition) is read on the calling thread,
+//! streaming. Read on one thread: a single key, `--io-stats` (its counts are per lookup, with the
+//! cache the lookups before it warmed on the same thread) and `--explain`.
+//!
 //! Exit status: 0 ok (absent keys included); 2 usage (including a key that
 //! does not fit the partition key type); 3 unreadable input (including a
 //! Data.db shorter than its index).
@@ -88,7 +99,8 @@ use std::io::Write;
 use std::time::Instant;
 
 use serde_json::{json, Value};
-use sstkit_format::engine::{Bound, Found, Lookup};
+use sstkit_format::engine::merged::Indexes;
+use sstkit_format::engine::{self, Bound, Found, Lookup, MergeInputs, Shape};
 use sstkit_format::io::IoStats;
 use sstkit_format::read::{
     hull, value_slices, Absence, ClusteringBound, ReadOptions, ReadPlan, Slice,
@@ -97,8 +109,11 @@ use sstkit_format::statistics::SerializationHeader;
 use sstkit_format::Sstable;
 
 use crate::cli::{DataOutputFormat, IoStatsFormat, OutputFormat, ReadArgs};
+use crate::dump::select::KeyArg;
 use crate::dump::{type_warning, Sink, Table, TypeCheck};
 use crate::output::{iostats, JsonOut};
+use crate::pieces::lookups::{Looked, Lookups, WithLookups};
+use crate::pieces::Style;
 use crate::plan::LookupPlan;
 use crate::render::note_key_absent;
 use crate::renderer::{RenderOptions, Renderer};
@@ -159,8 +174,6 @@ fn run_plan(a: &LookupPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
 /// first (max timestamp) and the visit stops once a partition deletion
 /// newer than every remaining sstable's max timestamp has been seen.
 fn run_merged(a: &LookupPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
-    use sstkit_format::engine::merged::Visit;
-    use sstkit_format::engine::Shape;
     let inputs = a.inputs.open_merged()?;
     let keys = &a.keys;
     let header = &inputs.schema.header;
@@ -175,7 +188,7 @@ fn run_merged(a: &LookupPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
     if a.explain {
         return crate::explain::read(a, &inputs, &parsed, &slices, cols, now_secs, out);
     }
-    let mut indexes = inputs.indexes()?;
+    let indexes = inputs.indexes()?;
     let scylla = matches!(a.output, DataOutputFormat::Json | DataOutputFormat::Ndjson);
     let json_fmt = match a.output {
         DataOutputFormat::Ndjson => OutputFormat::Ndjson,
@@ -201,34 +214,53 @@ fn run_merged(a: &LookupPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
         reverse: a.reverse,
         ..Shape::default()
     };
-    let mut result: CmdResult<()> = Ok(());
-    for (k, key) in keys.iter().zip(&parsed) {
+    let mut merged = MergedKeys {
+        inputs: &inputs,
+        indexes,
+        t: &table,
+        shape: &shape,
+        keys,
+        parsed: &parsed,
+        slices: &slices,
+    };
+    let result = if on_threads(a) {
+        merged_threads(a, &inputs, &label, &mut merged, &mut renderer)
+    } else {
+        merged_keys(a, &inputs, &label, &mut merged, &mut renderer)
+    };
+
+    let fin = renderer.finish();
+    let mut outcome = Outcome::default();
+    outcome.settle(crate::end_sstable(&mut json, true, result))?;
+    fin?;
+    if scylla {
+        json.finish()?;
+    } else {
+        json.raw().flush()?;
+    }
+    Ok(outcome)
+}
+
+/// `read --merge`'s keys in turn on this thread, reporting each merge's
+/// IO (`--io-stats`).
+fn merged_keys(
+    a: &LookupPlan,
+    inputs: &MergeInputs,
+    label: &str,
+    merged: &mut MergedKeys<'_, '_>,
+    renderer: &mut Renderer<'_, '_>,
+) -> CmdResult<()> {
+    use sstkit_format::engine::merged::Visit;
+    for (i, k) in a.keys.iter().enumerate() {
         let t = Instant::now();
         let before: Vec<IoStats> = inputs.ssts.iter().map(|s| s.io.stats()).collect();
         let mut visits: Vec<Option<Visit>> = vec![None; inputs.ssts.len()];
         let mut windows = None;
-        let r = (|| -> CmdResult<()> {
-            windows = inputs.emit_lookup_slices(
-                &mut indexes,
-                key,
-                &slices,
-                &table,
-                &shape,
-                renderer.sink(),
-                &mut visits,
-            )?;
+        let r = merged.read(i, renderer.sink(), &mut visits).map(|w| {
+            windows = w;
             if windows.is_none() {
-                note_key_absent(&label, &k.label(), Absence::Index);
+                note_key_absent(label, &k.label(), Absence::Index);
             }
-            Ok(())
-        })();
-        let r = r.map_err(|e| match e {
-            CmdError::Format(e) => CmdError::from(e.in_partition(format!(
-                "{} (0x{})",
-                k.label(),
-                crate::output::hex(key)
-            ))),
-            e => e,
         });
         let mut total = IoStats::default();
         for (i, v) in visits.iter().enumerate() {
@@ -255,21 +287,131 @@ fn run_merged(a: &LookupPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
                    },
                    "micros": t.elapsed().as_micros() as u64}),
         );
-        if let Err(e) = r {
-            result = Err(e);
-            break;
+        r?;
+    }
+    Ok(())
+}
+
+/// `read --merge`'s keys on `a.threads` threads, each with its own handles
+/// on the sstables: the output, notes and first error of [`merged_keys`].
+fn merged_threads(
+    a: &LookupPlan,
+    inputs: &MergeInputs,
+    label: &str,
+    merged: &mut MergedKeys<'_, '_>,
+    renderer: &mut Renderer<'_, '_>,
+) -> CmdResult<()> {
+    let reopen: Vec<_> = inputs.ssts.iter().map(|s| s.reopener()).collect();
+    let (parsed, slices, shape) = (merged.parsed, merged.slices, merged.shape);
+    let now_secs = a.now_secs;
+    let thread = |with: &mut WithLookups<'_>| {
+        let own = MergeInputs::new(reopen.iter().map(|r| -> Result<_, engine::Error> {
+            let s = r.open()?;
+            let b = engine::bind(&s)?;
+            Ok((s, b))
+        }));
+        let Ok(own) = own else {
+            return with(None);
+        };
+        let Ok(indexes) = own.indexes() else {
+            return with(None);
+        };
+        let t = Table::new(&own.schema.header, own.partitioner.clone(), now_secs);
+        let mut mine = MergedKeys {
+            inputs: &own,
+            indexes,
+            t: &t,
+            shape,
+            keys: &a.keys,
+            parsed,
+            slices,
+        };
+        let mut look = |k: usize, sink: &mut dyn Sink| mine.looked(k, sink);
+        with(Some(Lookups {
+            t: &t,
+            schema: own.ssts.first().and_then(|s| s.table_schema()),
+            look: &mut look,
+        }));
+    };
+    let style = Style {
+        format: a.output,
+        label,
+        options: render_options(a, slices),
+        merged: true,
+    };
+    let mut doc = |k: usize, sink: &mut dyn Sink| merged.looked(k, sink);
+    let mut noted = |k: usize, l: Looked| -> CmdResult<()> {
+        if let Some(why) = l.absent {
+            note_key_absent(label, &a.keys[k].label(), why);
+        }
+        l.error.map_or(Ok(()), Err)
+    };
+    crate::pieces::lookups::lookups(
+        &style,
+        a.keys.len(),
+        a.threads,
+        &thread,
+        &mut doc,
+        renderer,
+        &mut noted,
+    )
+}
+
+/// The merged lookups of the keys in a set of sstables, into any sink.
+struct MergedKeys<'a, 't> {
+    inputs: &'a MergeInputs,
+    indexes: Indexes<'a>,
+    t: &'a Table<'t>,
+    shape: &'a Shape,
+    keys: &'a [KeyArg],
+    parsed: &'a [Vec<u8>],
+    slices: &'a [Slice],
+}
+
+impl MergedKeys<'_, '_> {
+    /// Merge key `k`'s partition into `sink`, noting which sstables were
+    /// visited and how: the windows of a reversed merge (`None`: absent);
+    /// its error names the partition.
+    fn read(
+        &mut self,
+        k: usize,
+        sink: &mut dyn Sink,
+        visits: &mut Vec<Option<sstkit_format::engine::merged::Visit>>,
+    ) -> CmdResult<Option<usize>> {
+        let key = &self.parsed[k];
+        self.inputs
+            .emit_lookup_slices(
+                &mut self.indexes,
+                key,
+                self.slices,
+                self.t,
+                self.shape,
+                sink,
+                visits,
+            )
+            .map_err(|e| match CmdError::from(e) {
+                CmdError::Format(e) => {
+                    CmdError::from(e.in_partition(partition(&self.keys[k], key)))
+                }
+                e => e,
+            })
+    }
+
+    /// [`MergedKeys::read`], as a thread reports it.
+    fn looked(&mut self, k: usize, sink: &mut dyn Sink) -> Looked {
+        let mut visits = vec![None; self.inputs.ssts.len()];
+        match self.read(k, sink, &mut visits) {
+            Ok(Some(_)) => Looked::default(),
+            Ok(None) => Looked {
+                absent: Some(Absence::Index),
+                ..Looked::default()
+            },
+            Err(e) => Looked {
+                error: Some(e),
+                ..Looked::default()
+            },
         }
     }
-    let fin = renderer.finish();
-    let mut outcome = Outcome::default();
-    outcome.settle(crate::end_sstable(&mut json, true, result))?;
-    fin?;
-    if scylla {
-        json.finish()?;
-    } else {
-        json.raw().flush()?;
-    }
-    Ok(outcome)
 }
 
 /// The slices of `--from/--after/--to/--before`, typed with the sstable's
@@ -499,13 +641,13 @@ fn read_one(
     } = crate::bind::sstable(sst, false)?;
     let slices = slices_of(a, &header)?;
     let cols = columns_of(a, &header)?;
-    let keys = &a.keys;
-    let parsed = keys
+    let parsed = a
+        .keys
         .iter()
         .map(|k| k.bytes(&header.partition_key_type))
         .collect::<CmdResult<Vec<_>>>()?;
     let table = Table::new(&header, partitioner, now_secs);
-    let mut lookup = Lookup::open(sst, &table, a.reverse)?;
+    let lookup = Lookup::open(sst, &table, a.reverse)?;
     report(
         a.io_stats,
         label,
@@ -520,59 +662,27 @@ fn read_one(
         sst.table_schema(),
         render_options(a, &slices),
     )?;
-    let mut result = Ok(());
     // Pre-3.0 data decoded with a user's schema: note columns whose type did not fit.
     let check = sst.features().legacy_cells && sst.table_schema().is_some();
     let mut failed: Vec<String> = Vec::new();
-    for (k, key) in keys.iter().zip(&parsed) {
-        sst.io.begin_operation();
-        let before = sst.io.stats();
-        let t = Instant::now();
-        let mut extra = json!({"operation": "read", "key": k.label()});
-        let mut tc: Option<TypeCheck<'_>> = None;
-        let sink: &mut dyn Sink = if check {
-            tc.insert(TypeCheck::new(renderer.sink()))
-        } else {
-            renderer.sink()
-        };
-        let opts = ReadOptions {
+    let mut keys = Keys {
+        t: &table,
+        lookup,
+        keys: &a.keys,
+        parsed: &parsed,
+        slices: &slices,
+        cols: cols.as_ref(),
+        opts: ReadOptions {
             limit: a.limit,
             naive: a.naive,
-        };
-        let r = lookup.read(&table, key, &slices, &opts, cols.as_ref(), sink);
-        for f in tc.map(|t| t.failed).unwrap_or_default() {
-            if !failed.contains(&f) {
-                failed.push(f);
-            }
-        }
-        match r {
-            Ok(Found::Absent(why)) => {
-                extra["result"] = json!(why.map_or("absent", |x| x.describe()));
-                note_key_absent(label, &k.label(), why.unwrap_or(Absence::Index));
-            }
-            Ok(Found::Read(plan)) => {
-                extra["result"] = json!("found");
-                extra["plan"] = plan_json(&plan);
-            }
-            Err(sstkit_format::engine::Error::Read {
-                error,
-                key: Some(_),
-            }) => {
-                result = Err(CmdError::from(error.in_partition(format!(
-                    "{} (0x{})",
-                    k.label(),
-                    crate::output::hex(key)
-                ))));
-                break;
-            }
-            Err(e) => {
-                result = Err(CmdError::from(e));
-                break;
-            }
-        }
-        extra["micros"] = json!(t.elapsed().as_micros() as u64);
-        report(a.io_stats, label, &sst.io.stats().since(&before), extra);
-    }
+        },
+        check,
+    };
+    let result = if on_threads(a) {
+        read_threads(a, sst, label, &mut keys, &mut renderer, &mut failed)
+    } else {
+        read_keys(a, sst, label, &mut keys, &mut renderer, &mut failed)
+    };
     let fin = renderer.finish();
     if let Some(w) = type_warning(label, &failed) {
         eprintln!("{w}");
@@ -580,6 +690,183 @@ fn read_one(
     result?;
     fin?;
     Ok(())
+}
+
+/// Look the keys up in turn on this thread, reporting each lookup's IO
+/// (`--io-stats`).
+fn read_keys(
+    a: &LookupPlan,
+    sst: &Sstable,
+    label: &str,
+    keys: &mut Keys<'_, '_>,
+    renderer: &mut Renderer<'_, '_>,
+    failed: &mut Vec<String>,
+) -> CmdResult<()> {
+    for (k, key) in a.keys.iter().enumerate() {
+        sst.io.begin_operation();
+        let before = sst.io.stats();
+        let t = Instant::now();
+        let mut extra = json!({"operation": "read", "key": key.label()});
+        let (r, f) = keys.read(k, renderer.sink());
+        add_failed(failed, f);
+        match r? {
+            Found::Absent(why) => {
+                extra["result"] = json!(why.map_or("absent", |x| x.describe()));
+                note_key_absent(label, &key.label(), why.unwrap_or(Absence::Index));
+            }
+            Found::Read(plan) => {
+                extra["result"] = json!("found");
+                extra["plan"] = plan_json(&plan);
+            }
+        }
+        extra["micros"] = json!(t.elapsed().as_micros() as u64);
+        report(a.io_stats, label, &sst.io.stats().since(&before), extra);
+    }
+    Ok(())
+}
+
+/// Whether the keys are looked up on several threads: more than one key
+/// and one thread, and no `--io-stats` (whose counts are per lookup, with
+/// the cache the lookups before it warmed on the same thread).
+fn on_threads(a: &LookupPlan) -> bool {
+    a.threads > 1 && a.keys.len() > 1 && a.io_stats.is_none()
+}
+
+/// Look the keys up on `a.threads` threads, each with its own handle on
+/// `sst` ([`crate::pieces::lookups`]): the output, notes and first error
+/// of [`read_keys`].
+fn read_threads(
+    a: &LookupPlan,
+    sst: &Sstable,
+    label: &str,
+    keys: &mut Keys<'_, '_>,
+    renderer: &mut Renderer<'_, '_>,
+    failed: &mut Vec<String>,
+) -> CmdResult<()> {
+    let reopen = sst.reopener();
+    let (parsed, slices, cols, opts, check) =
+        (keys.parsed, keys.slices, keys.cols, keys.opts, keys.check);
+    let (now_secs, reverse) = (a.now_secs, a.reverse);
+    let thread = |with: &mut WithLookups<'_>| {
+        let Some((own, bound)) = reopen.open().ok().and_then(|s| {
+            let b = sstkit_format::engine::bind(&s).ok()?;
+            Some((s, b))
+        }) else {
+            return with(None);
+        };
+        let t = Table::new(&bound.header, bound.partitioner.clone(), now_secs);
+        let Ok(lookup) = Lookup::open(&own, &t, reverse) else {
+            return with(None);
+        };
+        let mut mine = Keys {
+            t: &t,
+            lookup,
+            keys: &a.keys,
+            parsed,
+            slices,
+            cols,
+            opts,
+            check,
+        };
+        let mut look = |k: usize, sink: &mut dyn Sink| mine.looked(k, sink);
+        with(Some(Lookups {
+            t: &t,
+            schema: own.table_schema(),
+            look: &mut look,
+        }));
+    };
+    let style = Style {
+        format: a.output,
+        label,
+        options: render_options(a, slices),
+        merged: false,
+    };
+    let mut doc = |k: usize, sink: &mut dyn Sink| keys.looked(k, sink);
+    let mut noted = |k: usize, l: Looked| -> CmdResult<()> {
+        add_failed(failed, l.failed);
+        if let Some(why) = l.absent {
+            note_key_absent(label, &a.keys[k].label(), why);
+        }
+        l.error.map_or(Ok(()), Err)
+    };
+    crate::pieces::lookups::lookups(
+        &style,
+        a.keys.len(),
+        a.threads,
+        &thread,
+        &mut doc,
+        renderer,
+        &mut noted,
+    )
+}
+
+/// Add the columns whose type did not fit in a lookup to those of the
+/// lookups before it (first-seen order).
+fn add_failed(failed: &mut Vec<String>, more: Vec<String>) {
+    for f in more {
+        if !failed.contains(&f) {
+            failed.push(f);
+        }
+    }
+}
+
+/// The lookups of the keys in one sstable, into any sink.
+struct Keys<'a, 't> {
+    t: &'a Table<'t>,
+    lookup: Lookup<'a>,
+    keys: &'a [KeyArg],
+    parsed: &'a [Vec<u8>],
+    slices: &'a [Slice],
+    cols: Option<&'a HashSet<String>>,
+    opts: ReadOptions,
+    /// Note the columns whose type did not fit (pre-3.0 data decoded with a user's schema).
+    check: bool,
+}
+
+impl Keys<'_, '_> {
+    /// Look key `k` up into `sink`: what it found (its error names the
+    /// partition), and the columns whose type did not fit.
+    fn read(&mut self, k: usize, sink: &mut dyn Sink) -> (CmdResult<Found>, Vec<String>) {
+        let mut tc: Option<TypeCheck<'_>> = None;
+        let sink: &mut dyn Sink = if self.check {
+            tc.insert(TypeCheck::new(sink))
+        } else {
+            sink
+        };
+        let key = &self.parsed[k];
+        let r = self
+            .lookup
+            .read(self.t, key, self.slices, &self.opts, self.cols, sink);
+        let failed = tc.map(|t| t.failed).unwrap_or_default();
+        let r = r.map_err(|e| match e {
+            sstkit_format::engine::Error::Read {
+                error,
+                key: Some(_),
+            } => CmdError::from(error.in_partition(partition(&self.keys[k], key))),
+            e => CmdError::from(e),
+        });
+        (r, failed)
+    }
+
+    /// [`Keys::read`], as a thread reports it.
+    fn looked(&mut self, k: usize, sink: &mut dyn Sink) -> Looked {
+        let (r, failed) = self.read(k, sink);
+        let (absent, error) = match r {
+            Ok(Found::Absent(why)) => (Some(why.unwrap_or(Absence::Index)), None),
+            Ok(Found::Read(_)) => (None, None),
+            Err(e) => (None, Some(e)),
+        };
+        Looked {
+            absent,
+            failed,
+            error,
+        }
+    }
+}
+
+/// How an error names the partition of `key` (`parsed`, its bytes).
+fn partition(key: &KeyArg, parsed: &[u8]) -> String {
+    format!("{} (0x{})", key.label(), crate::output::hex(parsed))
 }
 
 /// The renderer options of `read`: static content alone is a CQL row only

@@ -67,7 +67,7 @@ pub fn merged(
         let schema = own.ssts.first().and_then(|s| s.table_schema());
         let mut ran = None;
         let piece = render(
-            job,
+            &job.style(),
             &t,
             schema,
             shape,

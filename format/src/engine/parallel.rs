@@ -40,15 +40,45 @@ pub fn ordered<S, T: Send>(
     done: &(dyn Fn(S) + Sync),
     take: &mut dyn FnMut(usize, T) -> bool,
 ) {
+    ordered_scoped(
+        count,
+        threads,
+        &|units| {
+            let mut s = init();
+            units(&mut |i| work(&mut s, i));
+            done(s);
+        },
+        take,
+    );
+}
+
+/// A thread's work: unit `i` into its result.
+pub type Work<'a, T> = dyn FnMut(usize) -> T + 'a;
+
+/// What a thread hands its [`Work`] to: it does units until there are
+/// none left for the thread.
+pub type Units<'a, T> = dyn FnMut(&mut Work<'_, T>) + 'a;
+
+/// [`ordered`] for a thread state that borrows from itself (a lookup over
+/// the thread's own handle on an sstable): each thread runs `thread`,
+/// which sets up its state and calls the function it is given once with
+/// its `work`; that function does units until there are none left for
+/// the thread.
+pub fn ordered_scoped<T: Send>(
+    count: usize,
+    threads: usize,
+    thread: &(dyn Fn(&mut Units<'_, T>) + Sync),
+    take: &mut dyn FnMut(usize, T) -> bool,
+) {
     if threads <= 1 || count <= 1 {
-        let mut s = init();
-        for i in 0..count {
-            let r = work(&mut s, i);
-            if !take(i, r) {
-                break;
+        thread(&mut |work| {
+            for i in 0..count {
+                let r = work(i);
+                if !take(i, r) {
+                    break;
+                }
             }
-        }
-        done(s);
+        });
         return;
     }
     let threads = threads.min(count);
@@ -68,8 +98,7 @@ pub fn ordered<S, T: Send>(
             let tx = tx.clone();
             let (lock, moved) = (&lock, &moved);
             scope.spawn(move || {
-                let mut s = init();
-                loop {
+                thread(&mut |work| loop {
                     let i = {
                         let mut g = lock();
                         while !g.stop && g.next < count && g.next >= g.taken + window {
@@ -81,11 +110,10 @@ pub fn ordered<S, T: Send>(
                         g.next += 1;
                         g.next - 1
                     };
-                    if tx.send((i, work(&mut s, i))).is_err() {
+                    if tx.send((i, work(i))).is_err() {
                         break;
                     }
-                }
-                done(s);
+                });
             });
         }
         drop(tx);
