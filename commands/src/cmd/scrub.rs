@@ -162,6 +162,8 @@ pub fn run(a: &ScrubArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             mode: mode_of(a.mode),
             keep_out_of_order: as_sstables && a.output_dir.is_some(),
             chunk_length: a.chunk_length,
+            threads: crate::threads(a.threads),
+            unit_bytes: crate::pieces::unit_bytes(),
             ..scrub::Options::default()
         };
         let label = crate::sstable_label(sst);

@@ -197,6 +197,7 @@ fn ratio_mismatch(sst: &Sstable, stored: f64, intact: bool) -> Option<String> {
 /// file too: partitions are lost rather than written with timestamps that
 /// may be shifted. Local deletion times are checked the same way once every
 /// partition decoded (two sstables can share their timestamps exactly).
+#[derive(Debug, Clone)]
 pub(super) struct Timestamps {
     /// The range Statistics.db records, when it records one that Data.db
     /// is decoded against (see [`Timestamps::new`]).
@@ -256,6 +257,36 @@ impl Timestamps {
             recorded_deletion,
             seen_deletion: None,
             deletion_deltas: false,
+        }
+    }
+
+    /// The same check with nothing decoded yet, for the walk of a later
+    /// unit of Data.db ([`Timestamps::join`] adds what it saw).
+    pub(super) fn fresh(&self) -> Timestamps {
+        Timestamps {
+            seen: None,
+            deltas: false,
+            shifted: None,
+            seen_deletion: None,
+            deletion_deltas: false,
+            ..self.clone()
+        }
+    }
+
+    /// Go on with what `later`, the check of the partitions after these,
+    /// saw: the extremes of both, the first shifted partition.
+    pub(super) fn join(&mut self, later: &Timestamps) {
+        let widen = |seen: &mut Option<(i64, i64)>, other: Option<(i64, i64)>| {
+            if let Some((lo, hi)) = other {
+                *seen = Some(seen.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
+            }
+        };
+        widen(&mut self.seen, later.seen);
+        widen(&mut self.seen_deletion, later.seen_deletion);
+        self.deltas |= later.deltas;
+        self.deletion_deltas |= later.deletion_deltas;
+        if self.shifted.is_none() {
+            self.shifted.clone_from(&later.shifted);
         }
     }
 
