@@ -17,6 +17,9 @@ mod export;
 // `--io-stats` counts the threads' reads.
 mod io_stats;
 
+// `scrub --mode validate --threads`.
+mod scrub;
+
 /// stdout, stderr and exit code of a dump with `threads` threads and
 /// units of `unit` bytes.
 fn dump(args: &[&str], path: &Path, threads: usize, unit: u64) -> (Vec<u8>, String, i32) {
