@@ -130,7 +130,7 @@ fn damaged_data_scrubs_the_same_on_several_threads() {
             if one.2 == 1 && !findings_of(&one.0).is_empty() {
                 found += 1;
             }
-            scrub_same_on_threads(&["-o", "text"], tmp.path());
+            scrub_same_on_threads(&["-o", ["text", "ndjson"][k % 2]], tmp.path());
         }
     }
     assert!(found * 2 > runs, "damage found in {found} of {runs} runs");
@@ -274,7 +274,9 @@ fn the_modes_that_write_take_threads_and_read_on_one() {
 fn the_timestamp_range_of_the_whole_scan_is_the_one_walks() {
     let Some(c) = corpus() else { return };
     let (tmp, data_name) = copy_dir(&c.join("cassandra/legacy_ma_clust_compact"), "ma-max");
-    let st_path = tmp.path().join(data_name.replace("-Data.db", "-Statistics.db"));
+    let st_path = tmp
+        .path()
+        .join(data_name.replace("-Data.db", "-Statistics.db"));
     let mut st = std::fs::read(&st_path).unwrap();
     // Its max_timestamp (dump-statistics).
     let max = 1_453_241_792_974_000i64.to_be_bytes();
@@ -285,7 +287,10 @@ fn the_timestamp_range_of_the_whole_scan_is_the_one_walks() {
     let f = findings_of(&one.0);
     assert!(
         f.iter().any(|f| f["class"] == "metadata_mismatch"
-            && f["message"].as_str().unwrap_or("").contains("1453241792974001")),
+            && f["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("1453241792974001")),
         "{f:?}"
     );
 }

@@ -88,6 +88,15 @@
 //! finding, and the fragment is kept apart like an out-of-order partition
 //! (segregated output, or dropped with `skip`).
 //!
+//! # Threads
+//!
+//! In mode `Validate`, with [`Options::threads`] above 1, Data.db is cut
+//! into units at the positions the index's first pass reads, and each unit
+//! is walked on a thread (the `parallel` module); a unit's walk stops at
+//! the first partition whose verdict may depend on what came before it,
+//! which the calling thread settles as one walk does. The report is the
+//! one walk's. The modes that write read on one thread.
+//!
 //! Output goes to a [`SalvageSink`]; a partition is handed to the sink only
 //! after it decoded completely (it is decoded a second time while the sink
 //! pulls its fragments), so a sink never sees a partial partition.
