@@ -411,6 +411,46 @@ mod tests {
         }
     }
 
+    /// The checks of consecutive runs of partitions, joined, are the check
+    /// of all of them: extremes, what was stored as a delta, the first
+    /// shifted partition.
+    #[test]
+    fn joined_checks_are_one_check() {
+        let parts: [(
+            (Option<(i64, i64)>, Option<i64>),
+            (Option<(i64, i64)>, Option<i64>),
+        ); 5] = [
+            ((Some((12, 15)), None), (None, Some(150))),
+            ((Some((9, 14)), Some(30)), (Some((120, 130)), None)),
+            ((None, None), (None, None)),
+            ((Some((11, 25)), None), (Some((90, 100)), None)),
+            ((Some((10, 20)), None), (None, None)),
+        ];
+        let start = lost((100, NO_DELETION_TIME));
+        let mut one = start.clone();
+        for (i, &(t, d)) in parts.iter().enumerate() {
+            if let Some(why) = one.partition(t, d) {
+                one.indict(i as u64, &why, true);
+            }
+        }
+        for split in 0..=parts.len() {
+            let mut joined = start.clone();
+            let mut later = start.fresh();
+            for (i, &(t, d)) in parts.iter().enumerate() {
+                let t_ = if i < split { &mut joined } else { &mut later };
+                if let Some(why) = t_.partition(t, d) {
+                    t_.indict(i as u64, &why, true);
+                }
+            }
+            joined.join(&later);
+            assert_eq!(
+                format!("{joined:?}"),
+                format!("{one:?}"),
+                "split at {split}"
+            );
+        }
+    }
+
     /// With a lost header the recorded minimum is the base: local deletion
     /// times decoded from a base above the one written all come out higher,
     /// and the smallest no longer meets the recorded one.
