@@ -416,10 +416,9 @@ mod tests {
     /// shifted partition.
     #[test]
     fn joined_checks_are_one_check() {
-        let parts: [(
-            (Option<(i64, i64)>, Option<i64>),
-            (Option<(i64, i64)>, Option<i64>),
-        ); 5] = [
+        // A partition's span and deletion: timestamps, then local deletion times.
+        type Part = (Option<(i64, i64)>, Option<i64>);
+        let parts: [(Part, Part); 5] = [
             ((Some((12, 15)), None), (None, Some(150))),
             ((Some((9, 14)), Some(30)), (Some((120, 130)), None)),
             ((None, None), (None, None)),
@@ -437,9 +436,9 @@ mod tests {
             let mut joined = start.clone();
             let mut later = start.fresh();
             for (i, &(t, d)) in parts.iter().enumerate() {
-                let t_ = if i < split { &mut joined } else { &mut later };
-                if let Some(why) = t_.partition(t, d) {
-                    t_.indict(i as u64, &why, true);
+                let check = if i < split { &mut joined } else { &mut later };
+                if let Some(why) = check.partition(t, d) {
+                    check.indict(i as u64, &why, true);
                 }
             }
             joined.join(&later);
