@@ -12,7 +12,8 @@
 #
 # Cases: dump-data -o ndjson and -o sstabledump of wide/, dump-data -o ndjson and
 # -o sstabledump of many/, partitions -o csv of many/ (CASES=dump), and validate of
-# many/ and wide/, with and without the checksum pass (CASES=validate); dump-data
+# many/ and wide/, with and without the checksum pass, and scrub --mode validate of
+# many/ (CASES=validate); dump-data
 # --merge -o ndjson and -o sstabledump of merge/ (4 sstables of the same 250,000
 # partitions, cut into token ranges common to them; CASES=merge); export -o parquet and
 # -o csv of many/ and export --merge -o parquet of merge/ (CASES=export); output to a file;
@@ -98,6 +99,7 @@ if [[ "$cases" == all || "$cases" == validate ]]; then
   pair "validate --skip-checksums, many" validate -o json --skip-checksums "$data/many"
   pair "validate -o json, wide" validate -o json "$data/wide"
   pair "validate --skip-checksums, wide" validate -o json --skip-checksums "$data/wide"
+  pair "scrub --mode validate, many" scrub --mode validate -o json "$data/many"
 fi
 if [[ "$cases" == all || "$cases" == export ]]; then
   pair "export -o parquet, many" export -o parquet --now 1700000000 --output-file @OUT@ "$data/many"

@@ -20,6 +20,9 @@ mod io_stats;
 // `read --threads`: many keys.
 mod read;
 
+// `scrub --mode validate --threads`.
+mod scrub;
+
 /// stdout, stderr and exit code of a dump with `threads` threads and
 /// units of `unit` bytes.
 fn dump(args: &[&str], path: &Path, threads: usize, unit: u64) -> (Vec<u8>, String, i32) {

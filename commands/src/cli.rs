@@ -168,7 +168,12 @@ are checked: a partition over a chunk that failed its checksum is never salvaged
 Data.db whose CompressionInfo.db is missing or does not decode is never read as raw bytes: \
 CompressionInfo.db is rebuilt by walking Data.db's chunks and their checksums (see \
 --chunk-length), a finding says so, and scrub goes on as with the real one. The work is \
-bounded by a small constant times one pass over the file."
+bounded by a small constant times one pass over the file.\n\nWith --mode validate and --threads \
+other than 1 (default: one per core), Data.db is cut at the index's positions into units of \
+whole partitions, each decoded and checked on a thread; the report, its findings and their \
+order are those of one thread (a unit after damage is read again on one thread). Modes abort, \
+skip and segregate read on one thread whatever --threads says; so do pre-3.0 sstables, \
+sstables without an index, and those whose serialization header cannot be trusted."
     )]
     Scrub(ScrubArgs),
     /// Write sstables again: filter partitions, change version, compression, index block size
@@ -622,6 +627,9 @@ pub struct ScrubArgs {
     /// Chunk length of a compressed Data.db whose CompressionInfo.db is lost (power of two, up to 16MiB); default: what the chunks decompress to
     #[arg(long, value_name = "BYTES", value_parser = parse_chunk_length, long_help = CHUNK_LENGTH_HELP)]
     pub chunk_length: Option<u32>,
+    /// Threads checking each sstable with --mode validate (0: one per core; 1: one thread); the report is the same whatever the number. The modes that write read on one thread
+    #[arg(long, short = 'j', value_name = "N", default_value_t = 0)]
+    pub threads: usize,
 }
 
 const CHUNK_LENGTH_HELP: &str = "\

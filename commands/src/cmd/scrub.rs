@@ -43,6 +43,13 @@
 //! where the salvaged partitions went, the lost keys (the first ten) and
 //! what to do next.
 //!
+//! `--threads N` (`-j`, default one per core) reads `--mode validate` on N
+//! threads: Data.db is cut at the partition index's positions into units
+//! walked on threads of their own and joined in order
+//! ([`sstkit_format::scrub::Options::threads`]); the report, stderr and
+//! exit code are those of `-j 1`. The modes that write read on one thread
+//! whatever `--threads` says (accepted, so scripts can pass it always).
+//!
 //! A progress bar (uncompressed bytes of Data.db) is drawn on stderr when
 //! stderr is a terminal ([`crate::progress`]). Exit status 1 when anything
 //! was found (including a Data.db that ends before the last partition its
@@ -162,6 +169,8 @@ pub fn run(a: &ScrubArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             mode: mode_of(a.mode),
             keep_out_of_order: as_sstables && a.output_dir.is_some(),
             chunk_length: a.chunk_length,
+            threads: crate::threads(a.threads),
+            unit_bytes: crate::pieces::unit_bytes(),
             ..scrub::Options::default()
         };
         let label = crate::sstable_label(sst);

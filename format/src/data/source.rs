@@ -67,7 +67,9 @@ enum Backend<'s> {
 
 /// The chunk table and decompressor of a compressed Data.db.
 struct Compressed {
-    info: CompressionInfo,
+    /// The sstable handle's table, shared: a reader per unit of Data.db
+    /// costs no copy of it.
+    info: std::rc::Rc<CompressionInfo>,
     dec: ChunkDecompressor,
     /// Compressed bytes of the chunks of a planned range, read in one
     /// request: `(file offset, bytes)`.
@@ -112,7 +114,7 @@ impl<'s> DataSource<'s> {
         let path = sst.path(Component::Data);
         let file_len = sst.io.len(Component::Data).map_err(|e| e.in_file(&path))?;
         let compression = if sst.data_compressed() {
-            let info = (*sst.compression_info()?).clone();
+            let info = sst.compression_info()?;
             let dec = ChunkDecompressor::new(&info, &sst.features());
             Some(Compressed {
                 info,

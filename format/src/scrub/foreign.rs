@@ -197,6 +197,7 @@ fn ratio_mismatch(sst: &Sstable, stored: f64, intact: bool) -> Option<String> {
 /// file too: partitions are lost rather than written with timestamps that
 /// may be shifted. Local deletion times are checked the same way once every
 /// partition decoded (two sstables can share their timestamps exactly).
+#[derive(Debug, Clone)]
 pub(super) struct Timestamps {
     /// The range Statistics.db records, when it records one that Data.db
     /// is decoded against (see [`Timestamps::new`]).
@@ -256,6 +257,36 @@ impl Timestamps {
             recorded_deletion,
             seen_deletion: None,
             deletion_deltas: false,
+        }
+    }
+
+    /// The same check with nothing decoded yet, for the walk of a later
+    /// unit of Data.db ([`Timestamps::join`] adds what it saw).
+    pub(super) fn fresh(&self) -> Timestamps {
+        Timestamps {
+            seen: None,
+            deltas: false,
+            shifted: None,
+            seen_deletion: None,
+            deletion_deltas: false,
+            ..self.clone()
+        }
+    }
+
+    /// Go on with what `later`, the check of the partitions after these,
+    /// saw: the extremes of both, the first shifted partition.
+    pub(super) fn join(&mut self, later: &Timestamps) {
+        let widen = |seen: &mut Option<(i64, i64)>, other: Option<(i64, i64)>| {
+            if let Some((lo, hi)) = other {
+                *seen = Some(seen.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
+            }
+        };
+        widen(&mut self.seen, later.seen);
+        widen(&mut self.seen_deletion, later.seen_deletion);
+        self.deltas |= later.deltas;
+        self.deletion_deltas |= later.deletion_deltas;
+        if self.shifted.is_none() {
+            self.shifted.clone_from(&later.shifted);
         }
     }
 
@@ -377,6 +408,45 @@ mod tests {
             recorded_deletion,
             seen_deletion: None,
             deletion_deltas: false,
+        }
+    }
+
+    /// The checks of consecutive runs of partitions, joined, are the check
+    /// of all of them: extremes, what was stored as a delta, the first
+    /// shifted partition.
+    #[test]
+    fn joined_checks_are_one_check() {
+        // A partition's span and deletion: timestamps, then local deletion times.
+        type Part = (Option<(i64, i64)>, Option<i64>);
+        let parts: [(Part, Part); 5] = [
+            ((Some((12, 15)), None), (None, Some(150))),
+            ((Some((9, 14)), Some(30)), (Some((120, 130)), None)),
+            ((None, None), (None, None)),
+            ((Some((11, 25)), None), (Some((90, 100)), None)),
+            ((Some((10, 20)), None), (None, None)),
+        ];
+        let start = lost((100, NO_DELETION_TIME));
+        let mut one = start.clone();
+        for (i, &(t, d)) in parts.iter().enumerate() {
+            if let Some(why) = one.partition(t, d) {
+                one.indict(i as u64, &why, true);
+            }
+        }
+        for split in 0..=parts.len() {
+            let mut joined = start.clone();
+            let mut later = start.fresh();
+            for (i, &(t, d)) in parts.iter().enumerate() {
+                let check = if i < split { &mut joined } else { &mut later };
+                if let Some(why) = check.partition(t, d) {
+                    check.indict(i as u64, &why, true);
+                }
+            }
+            joined.join(&later);
+            assert_eq!(
+                format!("{joined:?}"),
+                format!("{one:?}"),
+                "split at {split}"
+            );
         }
     }
 

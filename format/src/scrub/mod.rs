@@ -88,6 +88,15 @@
 //! finding, and the fragment is kept apart like an out-of-order partition
 //! (segregated output, or dropped with `skip`).
 //!
+//! # Threads
+//!
+//! In mode `Validate`, with [`Options::threads`] above 1, Data.db is cut
+//! into units at the positions the index's first pass reads, and each unit
+//! is walked on a thread (the `parallel` module); a unit's walk stops at
+//! the first partition whose verdict may depend on what came before it,
+//! which the calling thread settles as one walk does. The report is the
+//! one walk's. The modes that write read on one thread.
+//!
 //! Output goes to a [`SalvageSink`]; a partition is handed to the sink only
 //! after it decoded completely (it is decoded a second time while the sink
 //! pulls its fragments), so a sink never sees a partial partition.
@@ -105,25 +114,28 @@ use crate::sstable::Sstable;
 use crate::statistics::{SerializationHeader, Statistics};
 use crate::types::CqlType;
 use crate::validate::{
-    chunk_length, partitioner_of, statistics_problems, DataChecker, Problem, ProblemClass,
-    Problems, Verdict,
+    chunk_length, partitioner_of, statistics_problems, Cuts, DataChecker, Problem, ProblemClass,
+    Problems, Verdict, UNIT_BYTES,
 };
 use crate::version::Features;
 
 mod chunks;
 mod fit;
 mod foreign;
+mod parallel;
 mod resync;
 mod starts;
 mod typed;
+mod walk;
 
 use chunks::{bad_chunks, rebuilt_problems, Chunks};
 use foreign::{untrusted_header, Timestamps};
+use resync::Scanner;
 pub use resync::MIN_ATTEMPT_COST;
-use resync::{Plausible, Scanner};
 use starts::Starts;
 use typed::typed_header;
 pub use typed::{header, statistics};
+use walk::{Ctx, Walk};
 
 /// What scrub does on corruption.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,6 +187,13 @@ pub struct Options {
     /// lost, when the operator knows it (else it is learned from the chunks,
     /// see [`crate::chunk_walk::rebuild`]).
     pub chunk_length: Option<u32>,
+    /// Threads decoding Data.db in mode `Validate` (1: one walk). With
+    /// more, it is cut into units of whole partitions at the index's
+    /// positions, each walked on a thread, and the report is the one walk's.
+    /// The modes that write read on one thread.
+    pub threads: usize,
+    /// Uncompressed Data.db bytes of a unit, about.
+    pub unit_bytes: u64,
 }
 
 impl Default for Options {
@@ -188,6 +207,8 @@ impl Default for Options {
             index_hints: true,
             keep_out_of_order: false,
             chunk_length: None,
+            threads: 1,
+            unit_bytes: UNIT_BYTES,
         }
     }
 }
@@ -289,6 +310,9 @@ pub struct Report {
     /// Bytes those confirmations decoded (each attempt counted as at least
     /// [`MIN_ATTEMPT_COST`]).
     pub probe_bytes: u64,
+    /// Units of Data.db walked on other threads and joined to the walk
+    /// ([`Options::threads`]; 0 when one walk read it all).
+    pub threaded_units: u64,
 }
 
 impl Report {
@@ -734,40 +758,28 @@ pub fn scrub(
         covered,
     } = bad_chunks(sst, &mut report.problems);
     let chunk_len = chunk_length(sst);
-    let mut reader = ScanReader::with_options(sst, header, opts.reader)?;
-    let probe_opts = ReaderOptions {
-        max_unfiltered_size: opts.probe_window,
-        ..opts.reader
-    };
+    let reader = ScanReader::with_options(sst, header, opts.reader)?;
     let data_len = reader.data_len();
     report.data_len = data_len;
-    let mut scanner = Scanner {
-        header,
-        partitioner: partitioner.clone(),
-        opts: *opts,
-        probe: ScanReader::with_options(sst, header, probe_opts)?,
-        scan: DataSource::open(sst)?,
-        plausible: Plausible {
-            features,
-            key_type: header.partition_key_type.clone(),
-            key_fixed: header.partition_key_type.fixed_len(),
-            has_static: !header.static_columns.is_empty(),
-            legacy: features.legacy_cells,
-        },
-        chunk_len,
-        starts: if opts.index_hints {
-            Starts::read(sst, &partitioner, data_len)
-        } else {
-            None
-        },
-        filter: std::cell::OnceCell::new(),
+    // Where several threads may cut Data.db, from the index's first pass.
+    let threaded =
+        opts.threads > 1 && opts.mode == Mode::Validate && sink.is_none() && !features.legacy_cells;
+    let mut cuts = threaded.then(|| Cuts::new(opts.unit_bytes));
+    let starts = if opts.index_hints {
+        Starts::read(sst, &partitioner, data_len, cuts.as_mut())
+    } else {
+        None
+    };
+    let mut scanner = Scanner::open(
         sst,
+        header,
+        &partitioner,
+        opts,
+        chunk_len,
+        starts,
         bad,
         guard,
-        budget: data_len.saturating_mul(2).saturating_add(1 << 20),
-        attempts: 0,
-        probe_bytes: 0,
-    };
+    )?;
     if let Some(s) = scanner.starts.as_ref().filter(|s| s.unlisted > 0) {
         let component = if features.trie_index {
             Component::Partitions
@@ -787,7 +799,7 @@ pub fn scrub(
         ));
     }
     let untrusted = untrusted_header(sst, &st, &typed, &mut scanner, intact, disowned);
-    let mut stamps = Timestamps::new(&st, features, covered, typed.lost);
+    let stamps = Timestamps::new(&st, features, covered, typed.lost);
     if let Some((class, m)) = &untrusted {
         report
             .problems
@@ -798,224 +810,37 @@ pub fn scrub(
         partitioner: &partitioner,
         data_len,
     };
-    let writing = matches!(opts.mode, Mode::Skip | Mode::Segregate);
     if let Some(s) = sink.as_deref_mut() {
         s.begin(&info).map_err(Error::from)?;
     }
-    let mut checker = DataChecker::new(header, partitioner.clone(), chunk_len);
-    let mut pos = 0u64;
-    let mut main_budget = u64::MAX;
-    let mut queue: VecDeque<(u64, Decoded)> = VecDeque::new();
-    // The key of the last partition decoded in order (candidates must sort after it).
-    let mut last_key: Option<Vec<u8>> = None;
-    while pos < data_len {
-        progress(pos, data_len);
-        let before = report.problems.total();
-        let loss = match decode_partition(
-            &mut reader,
-            &mut checker,
-            pos,
-            None,
-            &mut report.problems,
-            &mut main_budget,
-            false,
-        ) {
-            Ok(d) => match judge(
-                &mut scanner,
-                &mut stamps,
-                verified,
-                pos,
-                &d,
-                header,
-                untrusted.is_some(),
-            ) {
-                Some(Judged::Damaged(b)) => {
-                    report.damaged += 1;
-                    let chunk = scanner.chunk_of(b.start);
-                    let action = match opts.mode {
-                        Mode::Segregate => "written to the damaged output",
-                        Mode::Skip => "not salvaged",
-                        _ => "cannot be trusted",
-                    };
-                    let p = Problem::new(
-                        ProblemClass::Checksum,
-                        Component::Data,
-                        pos,
-                        format!(
-                            "partition {pos:#x}..{:#x} overlaps bytes {:#x}..{:#x}, whose chunk \
-                             checksum failed: {action}",
-                            d.end, b.start, b.end
-                        ),
-                    )
-                    .chunk(chunk)
-                    .key(&d.key);
-                    report.problems.push(p);
-                    if let (Mode::Segregate, Some(s)) = (opts.mode, sink.as_deref_mut()) {
-                        hand_over(&mut reader, s, &info, Target::Damaged, pos, &d)?;
-                    }
-                    let error = Error::at(
-                        ErrorKind::BadValue("chunk checksum failed".into()),
-                        Component::Data,
-                        b.start,
-                        "partition",
-                    );
-                    Some((error, d.end.saturating_sub(1), Some(d.key), false))
-                }
-                Some(Judged::Mismatch(msg)) => {
-                    let error =
-                        Error::at(ErrorKind::BadValue(msg), Component::Data, pos, "partition");
-                    Some((error, pos, Some(d.key), true))
-                }
-                None => {
-                    let next = d.end;
-                    let key = reader.is_legacy().then(|| d.key.clone());
-                    if checker.order_of(&d.key).is_none_or(|o| o == Ordering::Less) {
-                        last_key = Some(d.key.clone());
-                    }
-                    if writing {
-                        queue.push_back((pos, d));
-                        while queue.len() > LOOKAHEAD {
-                            settle(
-                                &mut queue,
-                                &mut checker,
-                                &mut reader,
-                                &mut sink,
-                                &info,
-                                opts,
-                                &scanner,
-                                &mut report,
-                            )?;
-                        }
-                    } else {
-                        let ord = checker.order_of(&d.key);
-                        if !matches!(ord, None | Some(Ordering::Less)) {
-                            report
-                                .problems
-                                .push(order_problem(pos, &d.key, ord, false, opts, &scanner));
-                        }
-                        checker.set_last_key(&d.key);
-                        report.salvaged += 1;
-                        report.salvaged_rows += d.rows;
-                    }
-                    pos = next;
-                    // CASSANDRA-10791: atoms between this partition's end marker
-                    // and the next indexed partition belong to this partition
-                    // (C\* 2.1 `Scrubber`; needs Index.db, as there).
-                    let frag_end = match (&key, &scanner.starts) {
-                        (Some(_), Some(h)) => Some(h.next_at_or_after(pos).unwrap_or(data_len)),
-                        _ => None,
-                    };
-                    if let (Some(k), Some(fend)) = (key, frag_end.filter(|e| *e > pos)) {
-                        let mut scratch = Problems::with_max(16);
-                        let mut fchecker = DataChecker::new(header, partitioner.clone(), chunk_len);
-                        if let Ok(fd) = decode_partition(
-                            &mut reader,
-                            &mut fchecker,
-                            pos,
-                            Some((&k, fend)),
-                            &mut scratch,
-                            &mut main_budget,
-                            false,
-                        ) {
-                            if writing {
-                                queue.push_back((pos, fd));
-                            } else {
-                                report
-                                    .problems
-                                    .push(fragment_problem(pos, fend, &k, opts, &scanner));
-                            }
-                            pos = fend;
-                        }
-                    }
-                    None
-                }
-            },
-            Err(f) => {
-                let off = f.error.offset.unwrap_or(pos);
-                Some((*f.error, off, f.key, true))
-            }
-        };
-        if let Some((error, fail_at, key, report_error)) = loss {
-            if report_error {
-                let mut p = Problem::from_error(&error, Component::Data, fail_at);
-                if p.chunk.is_none() {
-                    p.chunk = scanner.chunk_of(fail_at);
-                }
-                if let Some(k) = &key {
-                    p = p.key(k);
-                }
-                report.problems.push(p);
-            }
-            if opts.mode == Mode::Abort {
-                report.aborted = true;
-                break;
-            }
-            report.resyncs += 1;
-            let next = scanner.resync(pos, fail_at, &error, last_key.as_deref());
-            let end = next.unwrap_or(data_len);
-            let range = pos..end;
-            let mut keys: Vec<Vec<u8>> = key.iter().cloned().collect();
-            if let Some(h) = &scanner.starts {
-                for k in h.keys_in(&range, 1000) {
-                    if !keys.contains(&k) {
-                        keys.push(k);
-                    }
-                }
-            }
-            let mut lost = Problem::new(
-                ProblemClass::DataLost,
-                Component::Data,
-                pos,
-                format!(
-                    "{} bytes of Data.db {} ({} partition key(s) known){}",
-                    end - pos,
-                    if writing { "skipped" } else { "cannot be read" },
-                    keys.len(),
-                    if next.is_some() {
-                        format!("; resynchronised at {end:#x}")
-                    } else {
-                        "; no decodable partition after it".into()
-                    }
-                ),
-            )
-            .chunk(scanner.chunk_of(pos));
-            lost.end = Some(end);
-            if let Some(k) = keys.first() {
-                lost.partition_key = Some(k.clone());
-            }
-            lost.lost_keys = keys.iter().skip(1).cloned().collect();
-            report.problems.push(lost);
-            let indexed = scanner.starts.as_ref().map_or(0, |h| h.count_in(&range));
-            report.lost_partitions += indexed.max(keys.len() as u64);
-            report.lose_keys(&keys);
-            report.lost_bytes += end - pos;
-            report.lost_ranges.push(range.clone());
-            if let Some(s) = sink.as_deref_mut() {
-                s.lost(range, &keys).map_err(Error::from)?;
-            }
-            match next {
-                Some(n) => pos = n,
-                None => break,
-            }
-        }
-        if opts.mode == Mode::Abort && report.problems.total() > before {
-            report.aborted = true;
-            break;
-        }
+    let cx = Ctx {
+        header,
+        partitioner: &partitioner,
+        chunk_len,
+        opts,
+        info: &info,
+        verified,
+        untrusted: untrusted.is_some(),
+        writing: matches!(opts.mode, Mode::Skip | Mode::Segregate),
+    };
+    // Every partition of an untrusted header is lost, on the calling thread.
+    let units = cuts
+        .filter(|_| untrusted.is_none())
+        .and_then(|c| c.units(data_len));
+    let mut w = Walk::new(&cx, reader, scanner, stamps, report, 0);
+    match units {
+        Some(units) => parallel::walk(sst, &cx, &mut w, &units, opts.threads, progress)?,
+        None => w.run_until(&cx, &mut sink, data_len, progress)?,
     }
-    while !queue.is_empty() {
-        settle(
-            &mut queue,
-            &mut checker,
-            &mut reader,
-            &mut sink,
-            &info,
-            opts,
-            &scanner,
-            &mut report,
-        )?;
-    }
-    progress(pos.min(data_len), data_len);
+    w.drain(&cx, &mut sink)?;
+    progress(w.pos.min(data_len), data_len);
+    let Walk {
+        scanner,
+        checker,
+        stamps,
+        mut report,
+        ..
+    } = w;
     let complete = !report.aborted && report.lost_ranges.is_empty() && report.damaged == 0;
     if let Some(why) = stamps.verdict(complete).filter(|_| untrusted.is_none()) {
         withdraw(&mut report, &scanner, why);

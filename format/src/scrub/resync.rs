@@ -149,6 +149,52 @@ pub(super) struct Scanner<'s> {
 }
 
 impl<'s> Scanner<'s> {
+    /// The scanner of `sst`'s Data.db, resynchronising through `starts`,
+    /// with the chunks that failed their checksum `bad` (sorted) and on
+    /// `guard` when the digest failed.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn open(
+        sst: &'s Sstable,
+        header: &'s SerializationHeader,
+        partitioner: &crate::token::Partitioner,
+        opts: &Options,
+        chunk_len: Option<u64>,
+        starts: Option<Starts<'s>>,
+        bad: Vec<Range<u64>>,
+        guard: bool,
+    ) -> Result<Scanner<'s>> {
+        let features = sst.features();
+        let probe_opts = ReaderOptions {
+            max_unfiltered_size: opts.probe_window,
+            ..opts.reader
+        };
+        let scan = DataSource::open(sst)?;
+        let data_len = scan.data_len();
+        Ok(Scanner {
+            header,
+            partitioner: partitioner.clone(),
+            opts: *opts,
+            probe: ScanReader::with_options(sst, header, probe_opts)?,
+            scan,
+            plausible: Plausible {
+                features,
+                key_type: header.partition_key_type.clone(),
+                key_fixed: header.partition_key_type.fixed_len(),
+                has_static: !header.static_columns.is_empty(),
+                legacy: features.legacy_cells,
+            },
+            chunk_len,
+            starts,
+            filter: std::cell::OnceCell::new(),
+            sst,
+            bad,
+            guard,
+            budget: data_len.saturating_mul(2).saturating_add(1 << 20),
+            attempts: 0,
+            probe_bytes: 0,
+        })
+    }
+
     pub(super) fn chunk_of(&self, pos: u64) -> Option<u64> {
         self.chunk_len.filter(|l| *l > 0).map(|l| pos / l)
     }

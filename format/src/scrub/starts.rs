@@ -24,6 +24,7 @@
 use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::ops::Range;
+use std::sync::Arc;
 
 use crate::bti::index::flavor_of;
 use crate::bti::node::{read_node, Node, TrieSource};
@@ -35,6 +36,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::index::IndexReader;
 use crate::sstable::Sstable;
 use crate::token::Partitioner;
+use crate::validate::Cuts;
 use crate::version::Features;
 
 /// Entries between two samples of a streamed index.
@@ -115,13 +117,15 @@ enum Kind<'s> {
 
 impl<'s> Starts<'s> {
     /// Read the index of `sst`, or `None` when it has none or it cannot be
-    /// read at all.
+    /// read at all; `cuts`, when given, is told every position it lists,
+    /// in index order (where several threads may cut Data.db).
     pub(super) fn read(
         sst: &'s Sstable,
         partitioner: &Partitioner,
         data_len: u64,
+        cuts: Option<&mut Cuts>,
     ) -> Option<Starts<'s>> {
-        Self::read_with(sst, partitioner, data_len, TUNING)
+        Self::read_with(sst, partitioner, data_len, TUNING, cuts)
     }
 
     fn read_with(
@@ -129,6 +133,7 @@ impl<'s> Starts<'s> {
         partitioner: &Partitioner,
         data_len: u64,
         t: Tuning,
+        mut cuts: Option<&mut Cuts>,
     ) -> Option<Starts<'s>> {
         let mut files = Files::open(sst, t.window)?;
         let mut check = Check::new(partitioner);
@@ -152,6 +157,9 @@ impl<'s> Starts<'s> {
                 None => from_zero = e.pos == 0,
             }
             inside &= e.pos < data_len;
+            if let Some(c) = cuts.as_deref_mut() {
+                c.partition(e.pos, None);
+            }
             if count.is_multiple_of(t.sample_every) && increasing {
                 samples.push((e.pos, files.resume()));
             }
@@ -162,7 +170,13 @@ impl<'s> Starts<'s> {
         if increasing && !t.force_list {
             samples.shrink_to_fit();
             return Some(Starts {
-                kind: Kind::Stream(Stream::new(files, samples, t.sample_every, count)),
+                kind: Kind::Stream(Stream {
+                    samples: Arc::new(samples),
+                    every: t.sample_every,
+                    count,
+                    window: t.window,
+                    cursor: Stream::cursor(files),
+                }),
                 unlisted: 0,
                 trusted,
             });
@@ -188,6 +202,21 @@ impl<'s> Starts<'s> {
             unlisted,
             trusted,
         })
+    }
+
+    /// What another thread opens this index with ([`Seed::open`]): `None`
+    /// for an index kept as a list (positions out of order).
+    pub(super) fn seed(&self) -> Option<Seed> {
+        match &self.kind {
+            Kind::Stream(s) => Some(Seed {
+                samples: Arc::clone(&s.samples),
+                every: s.every,
+                count: s.count,
+                window: s.window,
+                trusted: self.trusted,
+            }),
+            Kind::List { .. } => None,
+        }
     }
 
     /// The first known entry `>= from`.
@@ -296,12 +325,42 @@ impl<'p> Check<'p> {
 
 /// A streamed index: a cursor, and samples to move it back (or far ahead).
 struct Stream<'s> {
-    /// Position and resume point of entries `0, every, 2 * every, …`.
-    samples: Vec<(u64, Resume)>,
+    /// Position and resume point of entries `0, every, 2 * every, …`
+    /// (shared with the copies other threads open).
+    samples: Arc<Vec<(u64, Resume)>>,
     every: u64,
     /// Entries the first pass read (the cursor reads no more).
     count: u64,
+    /// Index bytes per read.
+    window: u64,
     cursor: RefCell<Cursor<'s>>,
+}
+
+/// A streamed index as another thread opens it on its own handle of the
+/// sstable: the samples of the first pass, shared, and a cursor of its own.
+pub(super) struct Seed {
+    samples: Arc<Vec<(u64, Resume)>>,
+    every: u64,
+    count: u64,
+    window: u64,
+    trusted: bool,
+}
+
+impl Seed {
+    /// The index of `sst` (a handle on the sstable this seed was read from).
+    pub(super) fn open<'t>(&self, sst: &'t Sstable) -> Option<Starts<'t>> {
+        Some(Starts {
+            kind: Kind::Stream(Stream {
+                samples: Arc::clone(&self.samples),
+                every: self.every,
+                count: self.count,
+                window: self.window,
+                cursor: Stream::cursor(Files::open(sst, self.window)?),
+            }),
+            unlisted: 0,
+            trusted: self.trusted,
+        })
+    }
 }
 
 struct Cursor<'s> {
@@ -315,19 +374,14 @@ struct Cursor<'s> {
 }
 
 impl<'s> Stream<'s> {
-    fn new(files: Files<'s>, samples: Vec<(u64, Resume)>, every: u64, count: u64) -> Self {
-        Stream {
-            samples,
-            every,
-            count,
-            cursor: RefCell::new(Cursor {
-                files,
-                // Not positioned: the first query resumes at a sample.
-                at: u64::MAX,
-                cur: None,
-                behind: Some(u64::MAX),
-            }),
-        }
+    fn cursor(files: Files<'s>) -> RefCell<Cursor<'s>> {
+        RefCell::new(Cursor {
+            files,
+            // Not positioned: the first query resumes at a sample.
+            at: u64::MAX,
+            cur: None,
+            behind: Some(u64::MAX),
+        })
     }
 
     fn seek(&self, from: u64) -> Option<Entry> {

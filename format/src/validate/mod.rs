@@ -65,7 +65,7 @@ use crate::summary::{Summary, SummaryHeader};
 use crate::token::Partitioner;
 
 use index::{check_summary, scan_index, IndexScan};
-use parallel::Cuts;
+pub(crate) use parallel::{Cuts, Unit, UNIT_BYTES};
 use promoted::PiCheck;
 use walk::{BloomCheck, BloomFilters, Shared};
 

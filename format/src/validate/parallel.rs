@@ -24,12 +24,13 @@ use super::problem::Problems;
 use super::walk::{IndexAt, Joined, Shared, Walk};
 
 /// Uncompressed bytes of a unit, about (the engine's unit size).
-pub(super) const UNIT_BYTES: u64 = 256 << 10;
+pub(crate) const UNIT_BYTES: u64 = 256 << 10;
 
 /// Cut points gathered from the index in Data.db order: a partition start
 /// at least a unit past the previous cut, with its Index.db entry's offset
-/// (BIG). Memory grows with the units, not the partitions.
-pub(super) struct Cuts {
+/// (BIG). Memory grows with the units, not the partitions. Scrub cuts its
+/// walk with them too, at the positions of its index's first pass.
+pub(crate) struct Cuts {
     target: u64,
     points: Vec<(u64, Option<u64>)>,
     last: Option<u64>,
@@ -41,14 +42,14 @@ pub(super) struct Cuts {
 /// A unit of whole partitions: `[start, end)` of uncompressed Data.db, and
 /// the index entry of its first partition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Unit {
-    start: u64,
-    end: u64,
+pub(crate) struct Unit {
+    pub(crate) start: u64,
+    pub(crate) end: u64,
     index_at: IndexAt,
 }
 
 impl Cuts {
-    pub(super) fn new(target: u64) -> Cuts {
+    pub(crate) fn new(target: u64) -> Cuts {
         Cuts {
             target: target.max(1),
             points: Vec::new(),
@@ -58,7 +59,7 @@ impl Cuts {
     }
 
     /// The index lists a partition at `pos` (its entry at Index.db offset `entry`).
-    pub(super) fn partition(&mut self, pos: u64, entry: Option<u64>) {
+    pub(crate) fn partition(&mut self, pos: u64, entry: Option<u64>) {
         if self.broken {
             return;
         }
@@ -75,7 +76,7 @@ impl Cuts {
 
     /// The units up to `data_len`; `None` when fewer than two, or when the
     /// index does not start where Data.db does.
-    pub(super) fn units(self, data_len: u64) -> Option<Vec<Unit>> {
+    pub(crate) fn units(self, data_len: u64) -> Option<Vec<Unit>> {
         if self.points.first().map(|p| p.0) != Some(0) {
             return None;
         }

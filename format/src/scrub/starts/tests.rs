@@ -239,7 +239,7 @@ fn streamed_and_listed_answer_as_the_sorted_list() {
         };
         let p = partitioner(&sst);
         let Some(old) = Old::read(&sst, &p, data_len) else {
-            assert!(Starts::read(&sst, &p, data_len).is_none(), "{path:?}");
+            assert!(Starts::read(&sst, &p, data_len, None).is_none(), "{path:?}");
             continue;
         };
         let tunings = [
@@ -257,7 +257,8 @@ fn streamed_and_listed_answer_as_the_sorted_list() {
         ];
         let started = std::time::Instant::now();
         for t in tunings {
-            let new = Starts::read_with(&sst, &p, data_len, t).expect("an index the old read");
+            let new =
+                Starts::read_with(&sst, &p, data_len, t, None).expect("an index the old read");
             assert_eq!(new.unlisted, 0);
             let what = format!("{} ({t:?})", path.display());
             queries += compare(&new, &old, data_len, &what);
@@ -298,7 +299,7 @@ fn a_listed_index_beyond_the_cap_keeps_its_first_entries() {
         force_list: true,
         ..SMALL
     };
-    let new = Starts::read_with(&sst, &p, data_len, t).unwrap();
+    let new = Starts::read_with(&sst, &p, data_len, t, None).unwrap();
     assert_eq!(new.unlisted, n as u64 - 2);
     // The first two entries in index order are Data.db's first two.
     assert_eq!(new.next_at_or_after(0), Some(old.entries[0].0));
@@ -315,7 +316,7 @@ fn the_cursor_resumes_backward_at_the_nearest_sample() {
     let sst = Sstable::open_path(&path).unwrap();
     let data_len = data_len(&sst).unwrap();
     let p = partitioner(&sst);
-    let new = Starts::read_with(&sst, &p, data_len, SMALL).unwrap();
+    let new = Starts::read_with(&sst, &p, data_len, SMALL, None).unwrap();
     let Kind::Stream(s) = &new.kind else {
         panic!("an index in order is streamed");
     };
