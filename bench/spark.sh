@@ -7,7 +7,8 @@
 #      table through `sstkit.read` (8192-row batches), and of one that only imports sstkit.
 #   2. Spark local[1] and local[2], one run of each in turn, N times: `count()` and
 #      `groupBy(first key column).count()` through the `sstable` source (default splits), with
-#      the CPU seconds of the JVM and of the Python workers, against `sstkit export --merge -o
+#      the CPU seconds of the JVM and of the Python workers and the Python workers' peak RSS
+#      (with the size of an 8192-row batch), against `sstkit export --merge -o
 #      parquet` followed by `spark.read.parquet` of it (the export's time included). A run of
 #      N cores is pinned to N CPUs. Spark 4.1 refuses uuid and time columns in Parquet when it
 #      infers the schema: the read is given the other columns' schema (the line names the
@@ -52,6 +53,7 @@ echo "== sstkit.read vs export -o arrow (${PATHS[*]})"
 import sys, sstkit
 print(sum(b.num_rows for b in sstkit.read(sys.argv[1:])), "rows")' "${PATHS[@]}"
 /usr/bin/time -f "import sstkit, pyarrow: %M KiB" "$PY" -c 'import sstkit, pyarrow'
+/usr/bin/time -f "import sstkit, pyarrow, pyspark: %M KiB" "$PY" -c 'import sstkit, pyarrow, pyspark'
 # 1 and 2 cores in turn, one run each, so that a change of load falls on both alike.
 echo "== Spark local[1] (pinned to 1 CPU) and local[2]: the sstable source vs export + spark.read.parquet"
 for ((i = 1; i <= RUNS; i++)); do

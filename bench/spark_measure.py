@@ -85,6 +85,30 @@ def _cpu(jvm_pid):
     return u + s, py
 
 
+def _workers_peak_rss_kib(jvm_pid):
+    """The largest peak RSS (VmHWM) of the live Python workers the JVM started."""
+    kids = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    st = f.read()
+            except OSError:
+                continue
+            kids.setdefault(int(st[st.rindex(")") + 2:].split()[1]), []).append(int(d))
+    peak, todo = 0, list(kids.get(jvm_pid, []))
+    while todo:
+        p = todo.pop()
+        todo += kids.get(p, [])
+        try:
+            with open(f"/proc/{p}/status") as f:
+                hwm = [int(l.split()[1]) for l in f if l.startswith("VmHWM:")]
+        except OSError:
+            continue
+        peak = max([peak] + hwm)
+    return peak
+
+
 def timed(f, runs, jvm_pid):
     """best(f, runs) with the median CPU seconds of the JVM and the Python workers per run."""
     cpu = []
@@ -128,6 +152,14 @@ def spark(bin_, runs, cores, paths):
                source_count_cpu_jvm_s=c_jvm, source_count_cpu_python_s=c_py,
                source_groupby_best_s=round(g_best, 3), source_groupby_median_s=round(g_med, 3),
                source_groupby_cpu_jvm_s=g_jvm, source_groupby_cpu_python_s=g_py, rows=n, groups=g)
+    # A task's Python worker against its batches: the workers are reused, so their peak spans every query.
+    import sstkit
+
+    r = sstkit.read(paths, batch_rows=8192, threads=1)
+    first = next(iter(r))
+    r.close()
+    out.update(python_worker_peak_rss_mib=round(_workers_peak_rss_kib(jvm) / 1024, 1),
+               batch_8192_rows_mib=round(first.nbytes / 2**20, 2))
     # Spark 4.1 refuses a Parquet file's uuid (FIXED_LEN_BYTE_ARRAY (UUID)) and time columns when
     # it infers the schema; given the other columns' schema it reads the file.
     keep = [f for f in src().schema.fields if f.name not in _parquet_refused(paths)]
