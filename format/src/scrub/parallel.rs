@@ -69,7 +69,7 @@ pub(super) fn walk(
         .ok()?;
         let mut reader = ScanReader::with_options(sst, cx.header, cx.opts.reader).ok()?;
         // The unit's bytes in one planned read (object storage: one request).
-        reader.plan_read(Some(DataPos(u.end)));
+        reader.plan_unit(Some(DataPos(u.end)));
         let report = Report {
             problems: Problems::with_max(cx.opts.max_problems),
             ..Report::default()
