@@ -59,9 +59,8 @@ def read(bin_, runs, paths):
                       "read_vs_export": round(min(x) / p_best, 3)}))
 
 
-def _cpu(jvm_pid):
-    """CPU seconds so far of the JVM (its own threads) and of the Python
-    workers it started (live ones, their children, and the ones it reaped)."""
+def _procs():
+    """{pid: (parent pid, [utime, stime, cutime, cstime] in seconds)} of every live process."""
     hz = os.sysconf("SC_CLK_TCK")
     procs = {}
     for d in os.listdir("/proc"):
@@ -73,39 +72,39 @@ def _cpu(jvm_pid):
                 continue
             rest = st[st.rindex(")") + 2:].split()
             procs[int(d)] = (int(rest[1]), [int(x) / hz for x in rest[11:15]])
+    return procs
+
+
+def _descendants(procs, pid):
+    """The processes below `pid`."""
     kids = {}
-    for pid, (ppid, _) in procs.items():
-        kids.setdefault(ppid, []).append(pid)
-    u, s, cu, cs = procs[jvm_pid][1]
-    py, todo = cu + cs, list(kids.get(jvm_pid, []))
+    for p, (ppid, _) in procs.items():
+        kids.setdefault(ppid, []).append(p)
+    out, todo = [], list(kids.get(pid, []))
     while todo:
         p = todo.pop()
-        py += sum(procs[p][1])
+        out.append(p)
         todo += kids.get(p, [])
-    return u + s, py
+    return out
+
+
+def _cpu(jvm_pid):
+    """CPU seconds so far of the JVM (its own threads) and of the Python
+    workers it started (live ones, their children, and the ones it reaped)."""
+    procs = _procs()
+    u, s, cu, cs = procs[jvm_pid][1]
+    return u + s, cu + cs + sum(sum(procs[p][1]) for p in _descendants(procs, jvm_pid))
 
 
 def _workers_peak_rss_kib(jvm_pid):
     """The largest peak RSS (VmHWM) of the live Python workers the JVM started."""
-    kids = {}
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                with open(f"/proc/{d}/stat") as f:
-                    st = f.read()
-            except OSError:
-                continue
-            kids.setdefault(int(st[st.rindex(")") + 2:].split()[1]), []).append(int(d))
-    peak, todo = 0, list(kids.get(jvm_pid, []))
-    while todo:
-        p = todo.pop()
-        todo += kids.get(p, [])
+    peak = 0
+    for p in _descendants(_procs(), jvm_pid):
         try:
             with open(f"/proc/{p}/status") as f:
-                hwm = [int(l.split()[1]) for l in f if l.startswith("VmHWM:")]
+                peak = max([peak] + [int(l.split()[1]) for l in f if l.startswith("VmHWM:")])
         except OSError:
             continue
-        peak = max([peak] + hwm)
     return peak
 
 

@@ -42,11 +42,17 @@ const UNIT_BYTES: u64 = 256 << 10;
 /// The unit size: `SSTKIT_UNIT_BYTES` when set (the tests cut the small
 /// fixtures into many units with it), else `UNIT_BYTES`.
 pub fn unit_bytes() -> u64 {
-    std::env::var("SSTKIT_UNIT_BYTES")
+    env_size("SSTKIT_UNIT_BYTES", UNIT_BYTES)
+}
+
+/// A positive number from the environment variable `name` (the tests cut
+/// the small fixtures with them), else `default`.
+pub(crate) fn env_size(name: &str, default: u64) -> u64 {
+    std::env::var(name)
         .ok()
         .and_then(|v| v.parse().ok())
         .filter(|&n| n > 0)
-        .unwrap_or(UNIT_BYTES)
+        .unwrap_or(default)
 }
 
 /// Buffers of pieces already written, kept for the next pieces: a fresh

@@ -38,11 +38,7 @@ const PIECE_ROWS: u64 = 20_000;
 /// The piece size in rows: `SSTKIT_PIECE_ROWS` when set (the tests make
 /// the fixtures' partitions reach it), else `PIECE_ROWS`.
 fn piece_rows() -> u64 {
-    std::env::var("SSTKIT_PIECE_ROWS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|&n| n > 0)
-        .unwrap_or(PIECE_ROWS)
+    super::env_size("SSTKIT_PIECE_ROWS", PIECE_ROWS)
 }
 
 /// What one key's lookup found, besides what it rendered.
