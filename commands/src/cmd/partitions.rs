@@ -265,7 +265,7 @@ pub fn run(a: &PartitionsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             from_index(sst, &wanted, bar, &mut emit)
         } else {
             let threads = crate::threads(a.threads);
-            from_data(sst, &wanted, now, bar, threads, render, &mut emit)
+            from_data(sst, (&wanted, render), now, bar, threads, &mut emit)
         };
         let sizes = match r {
             Ok(s) => s,

@@ -113,14 +113,12 @@ pub(super) type RenderFn<'a> =
 /// cut into units (the partitions still reach `emit` in Data.db order).
 /// Those threads also `render` the records, which would otherwise hold
 /// the calling thread longer than the decoding holds the others.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn from_data(
     sst: &Sstable,
-    keys: &Keys,
+    (keys, render): (&Keys, Option<&RenderFn<'_>>),
     now: i64,
     bar: bool,
     threads: usize,
-    render: Option<&RenderFn<'_>>,
     emit: &mut EmitFn<'_>,
 ) -> CmdResult<Sizes> {
     let st = crate::render::read_statistics(sst)?;
