@@ -523,36 +523,11 @@ fn validate_with_a_wrong_index_is_the_same_on_several_threads() {
 #[test]
 fn validate_orders_findings_at_unit_starts_as_one_thread() {
     let from = fixtures().join("nb_clustering_nocompress");
-    let listed = run(
-        "partitions",
-        &["-o", "csv", "--min-size", "0"],
-        &from,
-        1,
-        1 << 20,
-    );
-    assert_eq!(listed.2, 0, "{}", listed.1);
-    // key,keyBinary,live,offset,size,...: the keys here hold no comma.
-    let mut by_size: std::collections::BTreeMap<u64, Vec<u64>> = Default::default();
-    for line in String::from_utf8_lossy(&listed.0).lines().skip(1) {
-        let cols: Vec<&str> = line.split(',').collect();
-        let (off, size) = (cols[3].parse().unwrap(), cols[4].parse().unwrap());
-        by_size.entry(size).or_default().push(off);
-    }
-    let (size, offs) = by_size
-        .iter()
-        .find(|(_, o)| o.len() > 1)
-        .expect("two partitions of one length");
-    let (a, b, n) = (offs[0] as usize, offs[1] as usize, *size as usize);
     let tmp = crate::util::scratch_dir("threads", "validate-swapped");
     for e in std::fs::read_dir(&from).unwrap().flatten() {
         std::fs::copy(e.path(), tmp.path().join(e.file_name())).unwrap();
     }
-    let data = tmp.path().join("nb-1-big-Data.db");
-    let mut bytes = std::fs::read(&data).unwrap();
-    let first = bytes[a..a + n].to_vec();
-    bytes.copy_within(b..b + n, a);
-    bytes[b..b + n].copy_from_slice(&first);
-    std::fs::write(&data, &bytes).unwrap();
+    swap_two_partitions(&from, &tmp.path().join("nb-1-big-Data.db"));
     for args in [&["-o", "json", "--skip-checksums"][..], &["-o", "json"]] {
         let one = run("validate", args, tmp.path(), 1, 1 << 20);
         assert_eq!(one.2, 1, "{}", one.1);
@@ -696,4 +671,38 @@ fn a_merge_with_a_wrong_index_gives_the_one_thread_output() {
         merged_same_on_threads(&["-o", format], &dirs);
         merged_same_on_threads(&["-o", format, "--limit", "2"], &dirs);
     }
+}
+
+/// Swap two partitions of the same length (as `partitions` lists those of
+/// the sstable at `from`) in the Data.db at `data`: partitions out of
+/// order, each at the other's index entry. The two partitions' bytes, the
+/// first's then the second's.
+pub(crate) fn swap_two_partitions(from: &Path, data: &Path) -> (Vec<u8>, Vec<u8>) {
+    let listed = run(
+        "partitions",
+        &["-o", "csv", "--min-size", "0"],
+        from,
+        1,
+        1 << 20,
+    );
+    assert_eq!(listed.2, 0, "{}", listed.1);
+    // key,keyBinary,live,offset,size,...: the keys here hold no comma.
+    let mut by_size: std::collections::BTreeMap<u64, Vec<u64>> = Default::default();
+    for line in String::from_utf8_lossy(&listed.0).lines().skip(1) {
+        let cols: Vec<&str> = line.split(',').collect();
+        let (off, size) = (cols[3].parse().unwrap(), cols[4].parse().unwrap());
+        by_size.entry(size).or_default().push(off);
+    }
+    let (size, offs) = by_size
+        .iter()
+        .find(|(_, o)| o.len() > 1)
+        .expect("two partitions of one length");
+    let (a, b, n) = (offs[0] as usize, offs[1] as usize, *size as usize);
+    let mut bytes = std::fs::read(data).unwrap();
+    let first = bytes[a..a + n].to_vec();
+    let second = bytes[b..b + n].to_vec();
+    bytes.copy_within(b..b + n, a);
+    bytes[b..b + n].copy_from_slice(&first);
+    std::fs::write(data, &bytes).unwrap();
+    (first, second)
 }

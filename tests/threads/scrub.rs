@@ -187,26 +187,6 @@ fn truncated_data_scrubs_the_same_on_several_threads() {
 #[test]
 fn scrub_orders_findings_at_unit_starts_as_one_thread() {
     let from = fixtures().join("nb_clustering_nocompress");
-    let listed = run(
-        "partitions",
-        &["-o", "csv", "--min-size", "0"],
-        &from,
-        1,
-        1 << 20,
-    );
-    assert_eq!(listed.2, 0, "{}", listed.1);
-    // key,keyBinary,live,offset,size,...: the keys here hold no comma.
-    let mut by_size: std::collections::BTreeMap<u64, Vec<u64>> = Default::default();
-    for line in String::from_utf8_lossy(&listed.0).lines().skip(1) {
-        let cols: Vec<&str> = line.split(',').collect();
-        let (off, size) = (cols[3].parse().unwrap(), cols[4].parse().unwrap());
-        by_size.entry(size).or_default().push(off);
-    }
-    let (size, offs) = by_size
-        .iter()
-        .find(|(_, o)| o.len() > 1)
-        .expect("two partitions of one length");
-    let (a, b, n) = (offs[0] as usize, offs[1] as usize, *size as usize);
     let (tmp, data_name) = copy_of("nb_clustering_nocompress", "swapped");
     // Without CRC.db the swapped bytes pass: only the order and the index tell.
     let _ = std::fs::remove_file(tmp.path().join("nb-1-big-CRC.db"));
@@ -214,19 +194,14 @@ fn scrub_orders_findings_at_unit_starts_as_one_thread() {
     let listed_toc = std::fs::read_to_string(&toc).unwrap();
     let kept: Vec<&str> = listed_toc.lines().filter(|l| *l != "CRC.db").collect();
     std::fs::write(&toc, kept.join("\n") + "\n").unwrap();
-    let data = tmp.path().join(&data_name);
-    let mut bytes = std::fs::read(&data).unwrap();
-    let first = bytes[a..a + n].to_vec();
-    bytes.copy_within(b..b + n, a);
-    bytes[b..b + n].copy_from_slice(&first);
-    std::fs::write(&data, &bytes).unwrap();
+    let (first, second) = crate::threads::swap_two_partitions(&from, &tmp.path().join(&data_name));
     // The index's keys swapped too: it agrees with Data.db, keys out of
     // order (no longer trusted), so scrub decodes both and finds the order.
     let index = tmp.path().join("nb-1-big-Index.db");
     let mut ib = std::fs::read(&index).unwrap();
     // A partition starts with its key, after the key's length.
     let key_of = |p: &[u8]| p[..2 + u16::from_be_bytes([p[0], p[1]]) as usize].to_vec();
-    let (ka, kb) = (key_of(&first), key_of(&bytes[a..a + n]));
+    let (ka, kb) = (key_of(&first), key_of(&second));
     assert_eq!(ka.len(), kb.len(), "keys of one length");
     let find = |k: &[u8], ib: &[u8]| ib.windows(k.len()).position(|w| w == k).unwrap();
     let (ia, ibb) = (find(&ka, &ib), find(&kb, &ib));
