@@ -6,13 +6,17 @@
 #      the ratio (target: >= 0.9); then the peak RSS of a Python process that only reads the
 #      table through `sstkit.read` (8192-row batches), and of one that only imports sstkit.
 #   2. Spark local[1] and local[2], one run of each in turn, N times: `count()` and
-#      `groupBy(first key column).count()` through the `sstable` source (default splits), with
+#      `groupBy(first key column).count()` through the `sstable` source (default splits; the
+#      groupBy also with `option("columns", key column)`, as Spark prunes no columns here), with
 #      the CPU seconds of the JVM and of the Python workers and the Python workers' peak RSS
 #      (with the size of an 8192-row batch), against `sstkit export --merge -o
 #      parquet` followed by `spark.read.parquet` of it (the export's time included). A run of
 #      N cores is pinned to N CPUs. Spark 4.1 refuses uuid and time columns in Parquet when it
 #      infers the schema: the read is given the other columns' schema (the line names the
 #      columns left out).
+#   3. The floor: the peak RSS of Spark's Python workers when the source reads 100 rows of
+#      every CQL type (fixtures/cassandra/nb_all_types), with 1 and 2 cores: what the Python
+#      Data Source API and the imports cost before any data.
 #
 # Usage:
 #   bench/spark.sh [-n N] [PATH...]
@@ -60,4 +64,9 @@ for ((i = 1; i <= RUNS; i++)); do
   for cores in 1 2; do
     "$PY" "$ROOT/bench/spark_measure.py" spark "$BIN" 1 "$cores" "${PATHS[@]}" 2> >(grep -v WARN >&2)
   done
+done
+echo "== the floor: the Python workers' peak RSS when the source reads 100 rows"
+for cores in 1 2; do
+  "$PY" "$ROOT/bench/spark_measure.py" floor "$BIN" 1 "$cores" "$ROOT/fixtures/cassandra/nb_all_types" \
+    2> >(grep -v WARN >&2)
 done

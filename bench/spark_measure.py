@@ -3,6 +3,7 @@ sstkit (the package), pyarrow and pyspark installed.
 
     spark_measure.py read SSTKIT_BIN RUNS PATH...      sstkit.read into pyarrow vs export -o arrow
     spark_measure.py spark SSTKIT_BIN RUNS CORES PATH...  the sstable source vs export + read.parquet
+    spark_measure.py floor SSTKIT_BIN RUNS CORES PATH...  a Python worker's peak RSS on a tiny table
 """
 
 import json
@@ -124,12 +125,12 @@ def timed(f, runs, jvm_pid):
     return b, m, out, mid([c[0] for c in cpu]), mid([c[1] for c in cpu])
 
 
-def spark(bin_, runs, cores, paths):
+def _session(cores):
+    """A local[cores] Spark session and its JVM's pid."""
     # The cores a run may use are the CPUs it is pinned to: without it a `local[1]` run's
     # reading thread, Python worker and JVM spread over every CPU, and 1 core is not one.
     if len(os.sched_getaffinity(0)) > cores:
         os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:cores])
-    import sstkit.spark
     from pyspark.sql import SparkSession
 
     os.environ["PYSPARK_PYTHON"] = sys.executable
@@ -137,7 +138,27 @@ def spark(bin_, runs, cores, paths):
          .config("spark.sql.session.timeZone", "UTC").config("spark.sql.shuffle.partitions", str(cores))
          .getOrCreate())
     s.sparkContext.setLogLevel("ERROR")
-    jvm = int(s.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+    return s, int(s.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+
+
+def floor(cores, paths):
+    """The peak RSS of a Python worker that runs the sstable source over a table of a few rows:
+    the Python Data Source API's and the imports' cost before any data (workers reused, as in
+    spark())."""
+    import sstkit.spark
+
+    s, jvm = _session(cores)
+    sstkit.spark.register(s)
+    rows = [s.read.format("sstable").load(",".join(paths)).count() for _ in range(3)]
+    print(json.dumps({"cores": cores, "rows": rows[0],
+                      "floor_python_worker_peak_rss_mib": round(_workers_peak_rss_kib(jvm) / 1024, 1)}))
+    s.stop()
+
+
+def spark(bin_, runs, cores, paths):
+    import sstkit.spark
+
+    s, jvm = _session(cores)
     sstkit.spark.register(s)
     # The default splits (about 128 MB of Data.db each): what a user gets.
     src = lambda: s.read.format("sstable").load(",".join(paths))
@@ -147,10 +168,15 @@ def spark(bin_, runs, cores, paths):
     out = {"cores": cores, "splits": splits}
     c_best, c_med, n, c_jvm, c_py = timed(lambda: src().count(), runs, jvm)
     g_best, g_med, g, g_jvm, g_py = timed(lambda: src().groupBy(pk).count().count(), runs, jvm)
+    # Spark's Python Data Source API prunes no columns: option("columns") is how a job does it.
+    only_pk = lambda: s.read.format("sstable").option("columns", pk).load(",".join(paths))
+    p_best, p_med, pg, _, _ = timed(lambda: only_pk().groupBy(pk).count().count(), runs, jvm)
+    assert pg == g, (pg, g)
     out.update(source_count_best_s=round(c_best, 3), source_count_median_s=round(c_med, 3),
                source_count_cpu_jvm_s=c_jvm, source_count_cpu_python_s=c_py,
                source_groupby_best_s=round(g_best, 3), source_groupby_median_s=round(g_med, 3),
-               source_groupby_cpu_jvm_s=g_jvm, source_groupby_cpu_python_s=g_py, rows=n, groups=g)
+               source_groupby_cpu_jvm_s=g_jvm, source_groupby_cpu_python_s=g_py,
+               source_groupby_key_column_only_best_s=round(p_best, 3), rows=n, groups=g)
     # A task's Python worker against its batches: the workers are reused, so their peak spans every query.
     import sstkit
 
@@ -209,5 +235,7 @@ if __name__ == "__main__":
     mode, bin_, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
     if mode == "read":
         read(bin_, runs, sys.argv[4:])
+    elif mode == "floor":
+        floor(int(sys.argv[4]), sys.argv[5:])
     else:
         spark(bin_, runs, int(sys.argv[4]), sys.argv[5:])

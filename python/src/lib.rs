@@ -4,6 +4,10 @@
 //! waiting, one being built: memory stays flat) and reach pyarrow through
 //! the Arrow C data interface, without a copy. The GIL is released while a
 //! batch is awaited. Other calls run a CLI command and return its JSON.
+//! For the Spark source the batches are converted to Spark's types on the
+//! reading thread too ([`spark`]).
+
+mod spark;
 
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Mutex;
@@ -146,7 +150,8 @@ fn to_pyarrow<'py>(py: Python<'py>, b: RecordBatch) -> PyResult<Bound<'py, PyAny
 /// export` command line (its flags and paths); the other arguments are
 /// what export's flags do not carry.
 #[pyfunction]
-#[pyo3(signature = (argv, kind, columns, keys, token_range, batch_rows))]
+#[pyo3(signature = (argv, kind, columns, keys, token_range, batch_rows, spark=false))]
+#[allow(clippy::too_many_arguments)]
 fn stream(
     py: Python<'_>,
     argv: Vec<String>,
@@ -155,6 +160,7 @@ fn stream(
     keys: Vec<String>,
     token_range: Option<String>,
     batch_rows: usize,
+    spark: bool,
 ) -> PyResult<Stream> {
     let records = match kind {
         "rows" => Records::Rows,
@@ -177,7 +183,7 @@ fn stream(
         columns,
         batch_rows,
     };
-    let rx = start(a, o);
+    let rx = start(a, o, spark);
     // The first message is the schema, or why there is none.
     let (rx, first) = py.detach(move || {
         let m = rx.recv().ok();
@@ -195,16 +201,29 @@ fn stream(
     }
 }
 
-/// Run the read on a thread of its own; at most one batch waits in the channel.
-fn start(a: ExportArgs, o: Options) -> Receiver<Msg> {
+/// Run the read on a thread of its own; at most one batch waits in the
+/// channel. `spark`: batches in Spark's types ([`spark::schema`]).
+fn start(a: ExportArgs, o: Options, spark: bool) -> Receiver<Msg> {
     let (tx, rx) = sync_channel(1);
     std::thread::spawn(move || {
         let (ts, tb) = (tx.clone(), tx.clone());
+        let mut target: Option<SchemaRef> = None;
         let r = batches(
             &a,
             &o,
-            &mut |s| ts.send(Msg::Schema(s)).map_err(closed),
-            &mut |b| tb.send(Msg::Batch(b)).map_err(closed),
+            &mut |s| {
+                let s = if spark { spark::schema(&s) } else { s };
+                ts.send(Msg::Schema(s)).map_err(closed)
+            },
+            &mut |b| {
+                let b = if spark {
+                    let t = target.get_or_insert_with(|| spark::schema(&b.schema()));
+                    spark::batch(&b, t).map_err(CmdError::Usage)?
+                } else {
+                    b
+                };
+                tb.send(Msg::Batch(b)).map_err(closed)
+            },
         );
         // A consumer that went away gets nothing more.
         let _ = tx.send(match r {

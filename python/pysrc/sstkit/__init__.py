@@ -100,7 +100,10 @@ def _export_argv(paths, merge, now, options):
     return argv + _flags(options) + ["--"] + _paths(paths)
 
 
-def _stream(kind, paths, merge, now, columns, keys, token_range, batch_rows, options):
+def _stream(kind, paths, merge, now, columns, keys, token_range, batch_rows, options,
+            spark=False):
+    """The reader of ``read`` and ``tombstones``; ``spark``: in the Spark
+    source's types (see ``sstkit.spark``), converted before Python sees them."""
     s = _native.stream(
         _export_argv(paths, merge, now, options),
         kind,
@@ -108,6 +111,7 @@ def _stream(kind, paths, merge, now, columns, keys, token_range, batch_rows, opt
         [] if keys is None else [_key(k) for k in keys],
         _token_range(token_range),
         int(batch_rows),
+        spark,
     )
     return _pa.RecordBatchReader.from_batches(s.schema, s)
 

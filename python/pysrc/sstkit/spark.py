@@ -57,15 +57,13 @@ import itertools
 import re
 import time
 
-import numpy as np
-import pyarrow as pa
 
 import sstkit
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, EqualTo, In, InputPartition
 from pyspark.sql.pandas.types import from_arrow_schema
 
-__all__ = ["register", "SstableDataSource", "spark_type"]
+__all__ = ["register", "SstableDataSource"]
 
 SPLIT_BYTES = 128 << 20
 MIN_TOKEN, MAX_TOKEN = -(2**63), 2**63 - 1
@@ -83,72 +81,12 @@ def register(spark):
     spark.dataSource.register(SstableDataSource)
 
 
-def _is_uuid(t):
-    return isinstance(t, pa.BaseExtensionType) and t.extension_name == "arrow.uuid"
-
-
-def spark_type(t):
-    """The Arrow type a Spark column of sstkit's Arrow type t gets (see the table above)."""
-    if _is_uuid(t):
-        return pa.string()
-    if pa.types.is_time64(t):
-        return pa.int64()
-    if pa.types.is_timestamp(t):
-        return pa.timestamp("us", tz="UTC")
-    if pa.types.is_fixed_size_list(t) or pa.types.is_list(t):
-        return pa.list_(pa.field("element", spark_type(t.value_type), True))
-    if pa.types.is_map(t):
-        return pa.map_(spark_type(t.key_type), spark_type(t.item_type))
-    if pa.types.is_struct(t):
-        return pa.struct([pa.field(t.field(i).name, spark_type(t.field(i).type), True)
-                          for i in range(t.num_fields)])
-    return t
-
-
-# Two hex digits of each byte value, and where the 32 digits go in a uuid's 36-character text.
-_HEX = np.array([f"{i:02x}".encode() for i in range(256)], dtype="S2")
-_DIGITS = [i for i in range(36) if i not in (8, 13, 18, 23)]
-
-
-def _uuid_text(storage):
-    """36-character texts of a FixedSizeBinary(16) array, vectorised (a loop
-    in Python would cost more than the read)."""
-    n = len(storage)
-    if n == 0:
-        return pa.array([], pa.string())
-    raw = np.frombuffer(storage.buffers()[1], dtype=np.uint8,
-                        count=(storage.offset + n) * 16)[storage.offset * 16:].reshape(n, 16)
-    text = np.full((n, 36), b"-", dtype="S1")
-    text[:, _DIGITS] = _HEX[raw].view("S1").reshape(n, 32)
-    nulls = storage.is_null().to_numpy(zero_copy_only=False) if storage.null_count else None
-    return pa.array(text.view("S36").ravel(), pa.binary(36), mask=nulls).cast(pa.string())
-
-
-def _convert(arr, target):
-    """An array of sstkit's Arrow type as the Spark-friendly type ``target``."""
-    t = arr.type
-    if t == target:
-        return arr
-    if _is_uuid(t):
-        return _uuid_text(arr.storage if isinstance(arr, pa.ExtensionArray) else arr)
-    if pa.types.is_struct(t):
-        kids = [_convert(arr.field(i), target.field(i).type) for i in range(t.num_fields)]
-        return pa.StructArray.from_arrays(kids, fields=list(target), mask=arr.is_null())
-    if pa.types.is_fixed_size_list(t):
-        n = t.list_size
-        offsets = pa.array(range(0, (len(arr) + 1) * n, n), pa.int32())
-        values = _convert(arr.flatten() if arr.null_count == 0 else arr.values[arr.offset * n:
-                                                                                (arr.offset + len(arr)) * n],
-                          target.value_type)
-        return pa.ListArray.from_arrays(offsets, values, type=target, mask=arr.is_null())
-    if pa.types.is_list(t):
-        values = _convert(arr.values, target.value_type)
-        return pa.ListArray.from_arrays(arr.offsets, values, type=target, mask=arr.is_null())
-    if pa.types.is_map(t):
-        keys = _convert(arr.keys, target.key_type)
-        items = _convert(arr.items, target.item_type)
-        return pa.MapArray.from_arrays(arr.offsets, keys, items, type=target, mask=arr.is_null())
-    return arr.cast(target)
+def _read(paths, *, merge=True, now=None, columns=None, keys=None, token_range=None,
+          batch_rows=8192, flags):
+    """``sstkit.read`` in Spark's types (the table above): converted on the
+    reading thread, so a task's Python worker holds each batch once."""
+    return sstkit._stream("rows", paths, merge, now, columns, keys, token_range, batch_rows,
+                          flags, spark=True)
 
 
 def _bool(v, default):
@@ -191,14 +129,13 @@ class SstableDataSource(DataSource):
         paths, flags = _options(self.options)
         columns = self.options.get("columns")
         cols = [c.strip() for c in columns.split(",")] if columns else None
-        reader = sstkit.read(paths, columns=cols, batch_rows=1, **flags)
+        reader = _read(paths, columns=cols, batch_rows=1, flags=flags)
         schema = reader.schema
         reader.close()
         return schema
 
     def schema(self):
-        s = self._arrow_schema()
-        return from_arrow_schema(pa.schema([pa.field(f.name, spark_type(f.type), True) for f in s]))
+        return from_arrow_schema(self._arrow_schema())
 
     def reader(self, schema):
         return SstableReader(dict(self.options), schema, self._arrow_schema())
@@ -326,10 +263,6 @@ class SstableReader(DataSourceReader):
         flags.setdefault("threads", 1)
         token_range = None if split.keys is not None else (split.start, split.end)
         # The first split's range starts at the ring's minimum, which no token has: (MIN, end] holds them all.
-        reader = sstkit.read(split.paths, merge=merge, now=self.now,
-                             columns=self.columns, keys=split.keys, token_range=token_range,
-                             batch_rows=int(self.options.get("batch_rows") or 8192), **flags)
-        target = pa.schema([pa.field(f.name, spark_type(f.type), True) for f in reader.schema])
-        for batch in reader:
-            cols = [_convert(batch.column(i), target.field(i).type) for i in range(batch.num_columns)]
-            yield pa.RecordBatch.from_arrays(cols, schema=target)
+        yield from _read(split.paths, merge=merge, now=self.now, columns=self.columns,
+                         keys=split.keys, token_range=token_range,
+                         batch_rows=int(self.options.get("batch_rows") or 8192), flags=flags)
