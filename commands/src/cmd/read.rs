@@ -112,7 +112,7 @@ use crate::cli::{DataOutputFormat, IoStatsFormat, OutputFormat, ReadArgs};
 use crate::dump::select::KeyArg;
 use crate::dump::{type_warning, Sink, Table, TypeCheck};
 use crate::output::{iostats, JsonOut};
-use crate::pieces::lookups::{Looked, Lookups, WithLookups};
+use crate::pieces::lookups::{Look, Looked, Lookups, WithLookups};
 use crate::pieces::Style;
 use crate::plan::LookupPlan;
 use crate::render::note_key_absent;
@@ -333,25 +333,44 @@ fn merged_threads(
             look: &mut look,
         }));
     };
-    let style = Style {
+    let mut doc = |k: usize, sink: &mut dyn Sink| merged.looked(k, sink);
+    let style = style(a, label, slices, true);
+    lookups(a, &style, &thread, &mut doc, renderer, &mut Vec::new())
+}
+
+/// The [`Style`] of `read`'s pieces.
+fn style<'a>(a: &LookupPlan, label: &'a str, slices: &[Slice], merged: bool) -> Style<'a> {
+    Style {
         format: a.output,
         label,
         options: render_options(a, slices),
-        merged: true,
-    };
-    let mut doc = |k: usize, sink: &mut dyn Sink| merged.looked(k, sink);
+        merged,
+    }
+}
+
+/// [`crate::pieces::lookups`] of every key, noting the absent ones and the
+/// columns whose type did not fit (added to `failed`) as a single thread would.
+fn lookups(
+    a: &LookupPlan,
+    style: &Style<'_>,
+    thread: &(dyn Fn(&mut WithLookups<'_>) + Sync),
+    doc: &mut Look<'_>,
+    renderer: &mut Renderer<'_, '_>,
+    failed: &mut Vec<String>,
+) -> CmdResult<()> {
     let mut noted = |k: usize, l: Looked| -> CmdResult<()> {
+        add_failed(failed, l.failed);
         if let Some(why) = l.absent {
-            note_key_absent(label, &a.keys[k].label(), why);
+            note_key_absent(style.label, &a.keys[k].label(), why);
         }
         l.error.map_or(Ok(()), Err)
     };
     crate::pieces::lookups::lookups(
-        &style,
+        style,
         a.keys.len(),
         a.threads,
-        &thread,
-        &mut doc,
+        thread,
+        doc,
         renderer,
         &mut noted,
     )
@@ -775,29 +794,9 @@ fn read_threads(
             look: &mut look,
         }));
     };
-    let style = Style {
-        format: a.output,
-        label,
-        options: render_options(a, slices),
-        merged: false,
-    };
     let mut doc = |k: usize, sink: &mut dyn Sink| keys.looked(k, sink);
-    let mut noted = |k: usize, l: Looked| -> CmdResult<()> {
-        add_failed(failed, l.failed);
-        if let Some(why) = l.absent {
-            note_key_absent(label, &a.keys[k].label(), why);
-        }
-        l.error.map_or(Ok(()), Err)
-    };
-    crate::pieces::lookups::lookups(
-        &style,
-        a.keys.len(),
-        a.threads,
-        &thread,
-        &mut doc,
-        renderer,
-        &mut noted,
-    )
+    let style = style(a, label, slices, false);
+    lookups(a, &style, &thread, &mut doc, renderer, failed)
 }
 
 /// Add the columns whose type did not fit in a lookup to those of the
