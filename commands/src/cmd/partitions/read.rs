@@ -167,14 +167,20 @@ pub(super) fn from_data(
 }
 
 /// A unit's partitions, as [`from_units`] hands them on: each one's stats,
-/// key, size on disk and rendered record (a range of the unit's rendered
-/// bytes), those bytes, then where the unit's scan stopped, or the error
-/// it ended with.
-type UnitDone = (
-    Vec<(PartitionStats, Vec<u8>, u64, Option<std::ops::Range<usize>>)>,
-    Vec<u8>,
-    CmdResult<DataPos>,
-);
+/// key and rendered record (ranges of the unit's bytes) and size on disk,
+/// those bytes, then where the unit's scan stopped, or the error it ended
+/// with. One buffer of bytes per unit, not one per partition: the calling
+/// thread frees what the reading thread allocated, and a million small
+/// allocations cost more than the rendering they carry.
+type UnitDone = (Vec<Partition>, Vec<u8>, CmdResult<DataPos>);
+
+/// One partition of a [`UnitDone`].
+struct Partition {
+    stats: PartitionStats,
+    key: std::ops::Range<usize>,
+    on_disk: u64,
+    line: Option<std::ops::Range<usize>>,
+}
 
 /// [`from_data`] on several threads: each decodes units of whole
 /// partitions ([`engine::units`]), and their stats are emitted in order.
@@ -201,7 +207,7 @@ fn from_units(
     type Opened = Result<(Sstable, SerializationHeader, DiskMap), Option<CmdError>>;
     let work = |s: &mut Opened, i: usize| -> UnitDone {
         let mut got = Vec::new();
-        let mut lines = Vec::new();
+        let mut bytes = Vec::new();
         let r = match s {
             Ok((sst, header, disk)) => ScanReader::new(sst, header)
                 .map_err(CmdError::from)
@@ -216,33 +222,41 @@ fn from_units(
                         now,
                         u.start..u.end,
                         &mut |_| {},
-                        &mut |st, k, d, _| {
-                            let start = lines.len();
+                        &mut |stats, k, on_disk, _| {
+                            let start = bytes.len();
+                            bytes.extend_from_slice(k);
+                            let key = start..bytes.len();
                             let line = render
-                                .filter(|r| r(&st, k, d, &mut lines))
-                                .map(|_| start..lines.len());
-                            got.push((st, k.to_vec(), d, line));
+                                .filter(|r| r(&stats, k, on_disk, &mut bytes))
+                                .map(|_| key.end..bytes.len());
+                            got.push(Partition {
+                                stats,
+                                key,
+                                on_disk,
+                                line,
+                            });
                             Ok(())
                         },
                     )
                 }),
             Err(e) => Err(crate::pieces::not_reopened(e, &data_path)),
         };
-        (got, lines, r)
+        (got, bytes, r)
     };
     let total = units.last().map_or(0, |u| u.end.0);
     let mut result = Ok(());
     // Where to read on from on this thread: a unit that stopped elsewhere
     // than where the next one starts shows the index wrong there (damaged).
     let mut rest = None;
-    let mut take = |i: usize, (got, lines, r): UnitDone| -> bool {
+    let mut take = |i: usize, (got, bytes, r): UnitDone| -> bool {
         bar.set(units[i].end.0, total);
         if matches!(r, Ok(end) if end != units[i].end) {
             rest = Some(units[i].start);
             return false;
         }
-        for (stats, key, on_disk, line) in got {
-            if let Err(e) = emit(stats, &key, on_disk, line.map(|l| &lines[l])) {
+        for p in got {
+            let line = p.line.map(|l| &bytes[l]);
+            if let Err(e) = emit(p.stats, &bytes[p.key], p.on_disk, line) {
                 result = Err(e);
                 return false;
             }
