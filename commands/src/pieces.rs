@@ -58,14 +58,19 @@ pub(crate) fn env_size(name: &str, default: u64) -> u64 {
 /// Buffers of pieces already written, kept for the next pieces: a fresh
 /// buffer grows by copying itself and faults in new pages, which cost a
 /// dump in pieces more than the rendering the second thread takes over.
-#[derive(Default)]
-struct Buffers(Mutex<Vec<Vec<u8>>>);
+pub(crate) struct Buffers<T = u8>(Mutex<Vec<Vec<T>>>);
 
-impl Buffers {
+impl<T> Default for Buffers<T> {
+    fn default() -> Self {
+        Buffers(Mutex::new(Vec::new()))
+    }
+}
+
+impl<T> Buffers<T> {
     /// Buffers kept at most (those beyond are freed).
     const KEEP: usize = 8;
 
-    fn get(&self) -> Vec<u8> {
+    pub(crate) fn get(&self) -> Vec<T> {
         self.0
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -73,7 +78,7 @@ impl Buffers {
             .unwrap_or_default()
     }
 
-    fn put(&self, mut b: Vec<u8>) {
+    pub(crate) fn put(&self, mut b: Vec<T>) {
         b.clear();
         let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
         if kept.len() < Self::KEEP {

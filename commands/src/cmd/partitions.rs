@@ -50,7 +50,7 @@ use sstkit_format::Sstable;
 
 use crate::cli::{PartitionMetric, PartitionsArgs, PartitionsOutput};
 use crate::inputs::Inputs;
-use crate::output::hex;
+use crate::output::hex_into;
 use crate::render::KeyCtx;
 use crate::term::{self, Stream};
 use crate::units::pretty_bytes;
@@ -80,6 +80,8 @@ struct SstInfo {
     keys: KeyCtx,
     /// Its place among the sstables read.
     seq: usize,
+    /// The end of its CSV lines, from the label on (the same on every line).
+    csv_tail: String,
 }
 
 /// One partition, ready to print.
@@ -342,7 +344,7 @@ fn sst_info(sst: &Sstable, seq: usize) -> CmdResult<SstInfo> {
     let loc = Location::of_dir(&sst.desc.dir);
     let table = crate::table_key(&sst.desc);
     let keys = KeyCtx::read(sst)?;
-    Ok(SstInfo {
+    let mut info = SstInfo {
         label: sstable_label(sst),
         loc,
         sref: crate::output::sstable_ref(&sst.desc),
@@ -355,17 +357,41 @@ fn sst_info(sst: &Sstable, seq: usize) -> CmdResult<SstInfo> {
         version: sst.version().to_string(),
         keys,
         seq,
-    })
+        csv_tail: String::new(),
+    };
+    let s = |o: &Option<String>| o.clone().unwrap_or_default();
+    let l = &info.loc;
+    info.csv_tail = format!(
+        ",{},{},{},{},{},{},{},{},{}\n",
+        info.label,
+        s(&l.keyspace),
+        s(&l.table),
+        s(&l.index),
+        s(&l.snapshot),
+        s(&l.backup),
+        info.generation,
+        info.format,
+        info.version
+    );
+    Ok(info)
 }
 
-/// The key as `sstablepartitions --csv` quotes it.
-fn csv_key(text: &str) -> String {
-    let inner = if text.contains(' ') {
-        format!("\"{}\"", text.replace('"', "\"\""))
+/// The key as `sstablepartitions --csv` quotes it, onto `out`.
+fn csv_key(text: &str, out: &mut Vec<u8>) {
+    out.push(b'"');
+    if text.contains(' ') {
+        out.push(b'"');
+        for b in text.bytes() {
+            if b == b'"' {
+                out.push(b'"');
+            }
+            out.push(b);
+        }
+        out.push(b'"');
     } else {
-        text.to_string()
-    };
-    format!("\"{inner}\"")
+        out.extend_from_slice(text.as_bytes());
+    }
+    out.push(b'"');
 }
 
 /// A partition record as JSON.
@@ -434,18 +460,18 @@ fn render_record(
     }
 }
 
-/// A partition's line of `sstablepartitions --csv`.
+/// A partition's line of `sstablepartitions --csv`, written field by field:
+/// it runs once per partition, where formatting machinery and a string per
+/// field would cost more than decoding the partition.
 fn csv_record(r: &Fields<'_>, out: &mut Vec<u8>) -> std::io::Result<()> {
     let p = r.stats;
-    let i = r.sst;
     let t = &p.tombstones;
-    let s = |o: &Option<String>| o.clone().unwrap_or_default();
-    writeln!(
-        out,
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-        csv_key(&i.keys.key_text(r.key)),
-        hex(r.key),
-        p.live,
+    csv_key(&r.sst.keys.key_text(r.key), out);
+    out.push(b',');
+    hex_into(r.key, out);
+    out.extend_from_slice(if p.live { b",true" } else { b",false" });
+    let mut n = itoa::Buffer::new();
+    for v in [
         p.offset,
         p.size,
         p.rows,
@@ -457,16 +483,12 @@ fn csv_record(r: &Fields<'_>, out: &mut Vec<u8>) -> std::io::Result<()> {
         t.cell,
         p.expired_rows,
         p.expired_cells,
-        i.label,
-        s(&i.loc.keyspace),
-        s(&i.loc.table),
-        s(&i.loc.index),
-        s(&i.loc.snapshot),
-        s(&i.loc.backup),
-        i.generation,
-        i.format,
-        i.version
-    )
+    ] {
+        out.push(b',');
+        out.extend_from_slice(n.format(v).as_bytes());
+    }
+    out.extend_from_slice(r.sst.csv_tail.as_bytes());
+    Ok(())
 }
 
 /// What a summary prints of one metric.
@@ -871,6 +893,11 @@ mod tests {
 
     #[test]
     fn csv_keys_are_quoted_as_sstablepartitions_quotes_them() {
+        let csv_key = |t: &str| {
+            let mut out = Vec::new();
+            super::csv_key(t, &mut out);
+            String::from_utf8(out).unwrap()
+        };
         assert_eq!(csv_key("23"), "\"23\"");
         assert_eq!(csv_key("a b"), "\"\"a b\"\"");
         assert_eq!(csv_key("a \"b\""), "\"\"a \"\"b\"\"\"\"");

@@ -300,15 +300,24 @@ pub fn sstable_ref(d: &Descriptor) -> Map<String, Value> {
     m
 }
 
+const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
+
 /// Hex of bytes, lowercase.
 pub fn hex(b: &[u8]) -> String {
-    const D: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(b.len() * 2);
     for x in b {
-        s.push(D[(x >> 4) as usize] as char);
-        s.push(D[(x & 15) as usize] as char);
+        s.push(HEX_DIGITS[(x >> 4) as usize] as char);
+        s.push(HEX_DIGITS[(x & 15) as usize] as char);
     }
     s
+}
+
+/// [`hex`] onto the end of `out`.
+pub fn hex_into(b: &[u8], out: &mut Vec<u8>) {
+    out.reserve(b.len() * 2);
+    for x in b {
+        out.extend_from_slice(&[HEX_DIGITS[(x >> 4) as usize], HEX_DIGITS[(x & 15) as usize]]);
+    }
 }
 
 /// A comfy-table with the project's text style, laid out for stdout: at

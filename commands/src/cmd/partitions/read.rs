@@ -16,6 +16,7 @@ use sstkit_format::{Component, Error, ErrorKind, Sstable};
 
 use crate::cli::PartitionsArgs;
 use crate::output::hex;
+use crate::pieces::Buffers;
 use crate::progress::Progress;
 use crate::render::KeyCtx;
 use crate::{CmdError, CmdResult};
@@ -205,9 +206,11 @@ fn from_units(
         Ok((s, header, disk))
     };
     type Opened = Result<(Sstable, SerializationHeader, DiskMap), Option<CmdError>>;
+    // The vectors of units already emitted, for the next units.
+    let (partitions, buffers) = (Buffers::<Partition>::default(), Buffers::default());
     let work = |s: &mut Opened, i: usize| -> UnitDone {
-        let mut got = Vec::new();
-        let mut bytes = Vec::new();
+        let mut got = partitions.get();
+        let mut bytes = buffers.get();
         let r = match s {
             Ok((sst, header, disk)) => ScanReader::new(sst, header)
                 .map_err(CmdError::from)
@@ -248,19 +251,21 @@ fn from_units(
     // Where to read on from on this thread: a unit that stopped elsewhere
     // than where the next one starts shows the index wrong there (damaged).
     let mut rest = None;
-    let mut take = |i: usize, (got, bytes, r): UnitDone| -> bool {
+    let mut take = |i: usize, (mut got, bytes, r): UnitDone| -> bool {
         bar.set(units[i].end.0, total);
         if matches!(r, Ok(end) if end != units[i].end) {
             rest = Some(units[i].start);
             return false;
         }
-        for p in got {
+        for p in got.drain(..) {
             let line = p.line.map(|l| &bytes[l]);
             if let Err(e) = emit(p.stats, &bytes[p.key], p.on_disk, line) {
                 result = Err(e);
                 return false;
             }
         }
+        partitions.put(got);
+        buffers.put(bytes);
         match r {
             Err(e) => {
                 result = Err(e);
