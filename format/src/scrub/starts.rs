@@ -16,7 +16,9 @@
 //! cursor over the index plus a sample of every [`SAMPLE_EVERY`]th entry
 //! (its Data.db position and where to resume reading there): the scan
 //! queries positions in increasing order, so the cursor mostly moves
-//! forward, and a query behind it resumes at the nearest sample. Keys are
+//! forward (the entry it last stepped past is kept, so a query for the
+//! partition just read after one for the next does not move it), and a
+//! query further behind it resumes at the nearest sample. Keys are
 //! read on demand (Index.db, Rows.db). Only an index whose positions are out
 //! of order is kept as a list sorted by position (its hints are needed in
 //! any order), of at most [`MAX_LISTED`] entries.
@@ -371,6 +373,10 @@ struct Cursor<'s> {
     cur: Option<Entry>,
     /// At least the position of the entry before `cur` (None: `cur` is the first).
     behind: Option<u64>,
+    /// The entry before `cur`, when the cursor stepped past it, with what
+    /// `behind` was then: the walk asks for the next partition's start and
+    /// then for the one it just read, which must not send it back to a sample.
+    prev: Option<(Entry, Option<u64>)>,
 }
 
 impl<'s> Stream<'s> {
@@ -381,32 +387,47 @@ impl<'s> Stream<'s> {
             at: u64::MAX,
             cur: None,
             behind: Some(u64::MAX),
+            prev: None,
         })
     }
 
     fn seek(&self, from: u64) -> Option<Entry> {
         let mut c = self.cursor.borrow_mut();
+        let behind_ok = c.behind.is_none_or(|b| b < from);
+        // Answered where the cursor stands (the walk's queries), without looking for a sample.
+        let here = if behind_ok {
+            c.cur.filter(|e| from <= e.pos)
+        } else {
+            c.prev
+                .filter(|(e, before)| from <= e.pos && before.is_none_or(|b| b < from))
+                .map(|(e, _)| e)
+        };
+        if here.is_some() {
+            return here;
+        }
         // The last sample at or before `from` (or the first).
         let s = self
             .samples
             .partition_point(|x| x.0 <= from)
             .saturating_sub(1);
         let sample_at = s as u64 * self.every;
-        let behind_ok = c.behind.is_none_or(|b| b < from);
         let far_ahead = c.at == u64::MAX || (c.at < sample_at && c.cur.is_some());
         if !behind_ok || far_ahead {
             let (pos, resume) = self.samples.get(s)?;
             if c.files.seek(resume).is_err() {
                 c.at = self.count;
                 c.cur = None;
+                c.prev = None;
                 return None;
             }
             c.at = sample_at;
             c.cur = None;
             c.behind = pos.checked_sub(1).filter(|_| s > 0);
+            c.prev = None;
             self.read_cur(&mut c);
         }
         while let Some(e) = c.cur.filter(|e| e.pos < from) {
+            c.prev = Some((e, c.behind));
             c.behind = Some(e.pos);
             c.at += 1;
             self.read_cur(&mut c);

@@ -330,3 +330,30 @@ fn the_cursor_resumes_backward_at_the_nearest_sample() {
     assert_eq!(s.cursor.borrow().at, 0);
     assert_eq!(s.cursor.borrow().behind, None);
 }
+
+#[test]
+fn the_partition_just_read_is_answered_without_going_back() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/cassandra/nb_clustering/nb-1-big-Data.db");
+    let sst = Sstable::open_path(&path).unwrap();
+    let data_len = data_len(&sst).unwrap();
+    let p = partitioner(&sst);
+    let old = Old::read(&sst, &p, data_len).unwrap();
+    let new = Starts::read_with(&sst, &p, data_len, SMALL, None).unwrap();
+    let Kind::Stream(s) = &new.kind else {
+        panic!("an index in order is streamed");
+    };
+    assert!(old.entries.len() > 4, "fixture too small");
+    // As the walk asks: the next partition's start, then the one just read.
+    for (i, e) in old.entries.iter().enumerate() {
+        let next = old.entries.get(i + 1).map(|n| n.0);
+        assert_eq!(new.next_at_or_after(e.0 + 1), next);
+        let at = s.cursor.borrow().at;
+        assert!(new.is_start(e.0));
+        assert!(!new.is_start(e.0 + 1) || next == Some(e.0 + 1));
+        let key = e.1.clone().unwrap();
+        assert!(new.key_agrees(e.0, &key));
+        assert!(!new.key_agrees(e.0, b"\0\x03abc"));
+        assert_eq!(s.cursor.borrow().at, at, "entry {i}: the cursor moved");
+    }
+}
