@@ -889,8 +889,6 @@ fn fit(s: &str, w: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
     fn csv_keys_are_quoted_as_sstablepartitions_quotes_them() {
         let csv_key = |t: &str| {
