@@ -129,47 +129,39 @@ def test_token_range_option_narrows_the_splits(spark):
     assert df.count() == n
 
 
-def _spark_form(v, t):
-    """A value of export's Arrow type t as its Spark form would read back in
-    Python, converted here by pyarrow and the standard library alone."""
-    import uuid
-
-    if v is None:
-        return None
-    if isinstance(v, float) and v != v:
-        return "NaN"  # NaN equals nothing, itself included
-    if isinstance(t, pa.BaseExtensionType) and t.extension_name == "arrow.uuid":
-        return str(v if isinstance(v, uuid.UUID) else uuid.UUID(bytes=v))
-    if pa.types.is_time64(t):
-        # to_pylist keeps microseconds only: compare at that precision.
-        return (v.hour * 3600 + v.minute * 60 + v.second) * 10**6 + v.microsecond
-    if pa.types.is_list(t) or pa.types.is_fixed_size_list(t):
-        return [_spark_form(x, t.value_type) for x in v]
-    if pa.types.is_map(t):
-        return [(_spark_form(k, t.key_type), _spark_form(x, t.item_type)) for k, x in v]
-    if pa.types.is_struct(t):
-        return {t.field(i).name: _spark_form(v[t.field(i).name], t.field(i).type)
-                for i in range(t.num_fields)}
-    return v
-
-
-def _micros_of_time(v, t):
-    """A value read back from the source, its time values (Int64 nanoseconds)
-    at microsecond precision; t is export's type of it."""
+def _walk(v, t, leaf):
+    """leaf(x, type) of every value in v (of export's Arrow type t), through
+    lists, maps and structs; NaN as "NaN", which equals itself."""
     if v is None:
         return None
     if isinstance(v, float) and v != v:
         return "NaN"
-    if pa.types.is_time64(t):
-        return v // 1000
     if pa.types.is_list(t) or pa.types.is_fixed_size_list(t):
-        return [_micros_of_time(x, t.value_type) for x in v]
+        return [_walk(x, t.value_type, leaf) for x in v]
     if pa.types.is_map(t):
-        return [(_micros_of_time(k, t.key_type), _micros_of_time(x, t.item_type)) for k, x in v]
+        return [(_walk(k, t.key_type, leaf), _walk(x, t.item_type, leaf)) for k, x in v]
     if pa.types.is_struct(t):
-        return {t.field(i).name: _micros_of_time(v[t.field(i).name], t.field(i).type)
+        return {t.field(i).name: _walk(v[t.field(i).name], t.field(i).type, leaf)
                 for i in range(t.num_fields)}
+    return leaf(v, t)
+
+
+def _spark_form(v, t):
+    """A value of export's type t as its Spark form reads back in Python,
+    converted here by the standard library alone; time at microseconds, as
+    to_pylist keeps them."""
+    import uuid
+
+    if isinstance(t, pa.BaseExtensionType) and t.extension_name == "arrow.uuid":
+        return str(v if isinstance(v, uuid.UUID) else uuid.UUID(bytes=v))
+    if pa.types.is_time64(t):
+        return (v.hour * 3600 + v.minute * 60 + v.second) * 10**6 + v.microsecond
     return v
+
+
+def _micros_of_time(v, t):
+    """A value the source yields (time as Int64 nanoseconds) at microseconds."""
+    return v // 1000 if pa.types.is_time64(t) else v
 
 
 @pytest.mark.parametrize("case", typed_cases(), ids=lambda c: c.name)
@@ -197,8 +189,8 @@ def test_spark_batches_are_export_batches_in_spark_types(case):
         if pa.types.is_date32(t):
             assert got.column(name).cast(pa.int32()).equals(want.column(name).cast(pa.int32())), name
             continue
-        w = [_spark_form(v, t) for v in want.column(name).to_pylist()]
-        v = [_micros_of_time(x, t) for x in got.column(name).to_pylist()]
+        w = [_walk(v, t, _spark_form) for v in want.column(name).to_pylist()]
+        v = [_walk(x, t, _micros_of_time) for x in got.column(name).to_pylist()]
         assert v == w, name
 
 
