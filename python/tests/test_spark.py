@@ -107,6 +107,17 @@ def test_spark_types(spark):
     assert got_u == want_u
 
 
+def test_default_splits_are_a_multiple_of_the_cores(spark):
+    """local[2]: a table of one ~128 MB share gets 2 splits, not 1 that
+    leaves a core idle; splits given by option are kept as given."""
+    name, dirs = MERGE[0]
+    paths = ",".join(str(d) for d in dirs)
+    df = spark.read.format("sstable").load(paths)
+    assert df.rdd.getNumPartitions() == 2
+    assert df.count() == sstkit.read(dirs).read_all().num_rows
+    assert spark.read.format("sstable").option("splits", "3").load(paths).rdd.getNumPartitions() == 3
+
+
 def test_corrupt_sstable_fails_the_job_with_file_and_offset(spark, tmp_path):
     dst, data = corrupt_copy(tmp_path, FIXTURES / "nb_clustering_nocompress")
     df = spark.read.format("sstable").load(str(dst))

@@ -15,7 +15,8 @@ replicas: the merged read reconciles them as a read at consistency ALL would.
 
 Splits: the Murmur3 token ring is cut into ``splits`` equal ranges (default:
 one per ~128 MB of Data.db, ``option("split_bytes", N)`` to change the
-size); each split opens only the sstables whose first..last token overlaps
+size, rounded up to a multiple of the session's default parallelism so
+that the last round of tasks keeps every core busy); each split opens only the sstables whose first..last token overlaps
 its range and runs the merged read of that range through the engine,
 yielding Arrow record batches.
 
@@ -78,7 +79,12 @@ def register(spark):
     """Make ``spark.read.format("sstable")`` available in this session, with
     filter push-down on (Spark refuses a source with ``pushFilters`` otherwise)."""
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
-    spark.dataSource.register(SstableDataSource)
+    try:
+        cores = max(1, int(spark.sparkContext.defaultParallelism))
+    except Exception:  # Spark Connect has no SparkContext: splits by size alone
+        cores = 1
+    # The source travels to the planner pickled by value, with the cores it plans for.
+    spark.dataSource.register(type("SstableDataSource", (SstableDataSource,), {"cores": cores}))
 
 
 def _read(paths, *, merge=True, now=None, columns=None, keys=None, token_range=None,
@@ -137,8 +143,11 @@ class SstableDataSource(DataSource):
     def schema(self):
         return from_arrow_schema(self._arrow_schema())
 
+    # Tasks that run at once (set by register): the default splits come in multiples of it.
+    cores = 1
+
     def reader(self, schema):
-        return SstableReader(dict(self.options), schema, self._arrow_schema())
+        return SstableReader(dict(self.options), schema, self._arrow_schema(), self.cores)
 
 
 class Split(InputPartition):
@@ -172,8 +181,9 @@ def _token_range(v):
 
 
 class SstableReader(DataSourceReader):
-    def __init__(self, options, schema, arrow_schema):
+    def __init__(self, options, schema, arrow_schema, cores=1):
         self.options = options
+        self.cores = cores
         self.paths, self.flags = _options(options)
         self.spark_schema = schema
         self.arrow_schema = arrow_schema
@@ -245,6 +255,8 @@ class SstableReader(DataSourceReader):
         if n is None:
             size = int(self.options.get("split_bytes") or SPLIT_BYTES)
             n = max(1, -(-total // max(1, size)))
+            # A last round with fewer splits than cores would leave cores idle.
+            n = -(-n // self.cores) * self.cores
         n = max(1, min(int(n), 65536))
         out = []
         for start, end in ring_splits(n, lo, hi):
