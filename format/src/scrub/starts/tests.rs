@@ -284,13 +284,19 @@ fn streamed_and_listed_answer_as_the_sorted_list() {
     assert!(big > 0 && bti > 0, "fixtures missing");
 }
 
-#[test]
-fn a_listed_index_beyond_the_cap_keeps_its_first_entries() {
+/// The `nb_clustering` fixture: its sstable, Data.db's length and its partitioner.
+fn clustering() -> (Sstable, u64, Partitioner) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../fixtures/cassandra/nb_clustering/nb-1-big-Data.db");
     let sst = Sstable::open_path(&path).unwrap();
     let data_len = data_len(&sst).unwrap();
     let p = partitioner(&sst);
+    (sst, data_len, p)
+}
+
+#[test]
+fn a_listed_index_beyond_the_cap_keeps_its_first_entries() {
+    let (sst, data_len, p) = clustering();
     let old = Old::read(&sst, &p, data_len).unwrap();
     let n = old.entries.len();
     assert!(n > 3, "fixture has {n} partitions");
@@ -311,11 +317,7 @@ fn a_listed_index_beyond_the_cap_keeps_its_first_entries() {
 
 #[test]
 fn the_cursor_resumes_backward_at_the_nearest_sample() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../fixtures/cassandra/nb_clustering/nb-1-big-Data.db");
-    let sst = Sstable::open_path(&path).unwrap();
-    let data_len = data_len(&sst).unwrap();
-    let p = partitioner(&sst);
+    let (sst, data_len, p) = clustering();
     let new = Starts::read_with(&sst, &p, data_len, SMALL, None).unwrap();
     let Kind::Stream(s) = &new.kind else {
         panic!("an index in order is streamed");
@@ -333,11 +335,7 @@ fn the_cursor_resumes_backward_at_the_nearest_sample() {
 
 #[test]
 fn the_partition_just_read_is_answered_without_going_back() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../fixtures/cassandra/nb_clustering/nb-1-big-Data.db");
-    let sst = Sstable::open_path(&path).unwrap();
-    let data_len = data_len(&sst).unwrap();
-    let p = partitioner(&sst);
+    let (sst, data_len, p) = clustering();
     let old = Old::read(&sst, &p, data_len).unwrap();
     let new = Starts::read_with(&sst, &p, data_len, SMALL, None).unwrap();
     let Kind::Stream(s) = &new.kind else {
