@@ -16,9 +16,9 @@ replicas: the merged read reconciles them as a read at consistency ALL would.
 Splits: the Murmur3 token ring is cut into ``splits`` equal ranges (default:
 one per ~128 MB of Data.db, ``option("split_bytes", N)`` to change the
 size, rounded up to a multiple of the session's default parallelism so
-that the last round of tasks keeps every core busy); each split opens only the sstables whose first..last token overlaps
-its range and runs the merged read of that range through the engine,
-yielding Arrow record batches.
+that the last round of tasks keeps every core busy); each split opens only
+the sstables whose first..last token overlaps its range and runs the merged
+read of that range through the engine, yielding Arrow record batches.
 
 Filter push-down: equality and IN on every partition key column become key
 lookups through the partition index (one split). ``option("token_range",
@@ -57,7 +57,6 @@ tuple, UDT                         StructType (tuple fields ``0``, ``1``, ...)
 import itertools
 import re
 import time
-
 
 import sstkit
 
