@@ -24,6 +24,12 @@
 # meaningful when the machine's speed drifts) with the smallest and largest, and the
 # largest peak RSS of each. Timing needs only python3 (wall clock around fork/exec/wait,
 # peak RSS from wait4). The machine needs 2 idle cores.
+#
+# TO=file (the default) times the runs writing stdout to a file beside the others, as an
+# operator's `> dump.json` does: the kernel's page cache and its writeback to disk are then
+# part of the figure, and the writeback shares the cores. TO=null times them writing to
+# /dev/null: the tool's own speed-up (the warm-up runs still write the files compared).
+# Export's --output-file is a file either way.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=bench/lib.sh
@@ -35,13 +41,15 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 cases="${CASES:-all}"
+to="${TO:-file}"
+[[ "$to" == file || "$to" == null ]] || { echo "threads.sh: TO is file or null" >&2; exit 2; }
 
-# Wall seconds and peak RSS (KiB) of one run with J threads, output in $work/out.J; a
-# run that exits other than 0 fails the script.
+# Wall seconds and peak RSS (KiB) of one run with J threads, output in DEST (default
+# $work/out.J); a run that exits other than 0 fails the script.
 run_once() {
   local j="$1"
   shift
-  python3 - "$work/out.$j" "$bin" "$@" "--threads=$j" <<'PY'
+  python3 - "${DEST:-$work/out.$j}" "$bin" "$@" "--threads=$j" <<'PY'
 import os, sys, time
 # An argument @OUT@ is the output file (export): stdout is then dropped.
 args = [a.replace("@OUT@", sys.argv[1]) for a in sys.argv[2:]]
@@ -61,7 +69,10 @@ PY
 pair() {
   local name="$1"
   shift
-  local i a b
+  local i a b dest1="$work/out.1" dest2="$work/out.2"
+  if [[ "$to" == null && "$*" != *@OUT@* ]]; then
+    dest1=/dev/null dest2=/dev/null
+  fi
   run_once 1 "$@" >/dev/null
   run_once 2 "$@" >/dev/null
   cmp -s "$work/out.1" "$work/out.2" || { echo "threads.sh: $name: outputs differ" >&2; exit 1; }
@@ -71,8 +82,8 @@ pair() {
   : >"$work/rss1"
   : >"$work/rss2"
   for ((i = 0; i < runs; i++)); do
-    read -r a ra < <(run_once 1 "$@")
-    read -r b rb < <(run_once 2 "$@")
+    read -r a ra < <(DEST="$dest1" run_once 1 "$@")
+    read -r b rb < <(DEST="$dest2" run_once 2 "$@")
     echo "$a" >>"$work/t1"
     echo "$b" >>"$work/t2"
     echo "$ra" >>"$work/rss1"
@@ -86,7 +97,7 @@ pair() {
 }
 
 make_compare_data "$bin" "$data"
-echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $runs pairs"
+echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $runs pairs, stdout to $to"
 if [[ "$cases" == all || "$cases" == dump ]]; then
   pair "dump-data -o ndjson, wide" dump-data -o ndjson "$data/wide"
   pair "dump-data -o sstabledump, wide" dump-data -o sstabledump "$data/wide"
