@@ -22,15 +22,17 @@ use std::cmp::Ordering;
 use std::ops::Range;
 
 use crate::compare::{ClusteringComparator, OwnedPrefix};
+use crate::component::Component;
+use crate::cur::Cur;
 use crate::data::{DataPos, Fragment, ScanReader};
 use crate::deletion::DeletionTime;
-use crate::index::{IndexEntry, IndexReader};
+use crate::index::{decode_index_info, IndexReader};
 use crate::read::{BtiIndex, PartitionIndex};
 use crate::sstable::Sstable;
 
 use super::data::{BodyCounts, DataChecker};
 use super::problem::Problems;
-use super::promoted::PiCheck;
+use super::promoted::{PiCheck, PiPart};
 use super::walk::{IndexAt, Shared};
 
 /// A part of a large partition: from a row-index block's start to the
@@ -45,6 +47,9 @@ pub(super) struct Part {
     pub(super) to: Option<u64>,
     /// Its blocks in the row index.
     blocks: Range<usize>,
+    /// Where the first of them is in Index.db (BIG): the blocks follow
+    /// one another from there.
+    at: u64,
     /// The range tombstone the index says is open where the part starts.
     pub(super) open: Option<DeletionTime>,
 }
@@ -57,9 +62,9 @@ pub(super) struct Plan {
     /// Where the unit holding it ends.
     end: u64,
     key: Vec<u8>,
-    /// The Index.db offset of its entry (BIG): the parts check the blocks
-    /// of its promoted index.
-    entry: Option<u64>,
+    /// Its promoted index's header length and deletion (BIG): the parts
+    /// check the blocks of its promoted index.
+    header: Option<(Option<u64>, DeletionTime)>,
     /// Where that promoted index starts in Index.db: the walk takes the
     /// parts only when its own check of the partition is of this one.
     pub(super) pi_position: Option<u64>,
@@ -67,20 +72,24 @@ pub(super) struct Plan {
 }
 
 /// Where the parts of a partition at `start` (in a unit ending at `end`)
-/// start, from its blocks (their offsets relative to `start`, and the
-/// range tombstone open at their ends), each part about `target` bytes.
+/// start, from its blocks (their offsets relative to `start`, the range
+/// tombstone open at their ends, where they are in Index.db), each part
+/// about `target` bytes.
 /// `None` when the blocks are out of order, past the unit, or too few.
 fn cut(
     start: u64,
     end: u64,
     target: u64,
-    blocks: impl Iterator<Item = crate::Result<(u64, Option<DeletionTime>)>>,
+    blocks: impl Iterator<Item = crate::Result<(u64, Option<DeletionTime>, u64)>>,
 ) -> Option<Vec<Part>> {
     let mut parts = Vec::new();
-    let (mut from, mut first, mut open) = (start, 0, None);
+    let (mut from, mut first, mut open, mut first_at) = (start, 0, None, 0);
     let (mut prev, mut prev_open, mut count) = (None::<u64>, None, 0);
     for (i, b) in blocks.enumerate() {
-        let (offset, end_open) = b.ok()?;
+        let (offset, end_open, index_at) = b.ok()?;
+        if i == 0 {
+            first_at = index_at;
+        }
         let at = start.checked_add(offset)?;
         if prev.is_some_and(|p| at <= p) || at >= end {
             return None;
@@ -90,9 +99,10 @@ fn cut(
                 from,
                 to: Some(at),
                 blocks: first..i,
+                at: first_at,
                 open,
             });
-            (from, first, open) = (at, i, prev_open);
+            (from, first, open, first_at) = (at, i, prev_open, index_at);
         }
         (prev, prev_open, count) = (Some(at), end_open, i + 1);
     }
@@ -100,15 +110,10 @@ fn cut(
         from,
         to: None,
         blocks: first..count,
+        at: first_at,
         open,
     });
     (parts.len() > 1).then_some(parts)
-}
-
-/// The Index.db entry at offset `off`.
-fn entry_at<'a>(sh: &Shared<'a>, off: u64) -> Option<IndexEntry<'a>> {
-    let bytes = sh.index?.get(usize::try_from(off).ok()?..)?;
-    IndexReader::at(bytes, off, sh.features).next().ok()?
 }
 
 /// Cut the large partition at the start of the unit `[start, end)` into
@@ -129,7 +134,8 @@ pub(super) fn plan<'s>(
     let target = target.max(1);
     if sh.index.is_some() {
         let IndexAt::Next(off) = at else { return None };
-        let e = entry_at(sh, off)?;
+        let bytes = sh.index?.get(usize::try_from(off).ok()?..)?;
+        let e = IndexReader::at(bytes, off, sh.features).next().ok()??;
         let pi = e.promoted.as_ref().filter(|p| !p.is_legacy())?;
         if e.position != start {
             return None;
@@ -139,13 +145,15 @@ pub(super) fn plan<'s>(
             start,
             end,
             target,
-            blocks.iter().map(|b| Ok((b.offset, b.end_open_marker))),
+            blocks
+                .iter()
+                .map(|b| Ok((b.offset, b.end_open_marker, b.position))),
         )?;
         return Some(Plan {
             start,
             end,
             key: e.key.to_vec(),
-            entry: Some(off),
+            header: Some((pi.header_length, pi.deletion)),
             pi_position: Some(pi.position),
             parts,
         });
@@ -178,13 +186,16 @@ pub(super) fn plan<'s>(
         start,
         end,
         target,
-        (0..n).map(|i| ri.block_walk(sst, i).map(|b| (b.offset, b.end_open_marker))),
+        (0..n).map(|i| {
+            ri.block_walk(sst, i)
+                .map(|b| (b.offset, b.end_open_marker, 0))
+        }),
     )?;
     Some(Plan {
         start,
         end,
         key,
-        entry: None,
+        header: None,
         pi_position: None,
         parts,
     })
@@ -219,14 +230,30 @@ pub(super) fn walk_part(sst: &Sstable, sh: &Shared<'_>, plan: &Plan, k: usize) -
     let mut checker = DataChecker::new(sh.header, sh.partitioner.clone(), sh.chunk_len);
     // Anything found makes the part unclean: one is enough to keep.
     let mut problems = Problems::with_max(1);
-    let mut pi = match plan.entry {
-        Some(off) => Some(PiCheck::for_part(
-            &entry_at(sh, off)?,
-            &sh.fixed,
-            part.blocks.clone(),
-            first_part,
-        )?),
-        None => None,
+    let mut pi = match (plan.header, plan.pi_position) {
+        (Some((header_length, deletion)), Some(position)) => {
+            let whole = PiPart {
+                key: &plan.key,
+                header_length,
+                deletion,
+                position,
+            };
+            // The part's blocks one after the other from its first: the
+            // plan checked them against the offsets array.
+            let bytes = sh.index?.get(usize::try_from(part.at).ok()?..)?;
+            let mut cur = Cur::new(bytes, Component::Index, part.at);
+            let blocks = part
+                .blocks
+                .clone()
+                .map(|_| decode_index_info(&mut cur, &sh.fixed, &sh.features));
+            Some(PiCheck::for_part(
+                &whole,
+                blocks,
+                part.blocks.start,
+                first_part,
+            )?)
+        }
+        _ => None,
     };
     let mut done = PartDone {
         clean: false,
@@ -408,7 +435,7 @@ mod tests {
             100,
             end,
             target,
-            blocks.iter().map(|&(o, m)| Ok((o, m.map(del)))),
+            blocks.iter().map(|&(o, m)| Ok((o, m.map(del), 0))),
         )
     }
 

@@ -5,7 +5,7 @@
 use crate::compare::{OwnedPrefix, PrefixLike};
 use crate::component::Component;
 use crate::deletion::DeletionTime;
-use crate::index::{IndexEntry, IndexName};
+use crate::index::{IndexEntry, IndexInfo, IndexName};
 
 use super::problem::{Problem, ProblemClass, Problems};
 
@@ -17,6 +17,17 @@ struct Block {
     last: Option<OwnedPrefix>,
     end_open_marker: Option<DeletionTime>,
     position: u64,
+}
+
+/// What the check of a part of a partition needs of its promoted index
+/// besides the part's blocks.
+#[derive(Debug, Clone)]
+pub(crate) struct PiPart<'k> {
+    pub(crate) key: &'k [u8],
+    pub(crate) header_length: Option<u64>,
+    pub(crate) deletion: DeletionTime,
+    /// Where the promoted index starts in Index.db.
+    pub(crate) position: u64,
 }
 
 /// Checks one partition's promoted index while its fragments stream by.
@@ -91,22 +102,21 @@ impl PiCheck {
         })
     }
 
-    /// The check of blocks `range` of `e`'s promoted index alone, for a
-    /// part of the partition that starts at the first of them (`first`:
-    /// the first part, which starts at the partition's start and has the
-    /// header). None when a block does not decode (the part then is not
-    /// taken: the calling thread walks the partition, as one thread does).
-    pub(crate) fn for_part(
-        e: &IndexEntry<'_>,
-        fixed: &[Option<usize>],
-        range: std::ops::Range<usize>,
+    /// The check of some blocks of a promoted index alone (`blocks`,
+    /// the first of them block `base`), for a part of the partition that
+    /// starts at the first of them (`first`: the first part, which starts
+    /// at the partition's start and has the header). None when a block
+    /// does not decode (the part then is not taken: the calling thread
+    /// walks the partition, as one thread does).
+    pub(crate) fn for_part<'a>(
+        whole: &PiPart<'_>,
+        blocks: impl Iterator<Item = crate::Result<IndexInfo<'a>>>,
+        base: usize,
         first: bool,
     ) -> Option<PiCheck> {
-        let pi = e.promoted.as_ref().filter(|p| !p.is_legacy())?;
-        let base = range.start;
-        let blocks = range
-            .map(|i| {
-                pi.block(i, fixed).map(|b| Block {
+        let blocks = blocks
+            .map(|b| {
+                b.map(|b| Block {
                     offset: b.offset,
                     width: b.width,
                     first: name_prefix(&b.first_name),
@@ -120,10 +130,10 @@ impl PiCheck {
         Some(PiCheck {
             blocks,
             next: 0,
-            header_length: pi.header_length,
-            deletion: pi.deletion,
-            pi_position: pi.position,
-            key: e.key.to_vec(),
+            header_length: whole.header_length,
+            deletion: whole.deletion,
+            pi_position: whole.position,
+            key: whole.key.to_vec(),
             seen_unfiltered: !first,
             base,
         })
