@@ -405,7 +405,7 @@ impl PartsJoin {
                         && *pos == part.from
                         && self.open == part.open
                         && cmp.compare_any(last, c) == Ordering::Less
-                        && (!prev_sizes || *stored == pos - last_start)
+                        && (!prev_sizes || pos.checked_sub(*last_start) == Some(*stored))
                 }
                 _ => false,
             };
