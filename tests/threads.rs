@@ -23,6 +23,9 @@ mod read;
 // `scrub --mode validate --threads`.
 mod scrub;
 
+// `validate --threads`: large partitions in parts, damaged.
+mod validate_wide;
+
 /// stdout, stderr and exit code of a dump with `threads` threads and
 /// units of `unit` bytes.
 fn dump(args: &[&str], path: &Path, threads: usize, unit: u64) -> (Vec<u8>, String, i32) {

@@ -79,6 +79,7 @@ pub use ranges::{MergeRange, RangeRan};
 pub use scan::{run, run_rows, run_unit, Ran};
 pub use select::Selection;
 pub use sink::Sink;
+pub(crate) use units::LARGE;
 pub use units::{row_parts, units, RowPart, Unit};
 
 /// What a read knows of the table: the sstable's serialization header,

@@ -104,7 +104,7 @@ pub fn row_parts(
 
 /// A partition this many times the unit size is a unit of its own, marked
 /// [`Unit::large`].
-const LARGE: u64 = 4;
+pub(crate) const LARGE: u64 = 4;
 
 /// Cut `sst`'s Data.db into units of about `target` bytes, at the
 /// partition starts its index lists (Index.db read in order, or a walk over

@@ -31,6 +31,24 @@ pub enum Verdict {
     BadMarker,
 }
 
+/// Rows, markers and static rows counted in (part of) one partition.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct BodyCounts {
+    pub(crate) rows: u64,
+    pub(crate) markers: u64,
+    pub(crate) static_rows: u64,
+    pub(crate) nonempty_static_rows: u64,
+}
+
+impl BodyCounts {
+    pub(crate) fn add(&mut self, o: &BodyCounts) {
+        self.rows += o.rows;
+        self.markers += o.markers;
+        self.static_rows += o.static_rows;
+        self.nonempty_static_rows += o.nonempty_static_rows;
+    }
+}
+
 /// Per-partition and cross-partition checks of decoded fragments.
 #[derive(Debug)]
 pub struct DataChecker {
@@ -221,6 +239,50 @@ impl DataChecker {
         self.in_partition = false;
         self.open = None;
         self.has_last = false;
+    }
+
+    /// Continue inside partition `key` (started at `start`) at a row-index
+    /// block (Data.db offset `at`), with the range tombstone the index
+    /// says is open there and no previous clustering: the state a part of
+    /// a partition walked on its own thread starts from.
+    pub(crate) fn resume_partition(
+        &mut self,
+        key: &[u8],
+        start: u64,
+        open: Option<DeletionTime>,
+        at: u64,
+    ) {
+        self.key.clear();
+        self.key.extend_from_slice(key);
+        self.start = start;
+        self.in_partition = true;
+        self.has_last = false;
+        self.open = open.map(|d| (d, at));
+    }
+
+    /// The rows and markers of the partition started last were checked
+    /// elsewhere (its parts, on threads), with nothing found: take their
+    /// counts and the last clustering, as if they had been fed here.
+    pub(crate) fn body_checked(&mut self, counts: &BodyCounts, last: Option<&OwnedPrefix>) {
+        self.rows += counts.rows;
+        self.markers += counts.markers;
+        self.static_rows += counts.static_rows;
+        self.nonempty_static_rows += counts.nonempty_static_rows;
+        if let Some(l) = last {
+            self.last.clone_from(l);
+            self.has_last = true;
+        }
+        self.open = None;
+    }
+
+    /// What this checker counted (a part's: in its part alone).
+    pub(crate) fn counts(&self) -> BodyCounts {
+        BodyCounts {
+            rows: self.rows,
+            markers: self.markers,
+            static_rows: self.static_rows,
+            nonempty_static_rows: self.nonempty_static_rows,
+        }
     }
 
     fn check_deletion(&self, d: &DeletionTime, pos: u64, what: &str, out: &mut Problems) {

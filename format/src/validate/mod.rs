@@ -25,7 +25,8 @@
 //! Summary.db whole through a read-only map ([`crate::io::IoLayer::map_all`]:
 //! page cache, not a heap copy), Data.db once sequentially through
 //! [`crate::data::ScanReader`] (with [`Options::threads`], in units of
-//! whole partitions on threads of their own, joined in order: `parallel`).
+//! whole partitions on threads of their own, a large partition in parts
+//! at its row-index blocks, joined in order: `parallel`, `parts`).
 //! When a partition fails to decode, the walk
 //! continues at the next partition the index names (without an index it
 //! stops there: `scrub` resynchronises without one).
@@ -42,6 +43,7 @@ pub mod data;
 pub mod fuzz;
 mod index;
 mod parallel;
+mod parts;
 pub mod problem;
 mod promoted;
 mod walk;
@@ -80,9 +82,9 @@ pub struct Options {
     /// and the digest) with these options; `None` skips it (structure only).
     pub checksums: Option<ValidateOptions>,
     /// Threads decoding Data.db (1: one sequential walk). With more, it is
-    /// cut into units of whole partitions at the index's entries, each
-    /// walked on a thread, and the findings are those of one walk, in its
-    /// order.
+    /// cut into units of whole partitions at the index's entries (a large
+    /// partition into parts at its row-index blocks), each walked on a
+    /// thread, and the findings are those of one walk, in its order.
     pub threads: usize,
     /// Uncompressed Data.db bytes of a unit, about.
     pub unit_bytes: u64,
@@ -135,6 +137,10 @@ pub struct Report {
     /// Units of Data.db walked on other threads and joined to the walk
     /// ([`Options::threads`]; 0 when one walk read it all).
     pub threaded_units: u64,
+    /// Parts of large partitions (their rows and markers, cut at their
+    /// row-index blocks) walked on other threads and taken ([`Options::threads`];
+    /// 0 with one thread, or when every large partition was walked whole).
+    pub threaded_parts: u64,
 }
 
 impl Report {
@@ -467,7 +473,8 @@ pub fn validate(
         }
     });
     // Where several threads may cut Data.db, from the index read anyway.
-    let mut cuts = (opts.threads > 1 && !features.legacy_cells).then(|| Cuts::new(opts.unit_bytes));
+    let mut cuts =
+        (opts.threads > 1 && !features.legacy_cells).then(|| Cuts::with_large(opts.unit_bytes));
     let index = if features.trie_index {
         bti::check(sst, &mut report, cuts.as_mut());
         None
@@ -567,7 +574,16 @@ pub fn validate(
     };
     let problems = std::mem::take(&mut report.problems);
     let units = cuts.and_then(|c| c.units(report.data_len));
-    let mut w = parallel::walk(sst, &sh, units, opts.threads, reader, problems, progress);
+    let mut w = parallel::walk(
+        sst,
+        &sh,
+        units,
+        opts.threads,
+        opts.unit_bytes,
+        reader,
+        problems,
+        progress,
+    );
     progress(report.data_len, report.data_len);
     // Index entries left over.
     w.leftover_entries();
@@ -583,6 +599,7 @@ pub fn validate(
     }
     report.problems = std::mem::take(&mut w.problems);
     report.threaded_units = w.joined;
+    report.threaded_parts = w.parts;
     report.partitions = w.checker.partitions;
     report.rows = w.checker.rows;
     report.static_rows = w.checker.static_rows;

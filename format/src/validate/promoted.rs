@@ -5,7 +5,7 @@
 use crate::compare::{OwnedPrefix, PrefixLike};
 use crate::component::Component;
 use crate::deletion::DeletionTime;
-use crate::index::{IndexEntry, IndexName};
+use crate::index::{IndexEntry, IndexInfo, IndexName};
 
 use super::problem::{Problem, ProblemClass, Problems};
 
@@ -19,6 +19,17 @@ struct Block {
     position: u64,
 }
 
+/// What the check of a part of a partition needs of its promoted index
+/// besides the part's blocks.
+#[derive(Debug, Clone)]
+pub(crate) struct PiPart<'k> {
+    pub(crate) key: &'k [u8],
+    pub(crate) header_length: Option<u64>,
+    pub(crate) deletion: DeletionTime,
+    /// Where the promoted index starts in Index.db.
+    pub(crate) position: u64,
+}
+
 /// Checks one partition's promoted index while its fragments stream by.
 #[derive(Debug)]
 pub(crate) struct PiCheck {
@@ -29,6 +40,9 @@ pub(crate) struct PiCheck {
     pi_position: u64,
     key: Vec<u8>,
     seen_unfiltered: bool,
+    /// Index of `blocks[0]` in the promoted index (a part's check holds
+    /// only the blocks of its part).
+    base: usize,
 }
 
 fn name_prefix(n: &IndexName<'_>) -> Option<OwnedPrefix> {
@@ -84,7 +98,50 @@ impl PiCheck {
             pi_position: pi.position,
             key: e.key.to_vec(),
             seen_unfiltered: false,
+            base: 0,
         })
+    }
+
+    /// The check of some blocks of a promoted index alone (`blocks`,
+    /// the first of them block `base`), for a part of the partition that
+    /// starts at the first of them (`first`: the first part, which starts
+    /// at the partition's start and has the header). None when a block
+    /// does not decode (the part then is not taken: the calling thread
+    /// walks the partition, as one thread does).
+    pub(crate) fn for_part<'a>(
+        whole: &PiPart<'_>,
+        blocks: impl Iterator<Item = crate::Result<IndexInfo<'a>>>,
+        base: usize,
+        first: bool,
+    ) -> Option<PiCheck> {
+        let blocks = blocks
+            .map(|b| {
+                b.map(|b| Block {
+                    offset: b.offset,
+                    width: b.width,
+                    first: name_prefix(&b.first_name),
+                    last: name_prefix(&b.last_name),
+                    end_open_marker: b.end_open_marker,
+                    position: b.position,
+                })
+            })
+            .collect::<crate::Result<Vec<Block>>>()
+            .ok()?;
+        Some(PiCheck {
+            blocks,
+            next: 0,
+            header_length: whole.header_length,
+            deletion: whole.deletion,
+            pi_position: whole.position,
+            key: whole.key.to_vec(),
+            seen_unfiltered: !first,
+            base,
+        })
+    }
+
+    /// Where the promoted index starts in Index.db (which entry's it is).
+    pub(crate) fn position(&self) -> u64 {
+        self.pi_position
     }
 
     fn problem(&self, at: u64, msg: String) -> Problem {
@@ -139,6 +196,7 @@ impl PiCheck {
         out: &mut Problems,
     ) {
         let Some(b) = self.blocks.get(i) else { return };
+        let i = self.base + i;
         let w = end
             .iter()
             .map(|e| e.saturating_sub(b.offset))
@@ -194,12 +252,12 @@ impl PiCheck {
             if b.offset > rel {
                 break;
             }
-            let i = self.next;
+            let (i, n) = (self.next, self.base + self.next);
             if b.offset < rel {
                 out.push(self.problem(
                     b.position,
                     format!(
-                        "block {i} starts at partition offset {} which is not the start of an \
+                        "block {n} starts at partition offset {} which is not the start of an \
                          unfiltered",
                         b.offset
                     ),
@@ -209,13 +267,15 @@ impl PiCheck {
                     out.push(self.problem(
                         b.position,
                         format!(
-                            "block {i} first clustering {} but the unfiltered at its offset is {}",
+                            "block {n} first clustering {} but the unfiltered at its offset is {}",
                             show(want),
                             show(c)
                         ),
                     ));
                 }
             }
+            // A part's first block closes the block before it in the part
+            // before ([`PiCheck::part_end`]).
             if i > 0 {
                 self.close_block(i - 1, &[b.offset], last, open, out);
             }
@@ -238,7 +298,8 @@ impl PiCheck {
                 b.position,
                 format!(
                     "block {} starts at partition offset {} but the partition's rows end at {rel}",
-                    self.next, b.offset
+                    self.base + self.next,
+                    b.offset
                 ),
             ));
             return;
@@ -247,6 +308,34 @@ impl PiCheck {
             // C* counts the END_OF_PARTITION byte in the last block; Scylla
             // (CorrectLastPiBlockWidth) does not.
             self.close_block(i, &[rel + 1, rel], last, open, out);
+        }
+    }
+}
+
+impl PiCheck {
+    /// A part of the partition ends where the next part's first block
+    /// starts (at `rel`): every block of the part was met, and its last
+    /// block closes there, as the next unfiltered closes it in one walk.
+    pub(crate) fn part_end(
+        &mut self,
+        rel: u64,
+        last: Option<&OwnedPrefix>,
+        open: Option<DeletionTime>,
+        out: &mut Problems,
+    ) {
+        if let Some(b) = self.blocks.get(self.next) {
+            out.push(self.problem(
+                b.position,
+                format!(
+                    "block {} starts at partition offset {} inside the unfiltered before {rel}",
+                    self.base + self.next,
+                    b.offset
+                ),
+            ));
+            return;
+        }
+        if let Some(i) = self.blocks.len().checked_sub(1) {
+            self.close_block(i, &[rel], last, open, out);
         }
     }
 }

@@ -16,6 +16,7 @@ use crate::statistics::SerializationHeader;
 use crate::token::Partitioner;
 use crate::Features;
 
+use super::parts::PartsJoin;
 use super::*;
 
 /// Filter.db with the other bit layouts and hash orders (§9 quirks),
@@ -229,6 +230,13 @@ pub(super) enum IndexAt {
     Failed,
 }
 
+/// A partition whose header [`Walk::head`] read.
+pub(super) struct Started {
+    key: Vec<u8>,
+    start: u64,
+    pi: Option<PiCheck>,
+}
+
 /// The state of the loop over Data.db's partitions.
 pub(super) struct Walk<'a, 's> {
     pub(super) reader: ScanReader<'s>,
@@ -259,6 +267,8 @@ pub(super) struct Walk<'a, 's> {
     synced: bool,
     /// Units' walks joined to this one.
     pub(super) joined: u64,
+    /// Parts of large partitions walked on other threads and taken.
+    pub(super) parts: u64,
 }
 
 impl<'a, 's> Walk<'a, 's> {
@@ -282,6 +292,7 @@ impl<'a, 's> Walk<'a, 's> {
             at: 0,
             synced: true,
             joined: 0,
+            parts: 0,
         }
         .positioned()
     }
@@ -335,10 +346,7 @@ impl<'a, 's> Walk<'a, 's> {
         if self.stopped {
             return Ok(());
         }
-        if !self.synced {
-            self.reader.seek_partition(DataPos(self.at))?;
-            self.synced = true;
-        }
+        self.sync()?;
         while !self.stopped && self.reader.position().0 < end {
             self.step(sh, progress);
         }
@@ -346,15 +354,78 @@ impl<'a, 's> Walk<'a, 's> {
         Ok(())
     }
 
+    /// Put the reader where the walk is (after a joined unit's walk).
+    fn sync(&mut self) -> crate::Result<()> {
+        if !self.synced {
+            self.reader.seek_partition(DataPos(self.at))?;
+            self.synced = true;
+        }
+        Ok(())
+    }
+
+    /// The partition where this walk is, whose rows and markers `join`
+    /// checked in parts on other threads (every part clean, every boundary
+    /// agreeing), against the promoted index at `pi_position`: its header
+    /// is read and checked here, then the parts' counts and last
+    /// clustering are taken and the partition ends. When this walk's own
+    /// check of the partition would use another promoted index (or none
+    /// decodes from its entry), the body is walked here instead, as one
+    /// thread walks it. Fails only when the reader cannot be put where the
+    /// walk is.
+    pub(super) fn step_parts(
+        &mut self,
+        sh: &Shared<'a>,
+        join: &PartsJoin,
+        pi_position: Option<u64>,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> crate::Result<()> {
+        if self.stopped {
+            return Ok(());
+        }
+        self.sync()?;
+        if let Some(p) = self.head(sh, progress) {
+            if p.pi
+                .as_ref()
+                .is_some_and(|pi| Some(pi.position()) != pi_position)
+            {
+                self.body(sh, p);
+            } else {
+                let last = join.last.as_ref().map(|l| &l.1);
+                self.checker.body_checked(&join.counts, last);
+                // The END_OF_PARTITION byte is the partition's last.
+                let end = join.end.saturating_sub(1);
+                self.checker.partition_end(end, &mut self.problems);
+                let (fs, _) = self.reader.take_findings();
+                self.checker.findings(&fs, Some(&p.key), &mut self.problems);
+                self.parts += join.parts;
+                self.at = join.end;
+                self.synced = false;
+                return Ok(());
+            }
+        }
+        self.at = self.reader.position().0;
+        Ok(())
+    }
+
     /// One partition (or one that does not decode and the resumption after it).
     fn step(&mut self, sh: &Shared<'a>, progress: &mut dyn FnMut(u64, u64)) {
+        if let Some(p) = self.head(sh, progress) {
+            self.body(sh, p);
+        }
+    }
+
+    /// The header of the next partition and everything checked before its
+    /// rows: the key's order and the bloom filter, its Index.db entry, the
+    /// promoted index's deletion. None when there is no partition to read
+    /// (the end, or one that does not decode: then handled here).
+    fn head(&mut self, sh: &Shared<'a>, progress: &mut dyn FnMut(u64, u64)) -> Option<Started> {
         let data_len = self.reader.data_len();
         let start = self.reader.position().0;
         progress(start, data_len);
         let (key, deletion) = match self.reader.next_fragment() {
             Ok(None) => {
                 self.stopped = true;
-                return;
+                return None;
             }
             Ok(Some(Fragment::PartitionStart { key, deletion, .. })) => (key.to_vec(), deletion),
             Ok(Some(f)) => {
@@ -366,7 +437,7 @@ impl<'a, 's> Walk<'a, 's> {
                 ));
                 self.data_complete = false;
                 self.stopped = true;
-                return;
+                return None;
             }
             Err(e) => {
                 self.all_decoded = false;
@@ -389,7 +460,7 @@ impl<'a, 's> Walk<'a, 's> {
                     ));
                     self.stopped = true;
                 }
-                return;
+                return None;
             }
         };
         if self.first_start.is_none() {
@@ -475,6 +546,14 @@ impl<'a, 's> Walk<'a, 's> {
         if let Some(p) = &pi {
             p.partition_start(&deletion, problems);
         }
+        Some(Started { key, start, pi })
+    }
+
+    /// The static row, rows and markers of the partition `head` started,
+    /// to its end (or to damage, and the resumption after it).
+    fn body(&mut self, sh: &Shared<'a>, p: Started) {
+        let Started { key, start, mut pi } = p;
+        let data_len = self.reader.data_len();
         // The partition's fragments.
         let mut failed = false;
         loop {
