@@ -206,9 +206,22 @@ fn partitions_and_timestamps_are_the_same_on_several_threads() {
         // Every other set with a threshold: the threads render only the partitions listed.
         let min_rows = ["--min-rows", "--min-size"][n / 3 % 2];
         let threshold = ["3", "200"][n / 3 % 2];
+        // The text view and `--top` keep records on this thread and the
+        // threads count the summaries: every other text view with a threshold.
+        let mut text = vec!["-o", "text", "-r"];
+        if n % 2 == 1 {
+            text.extend([min_rows, threshold]);
+        }
+        let top_format = ["ndjson", "json", "csv"][n % 3];
+        let by = ["size", "rows", "tombstones", "cells"][n % 4];
         for (command, args) in [
             ("partitions", vec!["-o", format, "-r"]),
             ("partitions", vec!["-o", format, "-r", min_rows, threshold]),
+            ("partitions", text),
+            (
+                "partitions",
+                vec!["-o", top_format, "-r", "--top", "5", "--by", by],
+            ),
             ("timestamps", vec!["--bucket", bucket, "-r"]),
         ] {
             let one = run(command, &args, p, 1, 1 << 20);

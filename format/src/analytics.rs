@@ -17,6 +17,9 @@
 //!
 //! Timestamps (min/max) cover everything written, static row included.
 
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
 use crate::data::{Cell, ColumnData, Fragment, RangeTombstoneMarker, Row};
 use crate::deletion::DeletionTime;
 
@@ -340,6 +343,34 @@ impl PartitionStats {
     }
 }
 
+/// Hashes the values a [`Quantiles`] counts with splitmix64's finalizer:
+/// SipHash, the default, costs more than the rest of counting a partition,
+/// and a bijection in which every input bit moves every output bit still
+/// spreads values alike in their low bits (sizes in multiples of a block).
+#[derive(Debug, Clone, Copy, Default)]
+struct ValueHasher(u64);
+
+impl Hasher for ValueHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut b = [0u8; 8];
+            b[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(b));
+        }
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        let mut z = self.0 ^ v;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        self.0 = z ^ (z >> 31);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 /// Distinct values a [`Quantiles`] keeps exactly; past them it keeps the
 /// values to [`COARSE_BITS`] significant bits.
 pub const MAX_DISTINCT: usize = 1 << 18;
@@ -356,7 +387,7 @@ pub const COARSE_BITS: u32 = 10;
 /// says false; values below 2^11 stay exact either way.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Quantiles {
-    counts: std::collections::HashMap<u64, u64>,
+    counts: HashMap<u64, u64, BuildHasherDefault<ValueHasher>>,
     coarse: bool,
     n: u64,
 }
@@ -491,7 +522,9 @@ impl Summary {
         }
     }
 
-    /// Add another summary's partitions.
+    /// Add another summary's partitions: the summary is the one adding each
+    /// of them would have made, so partitions can be counted apart (a
+    /// summary per thread) and merged.
     pub fn merge(&mut self, o: &Summary) {
         self.size.merge(&o.size);
         self.rows.merge(&o.rows);
@@ -673,6 +706,126 @@ mod tests {
     }
 
     use super::*;
+
+    /// Partitions whose metrics are small, repeated, large, and (sizes)
+    /// past the estimated histogram's last bucket, from a fixed seed.
+    fn partitions(n: usize, mut seed: u64) -> Vec<PartitionStats> {
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        (0..n)
+            .map(|i| {
+                let r = next();
+                let size = match r % 7 {
+                    0 => r >> 20,
+                    1 if i % 1000 == 0 => u64::MAX - (r & 0xff),
+                    2 | 3 => 4096 * (r >> 54),
+                    _ => 30 + r % 50,
+                };
+                PartitionStats {
+                    size,
+                    rows: (r >> 8) % 5,
+                    cells: if r & 1 == 0 { (r >> 16) % 100_000 } else { 3 },
+                    tombstones: Tombstones {
+                        row: (r >> 24) % 3,
+                        cell: (r >> 32) % 200,
+                        ..Default::default()
+                    },
+                    expired_cells: u64::from(r % 11 == 0),
+                    ..Default::default()
+                }
+            })
+            .collect()
+    }
+
+    /// What the `partitions` command prints of a summary.
+    fn printed(s: &Summary) -> impl std::fmt::Debug + PartialEq {
+        let mut qs: Vec<f64> = PERCENTILES.iter().map(|p| p.1).collect();
+        qs.extend([0.0, 0.001, 0.25, 1.0]);
+        let hists = [&s.size, &s.rows, &s.cells, &s.tombstones];
+        let metrics: Vec<_> = (0..4)
+            .map(|i| {
+                let h = hists[i];
+                (
+                    s.exact[i].percentiles(&qs),
+                    s.exact[i].exact(),
+                    s.exact[i].count(),
+                    qs.iter().map(|&q| h.percentile(q)).collect::<Vec<_>>(),
+                    h.nonzero().collect::<Vec<_>>(),
+                    (h.count(), h.overflow()),
+                )
+            })
+            .collect();
+        (s.count, s.extremes, metrics)
+    }
+
+    /// Cut `ps` at `cuts`, summarise each piece apart and merge them in order.
+    fn merged(ps: &[PartitionStats], cuts: &[usize]) -> Summary {
+        let mut all = Summary::default();
+        let mut start = 0;
+        for &end in cuts.iter().chain([&ps.len()]) {
+            let mut piece = Summary::default();
+            for p in &ps[start..end] {
+                piece.add(p);
+            }
+            all.merge(&piece);
+            start = end;
+        }
+        all
+    }
+
+    #[test]
+    fn merged_summaries_are_the_summary_of_all_their_partitions() {
+        let ps = partitions(20_000, 0x9e37_79b9_7f4a_7c15);
+        let mut one = Summary::default();
+        for p in &ps {
+            one.add(p);
+        }
+        assert!(one.size.overflow() > 0 && one.extremes.is_some());
+        for cuts in [
+            &[][..],
+            &[0, 0, 1, 2, 1000, 1000, 7777, 19_999],
+            &[5000, 10_000, 15_000],
+            &[20_000],
+        ] {
+            let m = merged(&ps, cuts);
+            assert_eq!(printed(&m), printed(&one), "cut at {cuts:?}");
+            assert_eq!(m, one, "cut at {cuts:?}");
+        }
+        // Nothing merged into nothing.
+        assert_eq!(merged(&[], &[0, 0]), Summary::default());
+    }
+
+    /// Past the distinct values kept exactly, a piece can be coarse alone,
+    /// or become coarse only once merged, as adding one by one does.
+    #[test]
+    fn merged_summaries_turn_coarse_where_their_partitions_would() {
+        let n = MAX_DISTINCT * 2 + 1000;
+        let ps: Vec<PartitionStats> = partitions(n, 7)
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| PartitionStats {
+                size: i as u64 * 4097 + p.size % 1000,
+                ..p
+            })
+            .collect();
+        let mut one = Summary::default();
+        for p in &ps {
+            one.add(p);
+        }
+        assert!(!one.exact[0].exact() && one.exact[1].exact());
+        let d = MAX_DISTINCT;
+        // Pieces exact alone and coarse once merged; then a coarse piece
+        // merged into an exact summary, and exact ones into a coarse one.
+        for cuts in [&[d / 2, d, d + d / 2][..], &[100, d + 200, d + 300]] {
+            let m = merged(&ps, cuts);
+            assert_eq!(printed(&m), printed(&one), "cut at {cuts:?}");
+            assert_eq!(m, one, "cut at {cuts:?}");
+        }
+    }
 
     #[test]
     fn offsets_grow_as_cassandras() {

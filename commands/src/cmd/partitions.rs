@@ -58,7 +58,7 @@ use crate::{sstable_label, CmdError, CmdResult, Outcome};
 
 mod read;
 
-use read::{from_data, from_index, Keys, RenderFn, Sizes};
+use read::{from_data, from_index, EmitFn, Keys, RenderFn, Sizes};
 
 /// The header of `sstablepartitions --csv`.
 pub const CSV_HEADER: &str = "key,keyBinary,live,offset,size,rowCount,cellCount,tombstoneCount,\
@@ -234,7 +234,6 @@ pub fn run(a: &PartitionsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                         disk_size: u64,
                         line: Option<&[u8]>|
          -> CmdResult<()> {
-            summary.add(&stats);
             if !filter.lists(&stats) {
                 return Ok(());
             }
@@ -263,11 +262,13 @@ pub fn run(a: &PartitionsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                 None => w.partition(&rec).map_err(CmdError::Output),
             }
         };
+        // Every partition read is counted in the summary, listed or not.
+        let counted = (&mut summary, &mut emit as &mut EmitFn<'_>);
         let r = if a.partitions_only {
-            from_index(sst, &wanted, bar, &mut emit)
+            from_index(sst, &wanted, bar, counted)
         } else {
             let threads = crate::threads(a.threads);
-            from_data(sst, (&wanted, render), now, bar, threads, &mut emit)
+            from_data(sst, (&wanted, render), now, bar, threads, counted)
         };
         let sizes = match r {
             Ok(s) => s,

@@ -1,8 +1,9 @@
 //! Reading an sstable's partitions for `partitions`: Data.db decoded
 //! (on several threads when it can be cut into units), or the index alone
-//! (`--partitions-only`), each partition's stats handed on in Data.db order.
+//! (`--partitions-only`), each partition's stats handed on in Data.db order
+//! and counted in the sstable's summary.
 
-use sstkit_format::analytics::PartitionStats;
+use sstkit_format::analytics::{PartitionStats, Summary};
 use sstkit_format::bti::partitions::{for_each_entry as for_each_trie_entry, PartitionPosition};
 use sstkit_format::bti::{read_footer, IoSource, RowsEntry};
 use sstkit_format::compression::CompressionInfo;
@@ -110,17 +111,18 @@ pub(super) type EmitFn<'a> =
 pub(super) type RenderFn<'a> =
     dyn Fn(&PartitionStats, &[u8], u64, &mut Vec<u8>) -> bool + Sync + 'a;
 
-/// Decode every partition of Data.db, on `threads` threads when it can be
-/// cut into units (the partitions still reach `emit` in Data.db order).
-/// Those threads also `render` the records, which would otherwise hold
-/// the calling thread longer than the decoding holds the others.
+/// Decode every partition of Data.db into `summary`, on `threads` threads
+/// when it can be cut into units (the partitions still reach `emit` in
+/// Data.db order). Those threads also `render` the records and count them
+/// in a summary per unit, work that would otherwise hold the calling
+/// thread longer than the decoding holds the others.
 pub(super) fn from_data(
     sst: &Sstable,
     (keys, render): (&Keys, Option<&RenderFn<'_>>),
     now: i64,
     bar: bool,
     threads: usize,
-    emit: &mut EmitFn<'_>,
+    (summary, emit): (&mut Summary, &mut EmitFn<'_>),
 ) -> CmdResult<Sizes> {
     let st = crate::render::read_statistics(sst)?;
     let header = sst.data_header(&st)?;
@@ -145,7 +147,7 @@ pub(super) fn from_data(
                 now,
                 threads,
                 &mut bar,
-                emit,
+                (summary, emit),
             )?;
             bar.finish();
             return Ok((data_len, disk.file_len));
@@ -161,19 +163,30 @@ pub(super) fn from_data(
         now,
         all,
         &mut |p| bar.set(p, data_len),
-        emit,
+        &mut counted(summary, emit),
     )?;
     bar.finish();
     Ok((data_len, disk.file_len))
 }
 
+/// `emit`, each partition counted in `summary` first.
+fn counted<'a, 'b>(
+    summary: &'a mut Summary,
+    emit: &'a mut EmitFn<'b>,
+) -> impl FnMut(PartitionStats, &[u8], u64, Option<&[u8]>) -> CmdResult<()> + use<'a, 'b> {
+    move |stats, key, on_disk, line| {
+        summary.add(&stats);
+        emit(stats, key, on_disk, line)
+    }
+}
+
 /// A unit's partitions, as [`from_units`] hands them on: each one's stats,
 /// key and rendered record (ranges of the unit's bytes) and size on disk,
-/// those bytes, then where the unit's scan stopped, or the error it ended
-/// with. One buffer of bytes per unit, not one per partition: the calling
-/// thread frees what the reading thread allocated, and a million small
-/// allocations cost more than the rendering they carry.
-type UnitDone = (Vec<Partition>, Vec<u8>, CmdResult<DataPos>);
+/// those bytes, their summary, then where the unit's scan stopped, or the
+/// error it ended with. One buffer of bytes per unit, not one per
+/// partition: the calling thread frees what the reading thread allocated,
+/// and a million small allocations cost more than the rendering they carry.
+type UnitDone = (Vec<Partition>, Vec<u8>, Summary, CmdResult<DataPos>);
 
 /// One partition of a [`UnitDone`].
 struct Partition {
@@ -184,7 +197,8 @@ struct Partition {
 }
 
 /// [`from_data`] on several threads: each decodes units of whole
-/// partitions ([`engine::units`]), and their stats are emitted in order.
+/// partitions ([`engine::units`]), their stats are emitted in order and
+/// the units' summaries merged into `summary` in order.
 #[allow(clippy::too_many_arguments)]
 fn from_units(
     sst: &Sstable,
@@ -194,7 +208,7 @@ fn from_units(
     now: i64,
     threads: usize,
     bar: &mut Progress,
-    emit: &mut EmitFn<'_>,
+    (summary, emit): (&mut Summary, &mut EmitFn<'_>),
 ) -> CmdResult<()> {
     let reopen = sst.reopener();
     let data_path = sst.data_path();
@@ -211,6 +225,7 @@ fn from_units(
     let work = |s: &mut Opened, i: usize| -> UnitDone {
         let mut got = partitions.get();
         let mut bytes = buffers.get();
+        let mut counts = Summary::default();
         let r = match s {
             Ok((sst, header, disk)) => ScanReader::new(sst, header)
                 .map_err(CmdError::from)
@@ -226,6 +241,7 @@ fn from_units(
                         u.start..u.end,
                         &mut |_| {},
                         &mut |stats, k, on_disk, _| {
+                            counts.add(&stats);
                             let start = bytes.len();
                             bytes.extend_from_slice(k);
                             let key = start..bytes.len();
@@ -244,19 +260,20 @@ fn from_units(
                 }),
             Err(e) => Err(crate::pieces::not_reopened(e, &data_path)),
         };
-        (got, bytes, r)
+        (got, bytes, counts, r)
     };
     let total = units.last().map_or(0, |u| u.end.0);
     let mut result = Ok(());
     // Where to read on from on this thread: a unit that stopped elsewhere
     // than where the next one starts shows the index wrong there (damaged).
     let mut rest = None;
-    let mut take = |i: usize, (mut got, bytes, r): UnitDone| -> bool {
+    let mut take = |i: usize, (mut got, bytes, counts, r): UnitDone| -> bool {
         bar.set(units[i].end.0, total);
         if matches!(r, Ok(end) if end != units[i].end) {
             rest = Some(units[i].start);
             return false;
         }
+        summary.merge(&counts);
         for p in got.drain(..) {
             let line = p.line.map(|l| &bytes[l]);
             if let Err(e) = emit(p.stats, &bytes[p.key], p.on_disk, line) {
@@ -297,7 +314,7 @@ fn from_units(
             now,
             all,
             &mut |p| bar.set(p, total),
-            emit,
+            &mut counted(summary, emit),
         )?;
         return Ok(());
     }
@@ -465,8 +482,9 @@ pub(super) fn from_index(
     sst: &Sstable,
     keys: &Keys,
     bar: bool,
-    emit: &mut EmitFn<'_>,
+    (summary, emit): (&mut Summary, &mut EmitFn<'_>),
 ) -> CmdResult<Sizes> {
+    let emit = &mut counted(summary, emit);
     let disk = DiskMap::open(sst)?;
     let mut headers = Headers::open(sst)?;
     let data_len = headers.data_len();
