@@ -18,7 +18,7 @@
 //! Timestamps (min/max) cover everything written, static row included.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::{BuildHasher, Hasher};
 
 use crate::data::{Cell, ColumnData, Fragment, RangeTombstoneMarker, Row};
 use crate::deletion::DeletionTime;
@@ -350,6 +350,28 @@ impl PartitionStats {
 #[derive(Debug, Clone, Copy, Default)]
 struct ValueHasher(u64);
 
+/// A seed of its own for each map's [`ValueHasher`], drawn as std's
+/// `RandomState` draws its keys: sizes written to collide under one seed
+/// (a crafted sstable) do not collide under another, and merging one map
+/// into another never inserts in the receiving map's own hash order (which
+/// makes open addressing quadratic).
+#[derive(Debug, Clone)]
+struct ValueHashing(u64);
+
+impl Default for ValueHashing {
+    fn default() -> Self {
+        ValueHashing(std::collections::hash_map::RandomState::new().hash_one(0u64))
+    }
+}
+
+impl BuildHasher for ValueHashing {
+    type Hasher = ValueHasher;
+
+    fn build_hasher(&self) -> ValueHasher {
+        ValueHasher(self.0)
+    }
+}
+
 impl Hasher for ValueHasher {
     fn write(&mut self, bytes: &[u8]) {
         for chunk in bytes.chunks(8) {
@@ -387,7 +409,7 @@ pub const COARSE_BITS: u32 = 10;
 /// says false; values below 2^11 stay exact either way.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Quantiles {
-    counts: HashMap<u64, u64, BuildHasherDefault<ValueHasher>>,
+    counts: HashMap<u64, u64, ValueHashing>,
     coarse: bool,
     n: u64,
 }
