@@ -292,22 +292,37 @@ impl PiCheck {
         out: &mut Problems,
     ) {
         self.header_end(rel, out);
-        if self.next < self.blocks.len() {
-            let b = &self.blocks[self.next];
+        // C* counts the END_OF_PARTITION byte in the last block; Scylla
+        // (CorrectLastPiBlockWidth) does not.
+        self.close_last(&[rel + 1, rel], last, open, out, || {
+            format!("but the partition's rows end at {rel}")
+        });
+    }
+
+    /// Every block was met: the last one closes at one of `ends`. A block
+    /// not met yet is reported, with `why` it should have been.
+    fn close_last(
+        &mut self,
+        ends: &[u64],
+        last: Option<&OwnedPrefix>,
+        open: Option<DeletionTime>,
+        out: &mut Problems,
+        why: impl FnOnce() -> String,
+    ) {
+        if let Some(b) = self.blocks.get(self.next) {
             out.push(self.problem(
                 b.position,
                 format!(
-                    "block {} starts at partition offset {} but the partition's rows end at {rel}",
+                    "block {} starts at partition offset {} {}",
                     self.base + self.next,
-                    b.offset
+                    b.offset,
+                    why()
                 ),
             ));
             return;
         }
         if let Some(i) = self.blocks.len().checked_sub(1) {
-            // C* counts the END_OF_PARTITION byte in the last block; Scylla
-            // (CorrectLastPiBlockWidth) does not.
-            self.close_block(i, &[rel + 1, rel], last, open, out);
+            self.close_block(i, ends, last, open, out);
         }
     }
 }
@@ -323,20 +338,9 @@ impl PiCheck {
         open: Option<DeletionTime>,
         out: &mut Problems,
     ) {
-        if let Some(b) = self.blocks.get(self.next) {
-            out.push(self.problem(
-                b.position,
-                format!(
-                    "block {} starts at partition offset {} inside the unfiltered before {rel}",
-                    self.base + self.next,
-                    b.offset
-                ),
-            ));
-            return;
-        }
-        if let Some(i) = self.blocks.len().checked_sub(1) {
-            self.close_block(i, &[rel], last, open, out);
-        }
+        self.close_last(&[rel], last, open, out, || {
+            format!("inside the unfiltered before {rel}")
+        });
     }
 }
 
