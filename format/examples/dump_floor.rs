@@ -1,8 +1,8 @@
 //! The floor under a dump on one core: Data.db decompressed through the
 //! reader's own source (LZ4 and the chunk checks, nothing decoded), and
 //! as many output bytes as the dump writes, written to stdout in 64 KiB
-//! writes (nothing rendered). A dump cannot beat their sum per core;
-//! `bench/threads.sh` reports against it.
+//! writes (nothing rendered). A dump cannot beat their sum per core
+//! (bench/README.md, "Against Cassandra's `sstabledump`, and the floor"):
 //! `cargo run --release -p sstkit-format --example dump_floor -- DATA.db OUTPUT_BYTES > /dev/null`.
 
 use std::io::Write;
