@@ -45,6 +45,20 @@ pub(crate) struct PiCheck {
     base: usize,
 }
 
+impl Block {
+    /// What the check keeps of a decoded IndexInfo block.
+    fn of(b: &IndexInfo<'_>) -> Block {
+        Block {
+            offset: b.offset,
+            width: b.width,
+            first: name_prefix(&b.first_name),
+            last: name_prefix(&b.last_name),
+            end_open_marker: b.end_open_marker,
+            position: b.position,
+        }
+    }
+}
+
 fn name_prefix(n: &IndexName<'_>) -> Option<OwnedPrefix> {
     n.as_prefix().map(OwnedPrefix::of)
 }
@@ -81,17 +95,7 @@ impl PiCheck {
             }
         };
         Some(PiCheck {
-            blocks: blocks
-                .iter()
-                .map(|b| Block {
-                    offset: b.offset,
-                    width: b.width,
-                    first: name_prefix(&b.first_name),
-                    last: name_prefix(&b.last_name),
-                    end_open_marker: b.end_open_marker,
-                    position: b.position,
-                })
-                .collect(),
+            blocks: blocks.iter().map(Block::of).collect(),
             next: 0,
             header_length: pi.header_length,
             deletion: pi.deletion,
@@ -115,16 +119,7 @@ impl PiCheck {
         first: bool,
     ) -> Option<PiCheck> {
         let blocks = blocks
-            .map(|b| {
-                b.map(|b| Block {
-                    offset: b.offset,
-                    width: b.width,
-                    first: name_prefix(&b.first_name),
-                    last: name_prefix(&b.last_name),
-                    end_open_marker: b.end_open_marker,
-                    position: b.position,
-                })
-            })
+            .map(|b| b.map(|b| Block::of(&b)))
             .collect::<crate::Result<Vec<Block>>>()
             .ok()?;
         Some(PiCheck {
