@@ -43,6 +43,7 @@ data_file() {
 #   many/   1,000,000 partitions of one row (make-many-partitions.sh), nb
 #   merge/  4 sstables of the same 250,000 partitions with other timestamps and values:
 #           every row is reconciled from 4 versions
+#   merge8/ the same with 8 sstables (8 versions of every row)
 make_compare_data() {
   local bin="$1" data="$2" here
   here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -65,19 +66,25 @@ make_compare_data() {
     mv "$data/many-set/nb" "$data/many"
     rm -rf "$data/many-set"
   fi
-  if [[ ! -d "$data/merge" ]]; then
-    echo 'CREATE TABLE bench.many (pk bigint PRIMARY KEY, v int);' >"$data/merge.cql"
-    for j in 1 2 3 4; do
-      awk -v n=250000 -v j="$j" 'BEGIN {
-        for (i = 0; i < n; i++)
-          printf("{\"key\":{\"raw\":\"%016x\"},\"clustering_elements\":[{\"type\":\"clustering-row\",\"key\":{\"raw\":\"\"},\"columns\":{\"v\":{\"is_live\":true,\"type\":\"regular\",\"timestamp\":%d,\"value\":\"%d\"}}}]}\n", i, 1700000000000000 + j * ((i * 7 + j) % 5), (i + j) % 1000)
-      }' | "$bin" write --from - --schema "$data/merge.cql" \
-        --partitioner ByteOrderedPartitioner --format-version nb \
-        --output-dir "$data/merge" -o json >/dev/null
-    done
-  fi
+  make_merge_set "$bin" "$data" merge 4
+  make_merge_set "$bin" "$data" merge8 8
 }
 
+# make_merge_set BIN DATA NAME N: N sstables of the same 250,000 partitions in DATA/NAME,
+# sstable j's timestamps and values shifted by j (once; remove DATA/NAME to make it again).
+make_merge_set() {
+  local bin="$1" data="$2" name="$3" n="$4" j
+  [[ -d "$data/$name" ]] && return
+  echo 'CREATE TABLE bench.many (pk bigint PRIMARY KEY, v int);' >"$data/merge.cql"
+  for ((j = 1; j <= n; j++)); do
+    awk -v n=250000 -v j="$j" 'BEGIN {
+      for (i = 0; i < n; i++)
+        printf("{\"key\":{\"raw\":\"%016x\"},\"clustering_elements\":[{\"type\":\"clustering-row\",\"key\":{\"raw\":\"\"},\"columns\":{\"v\":{\"is_live\":true,\"type\":\"regular\",\"timestamp\":%d,\"value\":\"%d\"}}}]}\n", i, 1700000000000000 + j * ((i * 7 + j) % 5), (i + j) % 1000)
+    }' | "$bin" write --from - --schema "$data/merge.cql" \
+      --partitioner ByteOrderedPartitioner --format-version nb \
+      --output-dir "$data/$name" -o json >/dev/null
+  done
+}
 
 # median: the median of the numbers on stdin, one per line.
 median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }

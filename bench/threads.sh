@@ -14,7 +14,7 @@
 # -o sstabledump of many/, partitions -o csv of many/ (CASES=dump), and validate of
 # many/ and wide/, with and without the checksum pass, and scrub --mode validate of
 # many/ (CASES=validate); dump-data
-# --merge -o ndjson and -o sstabledump of merge/ (4 sstables of the same 250,000
+# --merge -o ndjson and -o sstabledump of merge8/ (8 sstables of the same 250,000
 # partitions, cut into token ranges common to them; CASES=merge); export -o parquet and
 # -o csv of many/ and export --merge -o parquet of merge/ (CASES=export); output to a file;
 # read -o ndjson of 20,000 keys of many/ (every 50th, in token order, by --keys-file;
@@ -127,6 +127,6 @@ for i, line in enumerate(sys.stdin):
   pair "read --keys-file (20,000 keys), many" read -o ndjson --keys-file "$work/keys" "$data/many"
 fi
 if [[ "$cases" == all || "$cases" == merge ]]; then
-  pair "dump-data --merge -o ndjson" dump-data --merge -o ndjson "$data/merge"
-  pair "dump-data --merge -o sstabledump" dump-data --merge -o sstabledump "$data/merge"
+  pair "dump-data --merge -o ndjson" dump-data --merge -o ndjson "$data/merge8"
+  pair "dump-data --merge -o sstabledump" dump-data --merge -o sstabledump "$data/merge8"
 fi

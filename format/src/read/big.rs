@@ -519,9 +519,10 @@ pub struct BigRowIndex {
     inline: Option<Rc<[u8]>>,
 }
 
-/// Index.db bytes of a promoted index read in windows that extend
-/// downward: a walk from the last block to the first reads each byte once,
-/// without the index cache ([`RowIndex::block_walk`]).
+/// Index.db bytes of a promoted index read in windows that follow the walk:
+/// a walk from the last block to the first (a reversed read) or from the
+/// first to the last (cutting a partition into parts) reads each byte about
+/// once, without the index cache ([`RowIndex::block_walk`]).
 #[derive(Debug, Clone, Default)]
 struct WalkWindow {
     start: u64,
@@ -532,19 +533,34 @@ struct WalkWindow {
 const WALK_WINDOW: u64 = 16 * 1024;
 
 impl WalkWindow {
-    /// `n` bytes at `at` (never below `floor`).
-    fn get(&mut self, io: &IoLayer, floor: u64, at: u64, n: usize) -> Result<Vec<u8>> {
+    /// `n` bytes at `at`, reading never below `floor` nor above `ceiling`.
+    fn get(
+        &mut self,
+        io: &IoLayer,
+        (floor, ceiling): (u64, u64),
+        at: u64,
+        n: usize,
+    ) -> Result<Vec<u8>> {
         let end = at + n as u64;
         let have = self.start + self.bytes.len() as u64;
         if self.bytes.is_empty() || at < self.start || end > have {
-            // Unit-aligned starts: consecutive windows share no unit.
             let unit = io.options().unit;
-            let s = (end.saturating_sub(WALK_WINDOW) / unit * unit)
-                .max(floor)
-                .min(at);
-            // What the window holds of [s, end) is not read again.
-            let keep = !self.bytes.is_empty() && s < self.start && self.start < end && end <= have;
-            let upto = if keep { self.start } else { end };
+            let (s, upto, keep) = if !self.bytes.is_empty() && at >= self.start {
+                // Walking up: the window starts at the request, so the next
+                // blocks up are in it too.
+                let s = (at / unit * unit).max(floor).min(at);
+                (s, (s + WALK_WINDOW).min(ceiling).max(end), false)
+            } else {
+                // Walking down, with unit-aligned starts: consecutive
+                // windows share no unit.
+                let s = (end.saturating_sub(WALK_WINDOW) / unit * unit)
+                    .max(floor)
+                    .min(at);
+                // What the window holds of [s, end) is not read again.
+                let keep =
+                    !self.bytes.is_empty() && s < self.start && self.start < end && end <= have;
+                (s, if keep { self.start } else { end }, keep)
+            };
             let mut b = io.read(
                 Component::Index,
                 s,
@@ -702,11 +718,12 @@ impl RowIndex for BigRowIndex {
         let io = &sst.io;
         let (mut offsets, mut blocks) = std::mem::take(&mut self.walk);
         let (ob, bb) = (self.offsets_base, self.blocks_base);
+        let oe = ob.saturating_add(4 * self.block_count as u64);
         let r = self.decode_from(i, &mut |at, n| {
             if at >= ob {
-                offsets.get(io, ob, at, n)
+                offsets.get(io, (ob, oe), at, n)
             } else {
-                blocks.get(io, bb, at, n)
+                blocks.get(io, (bb, ob), at, n)
             }
         });
         self.walk = (offsets, blocks);
