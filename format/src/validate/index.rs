@@ -3,6 +3,7 @@
 //! against it.
 
 use super::*;
+use crate::token::HashedToken;
 
 /// What the index pre-pass learned.
 pub(super) struct IndexScan {
@@ -33,6 +34,8 @@ pub(super) fn scan_index(
         complete: false,
     };
     let mut prev_pos: Option<u64> = None;
+    // The last key, borrowed from `bytes`, with its token hashed once.
+    let mut last: Option<(&[u8], HashedToken)> = None;
     loop {
         match r.next() {
             Ok(Some(e)) => {
@@ -44,8 +47,9 @@ pub(super) fn scan_index(
                         s.samples.push(e.offset);
                     }
                 }
-                if let Some(pk) = &s.last {
-                    match partitioner.compare_decorated(pk, e.key) {
+                let hashed = partitioner.hashed(e.key);
+                if let Some((pk, ph)) = last {
+                    match partitioner.compare_hashed(pk, ph, e.key, hashed) {
                         Ordering::Less => {}
                         o => out.push(
                             Problem::new(
@@ -81,9 +85,7 @@ pub(super) fn scan_index(
                 if s.first.is_none() {
                     s.first = Some(e.key.to_vec());
                 }
-                let l = s.last.get_or_insert_with(Vec::new);
-                l.clear();
-                l.extend_from_slice(e.key);
+                last = Some((e.key, hashed));
                 s.entries += 1;
             }
             Ok(None) => {
@@ -96,6 +98,7 @@ pub(super) fn scan_index(
             }
         }
     }
+    s.last = last.map(|(k, _)| k.to_vec());
     s
 }
 
