@@ -300,3 +300,18 @@ fn compact_max_size_cuts_between_partitions() {
     assert_eq!(all, merged);
     assert_eq!(rep["partitions"], rep["partitions_read"]);
 }
+
+/// Compaction of a Scylla view sstable keeps its shadowable deletions
+/// (one input, nothing to purge: the same data).
+#[test]
+fn compact_keeps_scylla_shadowable_deletions() {
+    for (src, ts) in crate::util::scylla_shadowable_corpus() {
+        let source = crate::util::dump_records(&src);
+        assert!(crate::util::shadowable_deletions(&source)
+            .iter()
+            .any(|(_, t)| *t == ts));
+        let (_dir, out, _) = compact(&[src.display().to_string()], "shadowable", &[]);
+        valid(&out);
+        assert_eq!(crate::util::dump_records(&out), source, "{}", src.display());
+    }
+}

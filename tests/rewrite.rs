@@ -363,3 +363,128 @@ fn ka_upgrades_to_oa() {
     ]);
     assert_eq!(r.code, 2, "{}", r.stderr);
 }
+
+/// A Scylla view sstable rewritten in its version, or another Scylla
+/// writes (md, me), keeps its shadowable deletions: the dumps are equal and
+/// show the deletion MANIFEST.md names, and Scylla.db comes along (Scylla
+/// reads flag 0x80 only with its ShadowableTombstones feature).
+#[test]
+fn scylla_shadowable_deletions_survive_rewrite() {
+    for (src, ts) in crate::util::scylla_shadowable_corpus() {
+        let source = crate::util::dump_records(&src);
+        let shown = crate::util::shadowable_deletions(&source);
+        assert!(
+            shown.iter().any(|(_, t)| *t == ts),
+            "{}: {shown:?}",
+            src.display()
+        );
+        for version in ["mc", "md", "me"] {
+            let (_dir, out) = rewrite(
+                &src,
+                &format!("shadowable-{version}"),
+                &["--format-version", version],
+            );
+            valid(&out);
+            assert_eq!(
+                source,
+                crate::util::dump_records(&out),
+                "{} as {version}",
+                src.display()
+            );
+            let scylla = out.to_string_lossy().replace("-Data.db", "-Scylla.db");
+            let r = sstkit(["dump-scylla-metadata", "-o", "json", &scylla]);
+            assert_eq!(r.code, 0, "{}", r.stderr);
+            assert!(
+                r.stdout.contains("\"ShadowableTombstones\""),
+                "{}",
+                r.stdout
+            );
+        }
+    }
+}
+
+/// Rewriting a Scylla view sstable to a Cassandra version is refused
+/// (exit 3) with the sstable and the first partition holding a shadowable
+/// deletion named, and leaves nothing in the output directory.
+#[test]
+fn scylla_shadowable_deletions_refused_in_cassandra_versions() {
+    for (src, _) in crate::util::scylla_shadowable_corpus() {
+        let (key, _) =
+            crate::util::shadowable_deletions(&crate::util::dump_records(&src))[0].clone();
+        for version in ["nb", "oa", "da"] {
+            let out = scratch_dir("rewrite", &format!("shadowable-refused-{version}"));
+            let r = sstkit([
+                "rewrite",
+                "-o",
+                "text",
+                "--output-dir",
+                out.to_str().unwrap(),
+                "--format-version",
+                version,
+                src.to_str().unwrap(),
+            ]);
+            assert_eq!(r.code, 3, "{version}: {}{}", r.stdout, r.stderr);
+            assert!(
+                r.stderr.contains(&src.display().to_string()),
+                "{}",
+                r.stderr
+            );
+            assert!(
+                r.stderr.contains(&format!("partition key 0x{key}")),
+                "{}",
+                r.stderr
+            );
+            assert!(r.stderr.contains("shadowable"), "{}", r.stderr);
+            let left: Vec<_> = std::fs::read_dir(&out)
+                .unwrap()
+                .flatten()
+                .map(|e| e.path())
+                .collect();
+            assert!(left.is_empty(), "{version}: {left:?}");
+        }
+    }
+}
+
+/// Split of a Scylla view sstable keeps its shadowable deletions.
+#[test]
+fn split_keeps_scylla_shadowable_deletions() {
+    for (src, _) in crate::util::scylla_shadowable_corpus() {
+        let source = crate::util::dump_records(&src);
+        let work = scratch_dir("split", "shadowable-ranges");
+        let out = scratch_dir("split", "shadowable");
+        let ranges = work.join("ranges.txt");
+        std::fs::write(
+            &ranges,
+            "-9223372036854775808,-3700000000000000000\n-3700000000000000000,9223372036854775807\n",
+        )
+        .unwrap();
+        let r = sstkit([
+            "split",
+            "-o",
+            "json",
+            "--output-dir",
+            out.to_str().unwrap(),
+            "--token-ranges",
+            ranges.to_str().unwrap(),
+            src.to_str().unwrap(),
+        ]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let v: Value = serde_json::from_str(&r.stdout).unwrap();
+        let rep = v["sstables"]
+            .as_object()
+            .unwrap()
+            .values()
+            .next()
+            .unwrap()
+            .clone();
+        let outs = rep["outputs"].as_array().unwrap();
+        assert_eq!(outs.len(), 2, "{rep}");
+        let mut all = Vec::new();
+        for o in outs {
+            let p = PathBuf::from(o["output"].as_str().unwrap());
+            valid(&p);
+            all.extend(crate::util::dump_records(&p));
+        }
+        assert_eq!(all, source, "{}", src.display());
+    }
+}

@@ -223,3 +223,58 @@ fn scratch_dir_is_removed_on_drop_and_kept_on_panic() {
     assert!(kept.is_dir(), "{} removed during a panic", kept.display());
     std::fs::remove_dir_all(&kept).unwrap();
 }
+
+/// The corpus sstables Scylla's `sstable_3_x_test` wrote with shadowable
+/// row deletions, each with that deletion's timestamp as MANIFEST.md gives
+/// it; empty when the corpus is absent.
+pub fn scylla_shadowable_corpus() -> Vec<(PathBuf, i64)> {
+    let Some(root) = corpus() else {
+        return Vec::new();
+    };
+    [
+        ("write_shadowable_deletion", 1540230874370065),
+        ("write_regular_and_shadowable_deletion", 1540230874370002),
+    ]
+    .into_iter()
+    .map(|(set, ts)| {
+        let dir = root
+            .join("scylladb")
+            .join(format!("3.x-uncompressed-{set}"));
+        (dir.join("mc-1-big-Data.db"), ts)
+    })
+    .filter(|(p, _)| p.exists())
+    .collect()
+}
+
+/// `dump-data -o ndjson` of `data`, one record per partition, without the
+/// per-line sstable path.
+pub fn dump_records(data: &Path) -> Vec<serde_json::Value> {
+    let p = data.to_str().unwrap();
+    let r = sstkit(["dump-data", "-o", "ndjson", p]);
+    assert_eq!(r.code, 0, "dump-data {p}: {}", r.stderr);
+    r.stdout
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v.as_object_mut().unwrap().remove("sstable");
+            v
+        })
+        .collect()
+}
+
+/// The raw partition keys and timestamps of the shadowable deletions a
+/// dump shows apart from the regular ones (Scylla's `row_tombstone`: the
+/// shadowable one differs only when it is the newer).
+pub fn shadowable_deletions(records: &[serde_json::Value]) -> Vec<(String, i64)> {
+    let mut v = Vec::new();
+    for p in records {
+        let key = p["key"]["raw"].as_str().unwrap_or_default().to_string();
+        for e in p["clustering_elements"].as_array().into_iter().flatten() {
+            let s = &e["shadowable_tombstone"];
+            if e["type"] == "clustering-row" && !s.is_null() && *s != e["tombstone"] {
+                v.push((key.clone(), s["timestamp"].as_i64().unwrap()));
+            }
+        }
+    }
+    v
+}

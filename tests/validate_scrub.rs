@@ -4,7 +4,7 @@
 //! refusal to write into the input directory.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use sstkit_format::digest::ChecksumAlgo;
@@ -880,4 +880,37 @@ fn corrupt_legacy_sets_give_the_expected_findings() {
         }
     }
     assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// Scrub salvaging a Scylla view sstable as an sstable keeps its
+/// shadowable deletions.
+#[test]
+fn scrub_keeps_scylla_shadowable_deletions() {
+    for (src, ts) in crate::util::scylla_shadowable_corpus() {
+        let source = crate::util::dump_records(&src);
+        assert!(crate::util::shadowable_deletions(&source)
+            .iter()
+            .any(|(_, t)| *t == ts));
+        let scratch = scratch_dir("vs", "shadowable");
+        let out = scratch.join("out");
+        let r = sstkit([
+            "scrub",
+            "--mode",
+            "skip",
+            "-o",
+            "json",
+            "--output-dir",
+            out.to_str().unwrap(),
+            src.to_str().unwrap(),
+        ]);
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        let rep = &reports(&json(&r.stdout))[0].1;
+        let salvaged = PathBuf::from(rep["outputs"]["salvaged"].as_str().unwrap());
+        assert_eq!(
+            crate::util::dump_records(&salvaged),
+            source,
+            "{}",
+            src.display()
+        );
+    }
 }

@@ -202,6 +202,12 @@ impl Version {
         matches!(self.as_str(), "ms" | "mt")
     }
 
+    /// True for the versions ScyllaDB writes (`mc`, `md`, `me`, `ms`, `mt`):
+    /// the only ones whose readers know Scylla's row-format extensions.
+    pub fn is_written_by_scylla(&self) -> bool {
+        VERSIONS.iter().any(|k| k.name == self.as_str() && k.scylla)
+    }
+
     /// The features implied by this version.
     pub fn features(&self) -> Features {
         let s = self.as_str();

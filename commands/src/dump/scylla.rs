@@ -595,15 +595,18 @@ impl<'a, 'w> ScyllaWriter<'a, 'w> {
         t: &Table<'_>,
         clustering: &ClusteringPrefix<'_>,
         deletion: Option<&RowDeletion>,
+        scylla_shadowable: Option<&DeletionTime>,
         liveness: Option<&LivenessInfo>,
     ) {
         self.element_sep();
         let out = &mut self.out;
         out.buf.push_str("{\"type\":\"clustering-row\",\"key\":");
         out.clustering_key(t, clustering);
-        if let Some(d) = deletion {
+        if let Some((regular, shadowable)) = row_tombstone(deletion, scylla_shadowable) {
             out.buf.push_str(",\"tombstone\":");
-            out.tombstone(Some(&d.time));
+            out.tombstone(regular.as_ref());
+            out.buf.push_str(",\"shadowable_tombstone\":");
+            out.tombstone(Some(&shadowable));
         }
         if let Some(l) = liveness {
             out.buf.push_str(",\"marker\":{\"timestamp\":");
@@ -625,6 +628,7 @@ impl<'a, 'w> ScyllaWriter<'a, 'w> {
             t,
             &row.clustering,
             row.deletion.as_ref(),
+            row.scylla_shadowable_deletion.as_ref(),
             row.liveness.as_ref(),
         );
         self.columns(row);
@@ -686,6 +690,25 @@ fn counter_shards(buf: &mut String, b: &[u8]) {
     buf.push(']');
 }
 
+/// A row's deletions as Scylla holds them (its `row_tombstone`): the
+/// regular one, and the shadowable one, which is never older than the
+/// regular (a regular deletion alone is both). `None` when the row has
+/// neither: `scylla sstable dump-data` then writes no tombstone keys.
+fn row_tombstone(
+    deletion: Option<&RowDeletion>,
+    scylla_shadowable: Option<&DeletionTime>,
+) -> Option<(Option<DeletionTime>, DeletionTime)> {
+    let regular = deletion.filter(|d| !d.shadowable).map(|d| d.time);
+    // Cassandra's deprecated shadowable flag makes the row's one deletion shadowable.
+    let cassandra = deletion.filter(|d| d.shadowable).map(|d| d.time);
+    let newest = [regular, cassandra, scylla_shadowable.copied()]
+        .into_iter()
+        .flatten()
+        .filter(|d| !d.is_live())
+        .max_by_key(|d| (d.marked_for_delete_at, d.local_deletion_time))?;
+    Some((regular.filter(|d| !d.is_live()), newest))
+}
+
 impl Sink for ScyllaWriter<'_, '_> {
     fn partition_start(
         &mut self,
@@ -740,6 +763,7 @@ impl Sink for ScyllaWriter<'_, '_> {
             t,
             &row.clustering,
             row.deletion.as_ref(),
+            row.scylla_shadowable_deletion.as_ref(),
             row.liveness.as_ref(),
         );
         let mut v = CellsOut::new(&mut self.out, &mut self.cols, false);
@@ -808,5 +832,49 @@ impl Sink for ScyllaWriter<'_, '_> {
             self.flush()?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dt(ts: i64, ldt: i64) -> DeletionTime {
+        DeletionTime {
+            marked_for_delete_at: ts,
+            local_deletion_time: ldt,
+        }
+    }
+
+    fn deletion(time: DeletionTime, shadowable: bool) -> RowDeletion {
+        RowDeletion { time, shadowable }
+    }
+
+    /// Scylla's `row_tombstone`: a regular deletion is both tombstones; the
+    /// shadowable one is the newer of the two; a shadowable deletion alone
+    /// leaves the regular one empty.
+    #[test]
+    fn row_tombstones_are_scyllas() {
+        let (old, new) = (dt(10, 100), dt(20, 50));
+        assert_eq!(row_tombstone(None, None), None);
+        let regular = deletion(old, false);
+        assert_eq!(row_tombstone(Some(&regular), None), Some((Some(old), old)));
+        assert_eq!(
+            row_tombstone(Some(&regular), Some(&new)),
+            Some((Some(old), new))
+        );
+        let newer = deletion(new, false);
+        assert_eq!(
+            row_tombstone(Some(&newer), Some(&old)),
+            Some((Some(new), new))
+        );
+        assert_eq!(row_tombstone(None, Some(&new)), Some((None, new)));
+        let cassandra = deletion(old, true);
+        assert_eq!(row_tombstone(Some(&cassandra), None), Some((None, old)));
+        // The same timestamp: the later deletion time wins, as Scylla orders tombstones.
+        assert_eq!(
+            row_tombstone(Some(&regular), Some(&dt(10, 200))),
+            Some((Some(old), dt(10, 200)))
+        );
     }
 }

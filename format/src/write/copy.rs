@@ -112,7 +112,8 @@ pub fn copy_routed(
             }
             let skip = current.is_none();
             if let Some(w) = current.as_deref_mut() {
-                w.write(&f)?;
+                // A fragment the target cannot hold is the source's to name.
+                w.write(&f).map_err(|e| e.in_file(&sst.data_path()))?;
                 if matches!(f, Fragment::PartitionEnd { .. }) {
                     n.written += 1;
                 }

@@ -18,6 +18,10 @@
 //! are the delta bases of every timestamp and deletion time written, and
 //! its column lists index the rows' columns (§3.6, §3.8).
 //!
+//! A Scylla shadowable row deletion (materialized views) is written as
+//! Scylla writes it, with a Scylla.db naming the feature, in the versions
+//! Scylla writes (`mc`, `md`, `me`); elsewhere it is refused, never dropped.
+//!
 //! Other writers of components: [`bti`], the BTI trie indexes of `da`
 //! sstables (Partitions.db, Rows.db); [`filter`], the bloom filter.
 
@@ -199,6 +203,8 @@ pub struct SstableWriter {
     partitioner: Option<crate::token::Partitioner>,
     partitions: u64,
     rows: u64,
+    /// Rows written with a Scylla shadowable deletion (Scylla.db is written then).
+    scylla_shadowable_rows: u64,
 }
 
 impl std::fmt::Debug for SstableWriter {
@@ -323,6 +329,7 @@ impl SstableWriter {
             partitioner,
             partitions: 0,
             rows: 0,
+            scylla_shadowable_rows: 0,
             header: header.clone(),
             schema,
             opts,
@@ -442,6 +449,7 @@ impl SstableWriter {
                     }
                     _ => return Err(self.order_error("a static row out of place")),
                 };
+                self.check_scylla_shadowable(r)?;
                 self.write_bytes(|w, buf| w.enc.row(buf, &w.schema, &w.deltas, r, 0))?;
                 self.collector.row(r);
                 if !r.cells.is_empty() || r.liveness.is_some() || r.deletion.is_some() {
@@ -456,6 +464,7 @@ impl SstableWriter {
                     Some(p) => (p.start, p.prev),
                     None => return Err(self.order_error("a row outside a partition")),
                 };
+                self.check_scylla_shadowable(r)?;
                 let pos = self.data_position() - start;
                 let prev_size = if prev == 0 { pos } else { pos - prev };
                 self.write_bytes(|w, buf| w.enc.row(buf, &w.schema, &w.deltas, r, prev_size))?;
@@ -541,6 +550,36 @@ impl SstableWriter {
         self.write(&Fragment::StaticRow(empty))
     }
 
+    /// Refuse a Scylla shadowable row deletion where no reader would see it
+    /// (dropping it or making it regular changes what the view returns).
+    ///
+    /// Scylla reads one on clustering rows of its own versions only
+    /// (`sstables/mx/reader.cc`); Cassandra's `UnfilteredSerializer`
+    /// ignores extended flag 0x80 and would misread the row's bytes.
+    fn check_scylla_shadowable(&mut self, r: &crate::data::Row<'_>) -> Result<()> {
+        if r.scylla_shadowable_deletion.is_none() {
+            return Ok(());
+        }
+        let why = if r.is_static() {
+            "a Scylla shadowable row deletion on the static row: no sstable version \
+             carries one there (Scylla reads it on clustering rows only)"
+                .to_string()
+        } else if !self.opts.version.is_written_by_scylla() {
+            format!(
+                "a Scylla shadowable row deletion (materialized view) cannot be written \
+                 in {}: Cassandra's sstables have no such deletion; write mc, md or me",
+                self.opts.version
+            )
+        } else {
+            self.scylla_shadowable_rows += 1;
+            return Ok(());
+        };
+        let key = self.part.as_ref().map(|p| hex(&p.key)).unwrap_or_default();
+        Err(Error::new(ErrorKind::Unsupported(why), "")
+            .in_component(Component::Data)
+            .in_partition(key))
+    }
+
     fn indexes(&mut self) -> Result<&mut Indexes> {
         match self.indexes.as_mut() {
             Some(ix) => Ok(ix),
@@ -610,6 +649,10 @@ impl SstableWriter {
             self.put_file("Filter.db", &fb.serialize())?;
             toc.push("Filter.db");
         }
+        if self.scylla_shadowable_rows > 0 {
+            self.put_file("Scylla.db", &scylla_features_component())?;
+            toc.push("Scylla.db");
+        }
         toc.sort_unstable();
         let toc_text: String = toc.iter().map(|s| format!("{s}\n")).collect();
         self.put_file("TOC.txt", toc_text.as_bytes())?;
@@ -648,6 +691,33 @@ impl SstableWriter {
             total_bytes: total,
         })
     }
+}
+
+/// `0x` and the bytes of a partition key in hex, as errors name it.
+fn hex(key: &[u8]) -> String {
+    let digits: String = key.iter().map(|b| format!("{b:02x}")).collect();
+    format!("0x{digits}")
+}
+
+/// Scylla.db with only its Features sub-component, which Scylla needs to
+/// accept flag 0x80 (ShadowableTombstones).
+///
+/// The other bits tell Scylla the layout is Cassandra's: every fix but
+/// CorrectLastPiBlockWidth, since the last promoted-index block here
+/// counts the partition's end byte as Cassandra's does (`sstables/types.hh`
+/// `sstable_feature`; Scylla.db is big-endian, `scylla.rs`).
+fn scylla_features_component() -> Vec<u8> {
+    use crate::scylla::ScyllaFeature;
+    let features = ScyllaFeature::ALL
+        .iter()
+        .filter(|f| **f != ScyllaFeature::CorrectLastPiBlockWidth)
+        .fold(0u64, |m, f| m | (1u64 << f.bit()));
+    let mut out = Vec::with_capacity(20);
+    out.extend_from_slice(&1u32.to_be_bytes()); // one sub-component
+    out.extend_from_slice(&2u32.to_be_bytes()); // tag: Features
+    out.extend_from_slice(&8u32.to_be_bytes()); // payload size
+    out.extend_from_slice(&features.to_be_bytes());
+    out
 }
 
 impl Drop for SstableWriter {

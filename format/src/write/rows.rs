@@ -5,7 +5,8 @@
 //! Flags are recomputed the way C\* `UnfilteredSerializer.serialize` and
 //! `Cell.Serializer.serialize` compute them, so a row read from any source
 //! is written as Cassandra would write it (`shared/docs/sstable-format.md`
-//! §3.3–§3.11).
+//! §3.3–§3.11); a Scylla shadowable deletion as Scylla's `mx` writer
+//! writes it (§13.2), in the versions the caller allows it.
 
 use crate::clustering::{encode_values, BoundKind, ClusteringPrefix};
 use crate::cur::{uvint_size, write_uvint};
@@ -109,6 +110,11 @@ impl RowEncoder {
                 ext |= flags::EXT_HAS_SHADOWABLE_DELETION;
             }
         }
+        // Scylla's writer (`sstables/mx/writer.cc`, `write_clustered`) flags
+        // its shadowable deletion in the extended byte, not in HAS_DELETION.
+        if row.scylla_shadowable_deletion.is_some() {
+            ext |= flags::EXT_HAS_SCYLLA_SHADOWABLE_DELETION;
+        }
         if let Some(l) = &liveness {
             f |= flags::HAS_TIMESTAMP;
             if liveness_ttl(l).is_some() {
@@ -143,6 +149,10 @@ impl RowEncoder {
         }
         if let Some(dl) = &deletion {
             d.deletion(body, &dl.time);
+        }
+        // Scylla writes the shadowable deletion right after the regular one.
+        if let Some(sd) = &row.scylla_shadowable_deletion {
+            d.deletion(body, sd);
         }
         if !all_columns {
             self.values.clear();

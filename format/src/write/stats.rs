@@ -472,6 +472,11 @@ impl Collector {
         if let Some(d) = &row.deletion {
             self.deletion(&d.time);
         }
+        // Scylla's collector counts the shadowable deletion as a tombstone too
+        // (`write_row_body`).
+        if let Some(d) = &row.scylla_shadowable_deletion {
+            self.deletion(d);
+        }
         let mut columns = 0i64;
         for cd in &row.cells {
             match cd {

@@ -420,3 +420,178 @@ fn worker_failure_leaves_nothing() {
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// The fragments of `src` with a Scylla shadowable deletion on every
+/// clustering row (`rows`) or on every static row (`statics`), each a
+/// second older than every timestamp of the fixture so the statistics
+/// must show it.
+fn with_scylla_shadowable(
+    src: &Sstable,
+    header: &SerializationHeader,
+    rows: bool,
+    statics: bool,
+    mut each: impl FnMut(&Fragment<'_>) -> Result<()>,
+) -> Result<()> {
+    let mut r = ScanReader::new(src, header).unwrap();
+    while let Some(mut f) = r.next_fragment().unwrap() {
+        match &mut f {
+            Fragment::Row(row) if rows => row.scylla_shadowable_deletion = Some(shadowable()),
+            Fragment::StaticRow(row) if statics => {
+                row.scylla_shadowable_deletion = Some(shadowable())
+            }
+            _ => {}
+        }
+        each(&f)?;
+    }
+    Ok(())
+}
+
+/// The deletion [`with_scylla_shadowable`] adds: older than any write of
+/// the fixtures (timestamp 1 µs), deleted at a fixed second.
+fn shadowable() -> DeletionTime {
+    DeletionTime {
+        marked_for_delete_at: 1,
+        local_deletion_time: 1_600_000_000,
+    }
+}
+
+fn scylla_writer(
+    dir: &Path,
+    version: &str,
+    header: &SerializationHeader,
+    st: &Statistics,
+) -> SstableWriter {
+    let opts = WriterOptions::new(Version::parse(version).unwrap());
+    SstableWriter::create(dir, 1, header, kept_metadata(st), opts, None).unwrap()
+}
+
+/// A Scylla shadowable row deletion written in a version Scylla writes
+/// reads back on the same rows, with Scylla.db's ShadowableTombstones
+/// feature (without it Scylla refuses the flag) and in the statistics.
+#[test]
+fn scylla_shadowable_deletion_round_trips() {
+    let Some(data) = fixture("nb_clustering") else {
+        return;
+    };
+    let src = Sstable::open_path(&data).unwrap();
+    let (st, header) = source_header(&src).unwrap();
+    for version in ["mc", "md", "me"] {
+        let dir = crate::test_support::scratch(&format!("write-shadowable-{version}"));
+        let mut w = scylla_writer(dir.path(), version, &header, &st);
+        with_scylla_shadowable(&src, &header, true, false, |f| w.write(f)).unwrap();
+        let written = w.finish().unwrap();
+        let out = Sstable::open_path(&written.data_path).unwrap();
+
+        let (ost, oh) = source_header(&out).unwrap();
+        let mut a = ScanReader::new(&src, &header).unwrap();
+        let mut b = ScanReader::new(&out, &oh).unwrap();
+        let mut rows = 0;
+        while let Some(fa) = a.next_fragment().unwrap() {
+            let fb = b.next_fragment().unwrap().expect("as many fragments");
+            match (&fa, &fb) {
+                (Fragment::Row(ra), Fragment::Row(rb)) => {
+                    assert_eq!(rb.scylla_shadowable_deletion, Some(shadowable()));
+                    assert_eq!((ra.deletion, ra.liveness), (rb.deletion, rb.liveness));
+                    assert_eq!(ra.cells, rb.cells);
+                    rows += 1;
+                }
+                (Fragment::StaticRow(rb), _) | (_, Fragment::StaticRow(rb)) => {
+                    assert_eq!(rb.scylla_shadowable_deletion, None)
+                }
+                _ => {}
+            }
+        }
+        assert!(b.next_fragment().unwrap().is_none());
+        assert!(rows > 0);
+
+        let scylla =
+            crate::scylla::ScyllaMetadata::parse(&out.read_component(Component::Scylla).unwrap())
+                .unwrap();
+        let features = scylla.features();
+        assert!(features.has(crate::scylla::ScyllaFeature::ShadowableTombstones));
+        // Cassandra's last promoted-index block counts the end byte, as this writer does.
+        assert!(!features.has(crate::scylla::ScyllaFeature::CorrectLastPiBlockWidth));
+        let stats = ost.stats.unwrap();
+        assert_eq!(stats.min_timestamp, shadowable().marked_for_delete_at);
+    }
+}
+
+/// A Scylla shadowable deletion that the output cannot carry (a Cassandra
+/// version, or the static row in any version) is refused with the
+/// partition's key, and the unfinished sstable leaves no file behind.
+#[test]
+fn scylla_shadowable_deletion_refused_where_unreadable() {
+    let Some(data) = fixture("nb_clustering") else {
+        return;
+    };
+    let src = Sstable::open_path(&data).unwrap();
+    let (st, header) = source_header(&src).unwrap();
+    for (version, rows, statics) in [
+        ("nb", true, false),
+        ("oa", true, false),
+        ("da", true, false),
+        ("ma", true, false),
+        ("me", false, true),
+    ] {
+        let dir = crate::test_support::scratch(&format!("write-shadowable-refused-{version}"));
+        let mut w = scylla_writer(dir.path(), version, &header, &st);
+        let mut key = Vec::new();
+        let err = with_scylla_shadowable(&src, &header, rows, statics, |f| {
+            if let Fragment::PartitionStart { key: k, .. } = f {
+                key = k.to_vec();
+            }
+            w.write(f)
+        })
+        .unwrap_err();
+        assert!(matches!(err.kind, ErrorKind::Unsupported(_)), "{err}");
+        let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(
+            err.partition.as_deref(),
+            Some(format!("0x{hex}").as_str()),
+            "{err}"
+        );
+        drop(w);
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "{version}"
+        );
+    }
+}
+
+/// The two corpus sstables of Scylla's `sstable_3_x_test` with shadowable
+/// deletions (`test_shadowable_deletion`,
+/// `test_regular_and_shadowable_deletion`), whose Data.db Scylla's writer
+/// must reproduce byte for byte: rewritten in their version, Data.db is
+/// those bytes.
+#[test]
+fn scylla_shadowable_corpus_rewrite_is_scyllas_bytes() {
+    let Some(root) = crate::test_support::root() else {
+        return;
+    };
+    for set in [
+        "3.x-uncompressed-write_shadowable_deletion",
+        "3.x-uncompressed-write_regular_and_shadowable_deletion",
+    ] {
+        let data = root.join("scylladb").join(set).join("mc-1-big-Data.db");
+        if !data.exists() {
+            eprintln!("{} absent: skipped", data.display());
+            continue;
+        }
+        let src = Sstable::open_path(&data).unwrap();
+        let (st, header) = source_header(&src).unwrap();
+        let dir = crate::test_support::scratch(&format!("write-{set}"));
+        let mut opts = WriterOptions::new(src.version());
+        opts.compression = Compression::None;
+        let mut w =
+            SstableWriter::create(dir.path(), 1, &header, kept_metadata(&st), opts, None).unwrap();
+        copy_partitions(&src, &header, &mut w, |_| true, |_| {}).unwrap();
+        let written = w.finish().unwrap();
+        same(
+            set,
+            "Data.db",
+            &std::fs::read(&data).unwrap(),
+            &std::fs::read(&written.data_path).unwrap(),
+        );
+    }
+}
