@@ -20,6 +20,8 @@
 //!
 //! Other writers of components: [`bti`], the BTI trie indexes of `da`
 //! sstables (Partitions.db, Rows.db); [`filter`], the bloom filter.
+//! [`sink`] makes writers an engine sink, for the commands that copy
+//! partitions from an sstable.
 
 pub mod bloom;
 pub mod bti;
@@ -32,6 +34,7 @@ pub mod pending;
 pub mod purge;
 pub mod rows;
 pub mod salvage;
+pub mod sink;
 pub mod stats;
 
 #[cfg(test)]
