@@ -5,6 +5,7 @@
 
 use std::io::Write;
 
+use sstkit_format::engine::Note;
 use sstkit_format::statistics::Statistics;
 use sstkit_format::version::Version;
 use sstkit_format::write::bloom::filter_for;
@@ -14,6 +15,7 @@ use sstkit_format::Sstable;
 
 use crate::dump::Table;
 use crate::plan::SstPlan;
+use crate::progress::Progress;
 use crate::{for_each_sstable, CmdError, CmdResult, Emit, Outcome};
 
 /// The frame of a writing command: create `--output-dir` (never an input's
@@ -210,15 +212,11 @@ pub fn create_error(e: sstkit_format::Error) -> CmdError {
     }
 }
 
-/// Uncompressed Data.db length for the progress bar (0 when unknown).
-pub fn data_len(sst: &Sstable) -> u64 {
-    use sstkit_format::Component;
-    if let Ok(b) = sst.read_component(Component::CompressionInfo) {
-        if let Ok(ci) = sstkit_format::compression::CompressionInfo::parse(&b, &sst.features()) {
-            return ci.data_length;
+/// The engine's notes of a scan as moves of `bar`.
+pub fn progress(bar: &mut Progress) -> impl FnMut(Note<'_>) + '_ {
+    move |n| {
+        if let Note::Progress { done, total } = n {
+            bar.set(done, total);
         }
     }
-    std::fs::metadata(sst.data_path())
-        .map(|m| m.len())
-        .unwrap_or(0)
 }

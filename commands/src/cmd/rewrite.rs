@@ -29,15 +29,17 @@
 use std::io::Write;
 
 use serde_json::json;
+use sstkit_format::engine::{self, Selection, Shape};
 use sstkit_format::write::bloom::{expected_keys, filter_for};
-use sstkit_format::write::copy::{copy_partitions, kept_metadata};
+use sstkit_format::write::copy::kept_metadata;
+use sstkit_format::write::sink::{Keep, WriterSink};
 use sstkit_format::write::{next_generation, SstableWriter};
 
 use crate::cli::{OutputFormat, RewriteArgs};
 use crate::dump::select::{self, Spec};
 use crate::plan::SstPlan;
 use crate::progress::Progress;
-use crate::writers::{data_len, for_each_source, Writer};
+use crate::writers::{for_each_source, progress, Writer};
 use crate::{CmdError, CmdResult, Outcome};
 
 /// Run the command.
@@ -68,16 +70,20 @@ pub fn run(a: &RewriteArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             _ => CmdError::from(e),
         })?;
         let mut bar = Progress::new("rewrite");
-        let total = data_len(sst);
-        let counts = copy_partitions(
+        // The engine reads every partition and the sink skips the ones the
+        // selection leaves out (a scan: partitions_read counts them all).
+        let mut sink = WriterSink::new(Keep::new(&mut w, |k| sel.wants(t, k)));
+        let ran = engine::run(
             sst,
-            header,
-            &mut w,
-            |k| sel.wants(t, k),
-            |p| bar.set(p, total),
+            t,
+            &Selection::all(),
+            &Shape::default(),
+            &mut sink,
+            &mut progress(&mut bar),
         );
         bar.finish();
-        let counts = counts?;
+        ran.map_err(|e| sink.error(e))?;
+        let counts = sink.counts();
         let written = w.finish()?;
         let files: Vec<String> = written
             .files
