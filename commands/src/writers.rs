@@ -1,15 +1,17 @@
 //! What the writing commands (`rewrite`, `compact`, `split`, `write`)
 //! share: the frame that prepares `--output-dir` and binds each input, the
 //! writing flags checked once ([`Writer`]), output sstables opened on
-//! demand ([`Outputs`]), and their report entries.
+//! demand ([`Outputs`]), the copy of an sstable's partitions through the
+//! engine into writers ([`copy`]), and their report entries.
 
 use std::io::Write;
 
-use sstkit_format::engine::Note;
+use sstkit_format::engine::{self, Note, Selection, Shape};
 use sstkit_format::statistics::Statistics;
 use sstkit_format::version::Version;
 use sstkit_format::write::bloom::filter_for;
 use sstkit_format::write::copy::source_compression;
+use sstkit_format::write::sink::{CopyCounts, Route, WriterSink};
 use sstkit_format::write::{next_generation, Compression, SstableWriter, WriterOptions};
 use sstkit_format::Sstable;
 
@@ -212,11 +214,27 @@ pub fn create_error(e: sstkit_format::Error) -> CmdError {
     }
 }
 
-/// The engine's notes of a scan as moves of `bar`.
-pub fn progress(bar: &mut Progress) -> impl FnMut(Note<'_>) + '_ {
-    move |n| {
-        if let Note::Progress { done, total } = n {
-            bar.set(done, total);
-        }
-    }
+/// Every partition of `sst` through the engine into `sink` (the scan's
+/// progress on `bar`): the counts, and the route with its writers.
+pub fn copy<R: Route>(
+    sst: &Sstable,
+    t: &Table<'_>,
+    mut sink: WriterSink<R>,
+    bar: &mut Progress,
+) -> CmdResult<(CopyCounts, R)> {
+    let ran = engine::run(
+        sst,
+        t,
+        &Selection::all(),
+        &Shape::default(),
+        &mut sink,
+        &mut |n| {
+            if let Note::Progress { done, total } = n {
+                bar.set(done, total);
+            }
+        },
+    );
+    bar.finish();
+    ran.map_err(|e| sink.error(e))?;
+    Ok((sink.counts(), sink.into_route()))
 }

@@ -29,7 +29,6 @@
 use std::io::Write;
 
 use serde_json::json;
-use sstkit_format::engine::{self, Selection, Shape};
 use sstkit_format::write::bloom::{expected_keys, filter_for};
 use sstkit_format::write::copy::kept_metadata;
 use sstkit_format::write::sink::{Keep, WriterSink};
@@ -39,7 +38,7 @@ use crate::cli::{OutputFormat, RewriteArgs};
 use crate::dump::select::{self, Spec};
 use crate::plan::SstPlan;
 use crate::progress::Progress;
-use crate::writers::{for_each_source, progress, Writer};
+use crate::writers::{copy, for_each_source, Writer};
 use crate::{CmdError, CmdResult, Outcome};
 
 /// Run the command.
@@ -70,20 +69,10 @@ pub fn run(a: &RewriteArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             _ => CmdError::from(e),
         })?;
         let mut bar = Progress::new("rewrite");
-        // The engine reads every partition and the sink skips the ones the
-        // selection leaves out (a scan: partitions_read counts them all).
-        let mut sink = WriterSink::new(Keep::new(&mut w, |k| sel.wants(t, k)));
-        let ran = engine::run(
-            sst,
-            t,
-            &Selection::all(),
-            &Shape::default(),
-            &mut sink,
-            &mut progress(&mut bar),
-        );
-        bar.finish();
-        ran.map_err(|e| sink.error(e))?;
-        let counts = sink.counts();
+        // The sink, not the engine, applies the selection: every partition
+        // is read (partitions_read counts them all), those left out undecoded.
+        let sink = WriterSink::new(Keep::new(&mut w, |k| sel.wants(t, k)));
+        let (counts, _) = copy(sst, t, sink, &mut bar)?;
         let written = w.finish()?;
         let files: Vec<String> = written
             .files

@@ -27,7 +27,7 @@ use std::path::PathBuf;
 use serde_json::json;
 use sstkit_format::write::bloom::expected_keys;
 use sstkit_format::write::copy::kept_metadata;
-use sstkit_format::write::sink::{CopyCounts, Route, WriterSink};
+use sstkit_format::write::sink::{Route, WriterSink};
 use sstkit_format::write::SstableWriter;
 
 use crate::cli::{OutputFormat, SplitArgs};
@@ -35,9 +35,9 @@ use crate::dump::select::{self, Spec};
 use crate::dump::Table;
 use crate::plan::SstPlan;
 use crate::progress::Progress;
-use crate::writers::{create_error, for_each_source, output_json, progress, Outputs, Writer};
+use crate::writers::{copy, create_error, for_each_source, output_json, Outputs, Writer};
 use crate::{CmdError, CmdResult, Outcome};
-use sstkit_format::engine::{self, Selection, Shape};
+use sstkit_format::engine::Selection;
 
 struct BySize<'a> {
     out: Outputs<'a>,
@@ -101,27 +101,6 @@ fn read_ranges(f: &PathBuf) -> CmdResult<Vec<String>> {
         )));
     }
     Ok(v)
-}
-
-/// Every partition of `sst` through the engine into `sink`: the counts and
-/// the route, with its writers.
-fn copy<R: Route>(
-    sst: &sstkit_format::Sstable,
-    t: &Table<'_>,
-    mut sink: WriterSink<R>,
-    bar: &mut Progress,
-) -> CmdResult<(CopyCounts, R)> {
-    let ran = engine::run(
-        sst,
-        t,
-        &Selection::all(),
-        &Shape::default(),
-        &mut sink,
-        &mut progress(bar),
-    );
-    bar.finish();
-    ran.map_err(|e| sink.error(e))?;
-    Ok((sink.counts(), sink.into_route()))
 }
 
 /// Run the command.
