@@ -1,19 +1,23 @@
 //! What the writing commands (`rewrite`, `compact`, `split`, `write`)
 //! share: the frame that prepares `--output-dir` and binds each input, the
 //! writing flags checked once ([`Writer`]), output sstables opened on
-//! demand ([`Outputs`]), and their report entries.
+//! demand ([`Outputs`]), the copy of an sstable's partitions through the
+//! engine into writers ([`copy`]), and their report entries.
 
 use std::io::Write;
 
+use sstkit_format::engine::{self, Note, Selection, Shape};
 use sstkit_format::statistics::Statistics;
 use sstkit_format::version::Version;
 use sstkit_format::write::bloom::filter_for;
 use sstkit_format::write::copy::source_compression;
+use sstkit_format::write::sink::{CopyCounts, Route, WriterSink};
 use sstkit_format::write::{next_generation, Compression, SstableWriter, WriterOptions};
 use sstkit_format::Sstable;
 
 use crate::dump::Table;
 use crate::plan::SstPlan;
+use crate::progress::Progress;
 use crate::{for_each_sstable, CmdError, CmdResult, Emit, Outcome};
 
 /// The frame of a writing command: create `--output-dir` (never an input's
@@ -210,15 +214,28 @@ pub fn create_error(e: sstkit_format::Error) -> CmdError {
     }
 }
 
-/// Uncompressed Data.db length for the progress bar (0 when unknown).
-pub fn data_len(sst: &Sstable) -> u64 {
-    use sstkit_format::Component;
-    if let Ok(b) = sst.read_component(Component::CompressionInfo) {
-        if let Ok(ci) = sstkit_format::compression::CompressionInfo::parse(&b, &sst.features()) {
-            return ci.data_length;
-        }
-    }
-    std::fs::metadata(sst.data_path())
-        .map(|m| m.len())
-        .unwrap_or(0)
+/// Every partition of `sst` through the engine into `sink` (the scan's
+/// progress on `bar`): the counts, and the route with its writers.
+pub fn copy<R: Route>(
+    sst: &Sstable,
+    t: &Table<'_>,
+    mut sink: WriterSink<R>,
+    bar: &mut Progress,
+) -> CmdResult<(CopyCounts, R)> {
+    let ran = engine::run(
+        sst,
+        t,
+        &Selection::all(),
+        &Shape::default(),
+        &mut sink,
+        &mut |n| {
+            if let Note::Progress { done, total } = n {
+                bar.set(done, total);
+            }
+        },
+    );
+    bar.finish();
+    // A fragment the target cannot hold is the source's to name.
+    ran.map_err(|e| sink.error(e).in_file(&sst.data_path()))?;
+    Ok((sink.counts(), sink.into_route()))
 }

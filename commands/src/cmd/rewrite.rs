@@ -30,14 +30,15 @@ use std::io::Write;
 
 use serde_json::json;
 use sstkit_format::write::bloom::{expected_keys, filter_for};
-use sstkit_format::write::copy::{copy_partitions, kept_metadata};
+use sstkit_format::write::copy::kept_metadata;
+use sstkit_format::write::sink::{Keep, WriterSink};
 use sstkit_format::write::{next_generation, SstableWriter};
 
 use crate::cli::{OutputFormat, RewriteArgs};
 use crate::dump::select::{self, Spec};
 use crate::plan::SstPlan;
 use crate::progress::Progress;
-use crate::writers::{data_len, for_each_source, Writer};
+use crate::writers::{copy, for_each_source, Writer};
 use crate::{CmdError, CmdResult, Outcome};
 
 /// Run the command.
@@ -68,16 +69,10 @@ pub fn run(a: &RewriteArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             _ => CmdError::from(e),
         })?;
         let mut bar = Progress::new("rewrite");
-        let total = data_len(sst);
-        let counts = copy_partitions(
-            sst,
-            header,
-            &mut w,
-            |k| sel.wants(t, k),
-            |p| bar.set(p, total),
-        );
-        bar.finish();
-        let counts = counts?;
+        // The sink, not the engine, applies the selection: every partition
+        // is read (partitions_read counts them all), those left out undecoded.
+        let sink = WriterSink::new(Keep::new(&mut w, |k| sel.wants(t, k)));
+        let (counts, _) = copy(sst, t, sink, &mut bar)?;
         let written = w.finish()?;
         let files: Vec<String> = written
             .files

@@ -26,7 +26,8 @@ use std::path::PathBuf;
 
 use serde_json::json;
 use sstkit_format::write::bloom::expected_keys;
-use sstkit_format::write::copy::{copy_routed, kept_metadata, Route};
+use sstkit_format::write::copy::kept_metadata;
+use sstkit_format::write::sink::{Route, WriterSink};
 use sstkit_format::write::SstableWriter;
 
 use crate::cli::{OutputFormat, SplitArgs};
@@ -34,7 +35,7 @@ use crate::dump::select::{self, Spec};
 use crate::dump::Table;
 use crate::plan::SstPlan;
 use crate::progress::Progress;
-use crate::writers::{create_error, data_len, for_each_source, output_json, Outputs, Writer};
+use crate::writers::{copy, create_error, for_each_source, output_json, Outputs, Writer};
 use crate::{CmdError, CmdResult, Outcome};
 use sstkit_format::engine::Selection;
 
@@ -44,8 +45,11 @@ struct BySize<'a> {
 }
 
 impl Route for BySize<'_> {
-    fn writer(&mut self, _key: &[u8]) -> sstkit_format::Result<Option<&mut SstableWriter>> {
-        self.out.sized(Some(self.max)).map(Some)
+    fn pick(&mut self, _key: &[u8]) -> sstkit_format::Result<bool> {
+        self.out.sized(Some(self.max)).map(|_| true)
+    }
+    fn picked(&mut self) -> Option<&mut SstableWriter> {
+        self.out.writers.last_mut()
     }
 }
 
@@ -55,12 +59,15 @@ struct ByRange<'a, 't> {
     ranges: Vec<Selection>,
     /// Writer index of each range, once opened.
     slots: Vec<Option<usize>>,
+    /// Writer index of the partition being written.
+    current: Option<usize>,
 }
 
 impl Route for ByRange<'_, '_> {
-    fn writer(&mut self, key: &[u8]) -> sstkit_format::Result<Option<&mut SstableWriter>> {
+    fn pick(&mut self, key: &[u8]) -> sstkit_format::Result<bool> {
+        self.current = None;
         let Some(i) = self.ranges.iter().position(|r| r.wants(self.table, key)) else {
-            return Ok(None);
+            return Ok(false);
         };
         let slot = match self.slots[i] {
             Some(s) => s,
@@ -70,7 +77,11 @@ impl Route for ByRange<'_, '_> {
                 s
             }
         };
-        Ok(self.out.writers.get_mut(slot))
+        self.current = Some(slot);
+        Ok(true)
+    }
+    fn picked(&mut self) -> Option<&mut SstableWriter> {
+        self.out.writers.get_mut(self.current?)
     }
 }
 
@@ -120,11 +131,10 @@ pub fn run(a: &SplitArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             writers: Vec::new(),
         };
         let mut bar = Progress::new("split");
-        let total = data_len(sst);
         let (counts, writers) = match a.max_size {
             Some(max) => {
-                let mut r = BySize { out: outputs, max };
-                let c = copy_routed(sst, header, &mut r, |p| bar.set(p, total));
+                let sink = WriterSink::new(BySize { out: outputs, max });
+                let (c, r) = copy(sst, t, sink, &mut bar)?;
                 (c, r.out.writers)
             }
             None => {
@@ -132,18 +142,17 @@ pub fn run(a: &SplitArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                     .iter()
                     .map(|s| select::resolve(s, t))
                     .collect::<CmdResult<Vec<_>>>()?;
-                let mut r = ByRange {
+                let sink = WriterSink::new(ByRange {
                     slots: vec![None; ranges.len()],
+                    current: None,
                     out: outputs,
                     table: t,
                     ranges,
-                };
-                let c = copy_routed(sst, header, &mut r, |p| bar.set(p, total));
+                });
+                let (c, r) = copy(sst, t, sink, &mut bar)?;
                 (c, r.out.writers)
             }
         };
-        bar.finish();
-        let counts = counts?;
         let mut written = Vec::new();
         for w in writers {
             written.push(w.finish()?);

@@ -283,7 +283,7 @@ fn one_partition(
             )))
         }
     };
-    if !sel.wants(t, &key) {
+    if !sel.wants(t, &key) || !sink.takes_partition(t, &key)? {
         reader.skip_partition()?;
         return Ok((key, false));
     }
@@ -430,6 +430,9 @@ fn run_reversed(
     let mut emitted = 0u64;
     let mut one =
         |reader: &mut ReversedReader<'_>, h: &mut PartitionHandle| -> Result<bool, Error> {
+            if !sink.takes_partition(t, &h.key)? {
+                return Ok(false);
+            }
             let mut feed = Feed::new(&mut *sink, t, None);
             match reader.read(h, &slice, &ropts, &mut |ev| feed.event(ev)) {
                 Ok(_) => Ok(sink.last_partition_written()),

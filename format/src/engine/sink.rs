@@ -10,6 +10,15 @@ use crate::deletion::DeletionTime;
 /// A consumer of the fragments of the selected partitions. Every method has
 /// a do-nothing default so a renderer implements only what it prints.
 pub trait Sink {
+    /// Whether the sink takes the partition of `key`, asked after the
+    /// selection wants it and before it is decoded: a partition declined is
+    /// stepped over by its size fields and not counted as written. The
+    /// reads of one sstable ask ([`run`](super::run), forward or reversed,
+    /// [`run_unit`](super::run_unit), and [`run_rows`](super::run_rows) for
+    /// each part); merged reads do not.
+    fn takes_partition(&mut self, _t: &Table<'_>, _key: &[u8]) -> io::Result<bool> {
+        Ok(true)
+    }
     /// A partition starts. `header_end` is where its static row ends (or its
     /// header, without static row): sstabledump's partition position.
     fn partition_start(
@@ -107,6 +116,9 @@ impl<'s> JoinSlices<'s> {
 }
 
 impl Sink for JoinSlices<'_> {
+    fn takes_partition(&mut self, t: &Table<'_>, key: &[u8]) -> io::Result<bool> {
+        self.inner.takes_partition(t, key)
+    }
     fn partition_start(
         &mut self,
         t: &Table<'_>,

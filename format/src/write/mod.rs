@@ -24,6 +24,8 @@
 //!
 //! Other writers of components: [`bti`], the BTI trie indexes of `da`
 //! sstables (Partitions.db, Rows.db); [`filter`], the bloom filter.
+//! [`sink`] makes writers an engine sink, for the commands that copy
+//! partitions from an sstable.
 
 pub mod bloom;
 pub mod bti;
@@ -36,6 +38,7 @@ pub mod pending;
 pub mod purge;
 pub mod rows;
 pub mod salvage;
+pub mod sink;
 pub mod stats;
 
 #[cfg(test)]
@@ -44,7 +47,7 @@ mod tests;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::data::{DataSchema, Fragment};
+use crate::data::{DataSchema, Fragment, RangeTombstoneMarker, Row};
 use crate::deletion::DeletionTime;
 use crate::error::{Error, ErrorKind, Result};
 use crate::statistics::SerializationHeader;
@@ -400,126 +403,141 @@ impl SstableWriter {
     /// `PartitionStart`, rows and markers in clustering order, `PartitionEnd`.
     pub fn write(&mut self, f: &Fragment<'_>) -> Result<()> {
         match f {
-            Fragment::PartitionStart { key, deletion, .. } => {
-                if self.part.is_some() {
-                    return Err(
-                        self.order_error("a partition starts before the previous one ended")
-                    );
-                }
-                if key.len() > u16::MAX as usize {
-                    return Err(self.order_error("partition key longer than 65535 bytes"));
-                }
-                if let Some(last) = &self.last_key {
-                    let ord = match &self.partitioner {
-                        Some(p) => p.compare_decorated(last, key),
-                        None if last.as_slice() == *key => std::cmp::Ordering::Equal,
-                        None => std::cmp::Ordering::Less,
-                    };
-                    if ord != std::cmp::Ordering::Less {
-                        // C* refuses it too ("Last written key >= current key").
-                        return Err(self.order_error(
-                            "partition key not after the previous one (token order)",
-                        ));
-                    }
-                }
-                let start = self.data_position();
-                self.collector.partition_start(key, deletion);
-                let has_static = self.schema.has_static_row();
-                self.part = Some(Partition {
-                    key: key.to_vec(),
-                    deletion: *deletion,
-                    start,
-                    prev: 0,
-                    open: None,
-                    static_done: !has_static,
-                });
-                self.write_bytes(|w, buf| {
-                    rows::encode_partition_header(buf, &w.schema, key, deletion)
-                })?;
-                if !has_static {
-                    let h = self.data_position() - start;
-                    self.indexes()?.rows_start(h);
-                }
-            }
-            Fragment::StaticRow(r) => {
-                let start = match self.part.as_mut() {
-                    Some(p) if !p.static_done && p.prev == 0 => {
-                        p.static_done = true;
-                        p.start
-                    }
-                    _ => return Err(self.order_error("a static row out of place")),
-                };
-                self.check_scylla_shadowable(r)?;
-                self.write_bytes(|w, buf| w.enc.row(buf, &w.schema, &w.deltas, r, 0))?;
-                self.collector.row(r);
-                if !r.cells.is_empty() || r.liveness.is_some() || r.deletion.is_some() {
-                    self.rows += 1;
-                }
-                let h = self.data_position() - start;
-                self.indexes()?.rows_start(h);
-            }
-            Fragment::Row(r) => {
-                self.ensure_static()?;
-                let (start, prev) = match self.part.as_ref() {
-                    Some(p) => (p.start, p.prev),
-                    None => return Err(self.order_error("a row outside a partition")),
-                };
-                self.check_scylla_shadowable(r)?;
-                let pos = self.data_position() - start;
-                let prev_size = if prev == 0 { pos } else { pos - prev };
-                self.write_bytes(|w, buf| w.enc.row(buf, &w.schema, &w.deltas, r, prev_size))?;
-                let end = self.data_position() - start;
-                let open = self.part.as_ref().and_then(|p| p.open);
-                let features = self.features;
-                self.indexes()?
-                    .unfiltered(&r.clustering, pos, end, open, open, &features)?;
-                if let Some(p) = self.part.as_mut() {
-                    p.prev = pos;
-                }
-                self.collector.row(r);
-                self.rows += 1;
-            }
-            Fragment::Marker(m) => {
-                self.ensure_static()?;
-                let (start, prev) = match self.part.as_ref() {
-                    Some(p) => (p.start, p.prev),
-                    None => return Err(self.order_error("a marker outside a partition")),
-                };
-                let pos = self.data_position() - start;
-                let prev_size = if prev == 0 { pos } else { pos - prev };
-                self.write_bytes(|w, buf| w.enc.marker(buf, &w.schema, &w.deltas, m, prev_size))?;
-                let end = self.data_position() - start;
-                let open = m.open_deletion();
-                let mut before = None;
-                if let Some(p) = self.part.as_mut() {
-                    p.prev = pos;
-                    before = std::mem::replace(&mut p.open, open);
-                }
-                let features = self.features;
-                self.indexes()?
-                    .unfiltered(&m.bound, pos, end, before, open, &features)?;
-                self.collector.marker(m);
-            }
-            Fragment::PartitionEnd { .. } => {
-                self.ensure_static()?;
-                let Some(p) = self.part.take() else {
-                    return Err(self.order_error("a partition end outside a partition"));
-                };
-                self.data()?
-                    .write(&[crate::data::model::flags::END_OF_PARTITION])?;
-                let end = self.data_position() - p.start;
-                let features = self.features;
-                self.indexes()?
-                    .partition_end(&p.key, p.start, &p.deletion, end, &features)
-                    .map_err(|e| e.in_file(&self.path_of("Data.db")))?;
-                self.collector.partition_end(&p.key, end);
-                if let Some(fb) = self.filter.as_mut() {
-                    fb.add(&p.key);
-                }
-                self.partitions += 1;
-                self.last_key = Some(p.key);
+            Fragment::PartitionStart { key, deletion, .. } => self.partition_start(key, deletion),
+            Fragment::StaticRow(r) => self.static_row(r),
+            Fragment::Row(r) => self.row(r),
+            Fragment::Marker(m) => self.marker(m),
+            Fragment::PartitionEnd { .. } => self.partition_end(),
+        }
+    }
+
+    /// Start a partition: after the previous one's key in token order.
+    pub fn partition_start(&mut self, key: &[u8], deletion: &DeletionTime) -> Result<()> {
+        if self.part.is_some() {
+            return Err(self.order_error("a partition starts before the previous one ended"));
+        }
+        if key.len() > u16::MAX as usize {
+            return Err(self.order_error("partition key longer than 65535 bytes"));
+        }
+        if let Some(last) = &self.last_key {
+            let ord = match &self.partitioner {
+                Some(p) => p.compare_decorated(last, key),
+                None if last.as_slice() == key => std::cmp::Ordering::Equal,
+                None => std::cmp::Ordering::Less,
+            };
+            if ord != std::cmp::Ordering::Less {
+                // C* refuses it too ("Last written key >= current key").
+                return Err(
+                    self.order_error("partition key not after the previous one (token order)")
+                );
             }
         }
+        let start = self.data_position();
+        self.collector.partition_start(key, deletion);
+        let has_static = self.schema.has_static_row();
+        self.part = Some(Partition {
+            key: key.to_vec(),
+            deletion: *deletion,
+            start,
+            prev: 0,
+            open: None,
+            static_done: !has_static,
+        });
+        self.write_bytes(|w, buf| rows::encode_partition_header(buf, &w.schema, key, deletion))?;
+        if !has_static {
+            let h = self.data_position() - start;
+            self.indexes()?.rows_start(h);
+        }
+        Ok(())
+    }
+
+    /// The partition's static row, before its rows and markers.
+    pub fn static_row(&mut self, r: &Row<'_>) -> Result<()> {
+        let start = match self.part.as_mut() {
+            Some(p) if !p.static_done && p.prev == 0 => {
+                p.static_done = true;
+                p.start
+            }
+            _ => return Err(self.order_error("a static row out of place")),
+        };
+        self.check_scylla_shadowable(r)?;
+        self.write_bytes(|w, buf| w.enc.row(buf, &w.schema, &w.deltas, r, 0))?;
+        self.collector.row(r);
+        if !r.cells.is_empty() || r.liveness.is_some() || r.deletion.is_some() {
+            self.rows += 1;
+        }
+        let h = self.data_position() - start;
+        self.indexes()?.rows_start(h);
+        Ok(())
+    }
+
+    /// A clustered row, after the previous row or marker in clustering order.
+    pub fn row(&mut self, r: &Row<'_>) -> Result<()> {
+        self.ensure_static()?;
+        let (start, prev) = match self.part.as_ref() {
+            Some(p) => (p.start, p.prev),
+            None => return Err(self.order_error("a row outside a partition")),
+        };
+        self.check_scylla_shadowable(r)?;
+        let pos = self.data_position() - start;
+        let prev_size = if prev == 0 { pos } else { pos - prev };
+        self.write_bytes(|w, buf| w.enc.row(buf, &w.schema, &w.deltas, r, prev_size))?;
+        let end = self.data_position() - start;
+        let open = self.part.as_ref().and_then(|p| p.open);
+        let features = self.features;
+        self.indexes()?
+            .unfiltered(&r.clustering, pos, end, open, open, &features)?;
+        if let Some(p) = self.part.as_mut() {
+            p.prev = pos;
+        }
+        self.collector.row(r);
+        self.rows += 1;
+        Ok(())
+    }
+
+    /// A range tombstone bound or boundary, in clustering order.
+    pub fn marker(&mut self, m: &RangeTombstoneMarker<'_>) -> Result<()> {
+        self.ensure_static()?;
+        let (start, prev) = match self.part.as_ref() {
+            Some(p) => (p.start, p.prev),
+            None => return Err(self.order_error("a marker outside a partition")),
+        };
+        let pos = self.data_position() - start;
+        let prev_size = if prev == 0 { pos } else { pos - prev };
+        self.write_bytes(|w, buf| w.enc.marker(buf, &w.schema, &w.deltas, m, prev_size))?;
+        let end = self.data_position() - start;
+        let open = m.open_deletion();
+        let mut before = None;
+        if let Some(p) = self.part.as_mut() {
+            p.prev = pos;
+            before = std::mem::replace(&mut p.open, open);
+        }
+        let features = self.features;
+        self.indexes()?
+            .unfiltered(&m.bound, pos, end, before, open, &features)?;
+        self.collector.marker(m);
+        Ok(())
+    }
+
+    /// End the partition.
+    pub fn partition_end(&mut self) -> Result<()> {
+        self.ensure_static()?;
+        let Some(p) = self.part.take() else {
+            return Err(self.order_error("a partition end outside a partition"));
+        };
+        self.data()?
+            .write(&[crate::data::model::flags::END_OF_PARTITION])?;
+        let end = self.data_position() - p.start;
+        let features = self.features;
+        self.indexes()?
+            .partition_end(&p.key, p.start, &p.deletion, end, &features)
+            .map_err(|e| e.in_file(&self.path_of("Data.db")))?;
+        self.collector.partition_end(&p.key, end);
+        if let Some(fb) = self.filter.as_mut() {
+            fb.add(&p.key);
+        }
+        self.partitions += 1;
+        self.last_key = Some(p.key);
         Ok(())
     }
 
@@ -547,7 +565,7 @@ impl SstableWriter {
             scylla_shadowable_deletion: None,
             cells: Vec::new(),
         };
-        self.write(&Fragment::StaticRow(empty))
+        self.static_row(&empty)
     }
 
     /// Refuse a Scylla shadowable row deletion where no reader would see it

@@ -4,9 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
-use super::copy::{copy_partitions, kept_metadata, source_header};
+use super::copy::{kept_metadata, source_header};
+use super::sink::{CopyCounts, Keep, WriterSink};
 use super::*;
 use crate::data::ScanReader;
+use crate::engine::{self, Selection, Shape, Table};
 use crate::statistics::Statistics;
 use crate::Sstable;
 
@@ -73,7 +75,7 @@ fn rewrite_with(
     );
     let mut w =
         SstableWriter::create(dir.path(), 1, &header, kept_metadata(&st), opts, filter).unwrap();
-    copy_partitions(&src, &header, &mut w, |_| true, |_| {}).unwrap();
+    copy_all(&src, &st, &header, &mut w).unwrap();
     let written = w.finish().unwrap();
     let out = Sstable::open_path(&written.data_path).unwrap();
     Some(Rewritten {
@@ -82,6 +84,27 @@ fn rewrite_with(
         out,
         written,
     })
+}
+
+/// Every partition of `src` through the engine into `w`.
+fn copy_all(
+    src: &Sstable,
+    st: &Statistics,
+    header: &crate::statistics::SerializationHeader,
+    w: &mut SstableWriter,
+) -> Result<CopyCounts> {
+    let t = Table::new(header, src.partitioner(st)?, 0);
+    let mut sink = WriterSink::new(Keep::new(w, |_| true));
+    let ran = engine::run(
+        src,
+        &t,
+        &Selection::all(),
+        &Shape::default(),
+        &mut sink,
+        &mut |_| {},
+    );
+    ran.map_err(|e| sink.error(e))?;
+    Ok(sink.counts())
 }
 
 fn uncompressed_data(sst: &Sstable) -> Vec<u8> {
@@ -346,7 +369,7 @@ fn failure_leaves_nothing() {
 
     let mut w = create();
     drop(r);
-    copy_partitions(&src, &header, &mut w, |_| true, |_| {}).unwrap();
+    copy_all(&src, &st, &header, &mut w).unwrap();
     let written = w.finish().unwrap();
     let names: Vec<String> = std::fs::read_dir(dir.path())
         .unwrap()
@@ -407,7 +430,7 @@ fn worker_failure_leaves_nothing() {
     opts.chunk_work = ChunkWork::Thread;
     let mut w =
         SstableWriter::create(dir.path(), 1, &header, kept_metadata(&st), opts, None).unwrap();
-    let copied = copy_partitions(&src, &header, &mut w, |_| true, |_| {});
+    let copied = copy_all(&src, &st, &header, &mut w);
     let err = match copied {
         Err(e) => {
             drop(w);
@@ -585,7 +608,7 @@ fn scylla_shadowable_corpus_rewrite_is_scyllas_bytes() {
         opts.compression = Compression::None;
         let mut w =
             SstableWriter::create(dir.path(), 1, &header, kept_metadata(&st), opts, None).unwrap();
-        copy_partitions(&src, &header, &mut w, |_| true, |_| {}).unwrap();
+        copy_all(&src, &st, &header, &mut w).unwrap();
         let written = w.finish().unwrap();
         same(
             set,
@@ -594,4 +617,46 @@ fn scylla_shadowable_corpus_rewrite_is_scyllas_bytes() {
             &std::fs::read(&written.data_path).unwrap(),
         );
     }
+}
+
+/// A partition the route leaves out is read, not written: it is absent
+/// from the output, the others are copied.
+#[test]
+fn left_out_partition_is_read_not_written() {
+    let Some(data) = fixture("nb_clustering") else {
+        return;
+    };
+    let src = Sstable::open_path(&data).unwrap();
+    let (st, header) = source_header(&src).unwrap();
+    let first_key = |sst: &Sstable| match ScanReader::new(sst, &header)
+        .unwrap()
+        .next_fragment()
+        .unwrap()
+    {
+        Some(crate::data::Fragment::PartitionStart { key, .. }) => key.to_vec(),
+        other => panic!("{other:?}"),
+    };
+    let first = first_key(&src);
+    let dir = crate::test_support::scratch("write-left-out");
+    let opts = WriterOptions::new(src.version());
+    let mut w =
+        SstableWriter::create(dir.path(), 1, &header, kept_metadata(&st), opts, None).unwrap();
+    let t = Table::new(&header, src.partitioner(&st).unwrap(), 0);
+    let mut sink = WriterSink::new(Keep::new(&mut w, |k| k != first.as_slice()));
+    engine::run(
+        &src,
+        &t,
+        &Selection::all(),
+        &Shape::default(),
+        &mut sink,
+        &mut |_| {},
+    )
+    .unwrap();
+    let counts = sink.counts();
+    let written = w.finish().unwrap();
+    assert!(counts.read > 1, "{counts:?}");
+    assert_eq!(counts.written, counts.read - 1);
+    assert_eq!(written.partitions, counts.written);
+    let out = Sstable::open_path(&written.data_path).unwrap();
+    assert_ne!(first_key(&out), first);
 }
