@@ -186,13 +186,7 @@ impl BloomFilter {
     /// The bit indexes probed for `key`, in probe order.
     pub fn indexes(&self, key: &[u8]) -> Vec<u64> {
         let mut out = Vec::with_capacity(self.hash_count as usize);
-        probe(
-            key,
-            self.hash_count,
-            self.bit_count(),
-            self.old_hash_order,
-            |i| out.push(i),
-        );
+        self.probe(key, |i| out.push(i));
         out
     }
 
@@ -209,7 +203,20 @@ impl BloomFilter {
         if self.bits.is_empty() {
             return true;
         }
-        self.indexes(key).into_iter().all(|i| self.get(i))
+        // Probed in place: no vector of indexes per key (validate asks for every key).
+        let mut all = true;
+        self.probe(key, |i| all &= self.get(i));
+        all
+    }
+
+    fn probe(&self, key: &[u8], f: impl FnMut(u64)) {
+        probe(
+            key,
+            self.hash_count,
+            self.bit_count(),
+            self.old_hash_order,
+            f,
+        );
     }
 }
 

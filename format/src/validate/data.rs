@@ -15,7 +15,7 @@ use crate::component::Component;
 use crate::data::{ColumnData, Finding, FindingKind, Fragment, RangeTombstoneMarker, Row};
 use crate::deletion::DeletionTime;
 use crate::statistics::SerializationHeader;
-use crate::token::Partitioner;
+use crate::token::{HashedToken, Partitioner};
 
 use super::problem::{Problem, ProblemClass, Problems};
 
@@ -55,8 +55,9 @@ pub struct DataChecker {
     partitioner: Partitioner,
     cmp: ClusteringComparator,
     chunk_len: Option<u64>,
-    /// Key of the previous partition (order check).
-    last_key: Option<Vec<u8>>,
+    /// Key of the previous partition (order check), with its token hashed
+    /// once.
+    last_key: Option<(Vec<u8>, HashedToken)>,
     key: Vec<u8>,
     start: u64,
     in_partition: bool,
@@ -132,21 +133,30 @@ impl DataChecker {
     /// The decorated-key order of `key` relative to the last accepted key
     /// (`None` for the first partition). `Some(Less)` is in order.
     pub fn order_of(&self, key: &[u8]) -> Option<Ordering> {
+        self.order_hashed(key, self.partitioner.hashed(key))
+    }
+
+    fn order_hashed(&self, key: &[u8], hashed: HashedToken) -> Option<Ordering> {
         self.last_key
             .as_ref()
-            .map(|p| self.partitioner.compare_decorated(p, key))
+            .map(|(p, ph)| self.partitioner.compare_hashed(p, *ph, key, hashed))
     }
 
     /// The last key accepted for the order check.
     pub fn last_key(&self) -> Option<&[u8]> {
-        self.last_key.as_deref()
+        self.last_key.as_ref().map(|(k, _)| k.as_slice())
     }
 
     /// Make `key` the reference for the next order check.
     pub fn set_last_key(&mut self, key: &[u8]) {
-        let k = self.last_key.get_or_insert_with(Vec::new);
+        self.set_last_hashed(key, self.partitioner.hashed(key));
+    }
+
+    fn set_last_hashed(&mut self, key: &[u8], hashed: HashedToken) {
+        let (k, h) = self.last_key.get_or_insert_with(|| (Vec::new(), hashed));
         k.clear();
         k.extend_from_slice(key);
+        *h = hashed;
     }
 
     /// The open range tombstone deletion, if any.
@@ -180,12 +190,14 @@ impl DataChecker {
         if self.first_key.is_none() {
             self.first_key = Some(key.to_vec());
         }
-        let ord = self.order_of(key);
+        // The key's token is hashed once for the check and the next one.
+        let hashed = self.partitioner.hashed(key);
+        let ord = self.order_hashed(key, hashed);
         if check_order {
-            if let Some(p) = self.order_problem(key, pos) {
+            if let Some(p) = self.problem_of_order(key, pos, ord) {
                 out.push(p);
             }
-            self.set_last_key(key);
+            self.set_last_hashed(key, hashed);
         }
         if key.is_empty() {
             out.push(self.problem(ProblemClass::DecodeError, pos, "empty partition key".into()));
@@ -197,7 +209,11 @@ impl DataChecker {
     /// The `partition_order` problem of partition `key` at `pos` coming
     /// after the last key accepted (none when in order, or the first).
     pub fn order_problem(&self, key: &[u8], pos: u64) -> Option<Problem> {
-        let msg = match self.order_of(key)? {
+        self.problem_of_order(key, pos, self.order_of(key))
+    }
+
+    fn problem_of_order(&self, key: &[u8], pos: u64, ord: Option<Ordering>) -> Option<Problem> {
+        let msg = match ord? {
             Ordering::Less => return None,
             Ordering::Equal => {
                 "duplicate partition key (same key as the previous partition)".into()
@@ -206,8 +222,7 @@ impl DataChecker {
                 "partition out of order: token {} is not after the previous partition's \
                  (token {})",
                 self.partitioner.token(key),
-                self.last_key
-                    .as_ref()
+                self.last_key()
                     .map(|k| self.partitioner.token(k).to_string())
                     .unwrap_or_default()
             ),
