@@ -299,34 +299,38 @@ fn split_by_size_and_token_ranges() {
     let ranges = out.join("ranges.txt");
     std::fs::write(&ranges, "-9223372036854775808,0\n0,9223372036854775807\n").unwrap();
     let out2 = scratch_dir("split", "ranges");
+    let outs = split_by_ranges(&src, &out2, &ranges);
+    assert_eq!(outs.len(), 2, "{outs:?}");
+    let all: Vec<_> = outs.iter().flat_map(|p| dump(p, &[])).collect();
+    assert_eq!(all, whole);
+}
+
+/// `split --token-ranges RANGES` of `src` into `out`: the Data.db of each
+/// output, each checked by `validate`.
+fn split_by_ranges(src: &Path, out: &Path, ranges: &Path) -> Vec<PathBuf> {
     let r = sstkit([
         "split",
         "-o",
         "json",
         "--output-dir",
-        out2.to_str().unwrap(),
+        out.to_str().unwrap(),
         "--token-ranges",
         ranges.to_str().unwrap(),
         src.to_str().unwrap(),
     ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
-    let rep = v["sstables"]
-        .as_object()
+    let rep = v["sstables"].as_object().unwrap().values().next().unwrap();
+    let outs: Vec<PathBuf> = rep["outputs"]
+        .as_array()
         .unwrap()
-        .values()
-        .next()
-        .unwrap()
-        .clone();
-    let outs = rep["outputs"].as_array().unwrap();
-    assert_eq!(outs.len(), 2, "{rep}");
-    let mut all = Vec::new();
-    for o in outs {
-        let p = PathBuf::from(o["output"].as_str().unwrap());
-        valid(&p);
-        all.extend(dump(&p, &[]));
+        .iter()
+        .map(|o| PathBuf::from(o["output"].as_str().unwrap()))
+        .collect();
+    for p in &outs {
+        valid(p);
     }
-    assert_eq!(all, whole);
+    outs
 }
 
 /// A pre-3.0 `ka` sstable (with its CREATE TABLE) upgraded to `oa` holds
@@ -458,33 +462,12 @@ fn split_keeps_scylla_shadowable_deletions() {
             "-9223372036854775808,-3700000000000000000\n-3700000000000000000,9223372036854775807\n",
         )
         .unwrap();
-        let r = sstkit([
-            "split",
-            "-o",
-            "json",
-            "--output-dir",
-            out.to_str().unwrap(),
-            "--token-ranges",
-            ranges.to_str().unwrap(),
-            src.to_str().unwrap(),
-        ]);
-        assert_eq!(r.code, 0, "{}", r.stderr);
-        let v: Value = serde_json::from_str(&r.stdout).unwrap();
-        let rep = v["sstables"]
-            .as_object()
-            .unwrap()
-            .values()
-            .next()
-            .unwrap()
-            .clone();
-        let outs = rep["outputs"].as_array().unwrap();
-        assert_eq!(outs.len(), 2, "{rep}");
-        let mut all = Vec::new();
-        for o in outs {
-            let p = PathBuf::from(o["output"].as_str().unwrap());
-            valid(&p);
-            all.extend(crate::util::dump_records(&p));
-        }
+        let outs = split_by_ranges(&src, &out, &ranges);
+        assert_eq!(outs.len(), 2, "{outs:?}");
+        let all: Vec<_> = outs
+            .iter()
+            .flat_map(|p| crate::util::dump_records(p))
+            .collect();
         assert_eq!(all, source, "{}", src.display());
     }
 }

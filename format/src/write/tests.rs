@@ -470,7 +470,7 @@ fn with_scylla_shadowable(
 }
 
 /// The deletion [`with_scylla_shadowable`] adds: older than any write of
-/// the fixtures (timestamp 1 µs), deleted at a fixed second.
+/// the fixtures (timestamp 1), deleted at a fixed second.
 fn shadowable() -> DeletionTime {
     DeletionTime {
         marked_for_delete_at: 1,
