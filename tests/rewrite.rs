@@ -299,7 +299,7 @@ fn split_by_size_and_token_ranges() {
     let ranges = out.join("ranges.txt");
     std::fs::write(&ranges, "-9223372036854775808,0\n0,9223372036854775807\n").unwrap();
     let out2 = scratch_dir("split", "ranges");
-    let outs = split_by_ranges(&src, &out2, &ranges);
+    let outs = split_by_ranges(src, &out2, &ranges);
     assert_eq!(outs.len(), 2, "{outs:?}");
     let all: Vec<_> = outs.iter().flat_map(|p| dump(p, &[])).collect();
     assert_eq!(all, whole);
