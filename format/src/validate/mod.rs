@@ -66,7 +66,7 @@ use crate::statistics::Statistics;
 use crate::summary::{Summary, SummaryHeader};
 use crate::token::Partitioner;
 
-use index::{check_summary, scan_index, IndexScan};
+use index::{check_summary, sampled_cuts, scan_index, IndexScan};
 pub(crate) use parallel::{Cuts, Unit, UNIT_BYTES};
 use promoted::PiCheck;
 use walk::{BloomCheck, BloomFilters, Shared};
@@ -485,24 +485,114 @@ pub fn validate(
         .as_ref()
         .filter(|s| s.header.level() == SummaryHeader::BASE_SAMPLING_LEVEL)
         .map(|s| s.header.min_index_interval as u64);
-    let scan = index.as_deref().map(|b| {
-        scan_index(
-            b,
-            sst,
-            &partitioner,
-            interval,
-            cuts.as_mut(),
-            &mut report.problems,
-        )
+    // Cut from the summary's samples, the walk need not wait for the
+    // pre-pass: it runs on a thread of its own.
+    let sampled = match (&cuts, &summary, index.as_deref()) {
+        (Some(_), Some(sm), Some(ix)) => sampled_cuts(sm, ix, features, opts.unit_bytes),
+        _ => None,
+    };
+    let index_checks = |cuts: Option<&mut Cuts>, out: &mut Problems| {
+        let ix = index.as_deref()?;
+        let scan = scan_index(ix, features, &partitioner, interval, cuts, out);
+        if let Some(sm) = &summary {
+            check_summary(sm, ix, &scan, features, out);
+        }
+        Some(scan)
+    };
+    std::thread::scope(|scope| {
+        let (scan, beside) = match sampled {
+            Some(c) => {
+                cuts = Some(c);
+                let max = opts.max_problems;
+                let pre = scope.spawn(move || {
+                    let mut out = Problems::with_max(max);
+                    (index_checks(None, &mut out), out)
+                });
+                // The findings so far, and where the pre-pass's go after them.
+                let before = std::mem::replace(&mut report.problems, Problems::with_max(max));
+                (None, Some((pre, before, report.checks.len())))
+            }
+            None => (index_checks(cuts.as_mut(), &mut report.problems), None),
+        };
+        index_done(scan.as_ref(), summary.is_some(), &mut report, None);
+        let read = Read {
+            st: &st,
+            partitioner: &partitioner,
+            summary: summary.as_ref(),
+            index: index.as_deref(),
+            scan: scan.as_ref(),
+            bad_chunks: &bad_chunks,
+        };
+        check_data(sst, opts, &read, cuts, &mut report, progress);
+        if let Some((pre, before, checks_at)) = beside {
+            let (scan, found) = pre.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+            let after = std::mem::replace(&mut report.problems, before);
+            report.problems.append(found);
+            report.problems.append(after);
+            index_done(
+                scan.as_ref(),
+                summary.is_some(),
+                &mut report,
+                Some(checks_at),
+            );
+        }
     });
-    if let Some(s) = &scan {
-        report.index_entries = Some(s.entries);
-    }
-    if let (Some(sm), Some(ix), Some(sc)) = (&summary, &index, &scan) {
-        check_summary(sm, ix, sc, sst, &mut report.problems);
-        report.check("summary", true, None);
-    }
+    Ok(report)
+}
 
+/// Record the pre-pass's entry count and that the summary was checked
+/// against it (its check inserted at `checks_at`, where one thread puts it).
+fn index_done(
+    scan: Option<&IndexScan>,
+    summary: bool,
+    report: &mut Report,
+    checks_at: Option<usize>,
+) {
+    let Some(s) = scan else { return };
+    report.index_entries = Some(s.entries);
+    if summary {
+        let at = checks_at.unwrap_or(report.checks.len());
+        report.checks.insert(
+            at.min(report.checks.len()),
+            Check {
+                name: "summary",
+                done: true,
+                note: None,
+            },
+        );
+    }
+}
+
+/// What the data walk reads besides Data.db.
+struct Read<'a> {
+    st: &'a Statistics,
+    partitioner: &'a Partitioner,
+    summary: Option<&'a Summary>,
+    index: Option<&'a [u8]>,
+    /// The pre-pass, when it ran before the walk.
+    scan: Option<&'a IndexScan>,
+    bad_chunks: &'a BTreeSet<u64>,
+}
+
+/// Filter.db, then Data.db walked against the index and the filter, then
+/// the metadata against what the walk counted.
+fn check_data(
+    sst: &Sstable,
+    opts: &Options,
+    read: &Read<'_>,
+    cuts: Option<Cuts>,
+    report: &mut Report,
+    progress: &mut dyn FnMut(u64, u64),
+) {
+    let features = sst.features();
+    let Read {
+        st,
+        partitioner,
+        summary,
+        index,
+        scan,
+        bad_chunks,
+    } = *read;
     let filter = if sst.has(Component::Filter) {
         match sst
             .read_component(Component::Filter)
@@ -523,7 +613,7 @@ pub fn validate(
     };
 
     // ka/la: synthesized from the attached table schema (--schema).
-    let header = &match sst.data_header(&st) {
+    let header = &match sst.data_header(st) {
         Ok(h) => h,
         // Without the schema a pre-3.0 Data.db cannot be decoded: the
         // checks that need no decoding still run.
@@ -533,20 +623,12 @@ pub fn validate(
                  to decode Data.db",
                 sst.version()
             );
-            check_without_data(
-                sst,
-                index.as_deref(),
-                scan.as_ref(),
-                filter.as_ref(),
-                &st,
-                &why,
-                &mut report,
-            );
-            return Ok(report);
+            check_without_data(sst, index, scan, filter.as_ref(), st, &why, report);
+            return;
         }
         Err(e) => {
             report.check("data", false, Some(e.to_string()));
-            return Ok(report);
+            return;
         }
     };
     let chunk_len = chunk_length(sst);
@@ -556,18 +638,18 @@ pub fn validate(
             let c = e.component.unwrap_or(Component::Data);
             report.problems.push(Problem::from_error(&e, c, 0));
             report.check("data", false, Some(format!("Data.db cannot be read: {e}")));
-            return Ok(report);
+            return;
         }
     };
     report.data_len = reader.data_len();
     let sh = Shared {
         header,
-        partitioner: &partitioner,
+        partitioner,
         chunk_len,
         fixed: header.clustering_fixed_lens(),
-        index: index.as_deref(),
+        index,
         features,
-        bad_chunks: &bad_chunks,
+        bad_chunks,
         bloom: filter.as_ref(),
         reader: opts.reader,
         max_problems: opts.max_problems,
@@ -605,16 +687,15 @@ pub fn validate(
     report.static_rows = w.checker.static_rows;
     report.markers = w.checker.markers;
     if let Some(b) = w.bloom.take() {
-        b.finish(chunk_len, &mut report);
+        b.finish(chunk_len, report);
     }
     check_metadata(
-        &st,
+        st,
         &w.checker,
-        summary.as_ref(),
+        summary,
         w.data_complete && w.all_decoded,
-        &mut report,
+        report,
     );
-    Ok(report)
 }
 
 /// Statistics.db and Summary.db first/last key and counts against the data.

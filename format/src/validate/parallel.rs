@@ -64,9 +64,9 @@ pub(crate) struct Cuts {
 pub(crate) struct Unit {
     pub(crate) start: u64,
     pub(crate) end: u64,
-    index_at: IndexAt,
+    pub(super) index_at: IndexAt,
     /// One partition of [`LARGE`] units or more ([`Cuts::with_large`]).
-    large: bool,
+    pub(super) large: bool,
 }
 
 impl Cuts {
@@ -89,6 +89,12 @@ impl Cuts {
         }
     }
 
+    /// Bytes from one partition start to the next from which the partition
+    /// is large.
+    pub(crate) fn large_bytes(&self) -> u64 {
+        self.target.saturating_mul(LARGE)
+    }
+
     /// The index lists a partition at `pos` (its entry at Index.db offset `entry`).
     pub(crate) fn partition(&mut self, pos: u64, entry: Option<u64>) {
         if self.broken {
@@ -99,7 +105,7 @@ impl Cuts {
                 self.broken = true;
                 return;
             }
-            if pos - last >= self.target.saturating_mul(LARGE) {
+            if pos - last >= self.large_bytes() {
                 self.large_at(last, last_entry);
             }
         }
@@ -128,7 +134,7 @@ impl Cuts {
     /// large, or when the index does not start where Data.db does.
     pub(crate) fn units(mut self, data_len: u64) -> Option<Vec<Unit>> {
         if let (false, Some((last, entry))) = (self.broken, self.last) {
-            if data_len > last && data_len - last >= self.target.saturating_mul(LARGE) {
+            if data_len > last && data_len - last >= self.large_bytes() {
                 self.large_at(last, entry);
             }
         }
