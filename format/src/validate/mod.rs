@@ -26,7 +26,8 @@
 //! page cache, not a heap copy), Data.db once sequentially through
 //! [`crate::data::ScanReader`] (with [`Options::threads`], in units of
 //! whole partitions on threads of their own, a large partition in parts
-//! at its row-index blocks, joined in order: `parallel`, `parts`).
+//! at its row-index blocks, joined in order: `parallel`, `parts`; cut at
+//! Summary.db's samples, the Index.db pre-pass runs beside the walk).
 //! When a partition fails to decode, the walk
 //! continues at the next partition the index names (without an index it
 //! stops there: `scrub` resynchronises without one).

@@ -1,7 +1,7 @@
 //! The data walk on several threads: Data.db cut into units of whole
 //! partitions at the entries of the index the validation reads anyway
-//! (Index.db's pre-pass, Partitions.db's walk), each unit walked on a
-//! thread ([`crate::engine::parallel::ordered`]: results in unit order,
+//! (Summary.db's samples, Index.db's pre-pass, Partitions.db's walk), each
+//! unit walked on a thread ([`crate::engine::parallel::ordered`]: results in unit order,
 //! at most two units per thread ahead of the one joined last).
 //!
 //! A unit's walk starts knowing nothing of the partitions before it: the
