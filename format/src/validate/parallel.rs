@@ -1,8 +1,9 @@
 //! The data walk on several threads: Data.db cut into units of whole
 //! partitions at the entries of the index the validation reads anyway
 //! (Summary.db's samples, Index.db's pre-pass, Partitions.db's walk), each
-//! unit walked on a thread ([`crate::engine::parallel::ordered`]: results in unit order,
-//! at most two units per thread ahead of the one joined last).
+//! unit walked on a thread ([`crate::engine::parallel::ordered`]: results
+//! in unit order, at most two units per thread ahead of the one joined
+//! last).
 //!
 //! A unit's walk starts knowing nothing of the partitions before it: the
 //! previous key, the Index.db entry the walk before it stopped at, the bad
