@@ -411,6 +411,74 @@ mod tests {
         }
     }
 
+    /// Index.db damage the pre-pass finds (keys out of order, positions
+    /// not increasing), as the walk does (entries not at their partitions):
+    /// with the pre-pass beside the walk, its findings still come first,
+    /// in one thread's order, and the cap on kept problems falls where one
+    /// thread's does.
+    #[test]
+    fn index_damage_found_beside_the_walk_is_reported_in_one_walk_order() {
+        let data = crate::test_support::fixture_data("nb_clustering").unwrap();
+        let index_name = data
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .replace("Data.db", "Index.db");
+        let sst = Sstable::open_path(&data).unwrap();
+        let index = sst
+            .map_component(crate::component::Component::Index)
+            .unwrap();
+        let entries: Vec<(u64, usize)> = crate::index::IndexReader::new(&index, sst.features())
+            .entries()
+            .map(|e| e.map(|e| (e.offset, e.key.len())).unwrap())
+            .collect();
+        assert!(entries.len() > 8);
+        let mut beside = 0;
+        // The last byte of a key (order), the low byte of a position.
+        for (i, last) in [(3, true), (5, false), (entries.len() - 2, true)] {
+            let (off, klen) = entries[i];
+            let at = (off + 2 + klen as u64 - u64::from(last)) as usize;
+            let tmp = crate::test_support::scratch("index-damage");
+            for e in std::fs::read_dir(data.parent().unwrap()).unwrap().flatten() {
+                std::fs::copy(e.path(), tmp.path().join(e.file_name())).unwrap();
+            }
+            let copy = tmp.path().join(&index_name);
+            let mut bytes = std::fs::read(&copy).unwrap();
+            bytes[at] ^= 0x07;
+            std::fs::write(&copy, &bytes).unwrap();
+            let sst = Sstable::open_path(&tmp.path().join(data.file_name().unwrap())).unwrap();
+            for max_problems in [10_000, 1, 2] {
+                let opts = |threads| Options {
+                    threads,
+                    unit_bytes: 64,
+                    max_problems,
+                    ..Options::default()
+                };
+                let one = validate(&sst, &opts(1), &mut |_, _| {}).unwrap();
+                let index_found = one
+                    .problems
+                    .list
+                    .iter()
+                    .any(|p| p.component == crate::component::Component::Index);
+                assert!(
+                    index_found || max_problems < 10_000,
+                    "{i}: {:?}",
+                    one.problems
+                );
+                for threads in [2, 3] {
+                    let many = validate(&sst, &opts(threads), &mut |_, _| {}).unwrap();
+                    assert_eq!(
+                        said(&one),
+                        said(&many),
+                        "entry {i}, cap {max_problems}: {threads} threads"
+                    );
+                    beside += u64::from(many.threaded_units > 1);
+                }
+            }
+        }
+        assert!(beside > 0);
+    }
+
     /// Where damage to `sst` tells its parts from one walk: the starts
     /// of the row-index blocks after the first of each partition (where
     /// parts start), and the bytes of each range tombstone marker that
