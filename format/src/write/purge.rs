@@ -367,3 +367,142 @@ impl<S: Sink> Sink for PurgeSink<S> {
         self.inner.key_only(t, key)
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::clustering::ClusteringPrefix;
+    use crate::data::model::flags;
+    use crate::data::{DataPos, RowDeletion, RowFlags};
+    use crate::statistics::SerializationHeader;
+    use crate::token::Partitioner;
+    use crate::types::CqlType;
+
+    /// What reaches the sink behind the purge.
+    #[derive(Default)]
+    struct Record(Vec<String>);
+
+    impl Sink for Record {
+        fn partition_start(
+            &mut self,
+            _t: &Table<'_>,
+            key: &[u8],
+            deletion: &DeletionTime,
+            _header_end: u64,
+        ) -> io::Result<()> {
+            self.0
+                .push(format!("start {key:?} live={}", deletion.is_live()));
+            Ok(())
+        }
+        fn static_row(&mut self, _t: &Table<'_>, _row: &Row<'_>, _p: u64) -> io::Result<()> {
+            self.0.push("static".into());
+            Ok(())
+        }
+        fn row(&mut self, _t: &Table<'_>, row: &Row<'_>) -> io::Result<()> {
+            self.0
+                .push(format!("row deleted={}", row.deletion.is_some()));
+            Ok(())
+        }
+        fn partition_end(&mut self, _t: &Table<'_>) -> io::Result<()> {
+            self.0.push("end".into());
+            Ok(())
+        }
+    }
+
+    fn header() -> SerializationHeader {
+        let int = CqlType::parse("org.apache.cassandra.db.marshal.Int32Type").unwrap();
+        SerializationHeader {
+            min_timestamp: 0,
+            min_local_deletion_time: 0,
+            min_ttl: 0,
+            raw_deltas: (0, 0, 0),
+            partition_key_type: int.clone(),
+            partition_key_type_string: "org.apache.cassandra.db.marshal.Int32Type".into(),
+            clustering_types: vec![int],
+            clustering_type_strings: vec!["org.apache.cassandra.db.marshal.Int32Type".into()],
+            static_columns: Vec::new(),
+            regular_columns: Vec::new(),
+        }
+    }
+
+    fn deleted_at(local_deletion_time: i64) -> DeletionTime {
+        DeletionTime {
+            marked_for_delete_at: 1,
+            local_deletion_time,
+        }
+    }
+
+    fn row(
+        kind: BoundKind,
+        liveness: Option<LivenessInfo>,
+        deletion: Option<DeletionTime>,
+    ) -> Row<'static> {
+        let (values, ext): (Vec<Option<&'static [u8]>>, u8) = match kind {
+            BoundKind::StaticClustering => (Vec::new(), flags::EXT_IS_STATIC),
+            _ => (vec![Some(&[0, 0, 0, 1])], 0),
+        };
+        Row {
+            position: DataPos(0),
+            size: 0,
+            clustering: ClusteringPrefix { kind, values },
+            flags: RowFlags {
+                flags: if ext != 0 { flags::EXTENSION_FLAG } else { 0 },
+                ext,
+            },
+            row_size: 0,
+            prev_unfiltered_size: 0,
+            liveness,
+            deletion: deletion.map(|time| RowDeletion {
+                time,
+                shadowable: false,
+            }),
+            scylla_shadowable_deletion: None,
+            cells: Vec::new(),
+        }
+    }
+
+    /// A partition the purge leaves nothing of never reaches the sink; one
+    /// with a purged deletion and a live row starts live, at its row.
+    #[test]
+    fn purge_sink_starts_a_partition_only_for_what_is_kept() {
+        let h = header();
+        let t = Table::new(&h, Partitioner::Murmur3, 100);
+        let mut sink = PurgeSink::new(Record::default(), Purger::new(100, Some(50)));
+        let live = LivenessInfo {
+            timestamp: 1,
+            ttl: None,
+            local_expiration_time: None,
+            expired: false,
+        };
+        // Everything purged: a partition deletion, an empty static row, a row deletion.
+        sink.partition_start(&t, b"a", &deleted_at(10), 0).unwrap();
+        sink.static_row(&t, &row(BoundKind::StaticClustering, None, None), 0)
+            .unwrap();
+        let gone = row(BoundKind::Clustering, None, Some(deleted_at(20)));
+        sink.row(&t, &gone).unwrap();
+        sink.partition_end(&t).unwrap();
+        assert!(!sink.last_partition_written());
+        // A purged deletion over a live row.
+        sink.partition_start(&t, b"b", &deleted_at(10), 0).unwrap();
+        sink.row(&t, &row(BoundKind::Clustering, Some(live), None))
+            .unwrap();
+        sink.partition_end(&t).unwrap();
+        assert!(sink.last_partition_written());
+        // A deletion too recent to purge, alone.
+        sink.partition_start(&t, b"c", &deleted_at(60), 0).unwrap();
+        sink.partition_end(&t).unwrap();
+        let counts = sink.counts();
+        assert_eq!((counts.partitions, counts.rows), (2, 1));
+        assert_eq!(
+            sink.into_inner().0,
+            [
+                "start [98] live=true",
+                "row deleted=false",
+                "end",
+                "start [99] live=false",
+                "end"
+            ]
+        );
+    }
+}
