@@ -9,7 +9,8 @@
 //! The inputs are read as one table through the `--merge` machinery
 //! ([`sstkit_format::engine::merged`]): partitions in token order, each reconciled as a
 //! read would (newer cells win, deletions shadow older data). What a
-//! compaction adds is [`sstkit_format::write::purge`]: expired TTL cells
+//! compaction adds is [`sstkit_format::write::purge`], a sink in front of
+//! the writers' ([`PurgeSink`] into a [`WriterSink`]): expired TTL cells
 //! become tombstones (local deletion time = creation time, as Cassandra's
 //! `AbstractCell.purge`), and with `--purge` tombstones whose local deletion
 //! time is older than `--now - --gc-grace` are dropped. Every input is in
@@ -26,7 +27,7 @@
 //! minimum of the inputs' Statistics.db values (`SerializationHeader.make`).
 //!
 //! `--max-size N` starts a new output sstable between partitions once the
-//! current Data.db holds N bytes on disk, as `split` does.
+//! current Data.db holds N bytes on disk, as `split` does ([`BySize`]).
 //!
 //! Output (json default when stdout is not a terminal, text otherwise):
 //! `output` (the first sstable's Data.db), `outputs` (per sstable: `output`,
