@@ -315,3 +315,39 @@ fn compact_keeps_scylla_shadowable_deletions() {
         assert_eq!(crate::util::dump_records(&out), source, "{}", src.display());
     }
 }
+
+/// With `--purge`, a partition whose deletion is purged and that has
+/// nothing else left is not written: the output holds exactly the merged
+/// partitions that still have a row or static row.
+#[test]
+fn compact_drops_partitions_purged_whole() {
+    let late = "4102444800"; // 2100-01-01
+    for run in ["nb", "oa", "da"] {
+        let Some(dirs) = cases(run, "merge_partition_delete", 3) else {
+            continue;
+        };
+        let mut merged_args = vec!["dump-data", "--merge", "-o", "ndjson", "--now", late];
+        merged_args.extend(dirs.iter().map(String::as_str));
+        let kept: Vec<Value> = ndjson(&merged_args)
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|v| v.get("clustering_elements").is_some() || v.get("static_row").is_some())
+            .map(|v| v["key"].clone())
+            .collect();
+        let (_scratch, out, rep) = compact(
+            &dirs,
+            &format!("{run}-purged-whole"),
+            &["--now", late, "--purge", "--gc-grace", "0"],
+        );
+        valid(&out);
+        let read = rep["partitions_read"].as_u64().unwrap();
+        let written = rep["partitions"].as_u64().unwrap();
+        assert!(written < read, "{run}: nothing dropped: {rep}");
+        assert_eq!(written, kept.len() as u64, "{run}: {rep}");
+        let got: Vec<Value> = ndjson(&["dump-data", "-o", "ndjson", out.to_str().unwrap()])
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap()["key"].clone())
+            .collect();
+        assert_eq!(got, kept, "{run}");
+    }
+}

@@ -1,8 +1,9 @@
 //! What the writing commands (`rewrite`, `compact`, `split`, `write`)
 //! share: the frame that prepares `--output-dir` and binds each input, the
 //! writing flags checked once ([`Writer`]), output sstables opened on
-//! demand ([`Outputs`]), the copy of an sstable's partitions through the
-//! engine into writers ([`copy`]), and their report entries.
+//! demand ([`Outputs`]) and cut at a size ([`BySize`]), the copy of an
+//! sstable's partitions through the engine into writers ([`copy`]), and
+//! their report entries.
 
 use std::io::Write;
 
@@ -203,6 +204,24 @@ impl Outputs<'_> {
             self.writers.len() - 1
         };
         Ok(&mut self.writers[i])
+    }
+}
+
+/// Partitions into [`Outputs`], a new one opened between partitions once
+/// the current Data.db holds `max` bytes ([`Outputs::sized`]).
+pub struct BySize<'a> {
+    /// The outputs.
+    pub out: Outputs<'a>,
+    /// Bytes of Data.db on disk per output (`None`: one output).
+    pub max: Option<u64>,
+}
+
+impl Route for BySize<'_> {
+    fn pick(&mut self, _key: &[u8]) -> sstkit_format::Result<bool> {
+        self.out.sized(self.max).map(|_| true)
+    }
+    fn picked(&mut self) -> Option<&mut SstableWriter> {
+        self.out.writers.last_mut()
     }
 }
 

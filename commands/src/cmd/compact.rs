@@ -9,7 +9,8 @@
 //! The inputs are read as one table through the `--merge` machinery
 //! ([`sstkit_format::engine::merged`]): partitions in token order, each reconciled as a
 //! read would (newer cells win, deletions shadow older data). What a
-//! compaction adds is [`sstkit_format::write::purge`]: expired TTL cells
+//! compaction adds is [`sstkit_format::write::purge`], a sink in front of
+//! the writers' ([`PurgeSink`] into a [`WriterSink`]): expired TTL cells
 //! become tombstones (local deletion time = creation time, as Cassandra's
 //! `AbstractCell.purge`), and with `--purge` tombstones whose local deletion
 //! time is older than `--now - --gc-grace` are dropped. Every input is in
@@ -26,7 +27,7 @@
 //! minimum of the inputs' Statistics.db values (`SerializationHeader.make`).
 //!
 //! `--max-size N` starts a new output sstable between partitions once the
-//! current Data.db holds N bytes on disk, as `split` does.
+//! current Data.db holds N bytes on disk, as `split` does ([`BySize`]).
 //!
 //! Output (json default when stdout is not a terminal, text otherwise):
 //! `output` (the first sstable's Data.db), `outputs` (per sstable: `output`,
@@ -43,20 +44,19 @@
 use std::io::Write;
 
 use serde_json::json;
-use sstkit_format::data::{DataPos, Fragment};
-use sstkit_format::merge::Unit;
+use sstkit_format::engine::{MergeInputs, Note, Selection, Shape, Table};
 use sstkit_format::statistics::SerializationHeader;
 use sstkit_format::write::bloom::expected_keys;
 use sstkit_format::write::copy::kept_metadata;
-use sstkit_format::write::purge::Purger;
+use sstkit_format::write::purge::{PurgeCounts, PurgeSink, Purger};
+use sstkit_format::write::sink::WriterSink;
 use sstkit_format::write::{KeptMetadata, SstableWriter};
 
 use crate::cli::{CompactArgs, OutputFormat};
 use crate::inputs::Inputs;
 use crate::progress::Progress;
-use crate::writers::{create_error, output_json, Outputs, Writer};
+use crate::writers::{create_error, output_json, BySize, Outputs, Writer};
 use crate::{CmdError, CmdResult, Outcome};
-use sstkit_format::engine::MergeInputs;
 
 /// Run the command.
 pub fn run(a: &CompactArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
@@ -98,13 +98,13 @@ pub fn run(a: &CompactArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     };
     outputs.open().map_err(create_error)?;
     let gc_before = a.purge.then(|| now - a.gc_grace);
-    let mut purger = Purger::new(now, gc_before);
+    let purger = Purger::new(now, gc_before);
     let mut bar = Progress::new("compact");
-    let copied = copy_merged(&inputs, &mut outputs, a.max_size, &mut purger, &mut bar);
+    let copied = copy_merged(&inputs, outputs, a.max_size, purger, &mut bar);
     bar.finish();
-    let read = copied?;
+    let (read, c, writers) = copied?;
     let mut written = Vec::new();
-    for w in outputs.writers {
+    for w in writers {
         written.push(w.finish()?);
     }
     plan.report_io(&inputs);
@@ -123,7 +123,6 @@ pub fn run(a: &CompactArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         .first()
         .map(|w| w.data_path.display().to_string())
         .unwrap_or_default();
-    let c = purger.counts;
     let fmt = crate::cli::text_at_terminal(a.sst.output, OutputFormat::Text, OutputFormat::Json);
     if fmt == OutputFormat::Text {
         writeln!(
@@ -190,69 +189,47 @@ pub fn run(a: &CompactArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     Ok(Outcome::default())
 }
 
-/// The merged stream of `inputs`, purged, into `outputs`: the partitions
-/// read. A partition left with nothing is not written. A new output opens
-/// once the current Data.db holds `max_size` bytes, between partitions.
+/// The merged stream of `inputs` through the engine, purged by `purger`,
+/// into `outputs` (a new one once the current Data.db holds `max_size`
+/// bytes, between partitions): the partitions read, the purge counts and
+/// the outputs' writers.
 fn copy_merged(
     inputs: &MergeInputs,
-    outputs: &mut Outputs<'_>,
+    outputs: Outputs<'_>,
     max_size: Option<u64>,
-    purger: &mut Purger,
+    purger: Purger,
     bar: &mut Progress,
-) -> CmdResult<u64> {
-    let schema = &inputs.schema;
-    let mut merger = inputs.merger(inputs.scan_sources()?);
-    let mut read = 0u64;
-    while let Some(start) = merger.next_partition()? {
-        read += 1;
-        let w = outputs.sized(max_size)?;
-        let deletion = purger.partition_deletion(start.deletion);
-        let static_row = start
-            .static_row
-            .and_then(|r| purger.row(r))
-            .filter(|r| !r.is_empty());
-        let begin = |w: &mut SstableWriter| {
-            w.write(&Fragment::PartitionStart {
-                key: &start.key,
-                deletion,
-                position: DataPos(0),
-                header_end: None,
-            })
-        };
-        let mut started = false;
-        if !deletion.is_live() || static_row.is_some() {
-            begin(w)?;
-            started = true;
-            if let Some(r) = &static_row {
-                w.write(&Fragment::StaticRow(r.view(schema)))?;
+) -> CmdResult<(u64, PurgeCounts, Vec<SstableWriter>)> {
+    let t = Table::new(
+        &inputs.schema.header,
+        inputs.partitioner.clone(),
+        purger.now,
+    );
+    let route = BySize {
+        out: outputs,
+        max: max_size,
+    };
+    let mut sink = PurgeSink::new(WriterSink::new(route), purger);
+    let ran = inputs.dump(
+        &t,
+        &Selection::all(),
+        &Shape::default(),
+        &mut sink,
+        &mut |n| {
+            if let Note::Progress { done, total } = n {
+                bar.set(done, total);
             }
-        }
-        while let Some(u) = merger.next_unfiltered()? {
-            let f = match u {
-                Unit::Row(r) => purger.row(*r).map(|r| Unit::Row(Box::new(r))),
-                Unit::Marker(m) => purger.marker(*m).map(|m| Unit::Marker(Box::new(m))),
-                _ => None,
-            };
-            let Some(u) = f else { continue };
-            if !started {
-                begin(w)?;
-                started = true;
-            }
-            match &u {
-                Unit::Row(r) => w.write(&Fragment::Row(r.view(schema)))?,
-                Unit::Marker(m) => w.write(&Fragment::Marker(m.view()))?,
-                _ => {}
-            }
-        }
-        if started {
-            w.write(&Fragment::PartitionEnd {
-                position: DataPos(0),
-            })?;
-        }
-        let (done, total) = merger.progress();
-        bar.set(done, total);
-    }
-    Ok(read)
+        },
+    );
+    // The inputs' errors name their file; a writer's is the writer's own.
+    ran.map_err(|e| sink.inner_mut().error(e))?;
+    let purged = sink.counts();
+    let writer = sink.into_inner();
+    Ok((
+        writer.counts().read,
+        purged,
+        writer.into_route().out.writers,
+    ))
 }
 
 /// The union header with the delta bases Cassandra gives a compaction's

@@ -35,23 +35,9 @@ use crate::dump::select::{self, Spec};
 use crate::dump::Table;
 use crate::plan::SstPlan;
 use crate::progress::Progress;
-use crate::writers::{copy, create_error, for_each_source, output_json, Outputs, Writer};
+use crate::writers::{copy, create_error, for_each_source, output_json, BySize, Outputs, Writer};
 use crate::{CmdError, CmdResult, Outcome};
 use sstkit_format::engine::Selection;
-
-struct BySize<'a> {
-    out: Outputs<'a>,
-    max: u64,
-}
-
-impl Route for BySize<'_> {
-    fn pick(&mut self, _key: &[u8]) -> sstkit_format::Result<bool> {
-        self.out.sized(Some(self.max)).map(|_| true)
-    }
-    fn picked(&mut self) -> Option<&mut SstableWriter> {
-        self.out.writers.last_mut()
-    }
-}
 
 struct ByRange<'a, 't> {
     out: Outputs<'a>,
@@ -133,7 +119,10 @@ pub fn run(a: &SplitArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         let mut bar = Progress::new("split");
         let (counts, writers) = match a.max_size {
             Some(max) => {
-                let sink = WriterSink::new(BySize { out: outputs, max });
+                let sink = WriterSink::new(BySize {
+                    out: outputs,
+                    max: Some(max),
+                });
                 let (c, r) = copy(sst, t, sink, &mut bar)?;
                 (c, r.out.writers)
             }

@@ -608,6 +608,10 @@ impl MergeInputs {
         let mut rev_idx = None;
         // One merged partition to the sink: true once `limit` partitions are printed.
         let mut emit = |merger: &mut Merger<'_>, start: MergedStart| -> Result<bool, Error> {
+            // A declined partition is skipped by the merger's next partition.
+            if !sink.takes_partition(t, &start.key)? {
+                return Ok(false);
+            }
             let printed = if shape.keys_only {
                 sink.key_only(t, &start.key)?;
                 true

@@ -15,7 +15,9 @@ pub trait Sink {
     /// stepped over by its size fields and not counted as written. The
     /// reads of one sstable ask ([`run`](super::run), forward or reversed,
     /// [`run_unit`](super::run_unit), and [`run_rows`](super::run_rows) for
-    /// each part); merged reads do not.
+    /// each part), and so does a merged [`dump`](super::MergeInputs::dump)
+    /// (once the merger has started the partition) but for its reversed
+    /// point lookups; the other merged reads do not.
     fn takes_partition(&mut self, _t: &Table<'_>, _key: &[u8]) -> io::Result<bool> {
         Ok(true)
     }
