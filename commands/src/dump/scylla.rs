@@ -73,6 +73,35 @@ struct Out {
     ck: Vec<Kind>,
 }
 
+impl Out {
+    fn new() -> Self {
+        Out {
+            buf: String::new(),
+            scratch: String::new(),
+            ts: LastText::new(),
+            gc: LastText::new(),
+            tomb_tail: (None, Piece::new("")),
+            ck: Vec::new(),
+        }
+    }
+
+    /// A row's `"marker"` entry.
+    fn marker(&mut self, l: &LivenessInfo) {
+        self.buf.push_str(",\"marker\":{\"timestamp\":");
+        self.ts.push(&mut self.buf, l.timestamp, push_i64);
+        // Scylla writes the TTL of a live marker only: an expired liveness
+        // (a dead marker) shows its timestamp alone.
+        if let (Some(ttl), Some(ldt), false) = (l.ttl, l.local_expiration_time, l.expired) {
+            self.buf.push_str(",\"ttl\":\"");
+            push_i64(&mut self.buf, ttl);
+            self.buf.push_str("s\",\"expiry\":\"");
+            self.gc.push(&mut self.buf, ldt, gc_time_into);
+            self.buf.push('"');
+        }
+        self.buf.push('}');
+    }
+}
+
 /// The text of the last value rendered, reused while the value repeats
 /// (kept as a [`Piece`]: appended with one fixed-size copy).
 struct LastText {
@@ -474,14 +503,7 @@ impl<'a, 'w> ScyllaWriter<'a, 'w> {
         ScyllaWriter {
             json,
             tombstones_only,
-            out: Out {
-                buf: String::new(),
-                scratch: String::new(),
-                ts: LastText::new(),
-                gc: LastText::new(),
-                tomb_tail: (None, Piece::new("")),
-                ck: Vec::new(),
-            },
+            out: Out::new(),
             cols: ColumnCache::new(),
             part: None,
             elements: false,
@@ -602,23 +624,14 @@ impl<'a, 'w> ScyllaWriter<'a, 'w> {
         let out = &mut self.out;
         out.buf.push_str("{\"type\":\"clustering-row\",\"key\":");
         out.clustering_key(t, clustering);
-        if let Some((regular, shadowable)) = row_tombstone(deletion, scylla_shadowable) {
+        if let Some((regular, shadowable)) = row_tombstone(deletion, scylla_shadowable, liveness) {
             out.buf.push_str(",\"tombstone\":");
             out.tombstone(regular.as_ref());
             out.buf.push_str(",\"shadowable_tombstone\":");
             out.tombstone(Some(&shadowable));
         }
         if let Some(l) = liveness {
-            out.buf.push_str(",\"marker\":{\"timestamp\":");
-            out.ts.push(&mut out.buf, l.timestamp, push_i64);
-            if let (Some(ttl), Some(ldt)) = (l.ttl, l.local_expiration_time) {
-                out.buf.push_str(",\"ttl\":\"");
-                push_i64(&mut out.buf, ttl);
-                out.buf.push_str("s\",\"expiry\":\"");
-                out.gc.push(&mut out.buf, ldt, gc_time_into);
-                out.buf.push('"');
-            }
-            out.buf.push('}');
+            out.marker(l);
         }
         out.buf.push_str(",\"columns\":");
     }
@@ -692,21 +705,34 @@ fn counter_shards(buf: &mut String, b: &[u8]) {
 
 /// A row's deletions as Scylla holds them (its `row_tombstone`): the
 /// regular one, and the shadowable one, which is never older than the
-/// regular (a regular deletion alone is both). `None` when the row has
-/// neither: `scylla sstable dump-data` then writes no tombstone keys.
+/// regular (a regular deletion alone is both). A live row marker newer
+/// than a Scylla shadowable deletion shadows it (`maybe_shadow`, applied
+/// as Scylla's reader applies it): the regular one is left in its place.
+/// `None` when the row has neither: `scylla sstable dump-data` then writes
+/// no tombstone keys.
 fn row_tombstone(
     deletion: Option<&RowDeletion>,
     scylla_shadowable: Option<&DeletionTime>,
+    marker: Option<&LivenessInfo>,
 ) -> Option<(Option<DeletionTime>, DeletionTime)> {
-    let regular = deletion.filter(|d| !d.shadowable).map(|d| d.time);
+    let regular = deletion
+        .filter(|d| !d.shadowable)
+        .map(|d| d.time)
+        .filter(|d| !d.is_live());
     // Cassandra's deprecated shadowable flag makes the row's one deletion shadowable.
     let cassandra = deletion.filter(|d| d.shadowable).map(|d| d.time);
-    let newest = [regular, cassandra, scylla_shadowable.copied()]
+    let scylla = scylla_shadowable.copied().filter(|d| !d.is_live());
+    let newest = [regular, cassandra, scylla]
         .into_iter()
         .flatten()
         .filter(|d| !d.is_live())
         .max_by_key(|d| (d.marked_for_delete_at, d.local_deletion_time))?;
-    Some((regular.filter(|d| !d.is_live()), newest))
+    let shadowed = scylla.is_some()
+        && marker.is_some_and(|m| !m.expired && m.timestamp > newest.marked_for_delete_at);
+    if shadowed {
+        return regular.map(|r| (Some(r), r));
+    }
+    Some((regular, newest))
 }
 
 impl Sink for ScyllaWriter<'_, '_> {
@@ -850,31 +876,105 @@ mod tests {
         RowDeletion { time, shadowable }
     }
 
+    fn marker_json(l: &LivenessInfo) -> String {
+        let mut out = Out::new();
+        out.marker(l);
+        out.buf
+    }
+
+    /// A live marker shows its TTL and expiry; a dead one (an expired
+    /// liveness) its timestamp alone, as Scylla's `write(row_marker)`.
+    #[test]
+    fn markers_are_scyllas() {
+        let live = LivenessInfo {
+            timestamp: 5,
+            ttl: None,
+            local_expiration_time: None,
+            expired: false,
+        };
+        assert_eq!(marker_json(&live), r#","marker":{"timestamp":5}"#);
+        let expiring = LivenessInfo {
+            ttl: Some(60),
+            local_expiration_time: Some(1_700_000_000),
+            ..live
+        };
+        assert_eq!(
+            marker_json(&expiring),
+            r#","marker":{"timestamp":5,"ttl":"60s","expiry":"2023-11-14 22:13:20z"}"#
+        );
+        let dead = LivenessInfo {
+            ttl: Some(i64::from(i32::MAX)),
+            expired: true,
+            ..expiring
+        };
+        assert_eq!(marker_json(&dead), r#","marker":{"timestamp":5}"#);
+    }
+
     /// Scylla's `row_tombstone`: a regular deletion is both tombstones; the
     /// shadowable one is the newer of the two; a shadowable deletion alone
     /// leaves the regular one empty.
     #[test]
     fn row_tombstones_are_scyllas() {
         let (old, new) = (dt(10, 100), dt(20, 50));
-        assert_eq!(row_tombstone(None, None), None);
+        assert_eq!(row_tombstone(None, None, None), None);
         let regular = deletion(old, false);
-        assert_eq!(row_tombstone(Some(&regular), None), Some((Some(old), old)));
         assert_eq!(
-            row_tombstone(Some(&regular), Some(&new)),
+            row_tombstone(Some(&regular), None, None),
+            Some((Some(old), old))
+        );
+        assert_eq!(
+            row_tombstone(Some(&regular), Some(&new), None),
             Some((Some(old), new))
         );
         let newer = deletion(new, false);
         assert_eq!(
-            row_tombstone(Some(&newer), Some(&old)),
+            row_tombstone(Some(&newer), Some(&old), None),
             Some((Some(new), new))
         );
-        assert_eq!(row_tombstone(None, Some(&new)), Some((None, new)));
+        assert_eq!(row_tombstone(None, Some(&new), None), Some((None, new)));
         let cassandra = deletion(old, true);
-        assert_eq!(row_tombstone(Some(&cassandra), None), Some((None, old)));
+        assert_eq!(
+            row_tombstone(Some(&cassandra), None, None),
+            Some((None, old))
+        );
         // The same timestamp: the later deletion time wins, as Scylla orders tombstones.
         assert_eq!(
-            row_tombstone(Some(&regular), Some(&dt(10, 200))),
+            row_tombstone(Some(&regular), Some(&dt(10, 200)), None),
             Some((Some(old), dt(10, 200)))
+        );
+        // A live marker newer than a Scylla shadowable deletion shadows it:
+        // the regular deletion stands in its place, or none is left.
+        let live = |ts| LivenessInfo {
+            timestamp: ts,
+            ttl: None,
+            local_expiration_time: None,
+            expired: false,
+        };
+        assert_eq!(row_tombstone(None, Some(&new), Some(&live(21))), None);
+        assert_eq!(
+            row_tombstone(Some(&regular), Some(&new), Some(&live(21))),
+            Some((Some(old), old))
+        );
+        // Not newer, or dead (an expired liveness): the shadowable one stays.
+        assert_eq!(
+            row_tombstone(None, Some(&new), Some(&live(20))),
+            Some((None, new))
+        );
+        let dead = LivenessInfo {
+            expired: true,
+            ttl: Some(i64::from(i32::MAX)),
+            local_expiration_time: Some(30),
+            ..live(21)
+        };
+        assert_eq!(
+            row_tombstone(None, Some(&new), Some(&dead)),
+            Some((None, new))
+        );
+        // Only Scylla's shadowable deletion is shadowed (its reader applies
+        // the marker to that one): Cassandra's flag keeps its deletion.
+        assert_eq!(
+            row_tombstone(Some(&cassandra), None, Some(&live(21))),
+            Some((None, old))
         );
     }
 }
