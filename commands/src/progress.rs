@@ -99,6 +99,14 @@ impl Progress {
         }
     }
 
+    /// Follow an engine run's notes: its progress moves the bar, the
+    /// other notes are for the caller to read elsewhere.
+    pub fn note(&mut self, n: sstkit_format::engine::Note) {
+        if let sstkit_format::engine::Note::Progress { done, total } = n {
+            self.set(done, total);
+        }
+    }
+
     /// Remove the bar (also done when dropped).
     pub fn finish(&mut self) {
         if let Some(b) = self.bar.take() {

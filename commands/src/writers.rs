@@ -7,7 +7,7 @@
 
 use std::io::Write;
 
-use sstkit_format::engine::{self, Note, Selection, Shape};
+use sstkit_format::engine::{self, Selection, Shape};
 use sstkit_format::statistics::Statistics;
 use sstkit_format::version::Version;
 use sstkit_format::write::bloom::filter_for;
@@ -247,11 +247,7 @@ pub fn copy<R: Route>(
         &Selection::all(),
         &Shape::default(),
         &mut sink,
-        &mut |n| {
-            if let Note::Progress { done, total } = n {
-                bar.set(done, total);
-            }
-        },
+        &mut |n| bar.note(n),
     );
     bar.finish();
     // A fragment the target cannot hold is the source's to name.

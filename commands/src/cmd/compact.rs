@@ -44,7 +44,7 @@
 use std::io::Write;
 
 use serde_json::json;
-use sstkit_format::engine::{MergeInputs, Note, Selection, Shape, Table};
+use sstkit_format::engine::{MergeInputs, Selection, Shape, Table};
 use sstkit_format::statistics::SerializationHeader;
 use sstkit_format::write::bloom::expected_keys;
 use sstkit_format::write::copy::kept_metadata;
@@ -215,11 +215,7 @@ fn copy_merged(
         &Selection::all(),
         &Shape::default(),
         &mut sink,
-        &mut |n| {
-            if let Note::Progress { done, total } = n {
-                bar.set(done, total);
-            }
-        },
+        &mut |n| bar.note(n),
     );
     // The inputs' errors name their file; a writer's is the writer's own.
     ran.map_err(|e| sink.inner_mut().error(e))?;

@@ -29,7 +29,7 @@ use std::io::Write;
 use serde_json::json;
 use sstkit_format::data::{ColumnData, DataPos, RangeTombstoneMarker, Row};
 use sstkit_format::deletion::DeletionTime;
-use sstkit_format::engine::{self, Note, Selection, Shape, Sink, Table};
+use sstkit_format::engine::{self, Selection, Shape, Sink, Table};
 use sstkit_format::value::literal::days_from_civil;
 
 use crate::render::civil_from_days;
@@ -134,11 +134,7 @@ fn scan(sst: &Sstable, b: TimeBucket, threads: usize, h: &mut Histogram) -> CmdR
     // One pass on this thread.
     let one = |h: &mut Histogram, bar: &mut Progress| -> CmdResult<()> {
         let mut sink = Counts::new(b, h, false);
-        let r = engine::run(sst, &t, &sel, &shape, &mut sink, &mut |n| {
-            if let Note::Progress { done, total } = n {
-                bar.set(done, total);
-            }
-        });
+        let r = engine::run(sst, &t, &sel, &shape, &mut sink, &mut |n| bar.note(n));
         r.map_err(|e| select::located(&t, e))
     };
     let Some(tasks) = tasks else {
