@@ -246,6 +246,48 @@ fn negative_numbers_are_values() {
 }
 
 #[test]
+fn token_sstable_is_found_as_every_sstable_argument() {
+    // A directory holding one sstable names it, as for the data commands.
+    let d = "fixtures/cassandra/nb_clustering";
+    let by_file = sstkit([
+        "token",
+        "--sstable",
+        &format!("{d}/nb-1-big-Data.db"),
+        "--hex",
+        "00000001",
+    ]);
+    assert_eq!(by_file.code, 0, "{}", by_file.stderr);
+    let by_dir = sstkit(["token", "--sstable", d, "--hex", "00000001"]);
+    assert_eq!(by_dir.code, 0, "{}", by_dir.stderr);
+    assert_eq!(by_dir.stdout, by_file.stdout);
+    // A directory of several sstables, or of none, is a usage error.
+    let tmp = crate::util::scratch_dir("keys", "token-sstable");
+    for (i, from) in ["nb_clustering", "nb_wide"].iter().enumerate() {
+        for f in std::fs::read_dir(format!("fixtures/cassandra/{from}")).unwrap() {
+            let p = f.unwrap().path();
+            let name = p.file_name().unwrap().to_str().unwrap();
+            if let Some(rest) = name.strip_prefix("nb-1-") {
+                std::fs::copy(&p, tmp.path().join(format!("nb-{}-{rest}", i + 1))).unwrap();
+            }
+        }
+    }
+    let several = tmp.path().to_str().unwrap();
+    let empty = crate::util::scratch_dir("keys", "token-none");
+    for (dir, says) in [
+        (several, "2 sstables there; name one".to_string()),
+        (
+            empty.path().to_str().unwrap(),
+            format!("no sstables found in {}", empty.path().display()),
+        ),
+    ] {
+        let r = sstkit(["token", "--sstable", dir, "--hex", "00000001"]);
+        assert_eq!(r.code, 2, "{dir}: {}", r.stderr);
+        assert!(r.stderr.contains(&says), "{dir}: {}", r.stderr);
+        assert!(r.stdout.is_empty(), "{dir}");
+    }
+}
+
+#[test]
 fn contradictory_flags_exit_2() {
     let d = "fixtures/cassandra/nb_wide";
     for args in [

@@ -694,7 +694,7 @@ pub enum OutputFormat {
 
 /// What every command that reads sstables takes: the sstables, how they are
 /// read, and `--schema` for those that store none. Defined once, flattened
-/// into each command's arguments, and resolved by [`crate::inputs::Inputs::resolve`].
+/// into each command's arguments, and resolved by [`crate::plan::inputs::Inputs::resolve`].
 #[derive(Debug, Clone, Args)]
 pub struct InputArgs {
     /// Sstables: a path to any component, or a directory (a data directory with --recursive)

@@ -164,23 +164,3 @@ pub fn clustering_json(
         .collect();
     json!({"kind": p.kind.name(), "raw": raw, "value": text.join(":")})
 }
-
-/// Why a looked-up key is not in an sstable, in words.
-pub fn absence_text(why: sstkit_format::read::Absence) -> &'static str {
-    use sstkit_format::read::Absence;
-    match why {
-        Absence::Filter => "bloom filter says absent",
-        Absence::KeyRange => "outside the sstable's key range",
-        Absence::Index => "not in the index",
-        Absence::Data => "not in Data.db (no index: every partition was read)",
-    }
-}
-
-/// Tell on stderr that `key` (as the user wrote it, or its text form) is
-/// not in the sstable `label`, and why: the command goes on (exit 0).
-pub fn note_key_absent(label: &str, key: &str, why: sstkit_format::read::Absence) {
-    crate::term::note(
-        crate::term::Style::Warn,
-        &format!("{label}: key '{key}' not found: {}", absence_text(why)),
-    );
-}

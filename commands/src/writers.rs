@@ -16,9 +16,9 @@ use sstkit_format::write::sink::{CopyCounts, Route, WriterSink};
 use sstkit_format::write::{next_generation, Compression, SstableWriter, WriterOptions};
 use sstkit_format::Sstable;
 
-use crate::dump::Table;
 use crate::plan::SstPlan;
 use crate::progress::Progress;
+use crate::sink::Table;
 use crate::{for_each_sstable, CmdError, CmdResult, Emit, Outcome};
 
 /// The frame of a writing command: create `--output-dir` (never an input's

@@ -53,7 +53,7 @@ use sstkit_format::write::sink::WriterSink;
 use sstkit_format::write::{KeptMetadata, SstableWriter};
 
 use crate::cli::{CompactArgs, OutputFormat};
-use crate::inputs::Inputs;
+use crate::plan::inputs::Inputs;
 use crate::progress::Progress;
 use crate::writers::{create_error, output_json, BySize, Outputs, Writer};
 use crate::{CmdError, CmdResult, Outcome};

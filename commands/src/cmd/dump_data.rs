@@ -11,7 +11,7 @@
 //! sstkit dump-data --key 'a:1' --token-range=-100,100 --exclude-key 'b:2' ...
 //! ```
 //!
-//! Output formats and their JSON schemas: see [`crate::dump`].
+//! Output formats and their JSON schemas: see [`crate::sink`].
 //!
 //! Reads: TOC.txt, Statistics.db (serialization header, partitioner), then
 //! Data.db sequentially (CompressionInfo.db for compressed sstables). With
@@ -35,7 +35,7 @@
 //! `--reverse` a partition larger than a window is read again by key, in
 //! windows ([`sstkit_format::engine::MergeInputs::emit_scanned_reversed`]).
 //! With `--threads`, a forward merged scan is cut into token ranges common
-//! to the sstables, each merged on a thread ([`crate::pieces::merged`]).
+//! to the sstables, each merged on a thread ([`crate::sink::pieces::merged`]).
 //!
 //! `--token-range` takes `(START,END]` in the partitioner's token syntax
 //! (Murmur3: signed 64-bit; write `--token-range=-5,10` when START is
@@ -60,11 +60,11 @@ use std::io::Write;
 use sstkit_format::Sstable;
 
 use crate::cli::{DataOutputFormat, DumpDataArgs};
-use crate::dump::select;
-use crate::dump::Table;
 use crate::output::JsonOut;
+use crate::plan::select;
 use crate::plan::DumpPlan;
-use crate::renderer::{framing, RenderOptions, Renderer};
+use crate::sink::renderer::{framing, RenderOptions, Renderer};
+use crate::sink::Table;
 use crate::{CmdError, CmdResult, Outcome};
 
 /// Run the command.
@@ -125,7 +125,7 @@ fn run_merged(a: &DumpPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
     );
     let sel = select::resolve(&a.select, &table)?;
     if a.explain {
-        return crate::explain::dump_data(a, &inputs, &table, &sel, out);
+        return crate::sink::explain::dump_data(a, &inputs, &table, &sel, out);
     }
     let label = inputs.label();
     let scylla = matches!(a.format, DataOutputFormat::Json | DataOutputFormat::Ndjson);
@@ -135,14 +135,14 @@ fn run_merged(a: &DumpPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
     }
     let schema = inputs.ssts.first().and_then(|s| s.table_schema());
     let renderer = Renderer::new(a.format, &mut json, &table, schema, options(a))?;
-    let job = crate::pieces::Job {
+    let job = crate::sink::pieces::Job {
         plan: a,
         label: &label,
         options: options(a),
         merged: true,
     };
     let r = render(renderer, |r| {
-        crate::drive::merged_rendered(&job, &inputs, &table, &sel, r)
+        crate::plan::run::merged_rendered(&job, &inputs, &table, &sel, r)
     });
     if scylla {
         let msg = match &r {
@@ -172,7 +172,7 @@ fn dump_one(
     multi: bool,
 ) -> CmdResult<()> {
     let scylla = matches!(a.format, DataOutputFormat::Json | DataOutputFormat::Ndjson);
-    let bound = match crate::bind::sstable(sst, a.reverse && !a.keys_only) {
+    let bound = match crate::plan::bind::sstable(sst, a.reverse && !a.keys_only) {
         Ok(b) => b,
         Err(e) => {
             // The sstable gets its entry even when it cannot be read: the
@@ -190,7 +190,7 @@ fn dump_one(
     if scylla {
         json.begin_sstable(label)?;
     } else {
-        // sstabledump and text documents follow one another (see crate::dump).
+        // sstabledump and text documents follow one another (see crate::sink).
         let w = json.raw();
         if a.format == DataOutputFormat::Text {
             // Text: a heading per sstable when there are several (as Emit::text).
@@ -206,14 +206,14 @@ fn dump_one(
     }
     *written += 1;
     let renderer = Renderer::new(a.format, json, &table, sst.table_schema(), options(a))?;
-    let job = crate::pieces::Job {
+    let job = crate::sink::pieces::Job {
         plan: a,
         label,
         options: options(a),
         merged: false,
     };
     let r = render(renderer, |r| {
-        crate::drive::rendered(&job, sst, &table, &sel, r)
+        crate::plan::run::rendered(&job, sst, &table, &sel, r)
     });
     if scylla {
         let msg = match &r {

@@ -27,7 +27,7 @@ use serde_json::{json, Value};
 use sstkit_format::analytics::{expired_blockers, Lifetimes};
 
 use crate::cli::{ExpiredBlockersArgs, OutputFormat};
-use crate::inputs::Inputs;
+use crate::plan::inputs::Inputs;
 use crate::render::{format_micros_instant, format_seconds_instant, read_statistics};
 use crate::term::{self, Stream};
 use crate::{CmdResult, Outcome};

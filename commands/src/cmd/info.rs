@@ -33,9 +33,9 @@ use sstkit_format::summary::Summary;
 use sstkit_format::{Component, Sstable};
 
 use crate::cli::{InfoArgs, OutputFormat};
-use crate::inputs::Inputs;
 use crate::output::histogram::stats_histogram_bars;
 use crate::output::kv_table;
+use crate::plan::inputs::Inputs;
 use crate::plan::SstPlan;
 use crate::render::{f64_json, format_micros_instant, format_seconds_instant, KeyCtx};
 use crate::{for_each_sstable, CmdResult, Outcome};

@@ -49,8 +49,8 @@ use sstkit_format::descriptor::Location;
 use sstkit_format::Sstable;
 
 use crate::cli::{PartitionMetric, PartitionsArgs, PartitionsOutput};
-use crate::inputs::Inputs;
 use crate::output::hex_into;
+use crate::plan::inputs::Inputs;
 use crate::render::KeyCtx;
 use crate::term::{self, Stream};
 use crate::units::pretty_bytes;
@@ -267,7 +267,7 @@ pub fn run(a: &PartitionsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         let r = if a.partitions_only {
             from_index(sst, &wanted, bar, counted)
         } else {
-            let threads = crate::threads(a.threads);
+            let threads = crate::plan::threads(a.threads);
             from_data(sst, (&wanted, render), now, bar, threads, counted)
         };
         let sizes = match r {

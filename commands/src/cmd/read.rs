@@ -28,7 +28,7 @@
 //! `--limit N`: at most N rows per partition. `--columns c1,c2`: only these
 //! regular and static columns (row liveness and deletions are kept).
 //!
-//! Output formats are dump-data's ([`crate::dump`]): json / ndjson (the
+//! Output formats are dump-data's ([`crate::sink`]): json / ndjson (the
 //! scylla dump-data schema), sstabledump, sstabledump-lines, text, cql (the
 //! live CQL rows; a partition's static content alone only when no clustering
 //! bound is given, as Cassandra). A key
@@ -83,7 +83,7 @@
 //! of consecutive keys, each looked up on a thread with its own handles on
 //! the sstables and its own index cache (`--merge`: each key's merge), and
 //! rendered into a piece that continues the document; the pieces are
-//! written in key order ([`crate::pieces::lookups`]), so the output is the
+//! written in key order ([`crate::sink::pieces::lookups`]), so the output is the
 //! one a single thread writes, byte for byte, with the notes on absent keys
 //! in key order and the first error where one thread meets it. A run whose
 //! output would be large (a large partition) is read on the calling thread,
@@ -109,14 +109,14 @@ use sstkit_format::statistics::SerializationHeader;
 use sstkit_format::Sstable;
 
 use crate::cli::{DataOutputFormat, IoStatsFormat, OutputFormat, ReadArgs};
-use crate::dump::select::KeyArg;
-use crate::dump::{type_warning, Sink, Table, TypeCheck};
 use crate::output::{iostats, JsonOut};
-use crate::pieces::lookups::{Look, Looked, Lookups, WithLookups};
-use crate::pieces::Style;
+use crate::plan::select::note_key_absent;
+use crate::plan::select::KeyArg;
 use crate::plan::LookupPlan;
-use crate::render::note_key_absent;
-use crate::renderer::{RenderOptions, Renderer};
+use crate::sink::pieces::lookups::{Look, Looked, Lookups, WithLookups};
+use crate::sink::pieces::Style;
+use crate::sink::renderer::{RenderOptions, Renderer};
+use crate::sink::{type_warning, Sink, Table, TypeCheck};
 use crate::{CmdError, CmdResult, Outcome};
 
 /// Run the command.
@@ -186,7 +186,7 @@ fn run_merged(a: &LookupPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
         .map(|k| k.bytes(&header.partition_key_type))
         .collect::<CmdResult<Vec<_>>>()?;
     if a.explain {
-        return crate::explain::read(a, &inputs, &parsed, &slices, cols, now_secs, out);
+        return crate::sink::explain::read(a, &inputs, &parsed, &slices, cols, now_secs, out);
     }
     let indexes = inputs.indexes()?;
     let scylla = matches!(a.output, DataOutputFormat::Json | DataOutputFormat::Ndjson);
@@ -348,7 +348,7 @@ fn style<'a>(a: &LookupPlan, label: &'a str, slices: &[Slice], merged: bool) -> 
     }
 }
 
-/// [`crate::pieces::lookups`] of every key, noting the absent ones and the
+/// [`crate::sink::pieces::lookups`] of every key, noting the absent ones and the
 /// columns whose type did not fit (added to `failed`) as a single thread would.
 fn lookups(
     a: &LookupPlan,
@@ -365,7 +365,7 @@ fn lookups(
         }
         l.error.map_or(Ok(()), Err)
     };
-    crate::pieces::lookups::lookups(
+    crate::sink::pieces::lookups::lookups(
         style,
         a.keys.len(),
         a.threads,
@@ -657,7 +657,7 @@ fn read_one(
         header,
         partitioner,
         ..
-    } = crate::bind::sstable(sst, false)?;
+    } = crate::plan::bind::sstable(sst, false)?;
     let slices = slices_of(a, &header)?;
     let cols = columns_of(a, &header)?;
     let parsed = a
@@ -752,7 +752,7 @@ fn on_threads(a: &LookupPlan) -> bool {
 }
 
 /// Look the keys up on `a.threads` threads, each with its own handle on
-/// `sst` ([`crate::pieces::lookups`]): the output, notes and first error
+/// `sst` ([`crate::sink::pieces::lookups`]): the output, notes and first error
 /// of [`read_keys`].
 fn read_threads(
     a: &LookupPlan,

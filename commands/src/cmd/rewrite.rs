@@ -35,7 +35,7 @@ use sstkit_format::write::sink::{Keep, WriterSink};
 use sstkit_format::write::{next_generation, SstableWriter};
 
 use crate::cli::{OutputFormat, RewriteArgs};
-use crate::dump::select::{self, Spec};
+use crate::plan::select::{self, Spec};
 use crate::plan::SstPlan;
 use crate::progress::Progress;
 use crate::writers::{copy, for_each_source, Writer};

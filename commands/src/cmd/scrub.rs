@@ -22,7 +22,7 @@
 //! those over a chunk whose checksum failed (segregate) to
 //! `DIR/<sstable>-damaged.ndjson`, one
 //! partition per line in the `dump-data --output ndjson` schema (see
-//! [`crate::dump`]), plus `DIR/<sstable>-lost.ndjson` listing the lost byte
+//! [`crate::sink`]), plus `DIR/<sstable>-lost.ndjson` listing the lost byte
 //! ranges and keys. `<sstable>` is the Data.db file name without `-Data.db`.
 //! DIR must not be the sstable's directory: the input is never written to.
 //!
@@ -79,12 +79,12 @@ use sstkit_format::write::pending;
 use sstkit_format::Component;
 
 use crate::cli::{OutputFormat, SalvageFormat, ScrubArgs, ScrubMode};
-use crate::dump::scylla::ScyllaWriter;
-use crate::dump::{Sink, Table};
 use crate::output::JsonOut;
 use crate::plan::SstPlan;
 use crate::progress::Progress;
 use crate::render::KeyCtx;
+use crate::sink::scylla::ScyllaWriter;
+use crate::sink::{Sink, Table};
 use crate::{for_each_sstable, CmdError, CmdResult, Outcome};
 
 fn mode_of(m: ScrubMode) -> Mode {
@@ -169,8 +169,8 @@ pub fn run(a: &ScrubArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
             mode: mode_of(a.mode),
             keep_out_of_order: as_sstables && a.output_dir.is_some(),
             chunk_length: a.chunk_length,
-            threads: crate::threads(a.threads),
-            unit_bytes: crate::pieces::unit_bytes(),
+            threads: crate::plan::threads(a.threads),
+            unit_bytes: crate::sink::pieces::unit_bytes(),
             ..scrub::Options::default()
         };
         let label = crate::sstable_label(sst);

@@ -31,10 +31,10 @@ use sstkit_format::write::sink::{Route, WriterSink};
 use sstkit_format::write::SstableWriter;
 
 use crate::cli::{OutputFormat, SplitArgs};
-use crate::dump::select::{self, Spec};
-use crate::dump::Table;
+use crate::plan::select::{self, Spec};
 use crate::plan::SstPlan;
 use crate::progress::Progress;
+use crate::sink::Table;
 use crate::writers::{copy, create_error, for_each_source, output_json, BySize, Outputs, Writer};
 use crate::{CmdError, CmdResult, Outcome};
 use sstkit_format::engine::Selection;

@@ -36,10 +36,10 @@ use crate::render::civil_from_days;
 use sstkit_format::Sstable;
 
 use crate::cli::{TimeBucket, TimestampsArgs, TimestampsOutput};
-use crate::dump::select;
-use crate::inputs::Inputs;
-use crate::pieces::Task;
+use crate::plan::inputs::Inputs;
+use crate::plan::select;
 use crate::progress::Progress;
+use crate::sink::pieces::Task;
 use crate::term::{self, Stream};
 use crate::{CmdError, CmdResult, Outcome};
 
@@ -129,7 +129,7 @@ fn scan(sst: &Sstable, b: TimeBucket, threads: usize, h: &mut Histogram) -> CmdR
     let mut bar = Progress::new("timestamps");
     let tasks = match threads {
         0 | 1 => None,
-        _ => crate::pieces::tasks(sst, &t, true),
+        _ => crate::sink::pieces::tasks(sst, &t, true),
     };
     // One pass on this thread.
     let one = |h: &mut Histogram, bar: &mut Progress| -> CmdResult<()> {
@@ -152,7 +152,7 @@ fn scan(sst: &Sstable, b: TimeBucket, threads: usize, h: &mut Histogram) -> CmdR
     let work = |s: &mut Opened, i: usize| -> CmdResult<(Histogram, DataPos)> {
         let (sst, bound) = s
             .as_mut()
-            .map_err(|e| crate::pieces::not_reopened(e, &data_path))?;
+            .map_err(|e| crate::sink::pieces::not_reopened(e, &data_path))?;
         let t = Table::new(&bound.header, bound.partitioner.clone(), 0);
         let mut h = Histogram::default();
         let mid = matches!(&tasks[i], Task::Part(_, p) if p.from.is_some());
@@ -252,7 +252,7 @@ pub fn run(a: &TimestampsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         let table = crate::table_key(&sst.desc);
         // An sstable that fails half-way counts nothing: its counts are kept apart until it ends.
         let mut h = Histogram::default();
-        scan(sst, a.bucket, crate::threads(a.threads), &mut h)?;
+        scan(sst, a.bucket, crate::plan::threads(a.threads), &mut h)?;
         let slot = match tables.iter().position(|t| t.0 == table) {
             Some(i) => i,
             None => {

@@ -22,7 +22,6 @@ use serde_json::json;
 use sstkit_format::schema::TableSchema;
 use sstkit_format::token::Partitioner;
 use sstkit_format::types::CqlType;
-use sstkit_format::Sstable;
 
 use crate::cli::{OutputFormat, PartitionerArg, TokenArgs};
 use crate::output::{table, JsonOut};
@@ -65,7 +64,7 @@ pub fn parse_key_type(s: &str) -> Result<CqlType, String> {
 pub fn run(a: &TokenArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     let (ctx, label) = match &a.sstable {
         Some(p) => {
-            let sst = Sstable::open_path(p)?;
+            let sst = crate::plan::inputs::open_one("--sstable", p)?;
             let mut ctx = KeyCtx::read(&sst)?;
             if let Some(t) = &a.key_type {
                 ctx.key_type = Some(parse_key_type(t).map_err(CmdError::Usage)?);

@@ -82,8 +82,8 @@ pub fn run(a: &ValidateArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                 threads: a.threads,
                 ..ValidateOptions::default()
             }),
-            threads: crate::threads(a.threads),
-            unit_bytes: crate::pieces::unit_bytes(),
+            threads: crate::plan::threads(a.threads),
+            unit_bytes: crate::sink::pieces::unit_bytes(),
             ..validate::Options::default()
         };
         let report = validate::validate(sst, &opts, &mut |p, len| bar.set(p, len))?;

@@ -515,15 +515,7 @@ struct Like {
 
 impl Like {
     fn open(path: &std::path::Path) -> CmdResult<Like> {
-        let ds = crate::resolve_sstables(&[path.to_path_buf()])?;
-        let [d] = ds.as_slice() else {
-            return Err(usage(format!(
-                "--like {}: {} sstables there; name one",
-                path.display(),
-                ds.len()
-            )));
-        };
-        let sst = sstkit_format::Sstable::open(d.clone())?;
+        let sst = crate::plan::inputs::open_one("--like", path)?;
         let st = crate::render::read_statistics(&sst)?;
         let mut header = sst.data_header(&st)?;
         // The records carry absolute times; the epochs as delta bases, as

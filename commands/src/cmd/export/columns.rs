@@ -8,7 +8,7 @@ use sstkit_format::statistics::SerializationHeader;
 use sstkit_format::types::{CqlType, Native};
 
 use crate::arrow::{arrow_field, Decimals};
-use crate::dump::cql::key_types;
+use crate::sink::cql::key_types;
 
 /// One output column.
 #[derive(Debug, Clone)]

@@ -8,7 +8,7 @@
 //! sstkit export --merge -o parquet --partition-by token-range:8 --output-file out/ /data/ks/t-1234/
 //! ```
 //!
-//! The rows are those `dump-data -o cql` prints ([`crate::dump::cql`]: what
+//! The rows are those `dump-data -o cql` prints ([`crate::sink::cql`]: what
 //! `SELECT *` returns at `--now`), read through the same drivers (one
 //! sstable's scan, or the merged stream of [`sstkit_format::engine::merged`]). Columns:
 //! partition key, clustering, static, then regular columns by name (the
@@ -31,10 +31,10 @@ use sstkit_format::engine::MergeInputs;
 
 use crate::arrow::Decimals;
 use crate::cli::{ExportArgs, ExportFormat};
-use crate::dump::cql::key_types;
-use crate::dump::select;
-use crate::dump::Table;
+use crate::plan::select;
 use crate::plan::DumpPlan;
+use crate::sink::cql::key_types;
+use crate::sink::Table;
 use crate::{CmdError, CmdResult, Outcome};
 
 use columns::Plan;
@@ -117,7 +117,7 @@ impl Prepared {
             let sel = select::resolve(&reads.select, &table)?;
             match threads::merged(reads, inputs, &table, &sel, sink) {
                 Ok(Some(())) => Ok(()),
-                Ok(None) => crate::drive::merged(reads, inputs, &table, &sel, sink),
+                Ok(None) => crate::plan::run::merged(reads, inputs, &table, &sel, sink),
                 Err(e) => Err(e),
             }
         } else {
@@ -127,7 +127,7 @@ impl Prepared {
                 let sel = select::resolve(&reads.select, &table)?;
                 r = match threads::sstable(reads, sst, &table, &sel, sink) {
                     Ok(Some(())) => Ok(()),
-                    Ok(None) => crate::drive::sstable(reads, sst, &table, &sel, sink),
+                    Ok(None) => crate::plan::run::sstable(reads, sst, &table, &sel, sink),
                     Err(e) => Err(e),
                 };
                 if r.is_err() {

@@ -17,9 +17,9 @@ use sstkit_format::Component;
 use super::columns::Plan;
 use super::part::Part;
 use crate::arrow::Decimals;
-use crate::dump::cql::{key_components, live_value};
-use crate::dump::{Sink, Table};
 use crate::render::{render, Form};
+use crate::sink::cql::{key_components, live_value};
+use crate::sink::{Sink, Table};
 use crate::CmdError;
 
 /// For one header (by address): the output slot of each static and each

@@ -1,7 +1,7 @@
 //! Export's records handed to a caller as Arrow record batches, for
 //! programs that read the CQL row view without a file in between (the
 //! Python package): the columns, Arrow types and rows of `sstkit export`,
-//! read through the same drive and sink.
+//! read through the same run and sink.
 
 use arrow_array::RecordBatch;
 use arrow_schema::{Schema, SchemaRef};

@@ -1,5 +1,5 @@
 //! Export on several threads: one sstable's Data.db is cut into units of
-//! whole partitions ([`crate::pieces::tasks`]), a merged scan into token
+//! whole partitions ([`crate::sink::pieces::tasks`]), a merged scan into token
 //! ranges common to its sstables ([`MergeInputs::ranges`]); each thread
 //! collects the rows (and tombstones) of a unit with an [`ExportSink`] of
 //! its own, and this thread appends them in unit order to the outputs,
@@ -21,9 +21,10 @@ use super::columns::Plan;
 use super::part::{ColBuf, Part};
 use super::sink::{ExportSink, SinkSetup};
 use crate::arrow::Decimals;
-use crate::dump::{select, Table};
-use crate::pieces::{self, Task, ThreadIo};
+use crate::plan::select;
 use crate::plan::DumpPlan;
+use crate::sink::pieces::{self, Task, ThreadIo};
+use crate::sink::Table;
 use crate::CmdResult;
 
 /// What a thread's sink is made of: the output columns, and how many
@@ -150,7 +151,7 @@ pub(super) fn sstable(
             _ => Done::Here,
         }
     };
-    let mut bar = crate::drive::bar(a);
+    let mut bar = crate::plan::run::bar(a);
     let mut result: CmdResult<()> = Ok(());
     let mut take = |i: usize, d: Done<DataPos>| -> bool {
         let task = &tasks[i];
@@ -249,7 +250,7 @@ pub(super) fn merged(
             _ => Done::Here,
         }
     };
-    let mut bar = crate::drive::bar(a);
+    let mut bar = crate::plan::run::bar(a);
     let mut result: CmdResult<()> = Ok(());
     let mut take = |i: usize, d: Done<RangeRan>| -> bool {
         let range: &MergeRange = &ranges[i];

@@ -17,9 +17,9 @@ use sstkit_format::{Component, Error, ErrorKind, Sstable};
 
 use crate::cli::PartitionsArgs;
 use crate::output::hex;
-use crate::pieces::Buffers;
 use crate::progress::Progress;
 use crate::render::KeyCtx;
+use crate::sink::pieces::Buffers;
 use crate::{CmdError, CmdResult};
 
 /// `--key` / `--exclude-key`, as serialized keys.
@@ -136,7 +136,7 @@ pub(super) fn from_data(
         let table = Table::new(&header, sst.partitioner(&st)?, now);
         // Stats per partition are small: a unit's are held whole. An index
         // that cannot be read is not cut by: one thread reads Data.db alone.
-        let units = engine::units(sst, &table, crate::pieces::unit_bytes());
+        let units = engine::units(sst, &table, crate::sink::pieces::unit_bytes());
         if let Some(units) = units.ok().flatten() {
             let ctx = (&header, &disk);
             from_units(
@@ -258,7 +258,7 @@ fn from_units(
                         },
                     )
                 }),
-            Err(e) => Err(crate::pieces::not_reopened(e, &data_path)),
+            Err(e) => Err(crate::sink::pieces::not_reopened(e, &data_path)),
         };
         (got, bytes, counts, r)
     };

@@ -27,10 +27,11 @@ use sstkit_format::schema::TableSchema;
 use sstkit_format::Sstable;
 
 use crate::cli::DataOutputFormat;
-use crate::dump::{select, Sink, Table};
 use crate::output::JsonOut;
+use crate::plan::select;
 use crate::plan::DumpPlan;
-use crate::renderer::{framing, RenderOptions, Renderer};
+use crate::sink::renderer::{framing, RenderOptions, Renderer};
+use crate::sink::{Sink, Table};
 use crate::{CmdError, CmdResult};
 
 /// Uncompressed Data.db bytes per unit: large enough that cutting costs

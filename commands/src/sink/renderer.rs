@@ -9,12 +9,12 @@ use sstkit_format::engine::Error as EngineError;
 use sstkit_format::schema::TableSchema;
 
 use crate::cli::{DataOutputFormat, OutputFormat};
-use crate::dump::cql::CqlWriter;
-use crate::dump::scylla::ScyllaWriter;
-use crate::dump::sstabledump::{KeysWriter, SstabledumpWriter};
-use crate::dump::text::TextWriter;
-use crate::dump::{row_is_empty, tombstones_of, Sink, Table};
 use crate::output::JsonOut;
+use crate::sink::cql::CqlWriter;
+use crate::sink::scylla::ScyllaWriter;
+use crate::sink::sstabledump::{KeysWriter, SstabledumpWriter};
+use crate::sink::text::TextWriter;
+use crate::sink::{row_is_empty, tombstones_of, Sink, Table};
 
 /// The JSON framing of an output format (none for the others).
 pub fn framing(format: DataOutputFormat) -> OutputFormat {
@@ -103,7 +103,7 @@ impl<'a, 'w> Renderer<'a, 'w> {
     }
 
     /// Continue a document whose first partitions another renderer of the
-    /// same format rendered (a parallel read: [`crate::pieces`]): the next
+    /// same format rendered (a parallel read: [`crate::sink::pieces`]): the next
     /// partition is rendered as a later one, after its separator.
     pub fn resume(&mut self) {
         match self {

@@ -1,5 +1,5 @@
 //! `--output json` / `ndjson`: the `scylla sstable dump-data` schema (see the
-//! schema in [`crate::dump`]).
+//! schema in [`crate::sink`]).
 //!
 //! Partitions are serialized by hand (no JSON value tree) into one reused
 //! buffer, framing included ([`JsonOut::open_item_object`]), which is handed

@@ -23,8 +23,8 @@ use sstkit_format::read::Absence;
 use sstkit_format::schema::TableSchema;
 
 use super::{render, Buffers, Piece, Style};
-use crate::dump::{Sink, Table};
-use crate::renderer::Renderer;
+use crate::sink::renderer::Renderer;
+use crate::sink::{Sink, Table};
 use crate::{CmdError, CmdResult};
 
 /// Keys per task at most: a few lookups' worth of output held per piece,

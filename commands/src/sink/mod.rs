@@ -1,6 +1,10 @@
-//! Renderers of Data.db partitions for `sstkit dump-data`.
+//! The sinks of the data commands: where the engine's fragments go.
+//! [`renderer`] picks the renderer of an output format, [`explain`] is
+//! `--explain`'s sink, and [`pieces`] renders the work units of a parallel
+//! run into pieces written in order.
 //!
-//! Each renderer consumes the decoder's borrowed [`Fragment`]s one at a time
+//! The renderers of Data.db partitions, for `dump-data`, `read` and their
+//! `--merge` forms, each consume the decoder's borrowed [`Fragment`]s one at a time
 //! and writes straight to the output (no JSON value tree per cell):
 //!
 //! * [`scylla`] — `--output json` / `ndjson`: the `scylla sstable dump-data`
@@ -15,8 +19,8 @@
 //! Values are rendered in Cassandra's text forms (`toJSONString`,
 //! `getString`, `toCQLString`) straight from the bytes by
 //! [`crate::render`], which also holds the Java
-//! number, date and address formats. [`select`] resolves the
-//! key selection flags (parsing keys, index lookups, token ranges).
+//! number, date and address formats. [`crate::plan::select`] resolves
+//! the key selection flags (parsing keys, index lookups, token ranges).
 //!
 //! # `--output json` schema
 //!
@@ -88,9 +92,11 @@
 //! [`Fragment`]: sstkit_format::data::Fragment
 
 pub mod cql;
+pub mod explain;
 pub mod jackson;
+pub mod pieces;
+pub mod renderer;
 pub mod scylla;
-pub mod select;
 pub mod sstabledump;
 pub mod text;
 pub mod values;

@@ -16,13 +16,13 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use sstkit_format::descriptor::Descriptor;
+use sstkit_format::descriptor::{find_sstables, Descriptor};
 use sstkit_format::engine::MergeInputs;
 use sstkit_format::io::IoOptions;
 use sstkit_format::schema::TableSchema;
 use sstkit_format::Sstable;
 
-use crate::cli::{InputArgs, IoStatsFormat};
+use crate::cli::{self, InputArgs, IoStatsFormat};
 use crate::output::iostats;
 use crate::{sstable_label, CmdError, CmdResult, Outcome};
 
@@ -65,8 +65,8 @@ impl Inputs {
     pub fn resolve(a: &InputArgs) -> CmdResult<Inputs> {
         let schema = a.schema.as_deref();
         Ok(Inputs {
-            sstables: crate::resolve_sstables_in(&a.sstables, &a.walk)?,
-            io: crate::io_options(&a.io)?,
+            sstables: resolve_sstables_in(&a.sstables, &a.walk)?,
+            io: io_options(&a.io)?,
             schema_file: schema.map(Path::to_path_buf),
             io_stats: a.io_stats,
             schema: load_schema(schema)?,
@@ -126,7 +126,7 @@ impl Inputs {
         let mut found = SchemaSource::default();
         MergeInputs::new(self.sstables.iter().map(|d| -> CmdResult<_> {
             let sst = self.open(d, &mut found)?;
-            let bound = crate::bind::sstable(&sst, false)?;
+            let bound = crate::plan::bind::sstable(&sst, false)?;
             Ok((sst, bound))
         }))
     }
@@ -161,6 +161,23 @@ impl Inputs {
         }
         Ok(sst)
     }
+}
+
+/// Open the one sstable that the flag `flag` names (`write --like`,
+/// `token --sstable`): a directory holding one sstable, or a path to any
+/// of its components. The flags take metadata only, so the sstable is read
+/// with the default IO options and gets no table schema. A usage error
+/// when the path holds none or several.
+pub fn open_one(flag: &str, path: &Path) -> CmdResult<Sstable> {
+    let ds = resolve_sstables(&[path.to_path_buf()])?;
+    let [d] = ds.as_slice() else {
+        return Err(CmdError::Usage(format!(
+            "{flag} {}: {} sstables there; name one",
+            path.display(),
+            ds.len()
+        )));
+    };
+    Ok(Sstable::open(d.clone())?)
 }
 
 /// The `schema.cql` files looked at during one pass over the sstables.
@@ -223,4 +240,109 @@ fn load_schema(path: Option<&Path>) -> CmdResult<Option<Arc<TableSchema>>> {
     })?;
     let s = TableSchema::from_cql(&text).map_err(|e| CmdError::Format(Box::new(e.in_file(p))))?;
     Ok(Some(Arc::new(s)))
+}
+
+/// Resolve SSTABLE arguments into sstables (usage error when none is found).
+fn resolve_sstables(paths: &[PathBuf]) -> CmdResult<Vec<Descriptor>> {
+    some_found(paths, find_sstables(paths)?)
+}
+
+/// Resolve SSTABLE arguments that may be data directories (`--recursive`,
+/// `--snapshots`, `--backups`, `--keyspace`, `--table`); a usage error when
+/// none is found.
+pub fn resolve_sstables_in(paths: &[PathBuf], how: &cli::WalkArgs) -> CmdResult<Vec<Descriptor>> {
+    let ds = sstkit_format::descriptor::find_sstables_with(paths, &how.discovery())?;
+    some_found(paths, ds)
+}
+
+/// The sstables found in `paths`, or a usage error naming them when there is none.
+fn some_found(paths: &[PathBuf], ds: Vec<Descriptor>) -> CmdResult<Vec<Descriptor>> {
+    note_leftovers(paths, &ds);
+    if ds.is_empty() {
+        return Err(CmdError::Usage(format!(
+            "no sstables found in {}",
+            paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    Ok(ds)
+}
+
+/// Name on stderr the leftovers of an interrupted sstkit write
+/// (`tmp-sstkit-*` files no running process holds) in the directories
+/// given or holding a found sstable: they are not sstables, and would
+/// otherwise go unseen.
+fn note_leftovers(paths: &[PathBuf], ds: &[Descriptor]) {
+    let mut dirs: Vec<PathBuf> = paths
+        .iter()
+        .filter(|p| !sstkit_format::io::store::is_url(p) && p.is_dir())
+        .cloned()
+        .collect();
+    for d in ds {
+        let dir = if d.dir.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            d.dir.clone()
+        };
+        if !sstkit_format::io::store::is_url(&dir) && !dirs.contains(&dir) {
+            dirs.push(dir);
+        }
+    }
+    for dir in dirs {
+        let l = sstkit_format::write::pending::leftovers(&dir);
+        if l.is_empty() {
+            continue;
+        }
+        let names: Vec<String> = l
+            .iter()
+            .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .collect();
+        eprintln!(
+            "sstkit: {} holds {} file{} left by an interrupted sstkit write, not sstables: {}; \
+             the next sstkit write into it removes them, or delete them",
+            dir.display(),
+            l.len(),
+            if l.len() == 1 { "" } else { "s" },
+            names.join(", ")
+        );
+    }
+}
+
+/// The IO layer settings of `--io-mode`, `--io-unit`, `--max-io`,
+/// `--read-ahead`, `--index-cache-size` and `--no-index-cache` (usage error
+/// when they are inconsistent). Open sstables with
+/// [`Sstable::open_with`](sstkit_format::Sstable::open_with). A flag the
+/// user gives holds for object storage inputs too; the ones left out take
+/// the object storage defaults there ([`sstkit_format::io::RemoteIo`]).
+pub fn io_options(a: &cli::IoArgs) -> CmdResult<sstkit_format::io::IoOptions> {
+    use sstkit_format::io::{IoMode, IoOptions, RemoteIo};
+    let d = IoOptions::default();
+    IoOptions {
+        mode: match a.io_mode {
+            cli::IoModeArg::Pread => IoMode::Pread,
+            cli::IoModeArg::Mmap => IoMode::Mmap,
+            cli::IoModeArg::Direct => IoMode::Direct,
+        },
+        unit: a.io_unit.unwrap_or(d.unit),
+        max_io: a.max_io.unwrap_or(d.max_io),
+        read_ahead: a.read_ahead.unwrap_or(d.read_ahead),
+        index_cache_bytes: if a.no_index_cache {
+            0
+        } else {
+            a.index_cache_size
+        },
+        remote: RemoteIo {
+            unit_and_max_io: if a.io_unit.is_none() && a.max_io.is_none() {
+                RemoteIo::DEFAULT.unit_and_max_io
+            } else {
+                None
+            },
+            read_ahead: a.read_ahead.map_or(RemoteIo::DEFAULT.read_ahead, |_| None),
+        },
+    }
+    .checked()
+    .map_err(CmdError::Usage)
 }

@@ -21,9 +21,8 @@ use sstkit_format::types::CqlType;
 use sstkit_format::value::literal::unhex;
 use sstkit_format::value::{key_type_name, parse_key_arg};
 
-use super::Table;
 use crate::cli::KeySelectArgs;
-use crate::render::note_key_absent;
+use crate::sink::Table;
 use crate::{CmdError, CmdResult};
 
 /// A key as the user gave it.
@@ -233,4 +232,24 @@ pub fn key_text(t: &Table<'_>, key: &[u8]) -> String {
         &mut s,
     );
     s
+}
+
+/// Why a looked-up key is not in an sstable, in words.
+pub fn absence_text(why: sstkit_format::read::Absence) -> &'static str {
+    use sstkit_format::read::Absence;
+    match why {
+        Absence::Filter => "bloom filter says absent",
+        Absence::KeyRange => "outside the sstable's key range",
+        Absence::Index => "not in the index",
+        Absence::Data => "not in Data.db (no index: every partition was read)",
+    }
+}
+
+/// Tell on stderr that `key` (as the user wrote it, or its text form) is
+/// not in the sstable `label`, and why: the command goes on (exit 0).
+pub fn note_key_absent(label: &str, key: &str, why: sstkit_format::read::Absence) {
+    crate::term::note(
+        crate::term::Style::Warn,
+        &format!("{label}: key '{key}' not found: {}", absence_text(why)),
+    );
 }

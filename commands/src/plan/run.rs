@@ -6,10 +6,10 @@
 use sstkit_format::engine::{self, MergeInputs, Note, Selection, Shape};
 use sstkit_format::Sstable;
 
-use crate::dump::select;
-use crate::dump::{type_warning, Sink, Table, TypeCheck};
+use crate::plan::select;
 use crate::plan::DumpPlan;
 use crate::progress::Progress;
+use crate::sink::{type_warning, Sink, Table, TypeCheck};
 use crate::term::Stream;
 use crate::{sstable_label, CmdResult};
 
@@ -35,13 +35,13 @@ pub fn sstable(
 }
 
 /// [`sstable`] into a renderer, on the plan's threads when the read can be
-/// cut ([`crate::pieces`]); the output is the same as on one thread.
+/// cut ([`crate::sink::pieces`]); the output is the same as on one thread.
 pub fn rendered(
-    job: &crate::pieces::Job<'_>,
+    job: &crate::sink::pieces::Job<'_>,
     sst: &Sstable,
     t: &Table<'_>,
     sel: &Selection,
-    renderer: &mut crate::renderer::Renderer<'_, '_>,
+    renderer: &mut crate::sink::renderer::Renderer<'_, '_>,
 ) -> CmdResult<()> {
     let a = job.plan;
     let typed = sst.features().legacy_cells && sst.table_schema().is_some() && !a.keys_only;
@@ -50,7 +50,9 @@ pub fn rendered(
         let mut notes = Notes::new(a, &label, t);
         let shape = shape(a);
         let mut progress = |done, total| notes.bar.set(done, total);
-        if crate::pieces::sstable(job, sst, t, sel, &shape, renderer, &mut progress)?.is_some() {
+        if crate::sink::pieces::sstable(job, sst, t, sel, &shape, renderer, &mut progress)?
+            .is_some()
+        {
             return Ok(());
         }
     }
@@ -88,13 +90,13 @@ pub fn merged(
 }
 
 /// [`merged`] into a renderer, on the plan's threads when the scan can be
-/// cut ([`crate::pieces::merged`]); the output is the same as on one thread.
+/// cut ([`crate::sink::pieces::merged`]); the output is the same as on one thread.
 pub fn merged_rendered(
-    job: &crate::pieces::Job<'_>,
+    job: &crate::sink::pieces::Job<'_>,
     inputs: &MergeInputs,
     t: &Table<'_>,
     sel: &Selection,
-    renderer: &mut crate::renderer::Renderer<'_, '_>,
+    renderer: &mut crate::sink::renderer::Renderer<'_, '_>,
 ) -> CmdResult<()> {
     let a = job.plan;
     if a.threads > 1 {
@@ -102,8 +104,15 @@ pub fn merged_rendered(
         let mut notes = Notes::new(a, &label, t);
         let shape = shape(a);
         let mut progress = |done, total| notes.bar.set(done, total);
-        let cut =
-            crate::pieces::merged::merged(job, inputs, t, sel, &shape, renderer, &mut progress)?;
+        let cut = crate::sink::pieces::merged::merged(
+            job,
+            inputs,
+            t,
+            sel,
+            &shape,
+            renderer,
+            &mut progress,
+        )?;
         if cut.is_some() {
             return Ok(());
         }

@@ -11,8 +11,9 @@
 use sstkit_format::engine::{self, parallel, MergeInputs, MergeRange, RangeRan, Selection, Shape};
 
 use super::{render, unit_bytes, Buffers, Job, Piece};
-use crate::dump::{select, Table};
-use crate::renderer::Renderer;
+use crate::plan::select;
+use crate::sink::renderer::Renderer;
+use crate::sink::Table;
 use crate::{CmdError, CmdResult};
 
 /// What a thread made of a range.

@@ -8,14 +8,24 @@
 //! [`SstPlan`]; usage errors found while resolving (a key or a `--now`
 //! that does not parse, no sstables) exit 2 with the messages they always
 //! had.
+//!
+//! The stages after the plan live here too: [`inputs`] finds and opens the
+//! sstables, [`bind`] binds each one, [`select`] resolves the key
+//! selection against its key type and partitioner, and [`run`] runs the
+//! engine into the command's sink ([`crate::sink`]).
+
+pub mod bind;
+pub mod inputs;
+pub mod run;
+pub mod select;
 
 use crate::cli::{
     DataOutputFormat, DumpDataArgs, ExportArgs, IoStatsFormat, KeySelectArgs, OutputFormat,
     ReadArgs, SstArgs,
 };
-use crate::dump::select::{self, KeyArg};
-use crate::inputs::Inputs;
+use crate::plan::inputs::Inputs;
 use crate::{CmdError, CmdResult};
+use select::KeyArg;
 
 /// A per-sstable command's arguments ([`SstArgs`]), resolved: for
 /// [`crate::for_each_sstable`].
@@ -107,7 +117,7 @@ impl DumpPlan {
             reverse: a.reverse,
             merge: a.merge,
             explain: a.explain,
-            threads: crate::threads(a.threads),
+            threads: threads(a.threads),
         })
     }
 
@@ -139,7 +149,7 @@ impl DumpPlan {
             reverse: false,
             merge: a.merge,
             explain: false,
-            threads: crate::threads(a.threads),
+            threads: threads(a.threads),
         })
     }
 }
@@ -227,7 +237,15 @@ impl LookupPlan {
             output: a.output,
             raw_timestamps: a.raw_timestamps,
             naive: a.naive,
-            threads: crate::threads(a.threads),
+            threads: threads(a.threads),
         })
+    }
+}
+
+/// A `--threads` value: 0 is one thread per core.
+pub fn threads(n: usize) -> usize {
+    match n {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
     }
 }

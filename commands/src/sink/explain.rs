@@ -21,8 +21,8 @@ use sstkit_format::merge::{MergedSchema, Merger};
 use sstkit_format::read::{OwnedClustering, Slice};
 use sstkit_format::types::CqlType;
 
-use crate::dump::values::{render, Form};
 use crate::render::{clustering_json, clustering_value_text};
+use crate::sink::values::{render, Form};
 use crate::CmdResult;
 
 /// A test on a serialized partition key.
@@ -656,7 +656,7 @@ fn outcome_of(r: CmdResult<()>) -> CmdResult<crate::Outcome> {
 pub fn dump_data(
     a: &crate::plan::DumpPlan,
     inputs: &sstkit_format::engine::MergeInputs,
-    t: &crate::dump::Table<'_>,
+    t: &crate::sink::Table<'_>,
     sel: &sstkit_format::engine::Selection,
     out: &mut dyn Write,
 ) -> CmdResult<crate::Outcome> {
