@@ -29,6 +29,25 @@ impl ColBuf {
             (self.data.len() - b.len(), b.len())
         }));
     }
+    /// Append rows `r` of `from` (a buffer of the same column) as pushing
+    /// each value in turn would: their values lie side by side in
+    /// `from.data`, so they are copied at once.
+    pub(super) fn extend_rows(&mut self, from: &ColBuf, r: std::ops::Range<usize>) {
+        let spans = &from.spans[r];
+        let Some(lo) = spans.iter().find_map(|s| s.map(|(s, _)| s)) else {
+            self.spans.extend_from_slice(spans);
+            return;
+        };
+        let hi = spans
+            .iter()
+            .rev()
+            .find_map(|s| s.map(|(s, n)| s + n))
+            .unwrap_or(lo);
+        let base = self.data.len();
+        self.data.extend_from_slice(&from.data[lo..hi]);
+        self.spans
+            .extend(spans.iter().map(|s| s.map(|(s, n)| (s - lo + base, n))));
+    }
     pub(super) fn get(&self, i: usize) -> Option<&[u8]> {
         self.spans[i].map(|(s, n)| &self.data[s..s + n])
     }
@@ -175,11 +194,12 @@ impl<'a> Part<'a> {
         }
     }
 
-    /// An output that only collects rows (a thread's, see [`super::threads`]).
-    pub(super) fn held(schema: &SchemaRef) -> Part<'a> {
+    /// An output that only collects rows (a thread's, see [`super::threads`])
+    /// into `cols`, empty buffers of its columns (kept from an earlier one).
+    pub(super) fn held(cols: Vec<ColBuf>) -> Part<'a> {
         Part {
             writer: None,
-            cols: schema.fields().iter().map(|_| ColBuf::default()).collect(),
+            cols,
             rows: 0,
             tmp: None,
             proj: None,
@@ -207,11 +227,16 @@ impl<'a> Part<'a> {
         batch_rows: usize,
     ) -> CmdResult<()> {
         let (cols, rows) = held;
-        for i in 0..*rows {
+        let mut i = 0;
+        while i < *rows {
+            // As many rows as the batch has room for (at least one, as
+            // collecting them one by one would).
+            let n = batch_rows.saturating_sub(self.rows).clamp(1, rows - i);
             for (to, from) in self.cols.iter_mut().zip(cols) {
-                to.push(from.get(i));
+                to.extend_rows(from, i..i + n);
             }
-            self.rows += 1;
+            self.rows += n;
+            i += n;
             if self.rows >= batch_rows {
                 self.flush_rows(plan, schema, d)?;
             }

@@ -183,3 +183,42 @@ fn decimals_rule_parses() {
     assert!(Decimals::parse("decimal128:39").is_err());
     assert!(Decimals::parse("float").is_err());
 }
+
+#[test]
+fn rows_appended_at_once_equal_rows_pushed_one_by_one() {
+    // Values, nulls and empty values, in runs that start and end with any of them.
+    let values: Vec<Option<Vec<u8>>> = (0..40u8)
+        .map(|i| match i % 5 {
+            0 => None,
+            1 => Some(Vec::new()),
+            _ => Some(vec![i; usize::from(i % 7)]),
+        })
+        .collect();
+    let mut from = part::ColBuf::default();
+    for v in &values {
+        from.push(v.as_deref());
+    }
+    let mut nulls = part::ColBuf::default();
+    nulls.push(None);
+    nulls.push(None);
+    for lo in 0..values.len() {
+        for hi in lo..=values.len() {
+            // Appended after rows already there, as a batch fills.
+            let (mut at_once, mut one_by_one) = (part::ColBuf::default(), part::ColBuf::default());
+            for b in [&mut at_once, &mut one_by_one] {
+                b.push(Some(b"before"));
+                b.push(None);
+            }
+            at_once.extend_rows(&from, lo..hi);
+            for i in lo..hi {
+                one_by_one.push(from.get(i));
+            }
+            assert_eq!(at_once.data, one_by_one.data, "{lo}..{hi}");
+            assert_eq!(at_once.spans, one_by_one.spans, "{lo}..{hi}");
+        }
+    }
+    let mut b = part::ColBuf::default();
+    b.extend_rows(&nulls, 0..2);
+    assert_eq!(b.spans, vec![None, None]);
+    assert!(b.data.is_empty());
+}

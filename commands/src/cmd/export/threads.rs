@@ -11,6 +11,8 @@
 //! one scan: the damage is met where a single thread meets it. A partition
 //! too large for a unit is read here too, where it streams.
 
+use std::sync::Mutex;
+
 use arrow_schema::SchemaRef;
 use sstkit_format::data::DataPos;
 use sstkit_format::engine::Unit;
@@ -37,6 +39,10 @@ struct Blank {
     ranges: Option<u64>,
     outputs: usize,
     tombs: Option<(Plan, SchemaRef)>,
+    /// Column buffers of units already appended, emptied, for the next
+    /// units: fresh ones grow by copying and fault in new pages, for every
+    /// unit.
+    spare: Mutex<Vec<Vec<ColBuf>>>,
 }
 
 impl Blank {
@@ -49,6 +55,32 @@ impl Blank {
             ranges: sink.ranges,
             outputs: sink.parts.len(),
             tombs: sink.tombs.as_ref().map(|(p, s, _)| (p.clone(), s.clone())),
+            spare: Mutex::default(),
+        }
+    }
+
+    /// Empty buffers for the output columns: kept ones when there are.
+    fn cols(&self) -> Vec<ColBuf> {
+        let kept = self.spare.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        kept.unwrap_or_else(|| {
+            self.schema
+                .fields()
+                .iter()
+                .map(|_| ColBuf::default())
+                .collect()
+        })
+    }
+
+    /// Keep the buffers of `rows`, appended, for the next units.
+    fn recycle(&self, rows: Rows) {
+        /// Buffer sets kept at most: the units in flight.
+        const KEEP: usize = 8;
+        let mut spare = self.spare.lock().unwrap_or_else(|e| e.into_inner());
+        for (mut cols, _) in rows.parts {
+            if spare.len() < KEEP {
+                cols.iter_mut().for_each(ColBuf::clear);
+                spare.push(cols);
+            }
         }
     }
 
@@ -60,8 +92,11 @@ impl Blank {
             decimals: self.decimals,
             now: self.now,
         };
-        let parts = (0..self.outputs).map(|_| Part::held(&self.schema));
-        let tombs = (self.tombs.as_ref()).map(|(p, s)| (p.clone(), s.clone(), Part::held(s)));
+        let parts = (0..self.outputs).map(|_| Part::held(self.cols()));
+        let tombs = (self.tombs.as_ref()).map(|(p, s)| {
+            let cols = s.fields().iter().map(|_| ColBuf::default()).collect();
+            (p.clone(), s.clone(), Part::held(cols))
+        });
         ExportSink::new(setup, parts.collect(), self.ranges, tombs, usize::MAX)
     }
 }
@@ -157,7 +192,10 @@ pub(super) fn sstable(
         let task = &tasks[i];
         bar.set(task.end(), total);
         let r = match (d, task) {
-            (Done::Held(held, _), _) => held.append_to(sink).map(|()| true),
+            (Done::Held(held, _), _) => held.append_to(sink).map(|()| {
+                blank.recycle(held);
+                true
+            }),
             // A large partition: read here, then on from where it stopped
             // when that is not where the next unit starts.
             (Done::Here, Task::Here(u)) => here(sst, t, sel, sink, u).and_then(|end| {
@@ -257,7 +295,10 @@ pub(super) fn merged(
         let (done, total) = range.progress;
         bar.set(done, total);
         let r = match d {
-            Done::Held(held, ran) => held.append_to(sink).map(|()| !ran.past_end),
+            Done::Held(held, ran) => held.append_to(sink).map(|()| {
+                blank.recycle(held);
+                !ran.past_end
+            }),
             Done::Here => inputs
                 .dump_range(t, sel, &shape, &range.to_the_end(), sink)
                 .map(|_| false)
