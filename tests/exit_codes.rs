@@ -187,12 +187,16 @@ fn a_key_that_does_not_fit_the_recorded_type_is_a_usage_error() {
 fn every_data_command_says_the_same_of_a_mistyped_key() {
     let data = data_files(&fixtures().join("nb_wide")).remove(0);
     let dir = data.parent().unwrap();
-    let cases: [&[&str]; 5] = [
+    let cases: [&[&str]; 9] = [
         &["read", "-k", "hello"],
+        &["read", "-o", "ndjson", "-k", "hello"],
+        &["read", "-o", "sstabledump", "-k", "hello"],
         &["read", "--merge", "-k", "hello"],
         &["dump-data", "-k", "hello"],
         &["dump-data", "--merge", "-k", "hello"],
         &["dump-data", "-o", "ndjson", "--exclude-key", "hello"],
+        &["token", "hello", "--sstable"],
+        &["token", "hello", "--type", "int", "--sstable"],
     ];
     for args in cases {
         let r = run(
@@ -209,6 +213,27 @@ fn every_data_command_says_the_same_of_a_mistyped_key() {
             "{args:?}: {}",
             r.stderr
         );
+        // Nothing half written on stdout.
+        assert!(r.stdout.is_empty(), "{args:?}: {}", r.stdout);
+    }
+}
+
+/// A key in hex that is not hex: one message in every command that takes one.
+#[test]
+fn every_command_says_the_same_of_bad_hex() {
+    let data = data_files(&fixtures().join("nb_wide")).remove(0);
+    let cases: [(&[&str], &str); 4] = [
+        (&["dump-data", "--key-hex", "zz"], "--key-hex"),
+        (&["read", "--key-hex", "zz"], "--key-hex"),
+        (&["dump-filter", "--key-hex", "zz"], "--key-hex"),
+        (&["token", "--hex", "zz", "--sstable"], "--hex"),
+    ];
+    for (args, flag) in cases {
+        let r = run(args, &data);
+        expect(&r, 2, &args.join(" "));
+        let says = format!("{flag} \"zz\": not an even-length hex string");
+        assert!(r.stderr.contains(&says), "{args:?}: {}", r.stderr);
+        assert!(r.stdout.is_empty(), "{args:?}: {}", r.stdout);
     }
 }
 

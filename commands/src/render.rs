@@ -115,12 +115,6 @@ impl KeyCtx {
     }
 }
 
-/// Decode a hex argument (`--key-hex`), with or without `0x`.
-pub fn parse_hex_arg(s: &str) -> std::result::Result<Vec<u8>, String> {
-    let t = s.strip_prefix("0x").unwrap_or(s);
-    value::literal::unhex(t).ok_or_else(|| format!("not valid hex: {s:?}"))
-}
-
 /// Read Statistics.db leniently (checksum mismatches become problems, not failures).
 pub fn read_statistics(sst: &Sstable) -> Result<Statistics> {
     let bytes = sst.read_component(sstkit_format::Component::Statistics)?;

@@ -24,8 +24,9 @@ use sstkit_format::Component;
 
 use crate::cli::{DumpFilterArgs, OutputFormat};
 use crate::output::json_text_table;
+use crate::plan::select::parse_hex;
 use crate::plan::SstPlan;
-use crate::render::{f64_json, parse_hex_arg, KeyCtx};
+use crate::render::{f64_json, KeyCtx};
 use crate::{for_each_sstable, CmdError, CmdResult, Outcome};
 
 /// Run the command.
@@ -33,9 +34,8 @@ pub fn run(a: &DumpFilterArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     let hex_keys: Vec<Vec<u8>> = a
         .key_hex
         .iter()
-        .map(|h| parse_hex_arg(h))
-        .collect::<Result<_, _>>()
-        .map_err(CmdError::Usage)?;
+        .map(|h| parse_hex("--key-hex", h))
+        .collect::<CmdResult<_>>()?;
     for_each_sstable(
         &SstPlan::resolve(&a.sst, OutputFormat::Json)?,
         false,

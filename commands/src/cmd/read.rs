@@ -142,23 +142,33 @@ fn run_plan(a: &LookupPlan, out: &mut dyn Write) -> CmdResult<Outcome> {
     let mut written = 0usize;
     // `read_one` reports the IO of each step itself.
     let outcome = a.inputs.each(|_, sst, label| {
-        if scylla {
-            json.begin_sstable(label)?;
-        } else {
-            let w = json.raw();
-            if a.output == DataOutputFormat::Text {
-                if multi {
-                    if written > 0 {
-                        writeln!(w)?;
+        let mut begun = false;
+        let mut begin = |json: &mut JsonOut<'_>| -> CmdResult<()> {
+            begun = true;
+            if scylla {
+                json.begin_sstable(label)?;
+            } else {
+                let w = json.raw();
+                if a.output == DataOutputFormat::Text {
+                    if multi {
+                        if written > 0 {
+                            writeln!(w)?;
+                        }
+                        writeln!(w, "== {label}")?;
                     }
-                    writeln!(w, "== {label}")?;
+                } else if written > 0 && !cql {
+                    w.write_all(b"\n")?;
                 }
-            } else if written > 0 && !cql {
-                w.write_all(b"\n")?;
             }
+            written += 1;
+            Ok(())
+        };
+        let r = read_one(a, sst, label, now_secs, &mut json, &mut begin)
+            .map_err(|e| e.in_sstable(label));
+        if !begun {
+            // A usage error: the command ends with no block begun.
+            return r;
         }
-        written += 1;
-        let r = read_one(a, sst, label, now_secs, &mut json).map_err(|e| e.in_sstable(label));
         crate::end_sstable(&mut json, true, r)
     })?;
     // Text output has no framing: this only flushes it.
@@ -645,26 +655,49 @@ fn report(fmt: Option<IoStatsFormat>, label: &str, delta: &IoStats, mut extra: V
     }
 }
 
+/// Read the keys from one sstable into its block of output, which `begin`
+/// starts: after the keys, bounds and columns are checked against the
+/// sstable's types, so that a usage error leaves no block half written.
 fn read_one(
     a: &LookupPlan,
     sst: &Sstable,
     label: &str,
     now_secs: i64,
     json: &mut JsonOut<'_>,
+    begin: &mut dyn FnMut(&mut JsonOut<'_>) -> CmdResult<()>,
 ) -> CmdResult<()> {
     let t0 = Instant::now();
-    let Bound {
-        header,
-        partitioner,
-        ..
-    } = crate::plan::bind::sstable(sst, false)?;
-    let slices = slices_of(a, &header)?;
-    let cols = columns_of(a, &header)?;
-    let parsed = a
-        .keys
-        .iter()
-        .map(|k| k.bytes(&header.partition_key_type))
-        .collect::<CmdResult<Vec<_>>>()?;
+    let bound = crate::plan::bind::sstable(sst, false);
+    let typed = bound.and_then(|b| {
+        let slices = slices_of(a, &b.header)?;
+        let cols = columns_of(a, &b.header)?;
+        let parsed = a
+            .keys
+            .iter()
+            .map(|k| k.bytes(&b.header.partition_key_type))
+            .collect::<CmdResult<Vec<_>>>()?;
+        Ok((b, slices, cols, parsed))
+    });
+    let (
+        Bound {
+            header,
+            partitioner,
+            ..
+        },
+        slices,
+        cols,
+        parsed,
+    ) = match typed {
+        Err(e @ CmdError::Usage(_)) => return Err(e),
+        Err(e) => {
+            begin(json)?;
+            return Err(e);
+        }
+        Ok(t) => {
+            begin(json)?;
+            t
+        }
+    };
     let table = Table::new(&header, partitioner, now_secs);
     let lookup = Lookup::open(sst, &table, a.reverse)?;
     report(

@@ -25,7 +25,8 @@ use sstkit_format::types::CqlType;
 
 use crate::cli::{OutputFormat, PartitionerArg, TokenArgs};
 use crate::output::{table, JsonOut};
-use crate::render::{parse_hex_arg, KeyCtx};
+use crate::plan::select::{parse_hex, parse_key};
+use crate::render::KeyCtx;
 use crate::{sstable_label, CmdError, CmdResult, Outcome};
 
 /// Parse one CQL type name (`int`, `frozen<list<text>>`) or marshal class string.
@@ -94,7 +95,9 @@ pub fn run(a: &TokenArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
     let mut rows = Vec::new();
     for k in &a.keys {
         let bytes = if a.hex {
-            parse_hex_arg(k).map_err(CmdError::Usage)?
+            parse_hex("--hex", k)?
+        } else if let Some(kt) = &ctx.key_type {
+            parse_key(kt, k)?
         } else {
             ctx.parse_key(k)
                 .map_err(|e| CmdError::Usage(format!("key {k:?}: {e}")))?

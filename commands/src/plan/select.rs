@@ -67,7 +67,7 @@ impl Spec {
     ) -> CmdResult<Spec> {
         let mut keys: Vec<KeyArg> = key.iter().map(|k| KeyArg::Literal(k.clone())).collect();
         for h in key_hex {
-            keys.push(KeyArg::Hex(parse_hex(h)?));
+            keys.push(KeyArg::Hex(parse_hex("--key-hex", h)?));
         }
         let mut any = !key.is_empty() || !key_hex.is_empty();
         if let Some(f) = keys_file {
@@ -91,14 +91,16 @@ impl Spec {
     }
 }
 
-fn parse_hex(h: &str) -> CmdResult<Vec<u8>> {
+/// Parse a key or value given in hex to the flag `flag`, with or without
+/// `0x`: the one place hex arguments are checked, so every command says the
+/// same (a usage error, exit 2).
+pub fn parse_hex(flag: &str, h: &str) -> CmdResult<Vec<u8>> {
     let t = h.trim();
     let t = t
         .strip_prefix("0x")
         .or_else(|| t.strip_prefix("0X"))
         .unwrap_or(t);
-    unhex(t)
-        .ok_or_else(|| CmdError::Usage(format!("--key-hex {h:?}: not an even-length hex string")))
+    unhex(t).ok_or_else(|| CmdError::Usage(format!("{flag} {h:?}: not an even-length hex string")))
 }
 
 fn read_keys_file(f: &PathBuf) -> CmdResult<Vec<KeyArg>> {
@@ -111,7 +113,7 @@ fn read_keys_file(f: &PathBuf) -> CmdResult<Vec<KeyArg>> {
         }
         let l = line.trim_end_matches('\r');
         if let Some(h) = l.trim().strip_prefix("0x") {
-            v.push(KeyArg::Hex(parse_hex(h)?));
+            v.push(KeyArg::Hex(parse_hex("--key-hex", h)?));
         } else {
             v.push(KeyArg::Literal(l.to_string()));
         }
@@ -161,9 +163,11 @@ fn parse_token(p: &Partitioner, s: &str) -> CmdResult<Token> {
                 Token::Random(Some(s.parse().map_err(|_| bad())?))
             }
         }
-        Partitioner::ByteOrdered => Token::ByteOrdered(parse_hex(s).map_err(|_| bad())?),
+        Partitioner::ByteOrdered => {
+            Token::ByteOrdered(parse_hex("--token-range", s).map_err(|_| bad())?)
+        }
         Partitioner::OrderPreserving => Token::OrderPreserving(s.to_string()),
-        Partitioner::Local(_) => Token::Local(parse_hex(s).map_err(|_| bad())?),
+        Partitioner::Local(_) => Token::Local(parse_hex("--token-range", s).map_err(|_| bad())?),
     })
 }
 
