@@ -110,8 +110,7 @@ use sstkit_format::Sstable;
 
 use crate::cli::{DataOutputFormat, IoStatsFormat, OutputFormat, ReadArgs};
 use crate::output::{iostats, JsonOut};
-use crate::plan::select::note_key_absent;
-use crate::plan::select::KeyArg;
+use crate::plan::select::{note_key_absent, KeyArg};
 use crate::plan::LookupPlan;
 use crate::sink::pieces::lookups::{Look, Looked, Lookups, WithLookups};
 use crate::sink::pieces::Style;

@@ -71,7 +71,8 @@ impl Blank {
         })
     }
 
-    /// Keep the buffers of `rows`, appended, for the next units.
+    /// Keep the outputs' buffers of `rows`, appended, for the next units
+    /// (a tombstone file's are few and not kept).
     fn recycle(&self, rows: Rows) {
         /// Buffer sets kept at most: the units in flight.
         const KEEP: usize = 8;
