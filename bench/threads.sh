@@ -22,7 +22,10 @@
 # times (default 9) after one warm-up each, and prints the median wall seconds of each,
 # the median of the j1/j2 ratios taken pair by pair (the speed-up; pairing keeps it
 # meaningful when the machine's speed drifts) with the smallest and largest, and the
-# largest peak RSS of each. Timing needs only python3 (wall clock around fork/exec/wait,
+# largest peak RSS of each. Each pair is followed by two -j1 runs started at once; "two j1
+# at once" is the median of 2 x (j1 seconds) / (their wall seconds): the speed-up the
+# machine gives two jobs that share nothing, the ceiling for -j2 (2.0 on an idle machine
+# with two whole cores; less when the host runs other work on them). Timing needs only python3 (wall clock around fork/exec/wait,
 # peak RSS from wait4). The machine needs 2 idle cores.
 #
 # TO=file (the default) times the runs writing stdout to a file beside the others, as an
@@ -66,6 +69,31 @@ sys.exit(os.waitstatus_to_exitcode(status))
 PY
 }
 
+# Wall seconds of two runs with one thread started at once, outputs in DEST1 and DEST2: the
+# speed-up two cores give work that shares nothing on this machine at this time (the
+# ceiling; 2.0 on an idle machine with two whole cores).
+run_two_at_once() {
+  python3 - "$DEST1" "$DEST2" "$bin" "$@" "--threads=1" <<'PY'
+import os, sys, time
+def spawn(dest):
+    args = [a.replace("@OUT@", dest) for a in sys.argv[3:]]
+    out = open("/dev/null" if args != sys.argv[3:] else dest, "wb")
+    pid = os.fork()
+    if pid == 0:
+        os.dup2(out.fileno(), 1)
+        os.execv(args[0], args)
+    return pid
+start = time.perf_counter()
+pids = [spawn(sys.argv[1]), spawn(sys.argv[2])]
+bad = 0
+for pid in pids:
+    _, status = os.waitpid(pid, 0)
+    bad |= os.waitstatus_to_exitcode(status)
+print(f"{time.perf_counter() - start:.4f}")
+sys.exit(1 if bad else 0)
+PY
+}
+
 pair() {
   local name="$1"
   shift
@@ -81,19 +109,22 @@ pair() {
   : >"$work/ratio"
   : >"$work/rss1"
   : >"$work/rss2"
+  : >"$work/ceiling"
   for ((i = 0; i < runs; i++)); do
     read -r a ra < <(DEST="$dest1" run_once 1 "$@")
     read -r b rb < <(DEST="$dest2" run_once 2 "$@")
+    read -r c < <(DEST1="$dest1" DEST2="$dest2" run_two_at_once "$@")
     echo "$a" >>"$work/t1"
     echo "$b" >>"$work/t2"
     echo "$ra" >>"$work/rss1"
     echo "$rb" >>"$work/rss2"
     echo "$a / $b" | bc -l >>"$work/ratio"
+    echo "2 * $a / $c" | bc -l >>"$work/ceiling"
   done
-  printf '%-34s j1 %.3f s  j2 %.3f s  j1/j2 median %.2f (min %.2f, max %.2f)  RSS j1 %d KiB, j2 %d KiB\n' \
+  printf '%-34s j1 %.3f s  j2 %.3f s  j1/j2 median %.2f (min %.2f, max %.2f)  two j1 at once %.2f  RSS j1 %d KiB, j2 %d KiB\n' \
     "$name" "$(median <"$work/t1")" "$(median <"$work/t2")" "$(median <"$work/ratio")" \
     "$(sort -g "$work/ratio" | head -1)" "$(sort -g "$work/ratio" | tail -1)" \
-    "$(sort -g "$work/rss1" | tail -1)" "$(sort -g "$work/rss2" | tail -1)"
+    "$(median <"$work/ceiling")" "$(sort -g "$work/rss1" | tail -1)" "$(sort -g "$work/rss2" | tail -1)"
 }
 
 make_compare_data "$bin" "$data"

@@ -389,6 +389,9 @@ impl Sink for TypeCheck<'_> {
         self.check(row);
         self.inner.static_row(t, row, position)
     }
+    fn rows_resume(&mut self) -> io::Result<()> {
+        self.inner.rows_resume()
+    }
     fn row(&mut self, t: &Table<'_>, row: &Row<'_>) -> io::Result<()> {
         self.check(row);
         self.inner.row(t, row)

@@ -576,21 +576,33 @@ fn render(
     if let Some(b) = spare {
         r.hold_output(b);
     }
-    let mut sink = Ends {
-        r: &mut r,
-        buf: &buf,
-        skip: buf.len(),
-        mid,
-        // Pieces need each partition's end only to be cut at `--limit`.
-        ends: (shape.limit != u64::MAX).then(Vec::new),
+    // Pieces need each partition's end only to be cut at `--limit`.
+    let cut = shape.limit != u64::MAX;
+    let (res, skip, ends) = if cut || (mid && !hold) {
+        let mut sink = Ends {
+            r: &mut r,
+            buf: &buf,
+            skip: buf.len(),
+            ends: cut.then(Vec::new),
+        };
+        let res = run(&mut sink);
+        (res, sink.skip, sink.ends.take().unwrap_or_default())
+    } else {
+        // Nothing to note: the renderer is the sink (a wrapper costs a
+        // second dispatch per row, which a single thread does not pay). A
+        // held renderer writes into the tap only at `rows_resume`, so after
+        // a later part of a partition the tap holds the framing and the
+        // partition's start: all of it skipped.
+        let before = buf.len();
+        let res = run(r.sink());
+        (res, if mid { buf.len() } else { before }, Vec::new())
     };
-    let res = run(&mut sink);
-    let skip = sink.skip;
-    let ends = sink.ends.take().unwrap_or_default();
     let (written, error) = match res {
         Ok(written) => (written, None),
         // Writing to memory does not fail.
         Err(engine::Error::Output(e)) => return Err(e),
+        // The partitions written before an error are known only under
+        // `--limit`, the one place they are needed (the error stops the read).
         Err(e) => (ends.len() as u64, Some(e)),
     };
     let held = match r.take_buffered() {
@@ -657,23 +669,10 @@ struct Ends<'r, 'a, 'w> {
     buf: &'r Tap,
     /// Bytes before the piece's own.
     skip: usize,
-    /// A later part of a partition whose start is not yet skipped.
-    mid: bool,
     ends: Option<Vec<usize>>,
 }
 
 impl Ends<'_, '_, '_> {
-    /// The part's first row, marker or end: what came before is skipped.
-    fn own(&mut self) -> io::Result<()> {
-        if self.mid {
-            self.mid = false;
-            self.r.write_through(&[])?;
-            self.skip = self.buf.len();
-            self.r.resume_rows();
-        }
-        Ok(())
-    }
-
     /// A partition ended; `counted` when the engine counts it as written.
     fn ended(&mut self, counted: bool) -> io::Result<()> {
         if self.ends.is_some() && counted {
@@ -700,29 +699,31 @@ impl Sink for Ends<'_, '_, '_> {
     fn static_row(&mut self, t: &Table<'_>, row: &Row<'_>, position: u64) -> io::Result<()> {
         self.r.sink().static_row(t, row, position)
     }
+    fn rows_resume(&mut self) -> io::Result<()> {
+        // The part's rows begin: what came before is skipped.
+        self.r.sink().rows_resume()?;
+        self.r.write_through(&[])?;
+        self.skip = self.buf.len();
+        Ok(())
+    }
     fn row(&mut self, t: &Table<'_>, row: &Row<'_>) -> io::Result<()> {
-        self.own()?;
         self.r.sink().row(t, row)
     }
     fn takes_lazy_rows(&self) -> bool {
         self.r.sink_ref().takes_lazy_rows()
     }
     fn lazy_row(&mut self, t: &Table<'_>, row: LazyRow<'_>) -> Result<(), engine::Error> {
-        self.own()?;
         self.r.sink().lazy_row(t, row)
     }
     fn marker(&mut self, t: &Table<'_>, m: &RangeTombstoneMarker<'_>) -> io::Result<()> {
-        self.own()?;
         self.r.sink().marker(t, m)
     }
     fn partition_end(&mut self, t: &Table<'_>) -> io::Result<()> {
-        self.own()?;
         self.r.sink().partition_end(t)?;
         let counted = self.r.sink_ref().last_partition_written();
         self.ended(counted)
     }
     fn abort_partition(&mut self, t: &Table<'_>) -> io::Result<()> {
-        self.own()?;
         self.r.sink().abort_partition(t)
     }
     fn last_partition_written(&self) -> bool {

@@ -115,20 +115,8 @@ impl<'a, 'w> Renderer<'a, 'w> {
         }
     }
 
-    /// Continue a partition whose first rows another renderer rendered
-    /// (this one having rendered its start): the next row or marker is
-    /// rendered as a later one.
-    pub fn resume_rows(&mut self) {
-        match self {
-            Renderer::Scylla(s) => s.resume_rows(),
-            // The partition's rows array is the innermost container.
-            Renderer::Sd(s) => s.w.resume(),
-            Renderer::SdKeys(_) | Renderer::Text(_) | Renderer::Cql(_) => {}
-        }
-    }
-
     /// True when a partition's rows can be rendered in parts by several
-    /// renderers ([`Renderer::resume_rows`]): not where a filter may drop
+    /// renderers ([`Sink::rows_resume`]): not where a filter may drop
     /// every row of a part (`--tombstones-only`), nor for CQL rows, which
     /// depend on the range tombstone open before them.
     pub fn splits_rows(format: DataOutputFormat, o: RenderOptions) -> bool {
@@ -246,6 +234,13 @@ impl<'w> SdSink<'w> {
 }
 
 impl Sink for SdSink<'_> {
+    fn rows_resume(&mut self) -> io::Result<()> {
+        // What the partition's start rendered is written out (the caller
+        // skips it); the rows array is the innermost container.
+        self.w.writer()?;
+        self.w.resume();
+        Ok(())
+    }
     fn partition_start(
         &mut self,
         t: &Table<'_>,

@@ -519,12 +519,6 @@ impl<'a, 'w> ScyllaWriter<'a, 'w> {
         self.json.resume();
     }
 
-    /// Continue a partition whose first elements another writer rendered:
-    /// the next one comes after a separator.
-    pub fn resume_rows(&mut self) {
-        self.elements = true;
-    }
-
     /// True while the next partition is framed as the first.
     pub fn at_start(&self) -> bool {
         self.json.at_start()
@@ -736,6 +730,13 @@ fn row_tombstone(
 }
 
 impl Sink for ScyllaWriter<'_, '_> {
+    fn rows_resume(&mut self) -> io::Result<()> {
+        // What the partition's start rendered is written out (the caller
+        // skips it), and the next element comes after a separator.
+        self.flush()?;
+        self.elements = true;
+        Ok(())
+    }
     fn partition_start(
         &mut self,
         t: &Table<'_>,

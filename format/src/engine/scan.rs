@@ -317,6 +317,7 @@ fn one_partition(
                     )))
                 }
             }
+            sink.rows_resume()?;
             reader.plan_read(span.to);
             reader.seek_to(start, &key, from)?;
         }

@@ -36,6 +36,13 @@ pub trait Sink {
     fn static_row(&mut self, _t: &Table<'_>, _row: &Row<'_>, _position: u64) -> io::Result<()> {
         Ok(())
     }
+    /// The rows of a later part of a partition come next
+    /// ([`run_rows`](super::run_rows) from a row-index block): the
+    /// partition's start and static row were fed for the sink's state, and
+    /// the rows that follow continue a partition another sink began.
+    fn rows_resume(&mut self) -> io::Result<()> {
+        Ok(())
+    }
     /// A clustered row.
     fn row(&mut self, _t: &Table<'_>, _row: &Row<'_>) -> io::Result<()> {
         Ok(())
@@ -139,6 +146,9 @@ impl Sink for JoinSlices<'_> {
             return Ok(());
         }
         self.inner.static_row(t, row, position)
+    }
+    fn rows_resume(&mut self) -> io::Result<()> {
+        self.inner.rows_resume()
     }
     fn row(&mut self, t: &Table<'_>, row: &Row<'_>) -> io::Result<()> {
         self.rows += 1;

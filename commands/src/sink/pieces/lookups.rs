@@ -212,6 +212,9 @@ impl Sink for Capped<'_> {
     fn static_row(&mut self, t: &Table<'_>, row: &Row<'_>, position: u64) -> io::Result<()> {
         self.inner.static_row(t, row, position)
     }
+    fn rows_resume(&mut self) -> io::Result<()> {
+        self.inner.rows_resume()
+    }
     fn row(&mut self, t: &Table<'_>, row: &Row<'_>) -> io::Result<()> {
         self.one()?;
         self.inner.row(t, row)
