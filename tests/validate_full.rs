@@ -244,6 +244,37 @@ fn corpus_invalid_digest_fails_validate() {
 }
 
 #[test]
+fn a_filter_in_another_layout_is_named_not_reported_missing() {
+    let Some(c) = corpus() else {
+        eprintln!("skipped: no corpus");
+        return;
+    };
+    // Written by 2.2 in the old bit layout with the new hash order (§9):
+    // every key rejected by its version's layout, none by that one.
+    let d = c.join("cassandra/bloom-filter-la");
+    let d = d.to_str().expect("path");
+    for threads in ["--threads=1", "--threads=2"] {
+        let r = run(&["validate", "-o", "json", threads, d]);
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        let rep = report(&r);
+        assert_eq!(
+            rep["checks"]["filter"]["note"],
+            "Filter.db uses the old bit layout with the new hash order (not its version's)",
+            "{rep}"
+        );
+        assert!(findings(&rep).is_empty(), "{rep}");
+    }
+    // Its sibling in its version's layout: no note.
+    let d = c.join("cassandra/bloom-filter-ka");
+    let rep = report(&run(&["validate", "-o", "json", d.to_str().expect("path")]));
+    assert_eq!(
+        rep["checks"]["filter"],
+        serde_json::json!({"done": true}),
+        "{rep}"
+    );
+}
+
+#[test]
 fn pre_3_0_without_schema_runs_what_needs_none() {
     let Some(c) = corpus() else {
         eprintln!("skipped: no corpus");

@@ -7,6 +7,7 @@
 //! thread ([`Walk::join`]).
 
 use std::collections::BTreeSet;
+use std::sync::OnceLock;
 
 use crate::data::{DataPos, Fragment, ReaderOptions, ScanReader};
 use crate::error::Error;
@@ -23,17 +24,33 @@ use super::*;
 /// shared by the walks of every thread.
 pub(super) struct BloomFilters {
     filter: BloomFilter,
-    alts: Vec<BloomFilter>,
+    /// Made at the first key the filter rejects: three copies of the
+    /// filter cost time before the walk and memory, and a sound filter
+    /// rejects no key.
+    alts: OnceLock<Vec<BloomFilter>>,
 }
+
+/// The other layouts: [`BloomFilters::alts`] in this order.
+const ALTS: usize = 3;
 
 impl BloomFilters {
     pub(super) fn new(filter: BloomFilter) -> BloomFilters {
-        let (of, oh) = (filter.old_format(), filter.old_hash_order());
-        let alts: Vec<BloomFilter> = [(!of, oh), (of, !oh), (!of, !oh)]
-            .into_iter()
-            .map(|(a, b)| filter.clone().with_layout(a, b))
-            .collect();
-        BloomFilters { filter, alts }
+        BloomFilters {
+            filter,
+            alts: OnceLock::new(),
+        }
+    }
+
+    fn alts(&self) -> &[BloomFilter] {
+        self.alts.get_or_init(|| {
+            let f = &self.filter;
+            let (of, oh) = (f.old_format(), f.old_hash_order());
+            let layouts: [(bool, bool); ALTS] = [(!of, oh), (of, !oh), (!of, !oh)];
+            layouts
+                .into_iter()
+                .map(|(a, b)| f.clone().with_layout(a, b))
+                .collect()
+        })
     }
 }
 
@@ -52,7 +69,7 @@ const MISSES_KEPT: usize = 1000;
 impl<'f> BloomCheck<'f> {
     pub(super) fn new(filters: &'f BloomFilters) -> BloomCheck<'f> {
         BloomCheck {
-            alt_pass: vec![0; filters.alts.len()],
+            alt_pass: vec![0; ALTS],
             filters,
             misses: Vec::new(),
             miss_count: 0,
@@ -66,7 +83,7 @@ impl<'f> BloomCheck<'f> {
             return;
         }
         self.miss_count += 1;
-        for (i, a) in self.filters.alts.iter().enumerate() {
+        for (i, a) in self.filters.alts().iter().enumerate() {
             if a.may_contain(key) {
                 self.alt_pass[i] += 1;
             }
@@ -98,7 +115,7 @@ impl<'f> BloomCheck<'f> {
         // bloom-filter-la test file: 9 of 10 keys rejected by the la order.)
         if 2 * self.miss_count > self.checked {
             if let Some(i) = self.alt_pass.iter().position(|n| *n == self.miss_count) {
-                let a = &self.filters.alts[i];
+                let a = &self.filters.alts()[i];
                 report.check(
                     "filter",
                     true,
