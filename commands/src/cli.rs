@@ -152,7 +152,7 @@ CRC.db or Digest files are reported as findings too.\n\n\
 --output json (default) writes the `scylla sstable validate-checksums` shape (has_checksums, \
 has_digest, valid) extended with chunks, bytes and findings; ndjson one line per finding and a \
 summary line per sstable; text a table. Exits 1 when any sstable is invalid.\n\n\
-A Data.db of 16 MiB or more is cut at chunk boundaries into parts checked on one thread \
+A Data.db of 4 MiB or more is cut at chunk boundaries into parts of 2 MiB or more, checked on one thread \
 each (--threads, default one per core); the findings and the report are the same as on one \
 thread, in the same order."
     )]

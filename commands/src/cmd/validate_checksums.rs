@@ -8,7 +8,7 @@
 //!
 //! Reads: CompressionInfo.db or CRC.db and the Digest file (one read each),
 //! then Data.db once in 256 KiB blocks (reads of at most `--max-io`), front
-//! to back or, with `--threads` other than 1 and a Data.db of 16 MiB or
+//! to back or, with `--threads` other than 1 and a Data.db of 4 MiB or
 //! more, in parts cut at chunk boundaries, one thread each
 //! ([`sstkit_format::checksums`]). Only when a chunk is bad: Statistics.db
 //! (key type, partitioner) and Index.db (streamed in 1 MiB reads) to name the
