@@ -248,9 +248,10 @@ impl<'s> BtiIndex<'s> {
         Self::open_with(sst, partitioner, clustering_types, true)
     }
 
-    /// [`BtiIndex::open`] for [`BtiIndex::ceiling`] only: Filter.db, which
-    /// a search by token never asks, is not read.
-    pub fn open_for_seek(
+    /// [`BtiIndex::open`] without Filter.db, for what never asks it: a
+    /// search by token ([`BtiIndex::ceiling`]), a walk over the data
+    /// positions such as the cutting of a parallel read.
+    pub fn open_without_filter(
         sst: &'s Sstable,
         partitioner: Partitioner,
         clustering_types: &[CqlType],

@@ -44,12 +44,12 @@ pub fn ceiling(sst: &Sstable, t: &Table<'_>, bound: &TokenBound) -> crate::Resul
         if token_prefix_unsupported(&bound.token) {
             return Ok(None);
         }
-        BtiIndex::open_for_seek(sst, p.clone(), &t.header.clustering_types)?.ceiling(bound)?
+        BtiIndex::open_without_filter(sst, p.clone(), &t.header.clustering_types)?.ceiling(bound)?
     } else {
         if !sst.has(Component::Index) {
             return Ok(None);
         }
-        BigIndex::open_for_seek(sst, p.clone(), &t.header.clustering_fixed_lens())?
+        BigIndex::open_without_filter(sst, p.clone(), &t.header.clustering_fixed_lens())?
             .ceiling(bound)?
     };
     let mut data = DataSource::open(sst)?;

@@ -130,8 +130,12 @@ pub fn units(sst: &Sstable, t: &Table<'_>, target: u64) -> crate::Result<Option<
         if !sst.has(crate::component::Component::Partitions) {
             return Ok(None);
         }
-        let index =
-            crate::read::BtiIndex::open(sst, t.partitioner.clone(), &t.header.clustering_types)?;
+        // The cut asks no key of Filter.db: it is not read.
+        let index = crate::read::BtiIndex::open_without_filter(
+            sst,
+            t.partitioner.clone(),
+            &t.header.clustering_types,
+        )?;
         index.for_each_data_position(&mut |p| {
             cut.partition(p);
             Ok(true)
@@ -140,7 +144,7 @@ pub fn units(sst: &Sstable, t: &Table<'_>, target: u64) -> crate::Result<Option<
         if !sst.has(crate::component::Component::Index) {
             return Ok(None);
         }
-        let index = BigIndex::open(
+        let index = BigIndex::open_without_filter(
             sst,
             t.partitioner.clone(),
             &t.header.clustering_fixed_lens(),

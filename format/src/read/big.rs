@@ -143,9 +143,10 @@ impl<'s> BigIndex<'s> {
         Self::open_with(sst, partitioner, clustering_fixed, true)
     }
 
-    /// [`BigIndex::open`] for [`BigIndex::ceiling`] only: Filter.db, which
-    /// a search by token never asks, is not read.
-    pub fn open_for_seek(
+    /// [`BigIndex::open`] without Filter.db, for what never asks it: a
+    /// search by token ([`BigIndex::ceiling`]), a walk in order
+    /// ([`BigIndex::scan`]) such as the cutting of a parallel read.
+    pub fn open_without_filter(
         sst: &'s Sstable,
         partitioner: Partitioner,
         clustering_fixed: &[Option<usize>],

@@ -173,7 +173,8 @@ pub(super) fn plan<'s>(
     };
     let index = bti
         .get_or_insert_with(|| {
-            BtiIndex::open_for_seek(sst, sh.partitioner.clone(), &sh.header.clustering_types).ok()
+            BtiIndex::open_without_filter(sst, sh.partitioner.clone(), &sh.header.clustering_types)
+                .ok()
         })
         .as_mut()?;
     let mut h = index.find(&key).ok()??;
