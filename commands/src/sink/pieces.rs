@@ -700,9 +700,9 @@ impl Sink for Ends<'_, '_, '_> {
         self.r.sink().static_row(t, row, position)
     }
     fn rows_resume(&mut self) -> io::Result<()> {
-        // The part's rows begin: what came before is skipped.
+        // The part's rows begin: what came before (written out by the
+        // renderer's `rows_resume`) is skipped.
         self.r.sink().rows_resume()?;
-        self.r.write_through(&[])?;
         self.skip = self.buf.len();
         Ok(())
     }

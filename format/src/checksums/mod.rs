@@ -89,10 +89,9 @@ use crate::sstable::Sstable;
 /// read and the checksum, large enough that the per-request cost vanishes.
 pub const DEFAULT_BLOCK: u64 = 256 << 10;
 
-/// The smallest part of Data.db checked on a thread of its own (2 MiB: a
-/// millisecond or so of copying from the page cache and checksumming,
-/// against tens of microseconds to start a thread; `validate` waits for
-/// this pass before its walk).
+/// The smallest part of Data.db checked on a thread of its own (2 MiB:
+/// far more copying and checksumming than starting a thread costs; small
+/// parts matter because `validate` waits for this pass before its walk).
 pub const DEFAULT_MIN_PART: u64 = 2 << 20;
 
 /// A Digest file longer than this is not a digest (the longest legal one is
