@@ -25,8 +25,9 @@
 # largest peak RSS of each. Each pair is followed by two -j1 runs started at once; "two j1
 # at once" is the median of 2 x (j1 seconds) / (their wall seconds): the speed-up the
 # machine gives two jobs that share nothing, the ceiling for -j2 (2.0 on an idle machine
-# with two whole cores; less when the host runs other work on them). Timing needs only python3 (wall clock around fork/exec/wait,
-# peak RSS from wait4). The machine needs 2 idle cores.
+# with two whole cores; less when the host runs other work on them). Timing needs only
+# python3 (wall clock around fork/exec/wait, peak RSS from wait4). The machine needs 2
+# idle cores.
 #
 # TO=file (the default) times the runs writing stdout to a file beside the others, as an
 # operator's `> dump.json` does: the kernel's page cache and its writeback to disk are then

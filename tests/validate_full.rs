@@ -250,7 +250,7 @@ fn a_filter_in_another_layout_is_named_not_reported_missing() {
         return;
     };
     // Written by 2.2 in the old bit layout with the new hash order (§9):
-    // every key rejected by its version's layout, none by that one.
+    // most keys rejected by its version's layout, none by that one.
     let d = c.join("cassandra/bloom-filter-la");
     let d = d.to_str().expect("path");
     for threads in ["--threads=1", "--threads=2"] {
