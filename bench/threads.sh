@@ -22,7 +22,9 @@
 # times (default 9) after one warm-up each, and prints the median wall seconds of each,
 # the median of the j1/j2 ratios taken pair by pair (the speed-up; pairing keeps it
 # meaningful when the machine's speed drifts) with the smallest and largest, and the
-# largest peak RSS of each. Each pair is followed by two -j1 runs started at once; "two j1
+# largest peak RSS of each. "fastest" is the fastest j1 run over the fastest j2 run: other
+# work on the host only ever slows a run down, so the fastest of each is the nearest to an
+# idle machine. Each pair is followed by two -j1 runs started at once; "two j1
 # at once" is the median of 2 x (j1 seconds) / (their wall seconds): the speed-up the
 # machine gives two jobs that share nothing, the ceiling for -j2 (2.0 on an idle machine
 # with two whole cores; less when the host runs other work on them). Timing needs only
@@ -122,9 +124,10 @@ pair() {
     echo "$a / $b" | bc -l >>"$work/ratio"
     echo "2 * $a / $c" | bc -l >>"$work/ceiling"
   done
-  printf '%-34s j1 %.3f s  j2 %.3f s  j1/j2 median %.2f (min %.2f, max %.2f)  two j1 at once %.2f  RSS j1 %d KiB, j2 %d KiB\n' \
+  printf '%-34s j1 %.3f s  j2 %.3f s  j1/j2 median %.2f (min %.2f, max %.2f)  fastest %.2f  two j1 at once %.2f  RSS j1 %d KiB, j2 %d KiB\n' \
     "$name" "$(median <"$work/t1")" "$(median <"$work/t2")" "$(median <"$work/ratio")" \
     "$(sort -g "$work/ratio" | head -1)" "$(sort -g "$work/ratio" | tail -1)" \
+    "$(echo "$(sort -g "$work/t1" | head -1) / $(sort -g "$work/t2" | head -1)" | bc -l)" \
     "$(median <"$work/ceiling")" "$(sort -g "$work/rss1" | tail -1)" "$(sort -g "$work/rss2" | tail -1)"
 }
 
