@@ -516,6 +516,43 @@ fn damaged_data_validates_the_same_on_several_threads() {
     assert!(found * 2 > runs, "damage found in {found} of {runs} runs");
 }
 
+/// Filter.db cut short, emptied or removed in copies of fixtures (BIG and
+/// BTI): reported as one thread reports it, before the walk the threads share.
+#[test]
+fn a_damaged_or_missing_filter_validates_the_same_on_several_threads() {
+    for case in ["nb_clustering", "da_clustering"] {
+        let from = fixtures().join(case);
+        for (k, damage) in ["cut", "empty", "removed"].into_iter().enumerate() {
+            let tmp = crate::util::scratch_dir("threads", &format!("filter-{case}-{k}"));
+            let mut filter = None;
+            for e in std::fs::read_dir(&from).unwrap().flatten() {
+                let to = tmp.path().join(e.file_name());
+                std::fs::copy(e.path(), &to).unwrap();
+                if to.to_string_lossy().ends_with("-Filter.db") {
+                    filter = Some(to);
+                }
+            }
+            let filter = filter.expect("Filter.db");
+            match damage {
+                "cut" => {
+                    let b = std::fs::read(&filter).unwrap();
+                    std::fs::write(&filter, &b[..b.len() / 2]).unwrap();
+                }
+                "empty" => std::fs::write(&filter, b"").unwrap(),
+                _ => std::fs::remove_file(&filter).unwrap(),
+            }
+            let one = validate_same_on_threads(&["-o", "json"], tmp.path());
+            assert_eq!(one.2, 1, "{case} {damage}: {}", one.1);
+            let f = findings_of(&one.0);
+            assert!(
+                f.iter().any(|f| f["component"] == "Filter.db"),
+                "{case} {damage}: {f:?}"
+            );
+            validate_same_on_threads(&["-o", "text", "--skip-checksums"], tmp.path());
+        }
+    }
+}
+
 /// Another sstable's Index.db and Summary.db beside nb_clustering's
 /// Data.db: the units cut at its entries do not start at partitions, and
 /// the findings (many index mismatches) are still those of one thread.
