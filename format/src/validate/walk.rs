@@ -574,8 +574,11 @@ impl<'a, 's> Walk<'a, 's> {
         // The partition's fragments.
         let mut failed = false;
         loop {
-            let f = match self.reader.next_fragment() {
-                Ok(Some(f)) => f,
+            // Matched in place: moving the fragment out costs a copy of it
+            // per fragment, made before the reader's stores have landed.
+            let next = self.reader.next_fragment();
+            let f = match next {
+                Ok(Some(ref f)) => f,
                 Ok(None) => {
                     self.problems.push(
                         Problem::new(
@@ -621,7 +624,7 @@ impl<'a, 's> Walk<'a, 's> {
                     problems,
                 );
             }
-            if let Fragment::PartitionEnd { position } = f {
+            if let Fragment::PartitionEnd { position } = *f {
                 if let Some(p) = pi.as_mut() {
                     p.end(
                         position.0 - start,
@@ -633,7 +636,7 @@ impl<'a, 's> Walk<'a, 's> {
                 checker.partition_end(position.0, problems);
                 break;
             }
-            checker.fragment(&f, problems);
+            checker.fragment(f, problems);
         }
         let (fs, _) = self.reader.take_findings();
         self.checker.findings(&fs, Some(&key), &mut self.problems);

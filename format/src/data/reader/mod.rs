@@ -493,6 +493,9 @@ impl Inner<'_> {
     }
 
     /// Decode the fragment `plan` describes from the bytes just stepped over.
+    /// Inlined: the fragment is then built where the caller returns it, not
+    /// copied out of a temporary read back before its stores have landed.
+    #[inline(always)]
     fn decode(&self, plan: Plan) -> Result<Fragment<'_>> {
         let len = match plan {
             Plan::End => 1,
