@@ -286,10 +286,12 @@ pub(super) fn walk_part(sst: &Sstable, sh: &Shared<'_>, plan: &Plan, k: usize) -
         if part.to.is_some_and(|to| reader.position().0 >= to) {
             break;
         }
-        let Ok(Some(f)) = reader.next_fragment() else {
+        // Matched in place (see `Walk::body`).
+        let next = reader.next_fragment();
+        let Ok(Some(ref f)) = next else {
             return Some(done);
         };
-        let unf = match &f {
+        let unf = match f {
             Fragment::Row(r) => Some((r.position.0, r.prev_unfiltered_size, &r.clustering)),
             Fragment::Marker(m) => Some((m.position.0, m.prev_unfiltered_size, &m.bound)),
             _ => None,
@@ -305,7 +307,7 @@ pub(super) fn walk_part(sst: &Sstable, sh: &Shared<'_>, plan: &Plan, k: usize) -
             }
             done.last = Some((pos, OwnedPrefix::default()));
         }
-        match f {
+        match *f {
             Fragment::PartitionStart { .. } => return Some(done),
             Fragment::PartitionEnd { position } => {
                 if part.to.is_some() {
@@ -321,10 +323,12 @@ pub(super) fn walk_part(sst: &Sstable, sh: &Shared<'_>, plan: &Plan, k: usize) -
                 ended = true;
                 break;
             }
-            f => {
-                checker.fragment(&f, &mut problems);
-                let spare = f.into_spare();
-                reader.recycle(spare);
+            _ => {
+                checker.fragment(f, &mut problems);
+                if let Ok(Some(f)) = next {
+                    let spare = f.into_spare();
+                    reader.recycle(spare);
+                }
             }
         }
     }

@@ -369,28 +369,36 @@ fn scan(
             continue;
         }
         loop {
-            let f = reader.next_fragment().map_err(|e| {
-                e.in_partition(format!("{} (0x{})", stats_key(sst, &key), hex(&key)))
-            })?;
-            let Some(f) = f else {
-                return Err(Error::at(
-                    ErrorKind::UnexpectedEof { need: 1, have: 0 },
-                    Component::Data,
-                    reader.position().0,
-                    "end of partition",
-                )
-                .in_file(&sst.data_path())
-                .into());
+            // Matched in place (see `Walk::body` in format's validate).
+            let next = reader.next_fragment();
+            let f = match next {
+                Ok(Some(ref f)) => f,
+                Ok(None) => {
+                    return Err(Error::at(
+                        ErrorKind::UnexpectedEof { need: 1, have: 0 },
+                        Component::Data,
+                        reader.position().0,
+                        "end of partition",
+                    )
+                    .in_file(&sst.data_path())
+                    .into())
+                }
+                Err(e) => {
+                    let key = format!("{} (0x{})", stats_key(sst, &key), hex(&key));
+                    return Err(e.in_partition(key).into());
+                }
             };
             // A large partition moves the bar too.
             bar(f.position().0);
-            if let Fragment::PartitionEnd { position } = f {
+            if let Fragment::PartitionEnd { position } = *f {
                 stats.size = position.0 + end_len - stats.offset;
                 break;
             }
-            stats.add(&f, now);
-            let spare = f.into_spare();
-            reader.recycle(spare);
+            stats.add(f, now);
+            if let Ok(Some(f)) = next {
+                let spare = f.into_spare();
+                reader.recycle(spare);
+            }
         }
         let on_disk = disk.size(stats.offset, stats.offset + stats.size);
         emit(stats, &key, on_disk, None)?;
