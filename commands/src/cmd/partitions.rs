@@ -58,7 +58,7 @@ use crate::{sstable_label, CmdError, CmdResult, Outcome};
 
 mod read;
 
-use read::{from_data, from_index, EmitFn, Keys, RenderFn, Sizes};
+use read::{from_data, from_index, Emit, EmitFn, Keys, RenderFn, Sizes};
 
 /// The header of `sstablepartitions --csv`.
 pub const CSV_HEADER: &str = "key,keyBinary,live,offset,size,rowCount,cellCount,tombstoneCount,\
@@ -220,27 +220,33 @@ pub fn run(a: &PartitionsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         let (sst_info, filter, po) = (&*info, &filter, a.partitions_only);
         let render =
             move |stats: &PartitionStats, key: &[u8], disk_size: u64, out: &mut Vec<u8>| {
+                if !filter.lists(stats) {
+                    return false;
+                }
+                if !out.is_empty() {
+                    out.extend_from_slice(fmt.separator());
+                }
                 let r = Fields {
                     stats,
                     key,
                     disk_size,
                     sst: sst_info,
                 };
-                filter.lists(stats) && render_record(fmt, po, &r, out).is_ok()
+                render_record(fmt, po, &r, out).is_ok()
             };
         let render = top_n.is_none().then_some(&render as &RenderFn<'_>);
-        let mut emit = |stats: PartitionStats,
-                        key: &[u8],
-                        disk_size: u64,
-                        line: Option<&[u8]>|
-         -> CmdResult<()> {
+        let mut emit = |e: Emit<'_>| -> CmdResult<()> {
+            let (stats, key, disk_size) = match e {
+                Emit::Partition(stats, key, disk_size) => (stats, key, disk_size),
+                Emit::Rendered(records, n) => {
+                    listed += n;
+                    return w.rendered(records, n).map_err(CmdError::Output);
+                }
+            };
             if !filter.lists(&stats) {
                 return Ok(());
             }
             listed += 1;
-            if let (None, Some(line)) = (top_n, line) {
-                return w.rendered(line).map_err(CmdError::Output);
-            }
             let rec = Record {
                 stats,
                 key: key.to_vec(),
@@ -437,6 +443,16 @@ fn record_json(r: &Fields<'_>, partitions_only: bool) -> Value {
     Value::Object(m)
 }
 
+impl PartitionsOutput {
+    /// What goes between two records [`render_record`] renders.
+    fn separator(self) -> &'static [u8] {
+        match self {
+            PartitionsOutput::Json => b",",
+            _ => b"",
+        }
+    }
+}
+
 /// A partition's record in a streamed format (json without the comma
 /// between records, ndjson and csv with their line end); the text view
 /// lays its lines out itself.
@@ -603,20 +619,22 @@ impl<'w> Writer<'w> {
         let mut line = std::mem::take(&mut self.line);
         line.clear();
         render_record(self.fmt, self.partitions_only, &r.fields(), &mut line)?;
-        let done = self.rendered(&line);
+        let done = self.rendered(&line, 1);
         self.line = line;
         done
     }
 
-    /// A record [`render_record`] rendered.
-    fn rendered(&mut self, line: &[u8]) -> std::io::Result<()> {
-        if self.fmt == PartitionsOutput::Json {
-            if self.items > 0 {
-                self.w.write_all(b",")?;
-            }
-            self.items += 1;
+    /// `count` records [`render_record`] rendered, one after another with
+    /// the format's separator between them.
+    fn rendered(&mut self, records: &[u8], count: u64) -> std::io::Result<()> {
+        if count == 0 {
+            return Ok(());
         }
-        self.w.write_all(line)
+        if self.items > 0 {
+            self.w.write_all(self.fmt.separator())?;
+        }
+        self.items += count;
+        self.w.write_all(records)
     }
 
     /// Column widths of a text line besides the key.

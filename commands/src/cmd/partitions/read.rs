@@ -101,13 +101,24 @@ impl DiskMap {
 /// Uncompressed and on-disk bytes of Data.db.
 pub(super) type Sizes = (u64, u64);
 
-/// Takes each partition: its stats, key, size on disk, and its record as
-/// the thread that read it rendered it (None: not rendered there).
-pub(super) type EmitFn<'a> =
-    dyn FnMut(PartitionStats, &[u8], u64, Option<&[u8]>) -> CmdResult<()> + 'a;
+/// What the reading hands on, in Data.db order.
+pub(super) enum Emit<'a> {
+    /// A partition: its stats, key and size on disk.
+    Partition(PartitionStats, &'a [u8], u64),
+    /// `count` records that the threads reading them filtered and rendered
+    /// ([`RenderFn`]), one after another.
+    Rendered(&'a [u8], u64),
+}
 
-/// Renders a partition's record into the buffer, on the thread that read
-/// it; false when it is not listed (nothing rendered).
+/// Takes what the reading hands on ([`Emit`]).
+pub(super) type EmitFn<'a> = dyn FnMut(Emit<'_>) -> CmdResult<()> + 'a;
+
+/// Takes each partition read: its stats, key and size on disk.
+type PartitionFn<'a> = dyn FnMut(PartitionStats, &[u8], u64) -> CmdResult<()> + 'a;
+
+/// Renders a partition's record after those already in the buffer (the
+/// records of one unit), on the thread that read it; false when it is not
+/// listed (then what it wrote is dropped).
 pub(super) type RenderFn<'a> =
     dyn Fn(&PartitionStats, &[u8], u64, &mut Vec<u8>) -> bool + Sync + 'a;
 
@@ -173,27 +184,27 @@ pub(super) fn from_data(
 fn counted<'a, 'b>(
     summary: &'a mut Summary,
     emit: &'a mut EmitFn<'b>,
-) -> impl FnMut(PartitionStats, &[u8], u64, Option<&[u8]>) -> CmdResult<()> + use<'a, 'b> {
-    move |stats, key, on_disk, line| {
+) -> impl FnMut(PartitionStats, &[u8], u64) -> CmdResult<()> + use<'a, 'b> {
+    move |stats, key, on_disk| {
         summary.add(&stats);
-        emit(stats, key, on_disk, line)
+        emit(Emit::Partition(stats, key, on_disk))
     }
 }
 
 /// A unit's partitions, as [`from_units`] hands them on: each one's stats,
-/// key and rendered record (ranges of the unit's bytes) and size on disk,
-/// those bytes, their summary, then where the unit's scan stopped, or the
-/// error it ended with. One buffer of bytes per unit, not one per
+/// key (a range of the unit's bytes) and size on disk, or, when the thread
+/// rendered them, no partitions and the bytes of the listed records with
+/// their count; then their summary, and where the unit's scan stopped, or
+/// the error it ended with. One buffer of bytes per unit, not one per
 /// partition: the calling thread frees what the reading thread allocated,
 /// and a million small allocations cost more than the rendering they carry.
-type UnitDone = (Vec<Partition>, Vec<u8>, Summary, CmdResult<DataPos>);
+type UnitDone = (Vec<Partition>, (Vec<u8>, u64), Summary, CmdResult<DataPos>);
 
 /// One partition of a [`UnitDone`].
 struct Partition {
     stats: PartitionStats,
     key: std::ops::Range<usize>,
     on_disk: u64,
-    line: Option<std::ops::Range<usize>>,
 }
 
 /// [`from_data`] on several threads: each decodes units of whole
@@ -224,7 +235,7 @@ fn from_units(
     let (partitions, buffers) = (Buffers::<Partition>::default(), Buffers::default());
     let work = |s: &mut Opened, i: usize| -> UnitDone {
         let mut got = partitions.get();
-        let mut bytes = buffers.get();
+        let (mut bytes, mut listed) = (buffers.get(), 0);
         let mut counts = Summary::default();
         let r = match s {
             Ok((sst, header, disk)) => ScanReader::new(sst, header)
@@ -240,19 +251,23 @@ fn from_units(
                         now,
                         u.start..u.end,
                         &mut |_| {},
-                        &mut |stats, k, on_disk, _| {
+                        &mut |stats, k, on_disk| {
                             counts.add(&stats);
                             let start = bytes.len();
+                            // Rendered here, the calling thread only writes
+                            // the unit's records out.
+                            if let Some(render) = render {
+                                match render(&stats, k, on_disk, &mut bytes) {
+                                    true => listed += 1,
+                                    false => bytes.truncate(start),
+                                }
+                                return Ok(());
+                            }
                             bytes.extend_from_slice(k);
-                            let key = start..bytes.len();
-                            let line = render
-                                .filter(|r| r(&stats, k, on_disk, &mut bytes))
-                                .map(|_| key.end..bytes.len());
                             got.push(Partition {
                                 stats,
-                                key,
+                                key: start..bytes.len(),
                                 on_disk,
-                                line,
                             });
                             Ok(())
                         },
@@ -260,23 +275,28 @@ fn from_units(
                 }),
             Err(e) => Err(crate::sink::pieces::not_reopened(e, &data_path)),
         };
-        (got, bytes, counts, r)
+        (got, (bytes, listed), counts, r)
     };
     let total = units.last().map_or(0, |u| u.end.0);
     let mut result = Ok(());
     // Where to read on from on this thread: a unit that stopped elsewhere
     // than where the next one starts shows the index wrong there (damaged).
     let mut rest = None;
-    let mut take = |i: usize, (mut got, bytes, counts, r): UnitDone| -> bool {
+    let mut take = |i: usize, (mut got, (bytes, listed), counts, r): UnitDone| -> bool {
         bar.set(units[i].end.0, total);
         if matches!(r, Ok(end) if end != units[i].end) {
             rest = Some(units[i].start);
             return false;
         }
         summary.merge(&counts);
+        if listed > 0 {
+            if let Err(e) = emit(Emit::Rendered(&bytes, listed)) {
+                result = Err(e);
+                return false;
+            }
+        }
         for p in got.drain(..) {
-            let line = p.line.map(|l| &bytes[l]);
-            if let Err(e) = emit(p.stats, &bytes[p.key], p.on_disk, line) {
+            if let Err(e) = emit(Emit::Partition(p.stats, &bytes[p.key], p.on_disk)) {
                 result = Err(e);
                 return false;
             }
@@ -332,7 +352,7 @@ fn scan(
     now: i64,
     range: std::ops::Range<DataPos>,
     bar: &mut dyn FnMut(u64),
-    emit: &mut EmitFn<'_>,
+    emit: &mut PartitionFn<'_>,
 ) -> CmdResult<DataPos> {
     let end_len = reader.end_marker_len();
     let mut key = Vec::new();
@@ -401,7 +421,7 @@ fn scan(
             }
         }
         let on_disk = disk.size(stats.offset, stats.offset + stats.size);
-        emit(stats, &key, on_disk, None)?;
+        emit(stats, &key, on_disk)?;
     }
     Ok(reader.next_position())
 }
@@ -523,7 +543,7 @@ pub(super) fn from_index(
         };
         let mut stats = PartitionStats::new(p.pos, &deletion);
         stats.size = end - p.pos;
-        emit(stats, &p.key, disk.size(p.pos, end), None)
+        emit(stats, &p.key, disk.size(p.pos, end))
     };
     if sst.features().trie_index {
         sst.require(Component::Partitions)?;
