@@ -221,7 +221,7 @@ pub fn run(a: &PartitionsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
         let render =
             move |stats: &PartitionStats, key: &[u8], disk_size: u64, out: &mut Vec<u8>| {
                 if !filter.lists(stats) {
-                    return false;
+                    return Ok(false);
                 }
                 if !out.is_empty() {
                     out.extend_from_slice(fmt.separator());
@@ -232,7 +232,7 @@ pub fn run(a: &PartitionsArgs, out: &mut dyn Write) -> CmdResult<Outcome> {
                     disk_size,
                     sst: sst_info,
                 };
-                render_record(fmt, po, &r, out).is_ok()
+                render_record(fmt, po, &r, out).map(|_| true)
             };
         let render = top_n.is_none().then_some(&render as &RenderFn<'_>);
         let mut emit = |e: Emit<'_>| -> CmdResult<()> {

@@ -120,7 +120,7 @@ type PartitionFn<'a> = dyn FnMut(PartitionStats, &[u8], u64) -> CmdResult<()> + 
 /// records of one unit), on the thread that read it; false when it is not
 /// listed (then what it wrote is dropped).
 pub(super) type RenderFn<'a> =
-    dyn Fn(&PartitionStats, &[u8], u64, &mut Vec<u8>) -> bool + Sync + 'a;
+    dyn Fn(&PartitionStats, &[u8], u64, &mut Vec<u8>) -> std::io::Result<bool> + Sync + 'a;
 
 /// Decode every partition of Data.db into `summary`, on `threads` threads
 /// when it can be cut into units (the partitions still reach `emit` in
@@ -258,8 +258,9 @@ fn from_units(
                             // the unit's records out.
                             if let Some(render) = render {
                                 match render(&stats, k, on_disk, &mut bytes) {
-                                    true => listed += 1,
-                                    false => bytes.truncate(start),
+                                    Ok(true) => listed += 1,
+                                    Ok(false) => bytes.truncate(start),
+                                    Err(e) => return Err(CmdError::Output(e)),
                                 }
                                 return Ok(());
                             }
